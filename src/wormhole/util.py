@@ -1,0 +1,81 @@
+"""Small byte/text/JSON codecs shared by every layer.
+
+The wire carries JSON objects encoded as UTF-8 (spec 004 chapter 8,
+"Client-to-Client Protocol": payloads are "UTF-8-encoded JSON-encoded"
+dictionaries) and binary bodies as hex strings (spec 004 chapter 7: the `add`
+command's `body` key is "a hex-encoded string"). These helpers are the one
+place where those conversions happen, so every layer agrees on the bytes.
+"""
+
+import binascii
+import json
+
+__all__ = [
+    "to_bytes",
+    "bytes_to_hexstr",
+    "hexstr_to_bytes",
+    "dict_to_bytes",
+    "bytes_to_dict",
+]
+
+
+def to_bytes(s: str) -> bytes:
+    """Encode text (codes, appids, sides, phases) as UTF-8.
+
+    Only ``str`` is accepted: silently passing bytes through would hide a
+    caller that mixed up the two, which matters when the result is hashed.
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"to_bytes() wants str, got {type(s).__name__}")
+    return s.encode("utf-8")
+
+
+def bytes_to_hexstr(b: bytes) -> str:
+    """Lower-case hex, the form every hex field on the wire uses."""
+    if not isinstance(b, (bytes, bytearray, memoryview)):
+        raise TypeError(f"bytes_to_hexstr() wants bytes, got {type(b).__name__}")
+    return binascii.hexlify(b).decode("ascii")
+
+
+def hexstr_to_bytes(s: str) -> bytes:
+    """Decode a hex string; raises ValueError on anything that is not hex.
+
+    ``binascii.unhexlify`` (unlike ``bytes.fromhex``) rejects embedded
+    whitespace, so a body that is not exactly hex is refused.
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"hexstr_to_bytes() wants str, got {type(s).__name__}")
+    try:
+        return binascii.unhexlify(s)
+    except (binascii.Error, UnicodeEncodeError) as e:
+        # binascii.Error is already a ValueError; a non-ASCII str raises
+        # UnicodeEncodeError (also a ValueError): normalise the message.
+        raise ValueError(f"not a hex string: {s[:40]!r}") from e
+
+
+def dict_to_bytes(d: dict) -> bytes:
+    """JSON-encode a dict and return its UTF-8 bytes."""
+    if not isinstance(d, dict):
+        raise TypeError(f"dict_to_bytes() wants dict, got {type(d).__name__}")
+    return json.dumps(d).encode("utf-8")
+
+
+def bytes_to_dict(b: bytes) -> dict:
+    """Decode UTF-8 JSON bytes that must hold an object.
+
+    Raises ValueError for bad UTF-8, bad JSON, or any JSON value that is
+    not an object (a peer's list or string is as wrong as garbage).
+    """
+    if not isinstance(b, (bytes, bytearray, memoryview)):
+        raise TypeError(f"bytes_to_dict() wants bytes, got {type(b).__name__}")
+    try:
+        text = bytes(b).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError("not UTF-8") from e
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON: {e}") from e
+    if not isinstance(d, dict):
+        raise ValueError(f"JSON is not an object but {type(d).__name__}")
+    return d
