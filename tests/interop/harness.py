@@ -1,0 +1,399 @@
+"""Process harness for the interoperability tests.
+
+The reference implementation (magic-wormhole 0.24, mailbox server 0.8) is a
+peer we test against, never a library we import: it lives in its own venv
+(``$WORMHOLE_REFERENCE_VENV``, default ``<repo>/.venv-ref``) and is only
+ever run as a subprocess from here.  Everything a test starts is stopped by
+PID in a cleanup (SIGTERM, then SIGKILL after a grace period), also when the
+test fails, and everything listens on 127.0.0.1 only.
+"""
+import json
+import os
+import re
+import signal
+import sqlite3
+import sys
+
+from twisted.internet import defer, error, protocol
+from twisted.internet.task import deferLater
+from twisted.trial import unittest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+REF_VENV_ENV = "WORMHOLE_REFERENCE_VENV"
+REF_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "ref_peer.py")
+# the appid of the file-transfer tool (spec 004, 7.2 Application IDs)
+CLI_APPID = "lothar.com/wormhole/text-or-file-xfer"
+# a port nothing listens on: the CLIs must never reach the public transit
+# relay, and text mode has no business connecting to any relay at all
+NO_TRANSIT = "tcp:127.0.0.1:1"
+
+PROCESS_TIMEOUT = 60.0
+STOP_GRACE = 5.0
+POLL_INTERVAL = 0.05
+
+
+class ProcessFailed(Exception):
+    """A subprocess timed out or could not be waited for; carries its output."""
+
+
+def reference_venv():
+    """The reference venv's root, or raise AssertionError telling what to do.
+
+    A missing reference is a failure, never a skip: a skipped interop suite
+    would hide exactly the regressions it exists to catch.
+    """
+    venv = os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT,
+                                                         ".venv-ref")
+    for tool in ("python", "wormhole", "twistd"):
+        if not os.access(os.path.join(venv, "bin", tool), os.X_OK):
+            raise AssertionError(
+                "the reference implementation is not installed in %r "
+                "(missing bin/%s): run `./dev test`, which installs it and "
+                "sets %s" % (venv, tool, REF_VENV_ENV))
+    return venv
+
+
+def ref_bin(tool):
+    return os.path.join(reference_venv(), "bin", tool)
+
+
+def _clean_env(extra=None):
+    """The environment for a child: ours minus anything that could point it
+    at the wrong code or the wrong server, plus a UTF-8 locale so that
+    non-ASCII text survives argv and stdout."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith("WORMHOLE_")}
+    env["LANG"] = env["LC_ALL"] = "C.UTF-8"
+    env["PYTHONUNBUFFERED"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def ref_cli_argv(relay_url, *args):
+    """argv for the reference `wormhole` CLI against ``relay_url``."""
+    return [ref_bin("wormhole"), "--relay-url", relay_url,
+            "--transit-helper", NO_TRANSIT] + list(args)
+
+
+def our_cli_argv(relay_url, *args):
+    """argv for our `wormhole` CLI, run by the python running the tests."""
+    return [sys.executable, "-m", "wormhole.cli", "--relay-url", relay_url,
+            "--transit-helper", NO_TRANSIT] + list(args)
+
+
+def ref_peer_argv(script):
+    """argv for tests/interop/ref_peer.py under the reference python."""
+    return [ref_bin("python"), REF_PEER, json.dumps(script)]
+
+
+class ProcessRun(protocol.ProcessProtocol):
+    """One child process: collects stdout/stderr, lets a test wait for a
+    line, for the end, and kills it on timeout or in cleanup."""
+
+    def __init__(self, reactor, name, timeout):
+        self._reactor = reactor
+        self.name = name
+        self.stdout = b""
+        self.stderr = b""
+        self.status = None
+        self.timed_out = False
+        self._ended = defer.Deferred()
+        self._line_waiters = []
+        self._timeout = reactor.callLater(timeout, self._on_timeout)
+
+    # ProcessProtocol
+
+    def outReceived(self, data):
+        self.stdout += data
+        self._check_waiters()
+
+    def errReceived(self, data):
+        self.stderr += data
+        self._check_waiters()
+
+    def processEnded(self, reason):
+        if self._timeout.active():
+            self._timeout.cancel()
+        self.status = reason.value
+        self._check_waiters()
+        for _, _, d in self._line_waiters:
+            d.errback(ProcessFailed("%s ended before the expected line\n%s"
+                                    % (self.name, self.describe())))
+        self._line_waiters = []
+        self._ended.callback(self)
+
+    # what tests use
+
+    @property
+    def exit_code(self):
+        return getattr(self.status, "exitCode", None)
+
+    def describe(self):
+        return ("--- %s: status %r%s\n--- stdout:\n%s\n--- stderr:\n%s"
+                % (self.name, self.status,
+                   " (killed after timeout)" if self.timed_out else "",
+                   self.stdout.decode("utf-8", "replace"),
+                   self.stderr.decode("utf-8", "replace")))
+
+    def ended(self):
+        """Fires with self when the process has exited; fails with its
+        output if it had to be killed after the timeout."""
+        d = defer.Deferred()
+
+        def done(run):
+            if run.timed_out:
+                d.errback(ProcessFailed("%s timed out\n%s"
+                                        % (self.name, self.describe())))
+            else:
+                d.callback(run)
+            return run
+        self._ended.addBoth(done)
+        return d
+
+    def wait_for_line(self, pattern, stream="stdout"):
+        """Fires with the first match of regex ``pattern`` (bytes) on a
+        complete line of ``stream``."""
+        d = defer.Deferred()
+        self._line_waiters.append((stream, re.compile(pattern), d))
+        self._check_waiters()
+        return d
+
+    def events(self):
+        """ref_peer.py's JSON-lines output, parsed."""
+        return [json.loads(line) for line in self.stdout.splitlines()
+                if line.startswith(b"{")]
+
+    def kill(self):
+        """SIGTERM, then SIGKILL after a grace period; fires when ended."""
+        if self.status is not None:
+            return defer.succeed(None)
+        self._signal("TERM")
+        escalate = self._reactor.callLater(STOP_GRACE, self._signal, "KILL")
+
+        def stop_escalation(result):
+            if escalate.active():
+                escalate.cancel()
+            return result
+        return self._ended.addBoth(stop_escalation).addBoth(lambda _: None)
+
+    # internals
+
+    def _signal(self, name):
+        try:
+            self.transport.signalProcess(name)
+        except error.ProcessExitedAlready:
+            pass
+
+    def _on_timeout(self):
+        self.timed_out = True
+        self.kill()
+
+    def _check_waiters(self):
+        still = []
+        for stream, regex, d in self._line_waiters:
+            data = self.stdout if stream == "stdout" else self.stderr
+            for line in data.splitlines(keepends=True):
+                m = regex.search(line) if line.endswith(b"\n") else None
+                if m:
+                    d.callback(m)
+                    break
+            else:
+                still.append((stream, regex, d))
+        self._line_waiters = still
+
+
+def new_dir(testcase):
+    path = os.path.abspath(testcase.mktemp())
+    os.makedirs(path)
+    return path
+
+
+def spawn(testcase, reactor, argv, name, cwd=None, env=None,
+          timeout=PROCESS_TIMEOUT):
+    """Start ``argv``; a cleanup on ``testcase`` kills it by PID if it is
+    still running when the test ends (also on failure)."""
+    run = ProcessRun(reactor, name, timeout)
+    reactor.spawnProcess(run, argv[0], argv, env=env or _clean_env(),
+                         path=cwd or new_dir(testcase))
+    testcase.addCleanup(run.kill)
+    return run
+
+
+@defer.inlineCallbacks
+def run_to_end(testcase, reactor, argv, name, **kwargs):
+    """Run a process to its end; returns the finished ProcessRun."""
+    run = spawn(testcase, reactor, argv, name, **kwargs)
+    yield run.ended()
+    return run
+
+
+@defer.inlineCallbacks
+def wait_until_listening(reactor, port, timeout=30.0):
+    """Poll until 127.0.0.1:port accepts a TCP connection."""
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+    deadline = reactor.seconds() + timeout
+    while True:
+        try:
+            p = yield connectProtocol(
+                TCP4ClientEndpoint(reactor, "127.0.0.1", port, timeout=5),
+                protocol.Protocol())
+        except error.ConnectError:
+            if reactor.seconds() > deadline:
+                raise
+            yield deferLater(reactor, POLL_INTERVAL, lambda: None)
+        else:
+            p.transport.loseConnection()
+            return
+
+
+class RefMailboxServer:
+    """The reference mailbox server (magic-wormhole-mailbox-server 0.8),
+    run as ``twistd -n wormhole-mailbox`` on a free 127.0.0.1 port."""
+
+    def __init__(self, run, port, basedir):
+        self._run = run
+        self.port = port
+        self.url = "ws://127.0.0.1:%d/v1" % port
+        self.usage_db = os.path.join(basedir, "usage.sqlite")
+
+    @classmethod
+    @defer.inlineCallbacks
+    def start(cls, testcase, reactor, extra_args=()):
+        basedir = new_dir(testcase)
+        argv = [ref_bin("twistd"), "-n", "--pidfile=", "wormhole-mailbox",
+                # port 0: the kernel picks a free port, which the server's
+                # log line "... starting on PORT" tells us
+                "--port", "tcp:0:interface=127.0.0.1",
+                "--channel-db", os.path.join(basedir, "channel.sqlite"),
+                "--usage-db", os.path.join(basedir, "usage.sqlite"),
+                ] + list(extra_args)
+        run = spawn(testcase, reactor, argv, "reference mailbox server",
+                    cwd=basedir, timeout=600)
+        try:
+            m = yield run.wait_for_line(rb"Site starting on (\d+)")
+        except ProcessFailed as e:
+            testcase.fail("the reference mailbox server did not start: %s"
+                          % (e,))
+        port = int(m.group(1))
+        yield wait_until_listening(reactor, port)
+        return cls(run, port, basedir)
+
+    def moods(self):
+        """Rows of the usage DB as [{"kind", "result"}] (like our server's
+        ``usage()``): one per closed mailbox and per released nameplate."""
+        if not os.path.exists(self.usage_db):
+            return []
+        conn = sqlite3.connect(self.usage_db)
+        try:
+            rows = [{"kind": "mailbox", "result": r, "app_id": a}
+                    for a, r in conn.execute(
+                        "SELECT app_id, result FROM mailboxes")]
+            rows += [{"kind": "nameplate", "result": r, "app_id": a}
+                     for a, r in conn.execute(
+                         "SELECT app_id, result FROM nameplates")]
+        finally:
+            conn.close()
+        return rows
+
+    def usage(self):
+        return self.moods()
+
+    def stop(self):
+        return self._run.kill()
+
+
+@defer.inlineCallbacks
+def start_our_server(testcase, reactor):
+    """Our mailbox server, in-process, on a free 127.0.0.1 port."""
+    try:
+        from wormhole.server.testing import start_mailbox_server
+    except ImportError as e:
+        testcase.fail("our mailbox server is not available "
+                      "(wormhole.server.testing.start_mailbox_server): %s"
+                      % (e,))
+    srv = yield start_mailbox_server(reactor, port=0)
+    testcase.addCleanup(srv.stop)
+    return srv
+
+
+@defer.inlineCallbacks
+def wait_for_moods(reactor, server, predicate, timeout=30.0):
+    """Poll ``server.usage()`` until ``predicate(rows)`` holds.  A server
+    writes a mailbox's usage row when its last side closes, which may land
+    a moment after the clients' processes exit."""
+    deadline = reactor.seconds() + timeout
+    while True:
+        rows = list(server.usage())
+        if predicate(rows):
+            return rows
+        if reactor.seconds() > deadline:
+            return rows
+        yield deferLater(reactor, POLL_INTERVAL, lambda: None)
+
+
+def mailbox_moods(rows):
+    return sorted(r["result"] for r in rows if r["kind"] == "mailbox")
+
+
+def cli_text_stdout(text):
+    """What `wormhole receive` prints on stdout for a received text.
+
+    Settled against the reference 0.24 (docs/interop.md, "Received text on
+    the terminal"): each non-printable character (str.isprintable() false,
+    e.g. newline, tab, ESC, U+2028) and the backslash itself is written as
+    its Python escape, so a peer cannot drive the receiver's terminal; the
+    text is followed by one newline.
+    """
+    return ("".join(repr(c)[1:-1] for c in text) + "\n").encode("utf-8")
+
+
+class InteropTestCase(unittest.TestCase):
+    """Base for interop tests: real reactor, real subprocesses, so a
+    generous per-test timeout (a hung peer fails the test with its output
+    through ProcessRun's own timeout long before this one)."""
+
+    timeout = 180
+
+    def setUp(self):
+        # fail (never skip) when the reference is missing
+        self.ref_venv = reference_venv()
+
+    def spawn(self, argv, name, **kwargs):
+        from twisted.internet import reactor
+        return spawn(self, reactor, argv, name, **kwargs)
+
+    def start_ref_server(self, extra_args=()):
+        from twisted.internet import reactor
+        return RefMailboxServer.start(self, reactor, extra_args)
+
+    def start_our_server(self):
+        from twisted.internet import reactor
+        return start_our_server(self, reactor)
+
+    def wait_for_moods(self, server, predicate):
+        from twisted.internet import reactor
+        return wait_for_moods(reactor, server, predicate)
+
+    def assertExited(self, run, code=0):
+        """The process ended with exit code ``code``; else fail with its
+        whole output."""
+        if run.exit_code != code:
+            self.fail("expected exit code %r\n%s" % (code, run.describe()))
+
+    @defer.inlineCallbacks
+    def exchange_text(self, relay_url, sender_argv, receiver_argv, text,
+                      code="4-purple-sausages"):
+        """One `wormhole send --text` / `wormhole receive` pair over
+        ``relay_url``; returns (sender_run, receiver_run) once both ended.
+        ``*_argv`` are ref_cli_argv or our_cli_argv."""
+        send = self.spawn(sender_argv(relay_url, "send", "--text", text,
+                                      "--code", code), "sender")
+        recv = self.spawn(receiver_argv(relay_url, "receive", code),
+                          "receiver")
+        yield defer.gatherResults([send.ended(), recv.ended()],
+                                  consumeErrors=True)
+        return send, recv
