@@ -191,14 +191,18 @@ def encode_version(app_versions: dict, extra: dict) -> bytes:
 
     ``app_versions`` is the application's dict (``create(versions=)``);
     ``extra`` holds the library's own keys (e.g. Dilation's ``can-dilate``
-    and ``dilation-abilities``). ``app_versions`` comes first.
+    and ``dilation-abilities``). The reference puts ``extra`` first and
+    ``app_versions`` last; we do the same so the bytes match its
+    (tests/data/reference_vectors.json, session "dilation").
     """
     if not isinstance(app_versions, dict):
         raise TypeError(f"app_versions must be a dict, not {type(app_versions).__name__}")
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict, not {type(extra).__name__}")
     if "app_versions" in extra:
         raise ValueError("extra must not contain 'app_versions'")
-    d = {"app_versions": app_versions}
-    d.update(extra)
+    d = dict(extra)
+    d["app_versions"] = app_versions
     return dict_to_bytes(d)
 
 
