@@ -156,7 +156,7 @@ class ProcessRun(protocol.ProcessProtocol):
 
     def wait_for_line(self, pattern, stream="stdout"):
         """Fires with the first match of regex ``pattern`` (bytes) on a
-        complete line of ``stream``."""
+        complete line of ``stream`` ("stdout", "stderr" or "any")."""
         d = defer.Deferred()
         self._line_waiters.append((stream, re.compile(pattern), d))
         self._check_waiters()
@@ -195,7 +195,8 @@ class ProcessRun(protocol.ProcessProtocol):
     def _check_waiters(self):
         still = []
         for stream, regex, d in self._line_waiters:
-            data = self.stdout if stream == "stdout" else self.stderr
+            data = {"stdout": self.stdout, "stderr": self.stderr,
+                    "any": self.stdout + b"\n" + self.stderr}[stream]
             for line in data.splitlines(keepends=True):
                 m = regex.search(line) if line.endswith(b"\n") else None
                 if m:
@@ -397,3 +398,29 @@ class InteropTestCase(unittest.TestCase):
         yield defer.gatherResults([send.ended(), recv.ended()],
                                   consumeErrors=True)
         return send, recv
+
+    def start_tap(self, upstream_url):
+        """A recording proxy in front of ``upstream_url`` (wiretap.py)."""
+        from twisted.internet import reactor
+
+        from .wiretap import WireTap
+        tap = WireTap.start(reactor, upstream_url)
+        self.addCleanup(tap.stop)
+        return tap
+
+    @defer.inlineCallbacks
+    def send_allocated_text(self, relay_url, sender_argv, receiver_argv,
+                            text, *send_args):
+        """`wormhole send --text` with a server-allocated code (read from
+        the sender's "wormhole receive CODE" line), then `wormhole receive
+        CODE`; returns (sender_run, receiver_run, code)."""
+        send = self.spawn(sender_argv(relay_url, "send", "--text", text,
+                                      *send_args), "sender")
+        m = yield send.wait_for_line(rb"wormhole receive (\S+)",
+                                     stream="any")
+        code = m.group(1).decode("ascii")
+        recv = self.spawn(receiver_argv(relay_url, "receive", code),
+                          "receiver")
+        yield defer.gatherResults([send.ended(), recv.ended()],
+                                  consumeErrors=True)
+        return send, recv, code

@@ -1,0 +1,159 @@
+"""Wire facts of the reference client and server, observed through a
+recording proxy (wiretap.py) and pinned here; docs/interop.md lists them.
+
+Each test runs the reference CLI pair through the tap, to the reference
+server and to ours, so a fact that holds on one but not the other shows up
+as a failure naming the server.
+"""
+import json
+import re
+
+from twisted.internet import defer
+
+from . import harness
+from .harness import InteropTestCase, ref_cli_argv
+
+SIDE = re.compile(r"^[0-9a-f]{10}$")
+MSG_ID = re.compile(r"^[0-9a-f]{4}$")
+
+
+class ReferenceWire:
+    """Mixin: the facts, parametrised by ``start_server``."""
+
+    @defer.inlineCallbacks
+    def observe_text_exchange(self):
+        srv = yield self.start_server()
+        tap = self.start_tap(srv.url)
+        send, recv, code = yield self.send_allocated_text(
+            tap.url, ref_cli_argv, ref_cli_argv, "wire facts")
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertEqual(recv.stdout, b"wire facts\n")
+        self.assertEqual(tap.connections, 2)
+        return tap, code
+
+    @defer.inlineCallbacks
+    def test_every_frame_is_a_text_frame(self):
+        """Both directions use text-mode WebSocket frames (the reference
+        client asserts that what it receives is not binary, spec 003's
+        "binary-mode" notwithstanding)."""
+        tap, _ = yield self.observe_text_exchange()
+        self.assertTrue(tap.frames)
+        self.assertEqual({mode for (_, _, mode) in tap.frames}, {"text"})
+
+    @defer.inlineCallbacks
+    def test_bind_is_sent_first_with_side_and_client_version(self):
+        """The client's first message is bind, sent without waiting for the
+        welcome: appid, a 10-hex-digit side, client_version ["python",
+        "0.24.0"] and a 4-hex-digit id, nothing else."""
+        tap, _ = yield self.observe_text_exchange()
+        for n in (0, 1):
+            first = [m for (c, d, m) in tap.log if c == n][0]
+            self.assertEqual(first["type"], "bind")
+            self.assertEqual(set(first), {"type", "appid", "side",
+                                          "client_version", "id"})
+            self.assertEqual(first["appid"], harness.CLI_APPID)
+            self.assertRegex(first["side"], SIDE)
+            self.assertRegex(first["id"], MSG_ID)
+            self.assertEqual(first["client_version"], ["python", "0.24.0"])
+
+    @defer.inlineCallbacks
+    def test_welcome_and_acks(self):
+        """The server's first message is welcome (with a "welcome" dict and
+        a float server_tx); every client message with an id is acked with
+        that id."""
+        tap, _ = yield self.observe_text_exchange()
+        for n in (0, 1):
+            s2c = tap.messages("s2c", connection=n)
+            self.assertEqual(s2c[0]["type"], "welcome")
+            self.assertIsInstance(s2c[0]["welcome"], dict)
+            self.assertIsInstance(s2c[0]["server_tx"], float)
+            acked = [m["id"] for m in s2c if m["type"] == "ack"]
+            sent = [m["id"] for m in tap.messages("c2s", connection=n)]
+            self.assertEqual(sorted(acked), sorted(sent))
+
+    @defer.inlineCallbacks
+    def test_sender_and_receiver_command_sequences(self):
+        """The sender (allocated code) sends bind, allocate, claim, open,
+        add pake, release, add version, add 0, close(mood happy); the
+        receiver the same without allocate.  release and the version add
+        may swap; close is always last."""
+        tap, code = yield self.observe_text_exchange()
+        nameplate = code.split("-")[0]
+        for n, head in ((0, ["bind", "allocate", "claim"]),
+                        (1, ["bind", "claim"])):
+            c2s = tap.messages("c2s", connection=n)
+            kinds = [m["type"] if m["type"] != "add"
+                     else "add:" + m["phase"] for m in c2s]
+            self.assertEqual(kinds[:len(head)], head)
+            self.assertEqual(kinds[len(head):len(head) + 2],
+                             ["open", "add:pake"])
+            self.assertEqual(sorted(kinds[len(head) + 2:-2]),
+                             sorted(["release", "add:version"]))
+            self.assertEqual(kinds[-2:], ["add:0", "close"])
+            claim = [m for m in c2s if m["type"] == "claim"][0]
+            self.assertEqual(claim["nameplate"], nameplate)
+            release = [m for m in c2s if m["type"] == "release"][0]
+            self.assertEqual(release["nameplate"], nameplate)
+            close = c2s[-1]
+            self.assertEqual(close["mood"], "happy")
+            opened = [m for m in c2s if m["type"] == "open"][0]
+            self.assertEqual(close["mailbox"], opened["mailbox"])
+
+    @defer.inlineCallbacks
+    def test_pake_body_and_encrypted_bodies(self):
+        """The pake body is hex of the UTF-8 JSON {"pake_v1": hex} with a
+        33-byte SPAKE2 element; version and numbered phases are hex of
+        nonce(24) + SecretBox ciphertext (MAC 16 + plaintext)."""
+        tap, _ = yield self.observe_text_exchange()
+        adds = tap.messages("c2s", type="add")
+        pakes = [m for m in adds if m["phase"] == "pake"]
+        self.assertEqual(len(pakes), 2)
+        for m in pakes:
+            body = json.loads(bytes.fromhex(m["body"]).decode("utf-8"))
+            self.assertEqual(list(body), ["pake_v1"])
+            self.assertEqual(len(bytes.fromhex(body["pake_v1"])), 33)
+        for m in adds:
+            if m["phase"] != "pake":
+                self.assertGreater(len(bytes.fromhex(m["body"])), 24 + 16)
+
+    @defer.inlineCallbacks
+    def test_messages_echo_side_phase_body_and_id(self):
+        """Each add comes back to both sides as a message carrying the
+        adder's side, the phase, the body and the add's id."""
+        tap, _ = yield self.observe_text_exchange()
+        sides = {n: tap.messages("c2s", "bind", n)[0]["side"]
+                 for n in (0, 1)}
+        for n in (0, 1):
+            got = {(m["side"], m["phase"], m["body"], m["id"])
+                   for m in tap.messages("s2c", "message", n)}
+            for other in (0, 1):
+                for add in tap.messages("c2s", "add", other):
+                    self.assertIn((sides[other], add["phase"], add["body"],
+                                   add["id"]), got)
+
+
+class ReferenceWireOnReferenceServer(ReferenceWire, InteropTestCase):
+    """The facts as the reference server delivers them."""
+
+    def start_server(self):
+        return self.start_ref_server()
+
+    @defer.inlineCallbacks
+    def test_reference_server_welcome_and_responses(self):
+        """The reference server's welcome carries "your-address" (the
+        client's IP and port); its allocated/claimed/released/closed
+        responses carry no id (clients must not need one)."""
+        tap, _ = yield self.observe_text_exchange()
+        welcome = tap.messages("s2c", "welcome")[0]["welcome"]
+        self.assertEqual(welcome["your-address"]["ipv4"], "127.0.0.1")
+        for kind in ("allocated", "claimed", "released", "closed"):
+            for m in tap.messages("s2c", kind):
+                self.assertNotIn("id", m)
+
+
+class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
+    """The same facts with our server in the middle."""
+
+    def start_server(self):
+        return self.start_our_server()
