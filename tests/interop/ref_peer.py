@@ -13,6 +13,7 @@ SCRIPT_JSON is one JSON object:
      "appid": "example.com/interop",
      "code": "7-purple-sausage"       (or "allocate": 2 for allocate_code),
      "versions": {...}                (optional app_versions to offer),
+     "create_kwargs": {...}           (optional, e.g. {"dilation": true}),
      "steps": [[op, arg], ...]}
 
 ops: ["send", "<text>"] sends the UTF-8 bytes of the text,
@@ -56,7 +57,7 @@ def describe(failure):
 def run(reactor, script):
     import wormhole  # the reference package: this runs in its venv only
 
-    kwargs = {}
+    kwargs = dict(script.get("create_kwargs", {}))
     if script.get("versions") is not None:
         kwargs["versions"] = script["versions"]
     w = wormhole.create(script["appid"], script["relay_url"], reactor,

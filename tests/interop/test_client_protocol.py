@@ -1,0 +1,108 @@
+"""Client-to-client facts of the reference (spec 004 chapters 8 and 9),
+observed by a raw peer that does the PAKE itself (rawpeer.py) and so can
+read the reference's decrypted ``version`` phase and application messages.
+These also check our ``wormhole._crypto`` against the reference: key
+agreement, phase keys, SecretBox framing and the verifier.
+"""
+import json
+
+from twisted.internet import defer, reactor
+
+from .harness import CLI_APPID, InteropTestCase, ref_cli_argv, ref_peer_argv
+from .rawpeer import run_raw_peer
+
+TEXT = "Grüße ✓\nline two"
+ANSWER = b'{"answer": {"message_ack": "ok"}}'
+
+
+class ReferenceClientProtocol(InteropTestCase):
+
+    @defer.inlineCallbacks
+    def test_cli_sender_version_and_offer(self):
+        """`wormhole send --text` sends the version plaintext
+        {"app_versions": {}} and then, as phase 0, the offer
+        {"offer": {"message": TEXT}} as json.dumps with its default
+        separators and ASCII escapes (the bytes pinned exactly)."""
+        srv = yield self.start_ref_server()
+        send = self.spawn(ref_cli_argv(srv.url, "send", "--text", TEXT,
+                                       "--code", "4-purple-sausages"),
+                          "reference sender")
+        r = yield run_raw_peer(reactor, srv.url, CLI_APPID,
+                               "4-purple-sausages", to_send=[ANSWER],
+                               expect=1)
+        yield send.ended()
+        self.assertExited(send)
+        self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
+        self.assertEqual(
+            r.peer_messages,
+            [b'{"offer": {"message": "Gr\\u00fc\\u00dfe \\u2713\\nline two"}}'])
+        self.assertEqual(json.loads(r.peer_messages[0]),
+                         {"offer": {"message": TEXT}})
+        self.assertEqual(r.mood, "happy")
+
+    @defer.inlineCallbacks
+    def test_cli_receiver_answer(self):
+        """`wormhole receive` answers a text offer with exactly
+        {"answer": {"message_ack": "ok"}} (phase 0) and prints the text."""
+        srv = yield self.start_ref_server()
+        recv = self.spawn(ref_cli_argv(srv.url, "receive",
+                                       "5-purple-sausages"),
+                          "reference receiver")
+        offer = json.dumps({"offer": {"message": "plain"}}).encode("utf-8")
+        r = yield run_raw_peer(reactor, srv.url, CLI_APPID,
+                               "5-purple-sausages", to_send=[offer],
+                               expect=1)
+        yield recv.ended()
+        self.assertExited(recv)
+        self.assertEqual(recv.stdout, b"plain\n")
+        self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
+        self.assertEqual(r.peer_messages, [ANSWER])
+
+    @defer.inlineCallbacks
+    def library_version(self, create_kwargs):
+        srv = yield self.start_ref_server()
+        script = {"relay_url": srv.url, "appid": "example.com/interop",
+                  "code": "6-purple-sausages",
+                  "versions": {"feature": [1, "two"]},
+                  "create_kwargs": create_kwargs,
+                  "steps": [["verifier", None], ["versions", None],
+                            ["send", "m0"], ["recv", 1]]}
+        peer = self.spawn(ref_peer_argv(script), "reference library peer")
+        r = yield run_raw_peer(reactor, srv.url, "example.com/interop",
+                               "6-purple-sausages", to_send=[b"r0"],
+                               expect=1, versions={"mine": True})
+        yield peer.ended()
+        self.assertExited(peer)
+        events = peer.events()
+        self.assertIn({"event": "versions", "versions": {"mine": True}},
+                      events)
+        self.assertIn("r0", [e.get("text") for e in events])
+        self.assertEqual(r.peer_messages, [b"m0"])
+        return r, events
+
+    @defer.inlineCallbacks
+    def test_library_version_without_dilation(self):
+        """create(versions=V) sends exactly {"app_versions": V}."""
+        r, _ = yield self.library_version({})
+        self.assertEqual(r.peer_version_bytes,
+                         b'{"app_versions": {"feature": [1, "two"]}}')
+
+    @defer.inlineCallbacks
+    def test_library_version_with_dilation(self):
+        """create(dilation=True) adds can-dilate ["ged"] and the
+        dilation-abilities, before app_versions, in this key order."""
+        r, _ = yield self.library_version({"dilation": True})
+        self.assertEqual(
+            r.peer_version_bytes,
+            b'{"can-dilate": ["ged"], "dilation-abilities": '
+            b'[{"type": "direct-tcp-v1"}, {"type": "relay-v1"}], '
+            b'"app_versions": {"feature": [1, "two"]}}')
+
+    @defer.inlineCallbacks
+    def test_verifier_matches_our_derivation(self):
+        """The reference's get_verifier() equals our
+        _crypto.derive_verifier of the key our raw peer agreed with it."""
+        from wormhole import _crypto
+        r, events = yield self.library_version({})
+        verifiers = [e["hex"] for e in events if e["event"] == "verifier"]
+        self.assertEqual(verifiers, [_crypto.derive_verifier(r.key).hex()])
