@@ -83,16 +83,25 @@ def mint(resource: str, bits: int, now: datetime | None = None) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _parse_date(text: str) -> tuple[datetime, timedelta] | None:
+def _parse_date(text: str, current: datetime) -> tuple[datetime, timedelta] | None:
+    """Read DATE; its two-digit year is taken in the century nearest ``current``.
+
+    (``strptime``'s fixed pivot would put "69" in 1969.)
+    """
     form = _DATE_FORMATS.get(len(text))
     if form is None or not (text.isascii() and text.isdigit()):
         return None
     fmt, resolution = form
-    try:
-        when = datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
-    except ValueError:
+    candidates = []
+    for century in (current.year // 100 - 1, current.year // 100, current.year // 100 + 1):
+        try:
+            when = datetime.strptime(f"{century:02d}{text}", "%Y" + fmt[len("%y"):])
+        except ValueError:
+            continue  # e.g. Feb 29 exists in only some centuries
+        candidates.append(when.replace(tzinfo=timezone.utc))
+    if not candidates:
         return None
-    return when, resolution
+    return min(candidates, key=lambda when: abs(when - current)), resolution
 
 
 def verify(
@@ -127,11 +136,11 @@ def verify(
         return False
     if not rand or not counter or not set(rand + counter) <= _B64_CHARS:
         return False
-    parsed = _parse_date(date)
+    current = _utc(now)
+    parsed = _parse_date(date, current)
     if parsed is None:
         return False
     minted, resolution = parsed
-    current = _utc(now)
     if minted + resolution < current - max_age:
         return False  # too old even if minted at the end of its DATE
     if minted > current + _FUTURE_SLACK:
