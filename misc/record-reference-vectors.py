@@ -291,7 +291,8 @@ def main(reactor):
         sessions, cli = await record_wire(reactor, tmpdir)
         out["sessions"] = sessions
         out["cli_transcript"] = cli
-        json.dump(out, sys.stdout, indent=1, sort_keys=True, ensure_ascii=True)
+        # no sort_keys: the dict_to_bytes inputs must keep their key order
+        json.dump(out, sys.stdout, indent=1, ensure_ascii=True)
         sys.stdout.write("\n")
 
     d = defer.ensureDeferred(run())
