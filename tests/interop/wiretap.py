@@ -15,6 +15,8 @@ from autobahn.twisted.websocket import (WebSocketClientFactory,
                                         WebSocketServerProtocol, connectWS)
 from twisted.internet import defer
 
+from .scripted_server import NO_TIMERS
+
 
 class _Tracked:
     """Lets the tap wait for every connection it touched to be gone, so a
@@ -55,6 +57,7 @@ class _Downstream(_Tracked, WebSocketServerProtocol):
         self._closed = False
         f = WebSocketClientFactory(tap.upstream_url)
         f.protocol = _Upstream
+        f.setProtocolOptions(**NO_TIMERS)
         f.downstream = self
         f.tap = tap
         self._connector = connectWS(f)
@@ -112,6 +115,7 @@ class WireTap:
         tap = cls(upstream_url)
         f = WebSocketServerFactory()
         f.protocol = _Downstream
+        f.setProtocolOptions(**NO_TIMERS)
         f.tap = tap
         tap._port = reactor.listenTCP(0, f, interface="127.0.0.1")
         tap.url = "ws://127.0.0.1:%d/v1" % tap._port.getHost().port
