@@ -26,23 +26,29 @@ from spake2 import SPAKE2_Symmetric, SPAKEError
 from spake2.ed25519_basic import NotOnCurve
 from spake2.spake2 import OnlyCallFinishOnce
 
-from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes, to_bytes
+from .util import (
+    bytes_to_dict,
+    bytes_to_hexstr,
+    dict_to_bytes,
+    hexstr_to_bytes,
+    to_bytes,
+)
 
 __all__ = [
     "DecryptError",
-    "PakeError",
     "MalformedPakeError",
+    "PakeError",
+    "decode_pake_body",
+    "decode_version",
+    "decrypt_data",
     "derive_key",
     "derive_phase_key",
     "derive_verifier",
-    "encrypt_data",
-    "decrypt_data",
     "encode_pake_body",
-    "decode_pake_body",
-    "make_pake",
-    "finish_pake",
     "encode_version",
-    "decode_version",
+    "encrypt_data",
+    "finish_pake",
+    "make_pake",
 ]
 
 NONCE_LENGTH = SecretBox.NONCE_SIZE  # 24
@@ -86,7 +92,9 @@ def derive_phase_key(key: bytes, side: str, phase: str) -> bytes:
     """The per-(side, phase) SecretBox key of spec 004 chapter 8.
 
     Hashing side and phase gives fixed-length pieces, so no two (side,
-    phase) pairs can produce the same CTXinfo by concatenation.
+    phase) pairs can produce the same CTXinfo by concatenation. Sides and
+    phases on the wire are ASCII; we encode them as UTF-8, which is the
+    same there (the reference refuses non-ASCII outright).
     """
     side_hash = sha256(to_bytes(side)).digest()
     phase_hash = sha256(to_bytes(phase)).digest()
@@ -215,5 +223,6 @@ def decode_version(b: bytes) -> dict:
     d = bytes_to_dict(b)
     app_versions = d.setdefault("app_versions", {})
     if not isinstance(app_versions, dict):
-        raise ValueError(f"app_versions must be an object, not {type(app_versions).__name__}")
+        kind = type(app_versions).__name__
+        raise ValueError(f"app_versions must be an object, not {kind}")  # noqa: TRY004
     return d

@@ -21,7 +21,7 @@ import itertools
 import os
 from datetime import datetime, timedelta, timezone
 
-__all__ = ["mint", "verify", "leading_zero_bits"]
+__all__ = ["leading_zero_bits", "mint", "verify"]
 
 VERSION = "1"
 _DIGEST_BITS = 160  # SHA-1

@@ -11,11 +11,11 @@ import binascii
 import json
 
 __all__ = [
-    "to_bytes",
-    "bytes_to_hexstr",
-    "hexstr_to_bytes",
-    "dict_to_bytes",
     "bytes_to_dict",
+    "bytes_to_hexstr",
+    "dict_to_bytes",
+    "hexstr_to_bytes",
+    "to_bytes",
 ]
 
 
@@ -77,5 +77,6 @@ def bytes_to_dict(b: bytes) -> dict:
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON: {e}") from e
     if not isinstance(d, dict):
-        raise ValueError(f"JSON is not an object but {type(d).__name__}")
+        # ValueError, not TypeError: to callers a non-object is bad input
+        raise ValueError(f"JSON is not an object but {type(d).__name__}")  # noqa: TRY004
     return d

@@ -6,7 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes, to_bytes
+from wormhole.util import (
+    bytes_to_dict,
+    bytes_to_hexstr,
+    dict_to_bytes,
+    hexstr_to_bytes,
+    to_bytes,
+)
 
 # JSON values that compare equal after a round trip (NaN never equals itself)
 json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(

@@ -11,6 +11,7 @@ import os
 from twisted.trial import unittest
 
 from wormhole._crypto import (
+    MAC_LENGTH,
     NONCE_LENGTH,
     DecryptError,
     decode_pake_body,
@@ -27,7 +28,6 @@ from wormhole._crypto import (
 from wormhole.util import bytes_to_dict, dict_to_bytes
 
 VECTORS_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "data", "reference_vectors.json")
-MAC_LENGTH = 16
 
 with open(VECTORS_PATH, encoding="ascii") as f:
     VECTORS = json.load(f)
