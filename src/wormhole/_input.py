@@ -1,0 +1,216 @@
+"""The Input machine and the code-entry helper (spec 004 5.5).
+
+The helper validates what the human typed and forwards it; the machine
+knows which step we are at: typing the nameplate (completions come from
+the server's nameplate list), typing the words (completions come from the
+nameplate's word list, once known), done. A call out of turn raises the
+error named in spec 004 5.5.
+"""
+
+from automat import MethodicalMachine
+from zope.interface import implementer
+
+from . import _interfaces
+from ._observer import OneShotObserver
+from .errors import (AlreadyChoseNameplateError, AlreadyChoseWordsError, KeyFormatError,
+                     MustChooseNameplateFirstError)
+
+
+def _first(outputs):
+    return list(outputs)[0]
+
+
+@implementer(_interfaces.IInput)
+class Input:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, timing, eventual_queue):
+        self._timing = timing
+        self._all_nameplates = set()
+        self._nameplate = None
+        self._wordlist = None
+        self._wordlist_observer = OneShotObserver(eventual_queue)
+
+    def wire(self, code, lister):
+        self._C = _interfaces.ICode(code)
+        self._L = _interfaces.ILister(lister)
+
+    @m.state(initial=True)
+    def S0_idle(self): pass  # noqa
+
+    @m.state()
+    def S1_typing_nameplate(self): pass  # noqa
+
+    @m.state()
+    def S2_typing_code_no_wordlist(self): pass  # noqa
+
+    @m.state()
+    def S3_typing_code_yes_wordlist(self): pass  # noqa
+
+    @m.state()
+    def S4_done(self): pass  # noqa
+
+    @m.input()
+    def start(self): pass  # noqa
+
+    @m.input()
+    def got_nameplates(self, all_nameplates): pass  # noqa
+
+    @m.input()
+    def got_wordlist(self, wordlist): pass  # noqa
+
+    @m.input()
+    def refresh_nameplates(self): pass  # noqa
+
+    @m.input()
+    def get_nameplate_completions(self, prefix): pass  # noqa
+
+    @m.input()
+    def choose_nameplate(self, nameplate): pass  # noqa
+
+    @m.input()
+    def get_word_completions(self, prefix): pass  # noqa
+
+    @m.input()
+    def choose_words(self, words): pass  # noqa
+
+    def when_wordlist_is_available(self):
+        return self._wordlist_observer.when_fired()
+
+    @m.output()
+    def make_helper(self):
+        return Helper(self)
+
+    @m.output()
+    def do_refresh(self):
+        self._L.refresh()
+
+    @m.output()
+    def record_nameplates(self, all_nameplates):
+        self._all_nameplates = set(all_nameplates)
+
+    @m.output()
+    def complete_nameplate(self, prefix):
+        return {n + "-" for n in self._all_nameplates if n.startswith(prefix)}
+
+    @m.output()
+    def record_nameplate(self, nameplate):
+        self._nameplate = nameplate
+        self._C.got_nameplate(nameplate)
+
+    @m.output()
+    def record_wordlist(self, wordlist):
+        self._wordlist = wordlist
+        self._wordlist_observer.fire_if_not_fired(None)
+
+    @m.output()
+    def no_word_completions(self, prefix):
+        return set()
+
+    @m.output()
+    def complete_words(self, prefix):
+        return self._wordlist.get_completions(prefix)
+
+    @m.output()
+    def finish(self, words):
+        self._C.finished_input(f"{self._nameplate}-{words}")
+
+    @m.output()
+    def raise_must_choose_nameplate(self):
+        raise MustChooseNameplateFirstError()
+
+    @m.output()
+    def raise_already_chose_nameplate(self):
+        raise AlreadyChoseNameplateError()
+
+    @m.output()
+    def raise_already_chose_words(self):
+        raise AlreadyChoseWordsError()
+
+    S0_idle.upon(start, enter=S1_typing_nameplate, outputs=[make_helper, do_refresh],
+                 collector=_first)
+    # set_code/allocate_code also name a nameplate, and so a word list
+    S0_idle.upon(got_wordlist, enter=S0_idle, outputs=[])
+
+    S1_typing_nameplate.upon(refresh_nameplates, enter=S1_typing_nameplate, outputs=[do_refresh])
+    S1_typing_nameplate.upon(got_nameplates, enter=S1_typing_nameplate,
+                             outputs=[record_nameplates])
+    S1_typing_nameplate.upon(get_nameplate_completions, enter=S1_typing_nameplate,
+                             outputs=[complete_nameplate], collector=_first)
+    S1_typing_nameplate.upon(choose_nameplate, enter=S2_typing_code_no_wordlist,
+                             outputs=[record_nameplate])
+    S1_typing_nameplate.upon(get_word_completions, enter=S1_typing_nameplate,
+                             outputs=[raise_must_choose_nameplate])
+    S1_typing_nameplate.upon(choose_words, enter=S1_typing_nameplate,
+                             outputs=[raise_must_choose_nameplate])
+
+    S2_typing_code_no_wordlist.upon(got_nameplates, enter=S2_typing_code_no_wordlist, outputs=[])
+    S2_typing_code_no_wordlist.upon(got_wordlist, enter=S3_typing_code_yes_wordlist,
+                                    outputs=[record_wordlist])
+    S2_typing_code_no_wordlist.upon(refresh_nameplates, enter=S2_typing_code_no_wordlist,
+                                    outputs=[raise_already_chose_nameplate])
+    S2_typing_code_no_wordlist.upon(get_nameplate_completions, enter=S2_typing_code_no_wordlist,
+                                    outputs=[raise_already_chose_nameplate])
+    S2_typing_code_no_wordlist.upon(choose_nameplate, enter=S2_typing_code_no_wordlist,
+                                    outputs=[raise_already_chose_nameplate])
+    S2_typing_code_no_wordlist.upon(get_word_completions, enter=S2_typing_code_no_wordlist,
+                                    outputs=[no_word_completions], collector=_first)
+    S2_typing_code_no_wordlist.upon(choose_words, enter=S4_done, outputs=[finish])
+
+    S3_typing_code_yes_wordlist.upon(got_nameplates, enter=S3_typing_code_yes_wordlist,
+                                     outputs=[])
+    S3_typing_code_yes_wordlist.upon(refresh_nameplates, enter=S3_typing_code_yes_wordlist,
+                                     outputs=[raise_already_chose_nameplate])
+    S3_typing_code_yes_wordlist.upon(get_nameplate_completions,
+                                     enter=S3_typing_code_yes_wordlist,
+                                     outputs=[raise_already_chose_nameplate])
+    S3_typing_code_yes_wordlist.upon(choose_nameplate, enter=S3_typing_code_yes_wordlist,
+                                     outputs=[raise_already_chose_nameplate])
+    S3_typing_code_yes_wordlist.upon(get_word_completions, enter=S3_typing_code_yes_wordlist,
+                                     outputs=[complete_words], collector=_first)
+    S3_typing_code_yes_wordlist.upon(choose_words, enter=S4_done, outputs=[finish])
+
+    S4_done.upon(got_nameplates, enter=S4_done, outputs=[])
+    S4_done.upon(got_wordlist, enter=S4_done, outputs=[record_wordlist])
+    S4_done.upon(refresh_nameplates, enter=S4_done, outputs=[raise_already_chose_nameplate])
+    S4_done.upon(get_nameplate_completions, enter=S4_done,
+                 outputs=[raise_already_chose_nameplate])
+    S4_done.upon(choose_nameplate, enter=S4_done, outputs=[raise_already_chose_nameplate])
+    S4_done.upon(get_word_completions, enter=S4_done, outputs=[raise_already_chose_words])
+    S4_done.upon(choose_words, enter=S4_done, outputs=[raise_already_chose_words])
+
+
+@implementer(_interfaces.IInputHelper)
+class Helper:
+    """What ``w.input_code()`` returns: checks the arguments, then asks the
+    Input machine (spec 004 5.5)."""
+
+    def __init__(self, input):
+        self._input = input
+
+    def refresh_nameplates(self):
+        self._input.refresh_nameplates()
+
+    def get_nameplate_completions(self, prefix):
+        return self._input.get_nameplate_completions(prefix)
+
+    def choose_nameplate(self, nameplate):
+        if not isinstance(nameplate, str):
+            raise TypeError(f"nameplate must be a str, not {type(nameplate).__name__}")
+        if not nameplate.isdigit() or not nameplate.isascii():
+            raise KeyFormatError(
+                f"Nameplate '{nameplate}' must be numeric, with no spaces "
+                f"(the digits before the first hyphen of the code)")
+        self._input.choose_nameplate(nameplate)
+
+    def when_wordlist_is_available(self):
+        return self._input.when_wordlist_is_available()
+
+    def get_word_completions(self, prefix):
+        return self._input.get_word_completions(prefix)
+
+    def choose_words(self, words):
+        if not isinstance(words, str):
+            raise TypeError(f"words must be a str, not {type(words).__name__}")
+        self._input.choose_words(words)

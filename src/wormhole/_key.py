@@ -1,0 +1,95 @@
+"""The Key machine: SPAKE2 from the code and the peer's ``pake`` body.
+
+Spec 004 chapter 8: as soon as the code is known we send our ``pake``
+phase; with the peer's ``pake`` we compute the shared key, then send our
+encrypted ``version`` phase (which doubles as key confirmation for the
+peer). The peer's ``pake`` may arrive before our code (while the human is
+still typing the words), so it is kept until then.
+"""
+
+from automat import MethodicalMachine
+from zope.interface import implementer
+
+from . import _interfaces
+from ._crypto import derive_phase_key, encode_version, encrypt_data, finish_pake, make_pake
+
+
+@implementer(_interfaces.IKey)
+class Key:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, appid, versions, side, version_extra, timing, entropy_f=None):
+        self._appid = appid
+        self._versions = versions
+        self._side = side
+        self._version_extra = version_extra
+        self._timing = timing
+        self._entropy_f = entropy_f
+        self._sp = None
+        self._their_pake = None
+
+    def wire(self, boss, mailbox, receive, ordering):
+        self._B = _interfaces.IBoss(boss)
+        self._M = _interfaces.IMailbox(mailbox)
+        self._R = _interfaces.IReceive(receive)
+        self._O = _interfaces.IOrder(ordering)
+
+    @m.state(initial=True)
+    def S00_nothing(self): pass  # noqa
+
+    @m.state()
+    def S01_have_pake(self): pass  # noqa
+
+    @m.state()
+    def S10_have_code(self): pass  # noqa
+
+    @m.state()
+    def S11_done(self): pass  # noqa
+
+    @m.input()
+    def got_code(self, code): pass  # noqa
+
+    @m.input()
+    def got_pake(self, body): pass  # noqa
+
+    @m.output()
+    def stash_pake(self, body):
+        self._their_pake = body
+
+    @m.output()
+    def send_pake(self, code):
+        with self._timing.add("pake1", waiting="crypto"):
+            self._sp, body = make_pake(code, self._appid, self._entropy_f)
+        self._M.add_message("pake", body)
+
+    @m.output()
+    def compute_key_from_stash(self, code):
+        self._compute_key(self._their_pake)
+
+    @m.output()
+    def compute_key(self, body):
+        self._compute_key(body)
+
+    def _compute_key(self, body):
+        try:
+            with self._timing.add("pake2", waiting="crypto"):
+                key = finish_pake(self._sp, body)
+        except ValueError:
+            # a pake body that cannot finish the exchange is as bad as a
+            # message that does not decrypt (spec 004 chapter 8)
+            self._B.scared()
+            return
+        self._B.got_key(key)
+        plaintext = encode_version(self._versions, self._version_extra)
+        phase_key = derive_phase_key(key, self._side, "version")
+        self._M.add_message("version", encrypt_data(phase_key, plaintext))
+        self._R.got_key(key)
+        self._O.got_key()
+
+    S00_nothing.upon(got_code, enter=S10_have_code, outputs=[send_pake])
+    S00_nothing.upon(got_pake, enter=S01_have_pake, outputs=[stash_pake])
+    S01_have_pake.upon(got_code, enter=S11_done, outputs=[send_pake, compute_key_from_stash])
+    S01_have_pake.upon(got_pake, enter=S01_have_pake, outputs=[])
+    S10_have_code.upon(got_pake, enter=S11_done, outputs=[compute_key])
+    S11_done.upon(got_pake, enter=S11_done, outputs=[])

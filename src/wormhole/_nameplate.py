@@ -1,0 +1,187 @@
+"""The Nameplate machine: claim the nameplate, learn the mailbox, release.
+
+Spec 003 "Nameplates": a client claims the nameplate of its code, the
+server answers with the mailbox id, and the client releases the nameplate as
+soon as the peer has shown up (so short nameplates are reused quickly).
+Every state has an ``A`` (disconnected) and a ``B`` (connected) variant; on
+reconnection a held claim is sent again, and a pending release too.
+"""
+
+from automat import MethodicalMachine
+from zope.interface import implementer
+
+from . import _interfaces
+from ._wordlist import PGPWordList
+
+
+@implementer(_interfaces.INameplate)
+class Nameplate:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self):
+        self._nameplate = None
+
+    def wire(self, mailbox, input, rendezvous_connector, terminator):
+        self._M = _interfaces.IMailbox(mailbox)
+        self._I = _interfaces.IInput(input)
+        self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
+        self._T = _interfaces.ITerminator(terminator)
+
+    # S0: no nameplate yet; S1: nameplate known, claim not answered;
+    # S2: claimed; S3: release sent; S3c: release sent and closing;
+    # S4: released; S5: closed.
+    @m.state(initial=True)
+    def S0A(self): pass  # noqa
+
+    @m.state()
+    def S0B(self): pass  # noqa
+
+    @m.state()
+    def S1A(self): pass  # noqa
+
+    @m.state()
+    def S1B(self): pass  # noqa
+
+    @m.state()
+    def S2A(self): pass  # noqa
+
+    @m.state()
+    def S2B(self): pass  # noqa
+
+    @m.state()
+    def S3A(self): pass  # noqa
+
+    @m.state()
+    def S3B(self): pass  # noqa
+
+    @m.state()
+    def S3cA(self): pass  # noqa
+
+    @m.state()
+    def S3cB(self): pass  # noqa
+
+    @m.state()
+    def S4A(self): pass  # noqa
+
+    @m.state()
+    def S4B(self): pass  # noqa
+
+    @m.state()
+    def S5A(self): pass  # noqa
+
+    @m.state()
+    def S5B(self): pass  # noqa
+
+    @m.input()
+    def connected(self): pass  # noqa
+
+    @m.input()
+    def lost(self): pass  # noqa
+
+    @m.input()
+    def set_nameplate(self, nameplate): pass  # noqa
+
+    @m.input()
+    def rx_claimed(self, mailbox): pass  # noqa
+
+    @m.input()
+    def rx_released(self): pass  # noqa
+
+    @m.input()
+    def release(self): pass  # noqa
+
+    @m.input()
+    def close(self): pass  # noqa
+
+    @m.output()
+    def record_nameplate(self, nameplate):
+        self._nameplate = nameplate
+
+    @m.output()
+    def give_wordlist(self, nameplate):
+        # All nameplates use the PGP word list today; a future server may
+        # name one per nameplate (spec 004 7.5), which is why it comes from
+        # here.
+        self._I.got_wordlist(PGPWordList())
+
+    @m.output()
+    def record_nameplate_and_tx_claim(self, nameplate):
+        self._nameplate = nameplate
+        self._RC.tx_claim(nameplate)
+
+    @m.output()
+    def tx_claim(self):
+        self._RC.tx_claim(self._nameplate)
+
+    @m.output()
+    def tell_mailbox(self, mailbox):
+        self._M.got_mailbox(mailbox)
+
+    @m.output()
+    def tx_release(self):
+        self._RC.tx_release(self._nameplate)
+
+    @m.output()
+    def nameplate_done(self):
+        self._T.nameplate_done()
+
+    S0A.upon(connected, enter=S0B, outputs=[])
+    S0A.upon(set_nameplate, enter=S1A, outputs=[record_nameplate, give_wordlist])
+    S0A.upon(release, enter=S0A, outputs=[])
+    S0A.upon(close, enter=S5A, outputs=[nameplate_done])
+    S0B.upon(lost, enter=S0A, outputs=[])
+    S0B.upon(set_nameplate, enter=S1B, outputs=[record_nameplate_and_tx_claim, give_wordlist])
+    S0B.upon(release, enter=S0B, outputs=[])
+    S0B.upon(close, enter=S5B, outputs=[nameplate_done])
+
+    S1A.upon(connected, enter=S1B, outputs=[tx_claim])
+    S1A.upon(release, enter=S1A, outputs=[])
+    S1A.upon(close, enter=S5A, outputs=[nameplate_done])
+    S1B.upon(lost, enter=S1A, outputs=[])
+    S1B.upon(rx_claimed, enter=S2B, outputs=[tell_mailbox])
+    S1B.upon(release, enter=S1B, outputs=[])
+    S1B.upon(close, enter=S3cB, outputs=[tx_release])
+
+    S2A.upon(connected, enter=S2B, outputs=[tx_claim])
+    S2A.upon(release, enter=S3A, outputs=[])
+    S2A.upon(close, enter=S3cA, outputs=[])
+    S2B.upon(lost, enter=S2A, outputs=[])
+    S2B.upon(rx_claimed, enter=S2B, outputs=[])  # answer to a re-claim
+    S2B.upon(release, enter=S3B, outputs=[tx_release])
+    S2B.upon(close, enter=S3cB, outputs=[tx_release])
+
+    S3A.upon(connected, enter=S3B, outputs=[tx_release])
+    S3A.upon(release, enter=S3A, outputs=[])
+    S3A.upon(close, enter=S3cA, outputs=[])
+    S3B.upon(lost, enter=S3A, outputs=[])
+    S3B.upon(rx_claimed, enter=S3B, outputs=[])
+    S3B.upon(rx_released, enter=S4B, outputs=[])
+    S3B.upon(release, enter=S3B, outputs=[])
+    S3B.upon(close, enter=S3cB, outputs=[])
+
+    S3cA.upon(connected, enter=S3cB, outputs=[tx_release])
+    S3cA.upon(release, enter=S3cA, outputs=[])
+    S3cA.upon(close, enter=S3cA, outputs=[])
+    S3cB.upon(lost, enter=S3cA, outputs=[])
+    S3cB.upon(rx_claimed, enter=S3cB, outputs=[])
+    S3cB.upon(rx_released, enter=S5B, outputs=[nameplate_done])
+    S3cB.upon(release, enter=S3cB, outputs=[])
+    S3cB.upon(close, enter=S3cB, outputs=[])
+
+    S4A.upon(connected, enter=S4B, outputs=[])
+    S4A.upon(release, enter=S4A, outputs=[])
+    S4A.upon(close, enter=S5A, outputs=[nameplate_done])
+    S4B.upon(lost, enter=S4A, outputs=[])
+    S4B.upon(rx_released, enter=S4B, outputs=[])
+    S4B.upon(release, enter=S4B, outputs=[])
+    S4B.upon(close, enter=S5B, outputs=[nameplate_done])
+
+    S5A.upon(connected, enter=S5B, outputs=[])
+    S5A.upon(release, enter=S5A, outputs=[])
+    S5A.upon(close, enter=S5A, outputs=[])
+    S5B.upon(lost, enter=S5A, outputs=[])
+    S5B.upon(rx_claimed, enter=S5B, outputs=[])
+    S5B.upon(rx_released, enter=S5B, outputs=[])
+    S5B.upon(release, enter=S5B, outputs=[])
+    S5B.upon(close, enter=S5B, outputs=[])

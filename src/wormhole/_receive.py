@@ -1,0 +1,83 @@
+"""The Receive machine: decrypt the peer's phases, judge the mood.
+
+Spec 004 chapter 8: the first message that decrypts proves someone used
+our code (lonely -> happy, and we learn the verifier); any message that
+does not decrypt makes the wormhole scary and closes it.
+"""
+
+from automat import MethodicalMachine
+from zope.interface import implementer
+
+from . import _interfaces
+from ._crypto import DecryptError, decrypt_data, derive_phase_key, derive_verifier
+
+
+@implementer(_interfaces.IReceive)
+class Receive:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, side, timing):
+        self._side = side
+        self._timing = timing
+        self._key = None
+
+    def wire(self, boss, send):
+        self._B = _interfaces.IBoss(boss)
+        self._S = _interfaces.ISend(send)
+
+    @m.state(initial=True)
+    def S0_unknown_key(self): pass  # noqa
+
+    @m.state()
+    def S1_unverified_key(self): pass  # noqa
+
+    @m.state()
+    def S2_verified_key(self): pass  # noqa
+
+    @m.state()
+    def S3_scared(self): pass  # noqa
+
+    @m.input()
+    def got_key(self, key): pass  # noqa
+
+    def got_message(self, side, phase, body):
+        # the Order machine only calls this once got_key() has happened
+        try:
+            plaintext = decrypt_data(derive_phase_key(self._key, side, phase), body)
+        except DecryptError:
+            self._got_message_bad()
+            return
+        self._got_message_good(phase, plaintext)
+
+    @m.input()
+    def _got_message_good(self, phase, plaintext): pass  # noqa
+
+    @m.input()
+    def _got_message_bad(self): pass  # noqa
+
+    @m.output()
+    def record_key(self, key):
+        self._key = key
+
+    @m.output()
+    def verified(self, phase, plaintext):
+        self._B.happy()
+        self._B.got_verifier(derive_verifier(self._key))
+        self._S.got_verified_key(self._key)
+
+    @m.output()
+    def deliver(self, phase, plaintext):
+        self._B.got_message(phase, plaintext)
+
+    @m.output()
+    def scared(self):
+        self._B.scared()
+
+    S0_unknown_key.upon(got_key, enter=S1_unverified_key, outputs=[record_key])
+    S1_unverified_key.upon(_got_message_good, enter=S2_verified_key, outputs=[verified, deliver])
+    S1_unverified_key.upon(_got_message_bad, enter=S3_scared, outputs=[scared])
+    S2_verified_key.upon(_got_message_good, enter=S2_verified_key, outputs=[deliver])
+    S2_verified_key.upon(_got_message_bad, enter=S3_scared, outputs=[scared])
+    S3_scared.upon(_got_message_good, enter=S3_scared, outputs=[])
+    S3_scared.upon(_got_message_bad, enter=S3_scared, outputs=[])

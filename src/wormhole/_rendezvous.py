@@ -1,0 +1,432 @@
+"""The RendezvousConnector: our WebSocket to the Mailbox server.
+
+Spec 003 "WebSocket Transport": JSON dicts, every command with a random
+``id``; unknown message types and keys ignored. We wait for the server's
+``welcome`` (spec 003 "Permission to Use the Server": ``submit-permissions``
+must precede ``bind``), then ``bind`` and tell the Nameplate, Mailbox,
+Lister and Allocator we are connected, so each re-sends what it still needs.
+A lost connection is retried after 1 s, growing by 50% each time, capped at
+60 s (spec 003). If the very first attempt fails we report
+ServerConnectionError instead of retrying forever.
+"""
+
+import os
+from urllib.parse import urlparse
+
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
+from automat import MethodicalMachine
+from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
+from twisted.internet.ssl import optionsForClientTLS
+from zope.interface import implementer
+
+from . import _interfaces
+from ._hashcash import mint
+from .errors import ProtocolError, RelayURLError, ServerConnectionError, WelcomeError
+from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
+
+
+def parse_relay_url(url):
+    """Return (scheme, host, port) of a ``ws://``/``wss://`` URL, or raise
+    RelayURLError saying what is wrong (spec 004 5.3)."""
+    if not isinstance(url, str):
+        raise RelayURLError(f"relay URL must be a str, not {type(url).__name__}")
+    p = urlparse(url)
+    if p.scheme not in ("ws", "wss"):
+        raise RelayURLError(
+            f"relay URL {url!r} must start with ws:// or wss:// "
+            f"(the Mailbox server speaks WebSocket)")
+    if not p.hostname:
+        raise RelayURLError(f"relay URL {url!r} has no host")
+    try:
+        port = p.port
+    except ValueError as e:
+        raise RelayURLError(f"relay URL {url!r} has a bad port: {e}") from None
+    if port is None:
+        port = 443 if p.scheme == "wss" else 80
+    return p.scheme, p.hostname, port
+
+
+def choose_permission(welcome):
+    """What to send before ``bind``: None, or a ``submit-permissions`` dict.
+
+    Spec 003 "Permission to Use the Server": ``none`` if offered, else
+    ``hashcash``; raises WelcomeError if no method we know is offered.
+    """
+    methods = welcome.get("permission-required")
+    if methods is None:
+        return None
+    if not isinstance(methods, dict):
+        raise WelcomeError(f"server sent a malformed permission-required: {methods!r}")
+    if "none" in methods:
+        return None
+    if "hashcash" in methods:
+        params = methods["hashcash"]
+        if not isinstance(params, dict):
+            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
+        bits, resource = params.get("bits"), params.get("resource")
+        if (not isinstance(bits, int) or isinstance(bits, bool)
+                or not isinstance(resource, str)):
+            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
+        return {"method": "hashcash", "stamp": mint(resource, bits)}
+    raise WelcomeError(
+        "the server requires a permission method this client does not support "
+        f"(offered: {', '.join(sorted(methods)) or 'none at all'}); "
+        "upgrading the client may help")
+
+
+class _WSClient(WebSocketClientProtocol):
+    def onOpen(self):
+        self.factory.rc.ws_open(self)
+
+    def onMessage(self, payload, isBinary):
+        self.factory.rc.ws_message(payload)
+
+    def onClose(self, wasClean, code, reason):
+        self.factory.rc.ws_close(wasClean, code, reason)
+
+
+class _WSFactory(WebSocketClientFactory):
+    protocol = _WSClient
+
+    def __init__(self, rc, *args, **kwargs):
+        WebSocketClientFactory.__init__(self, *args, **kwargs)
+        self.rc = rc
+
+
+@implementer(_interfaces.IRendezvousConnector)
+class RendezvousConnector:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version,
+                 initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None):
+        self._url = url
+        self._appid = appid
+        self._side = side
+        self._reactor = reactor
+        self._journal = journal
+        self._tor = tor
+        self._timing = timing
+        self._client_version = client_version
+        self._initial_delay = initial_delay
+        self._delay = initial_delay
+        self._max_delay = max_delay
+        self._factor = factor
+        self._scheme, self._host, self._port = parse_relay_url(url)
+        self._endpoint_factory = endpoint_factory or self._make_endpoint
+        self._factory = _WSFactory(self, url)
+        self._factory.protocol = _WSClient
+        self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600)
+        self._connect_d = None
+        self._ws = None
+        self._timer = None
+        self._handlers = {
+            "welcome": self._handle_welcome,
+            "nameplates": self._handle_nameplates,
+            "allocated": self._handle_allocated,
+            "claimed": self._handle_claimed,
+            "released": self._handle_released,
+            "message": self._handle_message,
+            "closed": self._handle_closed,
+            "error": self._handle_error,
+            "ack": self._ignore,
+            "pong": self._ignore,
+        }
+
+    def wire(self, boss, nameplate, mailbox, allocator, lister, terminator):
+        self._B = _interfaces.IBoss(boss)
+        self._N = _interfaces.INameplate(nameplate)
+        self._M = _interfaces.IMailbox(mailbox)
+        self._A = _interfaces.IAllocator(allocator)
+        self._L = _interfaces.ILister(lister)
+        self._T = _interfaces.ITerminator(terminator)
+
+    def _make_endpoint(self, scheme, host, port):
+        if self._tor is not None:
+            return self._tor.stream_via(host, port, tls=(scheme == "wss"))
+        ep = HostnameEndpoint(self._reactor, host, port)
+        if scheme == "wss":
+            ep = wrapClientTLS(optionsForClientTLS(host), ep)
+        return ep
+
+    # -- states ---------------------------------------------------------
+    @m.state(initial=True)
+    def S0_idle(self): pass  # noqa
+
+    @m.state()
+    def S1_connecting_first(self): pass  # noqa
+
+    @m.state()
+    def S1_connecting(self): pass  # noqa
+
+    @m.state()
+    def S2_awaiting_welcome(self): pass  # noqa
+
+    @m.state()
+    def S3_bound(self): pass  # noqa
+
+    @m.state()
+    def S4_waiting(self): pass  # noqa
+
+    @m.state()
+    def S5_stopping(self): pass  # noqa
+
+    @m.state()
+    def S6_stopped(self): pass  # noqa
+
+    @m.state()
+    def S7_failed(self): pass  # noqa
+
+    # -- inputs ---------------------------------------------------------
+    @m.input()
+    def start(self): pass  # noqa
+
+    @m.input()
+    def stop(self): pass  # noqa
+
+    @m.input()
+    def ws_open(self, proto): pass  # noqa
+
+    @m.input()
+    def ws_close(self, was_clean, code, reason): pass  # noqa
+
+    @m.input()
+    def _connect_failed(self, f): pass  # noqa
+
+    @m.input()
+    def _timer_expired(self): pass  # noqa
+
+    @m.input()
+    def _rx_welcome(self, welcome, permission): pass  # noqa
+
+    @m.input()
+    def _rx_unwelcome(self, error): pass  # noqa
+
+    # -- outputs --------------------------------------------------------
+    @m.output()
+    def connect(self):
+        self._timer = None
+        ep = self._endpoint_factory(self._scheme, self._host, self._port)
+        d = self._connect_d = ep.connect(self._factory)
+
+        def _connected(proto):
+            self._connect_d = None
+            self._ws = proto  # the WebSocket handshake is still to come
+
+        def _failed(f):
+            self._connect_d = None
+            self._connect_failed(f)
+        d.addCallbacks(_connected, _failed)
+
+    @m.output()
+    def cancel_connect(self):
+        if self._connect_d is not None:
+            self._connect_d.cancel()  # -> _connect_failed
+        elif self._ws is not None:
+            self._ws.transport.loseConnection()  # -> ws_close
+
+    @m.output()
+    def record_ws(self, proto):
+        self._ws = proto
+        self._delay = self._initial_delay
+
+    @m.output()
+    def drop_ws(self):
+        self._ws.transport.loseConnection()
+
+    @m.output()
+    def forget_ws(self):
+        self._ws = None
+
+    @m.output()
+    def schedule_reconnect(self):
+        self._timer = self._reactor.callLater(self._delay, self._timer_expired)
+        self._delay = min(self._delay * self._factor, self._max_delay)
+
+    @m.output()
+    def cancel_timer(self):
+        self._timer.cancel()
+        self._timer = None
+
+    @m.output()
+    def report_connect_failed(self, f):
+        self._B.error(ServerConnectionError(self._url, f.getErrorMessage()))
+
+    @m.output()
+    def report_ws_failed(self, was_clean, code, reason):
+        self._B.error(ServerConnectionError(self._url, reason or f"WebSocket closed ({code})"))
+
+    @m.output()
+    def deliver_welcome(self, welcome, permission):
+        self._B.rx_welcome(welcome)
+
+    @m.output()
+    def tx_permission_and_bind(self, welcome, permission):
+        if permission is not None:
+            self._tx("submit-permissions", **permission)
+        self._tx("bind", appid=self._appid, side=self._side,
+                 client_version=list(self._client_version))
+
+    @m.output()
+    def notify_connected(self):
+        self._N.connected()
+        self._M.connected()
+        self._L.connected()
+        self._A.connected()
+
+    @m.output()
+    def notify_lost(self):
+        self._N.lost()
+        self._M.lost()
+        self._L.lost()
+        self._A.lost()
+
+    @m.output()
+    def deliver_unwelcome(self, error):
+        self._B.rx_unwelcome(error)
+
+    @m.output()
+    def tell_stopped(self):
+        self._T.stopped()
+
+    # -- transitions ----------------------------------------------------
+    S0_idle.upon(start, enter=S1_connecting_first, outputs=[connect])
+    S0_idle.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
+
+    S1_connecting_first.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
+    S1_connecting_first.upon(_connect_failed, enter=S7_failed, outputs=[report_connect_failed])
+    S1_connecting_first.upon(ws_close, enter=S7_failed, outputs=[forget_ws, report_ws_failed])
+    S1_connecting_first.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
+
+    S1_connecting.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
+    S1_connecting.upon(_connect_failed, enter=S4_waiting, outputs=[schedule_reconnect])
+    S1_connecting.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S1_connecting.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
+
+    S2_awaiting_welcome.upon(_rx_welcome, enter=S3_bound,
+                             outputs=[deliver_welcome, tx_permission_and_bind, notify_connected])
+    S2_awaiting_welcome.upon(_rx_unwelcome, enter=S2_awaiting_welcome,
+                             outputs=[deliver_unwelcome])
+    S2_awaiting_welcome.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S2_awaiting_welcome.upon(stop, enter=S5_stopping, outputs=[drop_ws])
+
+    S3_bound.upon(_rx_welcome, enter=S3_bound, outputs=[])
+    S3_bound.upon(_rx_unwelcome, enter=S3_bound, outputs=[deliver_unwelcome])
+    S3_bound.upon(ws_close, enter=S4_waiting,
+                  outputs=[forget_ws, notify_lost, schedule_reconnect])
+    S3_bound.upon(stop, enter=S5_stopping, outputs=[drop_ws])
+
+    S4_waiting.upon(_timer_expired, enter=S1_connecting, outputs=[connect])
+    S4_waiting.upon(stop, enter=S6_stopped, outputs=[cancel_timer, tell_stopped])
+
+    S5_stopping.upon(ws_open, enter=S5_stopping, outputs=[drop_ws])
+    S5_stopping.upon(ws_close, enter=S6_stopped, outputs=[forget_ws, tell_stopped])
+    S5_stopping.upon(_connect_failed, enter=S6_stopped, outputs=[tell_stopped])
+    S5_stopping.upon(_rx_welcome, enter=S5_stopping, outputs=[])
+    S5_stopping.upon(_rx_unwelcome, enter=S5_stopping, outputs=[])
+    S5_stopping.upon(stop, enter=S5_stopping, outputs=[])
+
+    S6_stopped.upon(stop, enter=S6_stopped, outputs=[])
+    S6_stopped.upon(_rx_welcome, enter=S6_stopped, outputs=[])
+    S6_stopped.upon(_rx_unwelcome, enter=S6_stopped, outputs=[])
+
+    S7_failed.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
+
+    # -- outbound ---------------------------------------------------------
+    def _tx(self, mtype, **kwargs):
+        # the id is only for the timing tool (spec 003 "WebSocket Transport")
+        msg = dict(kwargs, type=mtype, id=bytes_to_hexstr(os.urandom(2)))
+        self._timing.add("ws_send", _side=self._side, **msg)
+        payload = dict_to_bytes(msg)
+        self._journal.queue_outbound(self._ws.sendMessage, payload, False)
+
+    def tx_claim(self, nameplate):
+        self._tx("claim", nameplate=nameplate)
+
+    def tx_release(self, nameplate):
+        self._tx("release", nameplate=nameplate)
+
+    def tx_open(self, mailbox):
+        self._tx("open", mailbox=mailbox)
+
+    def tx_add(self, phase, body):
+        self._tx("add", phase=phase, body=bytes_to_hexstr(body))
+
+    def tx_close(self, mailbox, mood):
+        self._tx("close", mailbox=mailbox, mood=mood)
+
+    def tx_allocate(self):
+        self._tx("allocate")
+
+    def tx_list(self):
+        self._tx("list")
+
+    # -- inbound ----------------------------------------------------------
+    def ws_message(self, payload):
+        with self._journal.process():
+            try:
+                msg = bytes_to_dict(payload)
+            except (TypeError, ValueError) as e:
+                self._B.error(ProtocolError(f"the server sent something that is not a "
+                                            f"JSON object: {e}"))
+                return
+            self._timing.add("ws_receive", _side=self._side, message=msg)
+            handler = self._handlers.get(msg.get("type"), self._ignore)
+            try:
+                handler(msg)
+            except Exception as e:  # malformed, or out of turn: say which
+                self._B.error(ProtocolError(
+                    f"cannot handle {msg.get('type')!r} message from the server "
+                    f"({type(e).__name__}: {e}): {msg!r}"))
+
+    @staticmethod
+    def _field(msg, key, kind):
+        value = msg[key]
+        if not isinstance(value, kind):
+            raise TypeError(f"{key!r} must be {kind.__name__}, not {type(value).__name__}")
+        return value
+
+    def _ignore(self, msg):
+        pass
+
+    def _handle_welcome(self, msg):
+        welcome = self._field(msg, "welcome", dict)
+        if "error" in welcome:
+            self._rx_unwelcome(WelcomeError(str(welcome["error"])))
+            return
+        try:
+            permission = choose_permission(welcome)
+        except WelcomeError as e:
+            self._rx_unwelcome(e)
+            return
+        self._rx_welcome(welcome, permission)
+
+    def _handle_nameplates(self, msg):
+        nameplates = self._field(msg, "nameplates", list)
+        ids = []
+        for n in nameplates:
+            if not isinstance(n, dict) or not isinstance(n.get("id"), str):
+                raise TypeError(f"nameplate entry must be {{'id': str}}, not {n!r}")
+            ids.append(n["id"])
+        self._L.rx_nameplates(ids)
+
+    def _handle_allocated(self, msg):
+        self._A.rx_allocated(self._field(msg, "nameplate", str))
+
+    def _handle_claimed(self, msg):
+        self._N.rx_claimed(self._field(msg, "mailbox", str))
+
+    def _handle_released(self, msg):
+        self._N.rx_released()
+
+    def _handle_message(self, msg):
+        side = self._field(msg, "side", str)
+        phase = self._field(msg, "phase", str)
+        body = hexstr_to_bytes(self._field(msg, "body", str))
+        self._M.rx_message(side, phase, body)
+
+    def _handle_closed(self, msg):
+        self._M.rx_closed()
+
+    def _handle_error(self, msg):
+        self._B.rx_error(str(msg.get("error", "")), msg.get("orig"))

@@ -1,0 +1,72 @@
+"""The Terminator machine: close nameplate and mailbox, then the connection.
+
+Spec 004 5.11: ``close()`` has finished when every nameplate and mailbox
+has been released on the server and the WebSocket is closed.
+"""
+
+from automat import MethodicalMachine
+from zope.interface import implementer
+
+from . import _interfaces
+
+
+@implementer(_interfaces.ITerminator)
+class Terminator:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def wire(self, boss, rendezvous_connector, nameplate, mailbox):
+        self._B = _interfaces.IBoss(boss)
+        self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
+        self._N = _interfaces.INameplate(nameplate)
+        self._M = _interfaces.IMailbox(mailbox)
+
+    @m.state(initial=True)
+    def S_open(self): pass  # noqa
+
+    @m.state()
+    def S_closing_nameplate_and_mailbox(self): pass  # noqa
+
+    @m.state()
+    def S_closing_nameplate(self): pass  # noqa
+
+    @m.state()
+    def S_closing_mailbox(self): pass  # noqa
+
+    @m.state()
+    def S_stopping(self): pass  # noqa
+
+    @m.state()
+    def S_stopped(self): pass  # noqa
+
+    @m.input()
+    def close(self, mood): pass  # noqa
+
+    @m.input()
+    def nameplate_done(self): pass  # noqa
+
+    @m.input()
+    def mailbox_done(self): pass  # noqa
+
+    @m.input()
+    def stopped(self): pass  # noqa
+
+    @m.output()
+    def close_both(self, mood):
+        self._N.close()
+        self._M.close(mood)
+
+    @m.output()
+    def stop_connection(self):
+        self._RC.stop()
+
+    @m.output()
+    def tell_boss(self):
+        self._B.closed()
+
+    S_open.upon(close, enter=S_closing_nameplate_and_mailbox, outputs=[close_both])
+    S_closing_nameplate_and_mailbox.upon(nameplate_done, enter=S_closing_mailbox, outputs=[])
+    S_closing_nameplate_and_mailbox.upon(mailbox_done, enter=S_closing_nameplate, outputs=[])
+    S_closing_nameplate.upon(nameplate_done, enter=S_stopping, outputs=[stop_connection])
+    S_closing_mailbox.upon(mailbox_done, enter=S_stopping, outputs=[stop_connection])
+    S_stopping.upon(stopped, enter=S_stopped, outputs=[tell_boss])

@@ -1,0 +1,121 @@
+"""Errors the client library signals (spec 004 5.5, 5.7, 5.11).
+
+Every message says what went wrong and, where there is one, what to do.
+"""
+
+
+class WormholeError(Exception):
+    """Parent class for every error this library signals to applications."""
+
+
+class UnsendableFileError(Exception):
+    """A file could not be sent (the CLI raises this; kept for import
+    compatibility of applications written against the reference)."""
+
+
+class ServerError(WormholeError):
+    """The Mailbox server sent an ``error`` message (spec 004 7.4)."""
+
+
+class WelcomeError(WormholeError):
+    """The server's welcome carried ``error``: it will not serve us
+    (spec 004 5.7), or we cannot satisfy its ``permission-required``."""
+
+
+class ServerConnectionError(WormholeError):
+    """We could not connect to the Mailbox server at all."""
+
+    def __init__(self, url, reason):
+        self.url = url
+        self.reason = reason
+        super().__init__(url, reason)
+
+    def __str__(self):
+        return f"could not connect to the Mailbox server at {self.url}: {self.reason}"
+
+
+class Timeout(WormholeError):
+    """An operation took longer than the application allowed."""
+
+
+class WrongPasswordError(WormholeError):
+    """Key confirmation failed: a message from the peer did not decrypt.
+
+    Either the other side typed the code wrong, or someone tried to guess
+    it and failed (spec 004 chapter 8). The wormhole has been closed.
+    """
+
+    def __str__(self):
+        return ("Key confirmation failed. Either you or your correspondent "
+                "typed the code wrong, or a would-be man-in-the-middle "
+                "attacker guessed incorrectly. Try again.")
+
+
+class KeyFormatError(WormholeError):
+    """The code (or nameplate) is malformed: it must look like
+    ``NNN-word-word``, digits first (spec 004 5.5)."""
+
+
+class ReflectionAttack(WormholeError):
+    """We received our own PAKE message back (reflection)."""
+
+
+class InternalError(WormholeError):
+    """Something inside the library is inconsistent (a bug)."""
+
+
+class TransferError(WormholeError):
+    """Something went wrong with a data transfer."""
+
+
+class NoTorError(WormholeError):
+    """Tor support was requested but txtorcon is not installed."""
+
+
+class NoKeyError(WormholeError):
+    """``derive_key()`` was called before the key was established."""
+
+
+class OnlyOneCodeError(WormholeError):
+    """Only one of allocate_code/set_code/input_code may be called, once."""
+
+
+class MustChooseNameplateFirstError(WormholeError):
+    """The input helper needs ``choose_nameplate()`` before word
+    completion or ``choose_words()`` (spec 004 5.5)."""
+
+
+class AlreadyChoseNameplateError(WormholeError):
+    """``choose_nameplate()`` was already called on this input helper."""
+
+
+class AlreadyChoseWordsError(WormholeError):
+    """``choose_words()`` was already called on this input helper."""
+
+
+class AlreadyInputNameplateError(WormholeError):
+    """The nameplate was already input (a second one cannot be)."""
+
+
+class WormholeClosedError(InternalError):
+    """An API call was made after the wormhole was closed (a bug in the
+    application, not in the peer)."""
+
+
+class WormholeClosed(WormholeError):
+    """The wormhole was closed before this event could happen: a pending
+    ``get_*`` Deferred is errbacked with this after a clean close."""
+
+
+class LonelyError(WormholeError):
+    """We closed before hearing anything from the peer (mood ``lonely``)."""
+
+
+class RelayURLError(WormholeError, ValueError):
+    """The relay URL given to ``create()`` is not a ``ws://`` or ``wss://``
+    URL with a host; the message says what was wrong."""
+
+
+class ProtocolError(WormholeError):
+    """The server sent something we cannot make sense of (a malformed
+    message); the wormhole is closed with mood ``errory``."""

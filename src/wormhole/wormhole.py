@@ -1,0 +1,247 @@
+"""``create()`` and the two facades of spec 004 chapter 5.
+
+Deferred mode turns each event into Deferreds (every ``get_*`` call gets
+its own, before or after the event); Delegated mode calls the delegate's
+``wormhole_*`` methods. Both only validate arguments and hand them to the
+Boss; every event reaches the application in a later reactor turn.
+"""
+
+import os
+import sys
+
+from twisted.python.failure import Failure
+from zope.interface import implementer
+
+from . import _interfaces
+from ._boss import Boss
+from ._crypto import derive_key
+from ._eventual import EventualQueue
+from ._observer import OneShotObserver, SequenceObserver
+from ._rendezvous import parse_relay_url
+from .errors import KeyFormatError, NoKeyError, WormholeClosed
+from .journal import ImmediateJournal
+from .timing import DebugTiming
+from .util import bytes_to_hexstr, to_bytes
+
+__all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code"]
+
+
+def validate_code(code):
+    """Raise KeyFormatError unless ``code`` looks like ``NNN-words``
+    (spec 004 5.5: a pasted leading space or a missing number are the
+    usual mistakes)."""
+    if not isinstance(code, str):
+        raise KeyFormatError(f"The code must be a str, not {type(code).__name__}")
+    if code != code.strip():
+        raise KeyFormatError(f"Code '{code}' has leading or trailing whitespace: remove it")
+    if " " in code or "\t" in code:
+        raise KeyFormatError(f"Code '{code}' contains spaces: use hyphens between parts")
+    nameplate, hyphen, words = code.partition("-")
+    if not hyphen:
+        raise KeyFormatError(f"Code '{code}' has no hyphen: it must look like 4-purple-sausages")
+    if not (nameplate.isdigit() and nameplate.isascii()):
+        raise KeyFormatError(
+            f"Code '{code}' must start with the numeric nameplate, then a hyphen "
+            f"(like 4-purple-sausages), not '{nameplate}'")
+    if not words:
+        raise KeyFormatError(f"Code '{code}' has no words after the nameplate")
+
+
+class _WormholeBase:
+    """What both modes share: the commands (spec 004 5.15 "action")."""
+
+    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url):
+        self._reactor = reactor
+        self._eq = eventual_queue
+        self._stderr = stderr
+        self._welcome_handler = welcome_handler
+        self._relay_url = relay_url
+        self._key = None
+        self._welcomed = False
+        self._boss = None  # set by create()
+
+    # -- commands ------------------------------------------------------------
+    def allocate_code(self, code_length=2):
+        if not isinstance(code_length, int) or isinstance(code_length, bool) or code_length < 1:
+            raise ValueError(f"code_length must be a positive int, not {code_length!r}")
+        self._boss.allocate_code(code_length)
+
+    def input_code(self):
+        return self._boss.input_code()
+
+    def set_code(self, code):
+        validate_code(code)
+        self._boss.set_code(code)
+
+    def send_message(self, msg):
+        if not isinstance(msg, bytes):
+            raise TypeError(f"send_message() takes bytes, not {type(msg).__name__}")
+        self._boss.send(msg)
+
+    def derive_key(self, purpose, length):
+        if not isinstance(purpose, str):
+            raise TypeError(f"purpose must be a str, not {type(purpose).__name__}")
+        if not isinstance(length, int):
+            raise TypeError(f"length must be an int, not {type(length).__name__}")
+        if self._key is None:
+            raise NoKeyError()
+        return derive_key(self._key, to_bytes(purpose), length)
+
+    def dilate(self, *args, **kwargs):
+        raise NotImplementedError("Dilation is not available in this version")
+
+    def debug_set_trace(self, client_name, which="B N M S O K R RC L C I A T", file=sys.stderr):
+        self._boss._set_trace(client_name, which, file)
+
+    # -- events from the Boss that both modes treat alike --------------------
+    def _show_welcome(self, welcome):
+        # spec 004 5.7: the motd is shown once, saying which server sent it
+        if self._welcomed:
+            return False
+        self._welcomed = True
+        if self._welcome_handler is not None:
+            self._welcome_handler(welcome)
+        elif "motd" in welcome:
+            motd = "\n".join("  " + line for line in str(welcome["motd"]).splitlines())
+            print(f"Server (at {self._relay_url}) says:\n{motd}", file=self._stderr)
+        return True
+
+
+@implementer(_interfaces.IDeferredWormhole, _interfaces.IWormholeEvents)
+class DeferredWormhole(_WormholeBase):
+    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url):
+        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url)
+        self._welcome_observer = OneShotObserver(eventual_queue)
+        self._code_observer = OneShotObserver(eventual_queue)
+        self._key_observer = OneShotObserver(eventual_queue)
+        self._verifier_observer = OneShotObserver(eventual_queue)
+        self._version_observer = OneShotObserver(eventual_queue)
+        self._received_observer = SequenceObserver(eventual_queue)
+        self._closed_observer = OneShotObserver(eventual_queue)
+
+    def get_welcome(self):
+        return self._welcome_observer.when_fired()
+
+    def get_code(self):
+        return self._code_observer.when_fired()
+
+    def get_unverified_key(self):
+        return self._key_observer.when_fired()
+
+    def get_verifier(self):
+        return self._verifier_observer.when_fired()
+
+    def get_versions(self):
+        return self._version_observer.when_fired()
+
+    def get_message(self):
+        return self._received_observer.when_next_event()
+
+    def close(self):
+        d = self._closed_observer.when_fired()
+        self._boss.close()
+        return d
+
+    # IWormholeEvents
+    def got_welcome(self, welcome):
+        if self._show_welcome(welcome):
+            self._welcome_observer.fire(welcome)
+
+    def got_code(self, code):
+        self._code_observer.fire(code)
+
+    def got_key(self, key):
+        self._key = key
+        self._key_observer.fire(key)
+
+    def got_verifier(self, verifier):
+        self._verifier_observer.fire(verifier)
+
+    def got_versions(self, versions):
+        self._version_observer.fire(versions)
+
+    def received(self, plaintext):
+        self._received_observer.fire(plaintext)
+
+    def closed(self, result):
+        # spec 004 5.11: pending Deferreds errback with the error that
+        # closed us, or WormholeClosed after a clean close
+        if isinstance(result, Exception):
+            failure = Failure(result)
+        else:
+            failure = Failure(WormholeClosed(result))
+        for o in (self._welcome_observer, self._code_observer, self._key_observer,
+                  self._verifier_observer, self._version_observer):
+            o.fire_if_not_fired(failure)
+        self._received_observer.fire(failure)
+        self._closed_observer.fire(Failure(result) if isinstance(result, Exception) else result)
+
+
+@implementer(_interfaces.IWormhole, _interfaces.IWormholeEvents)
+class DelegatedWormhole(_WormholeBase):
+    def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url):
+        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url)
+        self._delegate = delegate
+
+    def close(self):
+        self._boss.close()
+
+    # IWormholeEvents
+    def got_welcome(self, welcome):
+        if self._show_welcome(welcome):
+            self._eq.eventually(self._delegate.wormhole_got_welcome, welcome)
+
+    def got_code(self, code):
+        self._eq.eventually(self._delegate.wormhole_got_code, code)
+
+    def got_key(self, key):
+        self._key = key
+        self._eq.eventually(self._delegate.wormhole_got_unverified_key, key)
+
+    def got_verifier(self, verifier):
+        self._eq.eventually(self._delegate.wormhole_got_verifier, verifier)
+
+    def got_versions(self, versions):
+        self._eq.eventually(self._delegate.wormhole_got_versions, versions)
+
+    def received(self, plaintext):
+        self._eq.eventually(self._delegate.wormhole_got_message, plaintext)
+
+    def closed(self, result):
+        self._eq.eventually(self._delegate.wormhole_closed, result)
+
+
+def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, timing=None,
+           stderr=sys.stderr, versions={}, welcome_handler=None, dilation=False,
+           on_status_update=None, _eventual_queue=None, _enable_dilate=False,
+           _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None):
+    """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
+    DelegatedWormhole when ``delegate`` is given.
+
+    ``_reconnect_delay``/``_reconnect_max_delay`` shorten the reconnection
+    backoff for tests; ``_endpoint_factory(scheme, host, port)`` replaces
+    how the Mailbox connection is made.
+    """
+    from . import __version__
+    if not isinstance(appid, str):
+        raise TypeError(f"appid must be a str, not {type(appid).__name__}")
+    parse_relay_url(relay_url)  # raises RelayURLError now, not later
+    if not isinstance(versions, dict):
+        raise TypeError(f"versions must be a dict, not {type(versions).__name__}")
+    timing = timing or DebugTiming()
+    # 10 hex digits, as the reference client uses on the wire
+    side = bytes_to_hexstr(os.urandom(5))
+    journal = journal or ImmediateJournal()
+    eq = _eventual_queue or EventualQueue(reactor)
+    if delegate is not None:
+        w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url)
+    else:
+        w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url)
+    w._on_status_update = on_status_update  # carried for Dilation (a later issue)
+    w._dilation = bool(dilation or _enable_dilate)
+    b = Boss(w, side, relay_url, appid, versions, ("python", __version__), reactor, eq,
+             journal, tor, timing, dilation=w._dilation, reconnect_delay=_reconnect_delay,
+             reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory)
+    w._boss = b
+    b.start()
+    return w
