@@ -1,0 +1,38 @@
+"""The limits the reference lacks, each configurable (docs/server.md).
+
+Each refusal is an `error` message naming the limit (DESIGN.md "Errors are
+values users can read")."""
+
+import attr
+
+
+@attr.s(frozen=True, slots=True)
+class Limits:
+    # largest WebSocket message we accept, in bytes; a bigger one gets an
+    # `error` (spec 004 7.x says clients send "no more than perhaps 20kB")
+    max_message_size = attr.ib(default=1024 * 1024)
+    # messages kept in one mailbox
+    max_messages_per_mailbox = attr.ib(default=1000)
+    # bytes we queue for a client that does not read before we close it
+    max_send_buffer = attr.ib(default=8 * 1024 * 1024)
+    # seconds without any message from a bound client before we close it
+    idle_timeout = attr.ib(default=24 * 3600.0)
+    # seconds a client may take from connecting to a successful `bind`
+    bind_timeout = attr.ib(default=120.0)
+    # seconds for the WebSocket (HTTP upgrade) handshake itself
+    handshake_timeout = attr.ib(default=30.0)
+    # nameplates / mailboxes one AppID may hold at a time
+    max_nameplates = attr.ib(default=100000)
+    max_mailboxes = attr.ib(default=100000)
+    # how long an unattended nameplate or mailbox lives, and how often we look
+    channel_expiration = attr.ib(default=11 * 3600.0)
+    prune_interval = attr.ib(default=600.0)
+    # longest nameplate accepted in `claim`/`release` (digits)
+    max_nameplate_length = attr.ib(default=12)
+    # longest appid, side, mailbox id, phase, id (characters)
+    max_token_length = attr.ib(default=1024)
+
+
+def limits_from(**kwargs):
+    """Limits with the given overrides; unknown names are a TypeError."""
+    return Limits(**kwargs)

@@ -1,0 +1,52 @@
+# -*- test-case-name: tests.server.test_usage -*-
+"""Usage records: one per finished nameplate or mailbox.
+
+Spec 003 "Mailboxes": the server records each mood (and `pruney`,
+`crowded`) "so the server operator can get a sense of how many connections
+are succeeding and failing". ``--blur-usage=N`` rounds the start time down
+to N seconds and the durations to coarse buckets, so that the records cannot
+be matched against network logs.
+"""
+
+import collections
+import json
+import os
+
+from zope.interface import implementer
+
+from ._interfaces import IChannelStore, IUsageRecorder
+
+
+def blur_duration(seconds):
+    """Round a duration to a coarse bucket (1 s below 1 min, 10 s below
+    10 min, 1 min below 1 h, else 10 min)."""
+    if seconds is None:
+        return None
+    for limit, step in ((60, 1), (600, 10), (3600, 60)):
+        if seconds < limit:
+            return round(seconds / step) * step
+    return round(seconds / 600) * 600
+
+
+@implementer(IUsageRecorder)
+class UsageLog:
+    """Keeps recent records in memory, and sends each to the store (the
+    ``--usage-db``) and, if given, as a JSON line to ``log_fd``."""
+
+    def __init__(self, store, blur=None, log_fd=None, keep=100000):
+        self._store = IChannelStore(store)
+        self._blur = blur
+        self._log_file = (os.fdopen(log_fd, "w", buffering=1)
+                          if log_fd is not None else None)
+        self.records = collections.deque(maxlen=keep)
+
+    def record(self, record):
+        if self._blur:
+            record = dict(record)
+            record["started"] = (record["started"] // self._blur) * self._blur
+            record["waiting_time"] = blur_duration(record["waiting_time"])
+            record["total_time"] = blur_duration(record["total_time"])
+        self.records.append(record)
+        self._store.usage_added(record)
+        if self._log_file is not None:
+            self._log_file.write(json.dumps(record) + "\n")

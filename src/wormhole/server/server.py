@@ -1,0 +1,169 @@
+# -*- test-case-name: tests.server.test_server -*-
+"""Wiring of the Mailbox server: model, store, usage, connections, timers.
+
+``build_mailbox`` makes a ``MailboxServer`` from the operator's options;
+``make_factory`` puts the WebSocket glue on top of it. Both the twistd plugin
+and ``wormhole.server.testing`` use these two, so tests run what operators
+run.
+"""
+
+from __future__ import annotations
+
+import random
+
+from autobahn.websocket.types import ConnectionDeny
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+
+from ._connection import Connection, ServerContext
+from ._limits import Limits
+from ._model import Model
+from ._permissions import parse_permissions
+from ._store import MemoryStore, SQLiteStore
+from ._usage import UsageLog
+from ._websocket import MailboxWebSocketFactory, MailboxWebSocketProtocol
+
+log = Logger()
+
+
+class MailboxServer:
+    """Owns the model and the connections of one server."""
+
+    def __init__(self, clock, store, usage, policy, limits, welcome,
+                 allow_list, rng=None):
+        self.clock = clock
+        self.store = store
+        self.usage_log = usage
+        self.limits = limits
+        self.model = Model(store, usage, rng or random.SystemRandom(), limits)
+        self.model.restore(store.load(), clock.seconds())
+        self.ctx = ServerContext(clock, self.model, store, policy, limits,
+                                 welcome, allow_list)
+        self.connections = set()
+        self._sweeper = LoopingCall(self._sweep)
+        self._sweeper.clock = clock
+        self._pruner = LoopingCall(self.prune)
+        self._pruner.clock = clock
+
+    def connection_for(self, glue):
+        conn = Connection(self.ctx, glue)
+        self.connections.add(conn)
+        return conn
+
+    def forget(self, conn):
+        self.connections.discard(conn)
+
+    def start(self):
+        limits = self.limits
+        sweep = min(limits.bind_timeout, limits.idle_timeout) / 4.0
+        self._sweeper.start(max(0.5, min(sweep, 30.0)), now=False)
+        self._pruner.start(limits.prune_interval, now=False)
+
+    def stop(self):
+        for loop in (self._sweeper, self._pruner):
+            if loop.running:
+                loop.stop()
+        return self.store.close()
+
+    def _sweep(self):
+        now = self.clock.seconds()
+        for conn in list(self.connections):
+            conn.tick(now)
+
+    def prune(self):
+        """Spec 003: nameplates and mailboxes go "after some period of
+        inactivity"; their usage records say `pruney`."""
+        now = self.clock.seconds()
+        removed = self.model.prune(now, now - self.limits.channel_expiration)
+        if removed:
+            log.info("pruned {n} idle nameplates/mailboxes", n=removed)
+        return removed
+
+
+def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
+                  signal_error=None, advertise_version=None, allow_list=False,
+                  permissions=None, blur_usage=None, log_fd=None,
+                  commit_window=0.0, rng=None, limits=None):
+    """A ``MailboxServer`` from the operator's options (docs/server.md)."""
+    limits = limits or Limits()
+    if channel_db is None and usage_db is None:
+        store = MemoryStore()
+    else:
+        store = SQLiteStore(reactor, channel_db or ":memory:", usage_db,
+                            commit_window=commit_window)
+    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd)
+    welcome = {}
+    if motd is not None:
+        welcome["motd"] = motd
+    if signal_error is not None:
+        welcome["error"] = signal_error
+    if advertise_version is not None:
+        welcome["current_cli_version"] = advertise_version
+    policy = parse_permissions(permissions) if isinstance(
+        permissions, (str, type(None))) else permissions
+    return MailboxServer(reactor, store, usage, policy, limits, welcome,
+                         allow_list, rng=rng)
+
+
+class _Protocol(MailboxWebSocketProtocol):
+    def onConnect(self, request):
+        # spec 004 5.3: clients use ws://HOST:PORT/v1
+        if request.path not in ("/v1", "/v1/"):
+            raise ConnectionDeny(404, "this Mailbox server lives at /v1")
+        return None
+
+    def connectionMade(self):
+        super().connectionMade()
+        self.factory.live.add(self)
+
+    def connectionLost(self, reason):
+        super().connectionLost(reason)
+        self.factory.live.discard(self)
+        waiters, self.factory.waiters = self.factory.waiters, []
+        if not self.factory.live:
+            for d in waiters:
+                d.callback(None)
+        else:
+            self.factory.waiters = waiters
+
+
+class _Factory(MailboxWebSocketFactory):
+    protocol = _Protocol
+
+    def __init__(self, url, mailbox, reactor=None):
+        super().__init__(url, mailbox, reactor=reactor)
+        self.live = set()
+        self.waiters = []
+
+    def drop_all(self):
+        """Abort every connection; fires when all are gone."""
+        if not self.live:
+            return succeed(None)
+        d = Deferred()
+        self.waiters.append(d)
+        for proto in list(self.live):
+            if proto.transport is not None:
+                proto.transport.abortConnection()
+        return d
+
+
+def make_factory(mailbox, url=None, websocket_options=(),
+                 reactor=None):
+    """The WebSocket factory for ``mailbox``; ``websocket_options`` are
+    (name, value) pairs for autobahn (``--websocket-protocol-option``)."""
+    factory = _Factory(url, mailbox, reactor=reactor)
+    limits = mailbox.limits
+    options = {
+        # bigger than our own limit, so that a message a little too large
+        # gets a readable `error` and only an absurd one a 1009 close
+        "maxMessagePayloadSize": 2 * limits.max_message_size + 65536,
+        "maxFramePayloadSize": 2 * limits.max_message_size + 65536,
+        "openHandshakeTimeout": limits.handshake_timeout,
+    }
+    options.update(dict(websocket_options))
+    factory.setProtocolOptions(**options)
+    return factory
+
+
+__all__ = ["MailboxServer", "build_mailbox", "make_factory"]
