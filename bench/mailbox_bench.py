@@ -1,0 +1,492 @@
+"""Mailbox server benchmark: our server and the reference, side by side.
+
+    .venv/bin/python bench/mailbox_bench.py [--quick]
+
+One run starts both servers (twistd plugin `wormhole-mailbox`, each a
+subprocess bound to 127.0.0.1 with its channel and usage databases on disk in
+a temp dir) and measures, alternating between the two so drift on a noisy
+machine hits both alike:
+
+1. rendezvous pairs (spec 003 message flow, see `_loadgen`) at concurrency
+   1, 10, 100 and 500: pairs/s, per-pair latency p50/p99, server CPU ms per
+   pair (from /proc/PID/stat), failures, and the load generator's own CPU;
+2. memory: 10,000 idle bound+open connections on a fresh server, RSS per
+   connection, and how much RSS came back after they all left.
+
+Every figure is one line on stdout (`mailbox METRIC server=... key=... value=...`),
+followed by `mailbox ratio ...` lines (ours/ref) and a human table. Progress
+goes to stderr. The client and the servers share the machine (2 cores here):
+the client's CPU is reported next to the server's so a reader can tell which
+one was the bottleneck.
+"""
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _loadgen  # noqa: E402
+import _procstat  # noqa: E402
+
+HOST = "127.0.0.1"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NOFILE = 65536
+
+
+def log(msg):
+    sys.stderr.write("[{}] {}\n".format(time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def emit(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def raise_nofile():
+    """Lift RLIMIT_NOFILE (as root the hard limit too; else up to it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           (NOFILE, max(NOFILE, hard)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind((HOST, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def percentile(sorted_values, q):
+    if not sorted_values:
+        return float("nan")
+    idx = min(len(sorted_values) - 1,
+              max(0, int(round(q / 100.0 * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[idx]
+
+
+class Server:
+    """One Mailbox server subprocess: twistd -n wormhole-mailbox."""
+
+    def __init__(self, name, twistd, workdir, backlog):
+        self.name = name
+        self.twistd = twistd
+        self.workdir = workdir
+        self.backlog = backlog
+        self.proc = None
+        self.port = None
+        self.generation = 0
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def start(self):
+        self.generation += 1
+        d = os.path.join(self.workdir, "{}-{}".format(self.name,
+                                                      self.generation))
+        os.makedirs(d)
+        self.port = free_port()
+        endpoint = "tcp:{}:interface={}".format(self.port, HOST)
+        if self.backlog:
+            endpoint += ":backlog={}".format(self.backlog)
+        argv = [self.twistd, "-n", "--pidfile", os.path.join(d, "twistd.pid"),
+                "--logfile", os.path.join(d, "twistd.log"),
+                "wormhole-mailbox", "--port", endpoint,
+                "--channel-db", os.path.join(d, "channel.sqlite"),
+                "--usage-db", os.path.join(d, "usage.sqlite")]
+        self.logpath = os.path.join(d, "twistd.log")
+        self.outpath = os.path.join(d, "stdout.txt")
+        with open(self.outpath, "wb") as out:
+            self.proc = subprocess.Popen(
+                argv, cwd=d, stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, preexec_fn=raise_nofile)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("{} exited with {}: {}".format(
+                    self.name, self.proc.returncode, self.tail()))
+            try:
+                socket.create_connection((HOST, self.port), 0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("{} did not listen within 30 s: {}".format(
+            self.name, self.tail()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def tail(self, n=600):
+        text = b""
+        for p in (self.outpath, self.logpath):
+            try:
+                with open(p, "rb") as f:
+                    text += f.read()[-n:]
+            except OSError:
+                pass
+        return text.decode("utf-8", "replace").strip()
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()  # by the PID we started, never by name
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def smoke(server, timeout):
+    """One pair before measuring: a server that cannot rendezvous is skipped."""
+    async def go():
+        await _loadgen.one_pair(HOST, server.port, timeout)
+    asyncio.run(go())
+
+
+def _spawn(kind, params):
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_loadgen.worker, args=(kind, params, child),
+                    daemon=True)
+    p.start()
+    child.close()
+    return p, parent
+
+
+def _recv(pipe, proc, timeout):
+    if not pipe.poll(timeout):
+        proc.kill()
+        raise RuntimeError("load-generator worker {} did not answer "
+                           "within {} s".format(proc.pid, timeout))
+    msg = pipe.recv()
+    if "crash" in msg:
+        raise RuntimeError("load-generator worker crashed: " + msg["crash"])
+    return msg
+
+
+def split(n, k):
+    k = max(1, min(k, n))
+    return [n // k + (1 if i < n % k else 0) for i in range(k)]
+
+
+def run_pairs(server, conc, args):
+    """Closed-loop pairs at `conc` pairs in flight; returns the figures.
+
+    Slots start new pairs for `args.duration` seconds and then drain; rates
+    and CPU are over the whole run (see `_loadgen._pairs_main`).
+    """
+    start_at = time.monotonic() + 0.3
+    stop_at = start_at + args.duration
+    ramp = min(0.5, args.duration / 10.0)
+    workers = []
+    for slots in split(conc, args.workers):
+        params = {"host": HOST, "port": server.port, "timeout": args.timeout,
+                  "start_at": start_at, "stop_at": stop_at, "slots": slots,
+                  "stagger": ramp / slots, "loop": args.loop}
+        workers.append(_spawn("pairs", params))
+    time.sleep(max(0.0, start_at - time.monotonic()))
+    cpu0 = _procstat.cpu_seconds(server.pid)
+    lat, failures, client_cpu, last_end = [], {}, 0.0, start_at
+    for proc, pipe in workers:
+        res = _recv(pipe, proc, args.duration + args.timeout + 60)
+        proc.join()
+        lat.extend(res["latencies"])
+        client_cpu += res["cpu"]
+        last_end = max(last_end, res["last_end"])
+        for k, v in res["failures"].items():
+            failures[k] = failures.get(k, 0) + v
+    cpu1 = _procstat.cpu_seconds(server.pid) if server.alive() else cpu0
+    wall = max(last_end - start_at, 1e-9)
+    lat.sort()
+    n = len(lat)
+    server_cpu = cpu1 - cpu0
+    return {
+        "pairs": n,
+        "wall_s": wall,
+        "pairs_per_s": n / wall,
+        "latency_p50_ms": percentile(lat, 50) * 1e3,
+        "latency_p99_ms": percentile(lat, 99) * 1e3,
+        "server_cpu_ms_per_pair": server_cpu * 1e3 / n if n else float("nan"),
+        "server_cpu_pct": server_cpu * 100.0 / wall,
+        "client_cpu_ms_per_pair": client_cpu * 1e3 / n if n else float("nan"),
+        "client_cpu_pct": client_cpu * 100.0 / wall,
+        "failures": sum(failures.values()),
+        "failure_kinds": failures,
+        "alive": server.alive(),
+    }
+
+
+def run_idle(server, args):
+    """RSS per idle bound+open connection, and RSS after they all left."""
+    for _ in range(20):  # warm the code paths so imports don't count
+        smoke(server, args.timeout)
+    time.sleep(1.0)
+    rss0 = _procstat.rss_bytes(server.pid)
+    workers = []
+    for npairs in split(args.conns // 2, args.workers):
+        params = {"host": HOST, "port": server.port, "timeout": args.timeout,
+                  "pairs": npairs, "parallel_opens": 100, "loop": args.loop}
+        workers.append(_spawn("idle", params))
+    held, failures, open_wall = 0, {}, 0.0
+    for proc, pipe in workers:
+        msg = _recv(pipe, proc, args.timeout + 600)
+        held += msg["held"]
+        open_wall = max(open_wall, msg["open_wall"])
+        for k, v in msg["failures"].items():
+            failures[k] = failures.get(k, 0) + v
+    time.sleep(1.0)
+    rss1 = _procstat.rss_bytes(server.pid)
+    fds = _procstat.open_fds(server.pid)
+    for proc, pipe in workers:
+        pipe.send("leave")
+    close_failures = {}
+    for proc, pipe in workers:
+        msg = _recv(pipe, proc, args.timeout + 600)
+        proc.join()
+        for k, v in msg["close_failures"].items():
+            close_failures[k] = close_failures.get(k, 0) + v
+    time.sleep(args.settle)
+    rss2 = _procstat.rss_bytes(server.pid)
+    grown = rss1 - rss0
+    return {
+        "conns": held,
+        "open_failures": sum(failures.values()),
+        "open_failure_kinds": failures,
+        "close_failures": sum(close_failures.values()),
+        "close_failure_kinds": close_failures,
+        "opens_per_s": held / open_wall if open_wall else float("nan"),
+        "server_fds": fds,
+        "rss_before_mib": rss0 / 2**20,
+        "rss_open_mib": rss1 / 2**20,
+        "rss_after_close_mib": rss2 / 2**20,
+        "rss_per_conn_kib": grown / held / 1024 if held else float("nan"),
+        "rss_returned_pct": ((rss1 - rss2) * 100.0 / grown
+                             if grown > 0 else float("nan")),
+        "alive": server.alive(),
+    }
+
+
+PAIR_METRICS = ["pairs_per_s", "wall_s", "latency_p50_ms", "latency_p99_ms",
+                "server_cpu_ms_per_pair", "server_cpu_pct",
+                "client_cpu_ms_per_pair", "client_cpu_pct", "pairs",
+                "failures"]
+IDLE_METRICS = ["rss_per_conn_kib", "rss_before_mib", "rss_open_mib",
+                "rss_after_close_mib", "rss_returned_pct", "opens_per_s",
+                "server_fds", "open_failures", "close_failures"]
+
+
+def fmt(v):
+    if isinstance(v, float):
+        return "{:.3f}".format(v) if abs(v) < 10 else "{:.1f}".format(v)
+    return str(v)
+
+
+def ratio(a, b):
+    if a is None or b is None or not b or a != a or b != b:
+        return float("nan")
+    return a / b
+
+
+def print_table(names, pair_res, idle_res, levels):
+    lines = ["", "Mailbox server benchmark (client and servers share this "
+             "machine: {} cores)".format(os.cpu_count())]
+    cols = ["conc", "server", "pairs/s", "p50 ms", "p99 ms", "srv ms/pair",
+            "srv cpu%", "cli ms/pair", "cli cpu%", "fail"]
+    rows = []
+    for conc in levels:
+        for name in names:
+            r = pair_res.get((name, conc))
+            if r is None:
+                continue
+            rows.append([str(conc), name, fmt(r["pairs_per_s"]),
+                         fmt(r["latency_p50_ms"]), fmt(r["latency_p99_ms"]),
+                         fmt(r["server_cpu_ms_per_pair"]),
+                         fmt(r["server_cpu_pct"]),
+                         fmt(r["client_cpu_ms_per_pair"]),
+                         fmt(r["client_cpu_pct"]), str(r["failures"])])
+        if len(names) == 2 and all((n, conc) in pair_res for n in names):
+            o, f = pair_res[("ours", conc)], pair_res[("ref", conc)]
+            rows.append([str(conc), "ours/ref",
+                         fmt(ratio(o["pairs_per_s"], f["pairs_per_s"])),
+                         fmt(ratio(o["latency_p50_ms"], f["latency_p50_ms"])),
+                         fmt(ratio(o["latency_p99_ms"], f["latency_p99_ms"])),
+                         fmt(ratio(o["server_cpu_ms_per_pair"],
+                                   f["server_cpu_ms_per_pair"])),
+                         "", "", "", ""])
+    lines += _grid(cols, rows)
+    if idle_res:
+        lines.append("")
+        cols = ["server", "conns", "KiB/conn", "RSS before MiB",
+                "RSS open MiB", "RSS after MiB", "returned %", "opens/s",
+                "fail"]
+        rows = []
+        for name in names:
+            r = idle_res.get(name)
+            if r is None:
+                continue
+            rows.append([name, str(r["conns"]), fmt(r["rss_per_conn_kib"]),
+                         fmt(r["rss_before_mib"]), fmt(r["rss_open_mib"]),
+                         fmt(r["rss_after_close_mib"]),
+                         fmt(r["rss_returned_pct"]), fmt(r["opens_per_s"]),
+                         str(r["open_failures"] + r["close_failures"])])
+        lines += _grid(cols, rows)
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _grid(cols, rows):
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+              for i, c in enumerate(cols)]
+    out = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    out.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        out.append("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    return out
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="short windows (whole run under ~5 minutes)")
+    p.add_argument("--servers", default="ours,ref",
+                   help="comma list of: ours, ref")
+    p.add_argument("--levels", default="1,10,100,500",
+                   help="concurrency levels (pairs in flight)")
+    p.add_argument("--duration", type=float,
+                   help="seconds during which new pairs start, per run "
+                   "(default 20, 5 with --quick); in-flight pairs then finish")
+    p.add_argument("--conns", type=int,
+                   help="idle connections for the memory figure (0: skip; "
+                   "default 10000, 2000 with --quick)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="load-generator processes")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds before a pair counts as failed")
+    p.add_argument("--settle", type=float, default=3.0,
+                   help="seconds after the idle connections left")
+    p.add_argument("--backlog", type=int, default=1024,
+                   help="listen backlog given to both servers (0: default)")
+    p.add_argument("--ours-twistd",
+                   default=os.path.join(os.path.dirname(sys.executable),
+                                        "twistd"))
+    p.add_argument("--ref-twistd", default=os.path.join(
+        os.environ.get("WORMHOLE_REFERENCE_VENV",
+                       os.path.join(REPO, ".venv-ref")), "bin", "twistd"))
+    p.add_argument("--loop", choices=["uvloop", "asyncio"],
+                   default=_loadgen.default_loop(),
+                   help="client event loop (uvloop if installed: the "
+                   "`bench` extra)")
+    p.add_argument("--tmpdir", help="where the databases go (default: the "
+                   "system temp dir, on disk here)")
+    p.add_argument("--keep-temp", action="store_true")
+    a = p.parse_args(argv)
+    if a.duration is None:
+        a.duration = 5.0 if a.quick else 20.0
+    if a.conns is None:
+        a.conns = 2000 if a.quick else 10000
+    a.levels = [int(x) for x in a.levels.split(",") if x]
+    a.servers = [x for x in a.servers.split(",") if x]
+    return a
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    nofile = raise_nofile()
+    workdir = tempfile.mkdtemp(prefix="mailbox-bench-", dir=args.tmpdir)
+    log("workdir {}, fd limit {}, {} cores, client loop {}, {} worker(s)"
+        .format(workdir, nofile, os.cpu_count(), args.loop, args.workers))
+    emit("mailbox config cores={} loop={} workers={} duration_s={} "
+         "conns={} backlog={} nofile={}".format(
+             os.cpu_count(), args.loop, args.workers, args.duration,
+             args.conns, args.backlog, nofile))
+    twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd}
+    servers = {}
+    pair_res, idle_res = {}, {}
+    try:
+        for name in args.servers:
+            srv = Server(name, twistds[name], workdir, args.backlog)
+            try:
+                srv.start()
+                smoke(srv, 10)
+            except Exception as e:
+                log("{} unavailable: {}".format(name, e))
+                emit("mailbox unavailable server={} reason={!r}".format(
+                    name, str(e)[:200]))
+                srv.stop()
+                continue
+            log("{} listening on {} (pid {})".format(name, srv.port, srv.pid))
+            servers[name] = srv
+        names = list(servers)
+        for conc in args.levels:
+            for name in names:
+                srv = servers[name]
+                if not srv.alive():
+                    continue
+                log("pairs server={} conc={} ...".format(name, conc))
+                r = run_pairs(srv, conc, args)
+                pair_res[(name, conc)] = r
+                for m in PAIR_METRICS:
+                    emit("mailbox {} server={} conc={} value={}".format(
+                        m, name, conc, fmt(r[m])))
+                if r["failure_kinds"]:
+                    emit("mailbox failure_kinds server={} conc={} value={}"
+                         .format(name, conc, ",".join(
+                             "{}:{}".format(k, v) for k, v in
+                             sorted(r["failure_kinds"].items()))))
+                if not r["alive"]:
+                    emit("mailbox server_died server={} conc={} log={!r}"
+                         .format(name, conc, srv.tail(300)))
+        if args.conns:
+            for name in names:
+                srv = servers[name]
+                srv.stop()
+                srv.start()  # a fresh process: earlier runs' heap not reused
+                log("idle connections server={} conns={} ...".format(
+                    name, args.conns))
+                r = run_idle(srv, args)
+                idle_res[name] = r
+                for m in IDLE_METRICS:
+                    emit("mailbox {} server={} conns={} value={}".format(
+                        m, name, r["conns"], fmt(r[m])))
+        if "ours" in names and "ref" in names:
+            for conc in args.levels:
+                o, f = pair_res.get(("ours", conc)), pair_res.get(("ref", conc))
+                if not o or not f:
+                    continue
+                for m in ("pairs_per_s", "latency_p99_ms",
+                          "server_cpu_ms_per_pair"):
+                    emit("mailbox ratio {} conc={} ours/ref={}".format(
+                        m, conc, fmt(ratio(o[m], f[m]))))
+            o, f = idle_res.get("ours"), idle_res.get("ref")
+            if o and f:
+                emit("mailbox ratio rss_per_conn_kib ours/ref={}".format(
+                    fmt(ratio(o["rss_per_conn_kib"], f["rss_per_conn_kib"]))))
+        print_table(names, pair_res, idle_res, args.levels)
+    finally:
+        for srv in servers.values():
+            srv.stop()
+        if args.keep_temp:
+            log("kept " + workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
