@@ -16,7 +16,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from ._interfaces import IConnection, IMailboxListener, ITransportGlue
-from ._messages import BadMessage, decode, fields, safe_orig
+from ._messages import BadMessage, check_type, decode, fields, safe_orig
 from ._model import ModelError
 from ._permissions import new_secret
 
@@ -367,13 +367,15 @@ class Connection:
     def error(self, text, orig):
         msg = {"type": "error", "error": text, "orig": safe_orig(orig)}
         if isinstance(orig, dict):
-            msg["id"] = orig.get("id")
+            msg_id = orig.get("id")
+            msg["id"] = msg_id if isinstance(msg_id, (str, int, float)) \
+                else None
             msg["server_rx"] = self.now
         self._send(msg)
 
     def respond(self, orig, msg):
         # spec 003: direct responses carry the command's `id` and `server_rx`
-        msg["id"] = orig.get("id")
+        msg["id"] = orig["id"] if "id" in orig else None
         msg["server_rx"] = self.now
         self._send(msg)
 
@@ -399,12 +401,15 @@ class Connection:
         except BadMessage as e:
             return self.error(e.error, e.orig)
         # spec 003: an `ack` carrying `id` for every command
-        self._send({"type": "ack", "id": msg.get("id")})
+        msg_id = msg.get("id")
+        self._send({"type": "ack",
+                    "id": msg_id if isinstance(msg_id, (str, int, float))
+                    else None})
         try:
+            mtype = check_type(msg)
             args = fields(msg, self._ctx.limits)
         except BadMessage as e:
             return self.error(e.error, e.orig)
-        mtype = msg["type"]
         if mtype == "bind":
             self._bind(msg, *args)
         elif mtype == "ping":

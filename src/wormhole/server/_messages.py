@@ -56,6 +56,11 @@ def decode(payload, max_size):
     if not isinstance(msg, dict):
         raise BadMessage("message must be a JSON object with a 'type' key, "
                          f"got a JSON {type(msg).__name__}", msg)
+    return msg
+
+
+def check_type(msg):
+    """The `type` (and `id`) of a decoded object, or raise BadMessage."""
     if "type" not in msg:
         raise BadMessage("missing 'type': every message needs a 'type' key "
                          "(bind, claim, open, add, ...)", msg)
@@ -68,7 +73,7 @@ def decode(payload, max_size):
     msg_id = msg.get("id")
     if msg_id is not None and not isinstance(msg_id, (str, int, float)):
         raise BadMessage("'id' must be a string (or a number)", msg)
-    return msg
+    return mtype
 
 
 def _string(msg, key, required, limit, what=None):

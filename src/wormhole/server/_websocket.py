@@ -44,7 +44,10 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         if self._gone:
             return
         data = encode(message)
-        self.sendMessage(data, True)
+        # spec 003 says "binary-mode", but the reference server sends text
+        # frames and the reference client asserts on it: the wire decides
+        # (spec/README.md). JSON with ensure_ascii is valid UTF-8 text.
+        self.sendMessage(data, False)
         if self._paused:
             self._unread += len(data)
             if self._unread > self.factory.mailbox.limits.max_send_buffer:
