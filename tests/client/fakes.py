@@ -105,6 +105,13 @@ class FakeServer:
                 conn.rc.ws_message(payload)
         self.clock.callLater(0, deliver)
 
+    def inject(self, conn, payload):
+        """Deliver raw bytes to a client, as if the server sent them."""
+        def deliver():
+            if not conn.transport.lost:
+                conn.rc.ws_message(payload)
+        self.clock.callLater(0, deliver)
+
     def handle(self, conn, msg):
         self.received.append(msg)
         self._send(conn, {"type": "ack", "id": msg.get("id")})
