@@ -1,0 +1,344 @@
+#!/usr/bin/env python
+"""Write docs/state-machines/ from the Automat machines in src/wormhole.
+
+    python misc/generate-diagrams.py            # or: ./dev diagrams, tox -e diagrams
+    python misc/generate-diagrams.py --output DIR --no-svg
+
+Issue 5 (DESIGN.md "Diagrams come from the code"): one Graphviz ``.dot`` file
+per machine, named after the machine's fully qualified name as
+``automat-visualize`` names it (``wormhole._boss.Boss.m.dot``), plus
+``wiring.dot``, the graph of which machine holds which neighbour. When the
+``dot`` program is installed each ``.dot`` is also rendered to ``.svg``; the
+SVG carries the SHA-256 of the ``.dot`` it was drawn from, so that a test
+without ``dot`` can still tell a stale picture.
+
+Machines are found, not listed: every module under the package is imported
+(a module that fails to import stops the run with its traceback) and every
+``MethodicalMachine`` on a class and every ``TypeMachineBuilder`` result is
+drawn with Automat's own ``makeDigraph``. Automat iterates frozensets of
+states and transitions whose order changes from run to run; we only sort
+them, so two runs write identical bytes.
+
+The wiring is taken from live objects, not from a table kept by hand: each
+scenario below builds the objects the way an application or the server does
+(``wormhole.create()`` on a memory reactor; the Mailbox server's
+``connection_for()`` and a ``bind``), and the generator follows the
+attributes of every machine instance to the machine instances they hold.
+
+``tests/docs/`` loads this file and compares what it generates now with the
+files on disk.
+"""
+
+import argparse
+import contextlib
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SRC = REPO / "src"
+OUTPUT = REPO / "docs" / "state-machines"
+PACKAGE = "wormhole"
+WIRING = "wiring"
+COMMAND = "./dev diagrams  (or: .venv/bin/python misc/generate-diagrams.py)"
+SVG_STAMP = "<!-- generated from {name}.dot sha256:{digest} -->"
+
+
+def _use_this_checkout():
+    # describe the code in this repository, even when run from an
+    # environment (tox) that has another copy of the package installed
+    src = str(SRC)
+    if sys.path[:1] != [src]:
+        sys.path.insert(0, src)
+
+
+# -- discovery ----------------------------------------------------------------
+
+def discover(package=PACKAGE):
+    """Return ``[(fqpn, machine)]`` for every Automat machine under
+    ``package``, sorted by name. Import errors propagate."""
+    from automat._discover import findMachines
+    found = {}
+    for fqpn, machine in findMachines(package):
+        found[fqpn] = machine
+    return sorted(found.items())
+
+
+def machine_types(machines):
+    """Map the type of a machine's instances to ``(fqpn, label)``: the class
+    that carries a MethodicalMachine, or the type a TypeMachine makes."""
+    from automat import MethodicalMachine
+    from twisted.python.reflect import namedAny
+    types = {}
+    for fqpn, machine in machines:
+        if isinstance(machine, MethodicalMachine):
+            owner = namedAny(fqpn.rsplit(".", 1)[0])
+            if isinstance(owner, type):
+                types[owner] = (fqpn, owner.__name__)
+        else:
+            types[machine.__automat_type__] = (fqpn, fqpn.rsplit(".", 1)[-1])
+    return types
+
+
+# -- one machine --------------------------------------------------------------
+
+class _SortedAutomaton:
+    """Automat's automaton with its states and transitions in a fixed order
+    (by the names the diagram shows) instead of frozenset order."""
+
+    def __init__(self, automaton, state_name, input_name, output_name):
+        self.initialState = automaton.initialState
+        self._states = sorted(automaton.states(), key=state_name)
+        self._transitions = sorted(
+            automaton.allTransitions(),
+            key=lambda t: (state_name(t[0]), input_name(t[1]),
+                           state_name(t[2]), [output_name(o) for o in t[3]]))
+
+    def states(self):
+        return list(self._states)
+
+    def allTransitions(self):
+        return list(self._transitions)
+
+
+@contextlib.contextmanager
+def _sorted_make_digraph():
+    # asDigraph() picks how each kind of machine names its states, inputs
+    # and outputs, then calls automat._visualize.makeDigraph; we wrap that
+    # one call so the layout code stays Automat's own
+    from automat import _visualize
+    original = _visualize.makeDigraph
+
+    def make_digraph(automaton, inputAsString=repr, outputAsString=repr,
+                     stateAsString=repr):
+        ordered = _SortedAutomaton(automaton, stateAsString, inputAsString,
+                                   outputAsString)
+        return original(ordered, inputAsString=inputAsString,
+                        outputAsString=outputAsString,
+                        stateAsString=stateAsString)
+
+    _visualize.makeDigraph = make_digraph
+    try:
+        yield
+    finally:
+        _visualize.makeDigraph = original
+
+
+def machine_dot(machine):
+    """The Graphviz source of one machine, deterministic."""
+    with _sorted_make_digraph():
+        return machine.asDigraph().source
+
+
+# -- the wiring -----------------------------------------------------------------
+
+def _client_scenario():
+    """What ``wormhole.create()`` builds (spec 004 5.4): the facade, the Boss
+    and the machines the Boss wires."""
+    from twisted.internet.testing import MemoryReactorClock
+    from wormhole import create
+    w = create("example.com/diagrams", "ws://127.0.0.1:4000/v1",
+               MemoryReactorClock())
+    return [w]
+
+
+def _server_scenario():
+    """One Mailbox server connection after `bind` (spec 003), when it has
+    made its nameplate and mailbox machines."""
+    from twisted.internet.task import Clock
+    from zope.interface import implementer
+    from wormhole.server._interfaces import ITransportGlue
+    from wormhole.server.server import build_mailbox
+
+    @implementer(ITransportGlue)
+    class _Glue:
+        def send_json(self, message):
+            pass
+
+        def drop(self, code, reason):
+            pass
+
+        def abort(self):
+            pass
+
+    conn = build_mailbox(Clock()).connection_for(_Glue())
+    conn.connected()
+    conn.received(b'{"type": "bind", "appid": "example.com/diagrams", '
+                  b'"side": "0123456789", "id": "0000"}')
+    return [conn]
+
+
+SCENARIOS = [
+    ("client: wormhole.create()", _client_scenario),
+    ("Mailbox server: one connection", _server_scenario),
+]
+
+
+# a TypeMachine instance keeps its neighbours on its core (and data)
+_TYPED_PARTS = ("__automat_core__", "__automat_data__")
+
+
+def _held(obj):
+    """Every object ``obj`` refers to from an attribute, also one level into
+    lists, tuples, sets and dict values, and through a TypeMachine
+    instance's core and data."""
+    try:
+        attrs = vars(obj)
+    except TypeError:
+        return
+    for key, value in attrs.items():
+        if key in _TYPED_PARTS:
+            yield from _held(value)
+            continue
+        yield value
+        if isinstance(value, (list, tuple, set, frozenset)):
+            yield from value
+        elif isinstance(value, dict):
+            yield from value.values()
+
+
+def wiring_edges(roots, types):
+    """Walk from ``roots`` through machine instances (objects whose type is a
+    key of ``types``, which maps it to ``(fqpn, label)``). Return ``(nodes,
+    edges)``: node names reached (a machine's fqpn, or a root's class name)
+    and ``(holder, held)`` pairs of node names, both sorted."""
+    def node(obj):
+        if type(obj) in types:
+            return types[type(obj)][0]
+        return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+    def interesting(obj):
+        return type(obj) in types or any(obj is r for r in roots)
+
+    seen = {}
+    queue = list(roots)
+    edges = set()
+    while queue:
+        obj = queue.pop(0)
+        if id(obj) in seen:
+            continue
+        seen[id(obj)] = obj
+        for value in _held(obj):
+            if value is obj or not interesting(value):
+                continue
+            edges.add((node(obj), node(value)))
+            queue.append(value)
+    return sorted({node(o) for o in seen.values()}), sorted(edges)
+
+
+def wiring_dot(machines, scenarios=SCENARIOS):
+    """The Graphviz source of the wiring: one cluster per scenario, an arrow
+    from each machine to every machine it holds (it sends that one inputs),
+    both heads where they hold each other. Machines no scenario reaches are
+    drawn apart, so that a new machine shows up as not yet wired."""
+    import graphviz
+    types = machine_types(machines)
+    labels = {fqpn: label for fqpn, label in types.values()}
+    graph = graphviz.Digraph(
+        "wiring",
+        graph_attr={"rankdir": "LR", "dpi": "100", "fontname": "Menlo"},
+        node_attr={"fontname": "Menlo", "shape": "box"},
+        edge_attr={"fontname": "Menlo"})
+    reached = set()
+    for n, (label, build) in enumerate(scenarios):
+        nodes, edges = wiring_edges(build(), types)
+        reached.update(nodes)
+        with graph.subgraph(name=f"cluster_{n}") as sub:
+            sub.attr(label=label, style="rounded", color="gray")
+            for node in nodes:
+                _wiring_node(sub, node, labels)
+            pairs = set(edges)
+            for holder, held in edges:
+                if (held, holder) in pairs:
+                    if holder < held:
+                        sub.edge(holder, held, dir="both")
+                else:
+                    sub.edge(holder, held)
+    unwired = sorted(fqpn for fqpn, _ in machines if fqpn not in reached)
+    if unwired:
+        with graph.subgraph(name="cluster_unwired") as sub:
+            sub.attr(label="not reached by any scenario in "
+                     "misc/generate-diagrams.py", style="dashed")
+            for node in unwired:
+                _wiring_node(sub, node, labels)
+    return graph.source
+
+
+def _wiring_node(graph, node, labels):
+    if node in labels:
+        # a machine: links to its own picture
+        graph.node(node, label=labels[node], URL=f"{node}.svg", color="blue")
+    else:
+        # an object that is not a machine (the facade)
+        graph.node(node, label=node.rsplit(".", 1)[-1], style="dashed")
+
+
+# -- output ---------------------------------------------------------------------
+
+def generate(package=PACKAGE, scenarios=SCENARIOS):
+    """Return ``{file name: .dot source}`` for everything the docs show."""
+    machines = discover(package)
+    files = {f"{fqpn}.dot": machine_dot(m) for fqpn, m in machines}
+    files[f"{WIRING}.dot"] = wiring_dot(machines, scenarios)
+    return files
+
+
+def svg_stamp(dot_name, dot_source):
+    """The comment an SVG carries to name the ``.dot`` source it shows."""
+    digest = hashlib.sha256(dot_source.encode("utf-8")).hexdigest()
+    return SVG_STAMP.format(name=dot_name[:-len(".dot")], digest=digest)
+
+
+def render_svg(dot_name, dot_source):
+    svg = subprocess.run(["dot", "-Tsvg"], input=dot_source.encode("utf-8"),
+                         capture_output=True, check=True).stdout.decode("utf-8")
+    head, sep, rest = svg.partition("\n")
+    if not head.startswith("<?xml"):
+        head, sep, rest = "", "", svg
+    stamp = svg_stamp(dot_name, dot_source)
+    return f"{head}{sep}{stamp}\n{rest}" if head else f"{stamp}\n{rest}"
+
+
+def write(files, output, svg=True, say=print):
+    """Write ``files`` into ``output``; remove ``.dot``/``.svg`` files of
+    machines that are gone. Return False if SVGs were wanted but ``dot``
+    is missing."""
+    output.mkdir(parents=True, exist_ok=True)
+    wanted = set(files) | {n[:-len(".dot")] + ".svg" for n in files}
+    for old in sorted(output.iterdir()):
+        if old.suffix in (".dot", ".svg") and old.name not in wanted:
+            old.unlink()
+            say(f"removed {old.relative_to(REPO) if REPO in old.parents else old}")
+    for name, source in sorted(files.items()):
+        (output / name).write_text(source, encoding="utf-8")
+    if not svg:
+        return True
+    if shutil.which("dot") is None:
+        say("WARNING: Graphviz 'dot' is not installed: the .svg files were NOT "
+            "updated and tests/docs will fail until they are "
+            "(apt-get install graphviz, then run this again)")
+        return False
+    for name, source in sorted(files.items()):
+        svg_name = name[:-len(".dot")] + ".svg"
+        (output / svg_name).write_text(render_svg(name, source), encoding="utf-8")
+    return True
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=OUTPUT,
+                        help="where to write (default: docs/state-machines)")
+    parser.add_argument("--no-svg", action="store_true",
+                        help="write only the .dot files")
+    args = parser.parse_args(argv)
+    _use_this_checkout()
+    files = generate()
+    ok = write(files, args.output, svg=not args.no_svg)
+    print(f"{len(files)} diagrams in {args.output}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
