@@ -251,11 +251,10 @@ def wiring_dot(machines, scenarios=SCENARIOS):
                 _wiring_node(sub, node, labels)
             pairs = set(edges)
             for holder, held in edges:
-                if (held, holder) in pairs:
-                    if holder < held:
-                        sub.edge(holder, held, dir="both")
-                else:
+                if holder == held or (held, holder) not in pairs:
                     sub.edge(holder, held)
+                elif holder < held:
+                    sub.edge(holder, held, dir="both")
     unwired = sorted(fqpn for fqpn, _ in machines if fqpn not in reached)
     if unwired:
         with graph.subgraph(name="cluster_unwired") as sub:

@@ -1,0 +1,19 @@
+"""Load misc/generate-diagrams.py (a script, not a package module) once."""
+
+import importlib.util
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "misc" / "generate-diagrams.py"
+
+_module = None
+
+
+def load():
+    global _module
+    if _module is None:
+        spec = importlib.util.spec_from_file_location("_generate_diagrams", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _module = module
+    return _module
