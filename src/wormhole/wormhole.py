@@ -179,36 +179,47 @@ class DeferredWormhole(_WormholeBase):
 
 @implementer(_interfaces.IWormhole, _interfaces.IWormholeEvents)
 class DelegatedWormhole(_WormholeBase):
-    def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url):
+    def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url,
+                 journal):
         super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url)
         self._delegate = delegate
+        self._journal = journal
 
     def close(self):
         self._boss.close()
 
+    def _deliver(self, method, *args):
+        self._eq.eventually(self._in_journal, method, *args)
+
+    def _in_journal(self, method, *args):
+        # spec 004 11.2: wormhole events reach the application inside the
+        # journal's context, so what it sends in reaction is checkpointed
+        with self._journal.process():
+            getattr(self._delegate, method)(*args)
+
     # IWormholeEvents
     def got_welcome(self, welcome):
         if self._show_welcome(welcome):
-            self._eq.eventually(self._delegate.wormhole_got_welcome, welcome)
+            self._deliver("wormhole_got_welcome", welcome)
 
     def got_code(self, code):
-        self._eq.eventually(self._delegate.wormhole_got_code, code)
+        self._deliver("wormhole_got_code", code)
 
     def got_key(self, key):
         self._key = key
-        self._eq.eventually(self._delegate.wormhole_got_unverified_key, key)
+        self._deliver("wormhole_got_unverified_key", key)
 
     def got_verifier(self, verifier):
-        self._eq.eventually(self._delegate.wormhole_got_verifier, verifier)
+        self._deliver("wormhole_got_verifier", verifier)
 
     def got_versions(self, versions):
-        self._eq.eventually(self._delegate.wormhole_got_versions, versions)
+        self._deliver("wormhole_got_versions", versions)
 
     def received(self, plaintext):
-        self._eq.eventually(self._delegate.wormhole_got_message, plaintext)
+        self._deliver("wormhole_got_message", plaintext)
 
     def closed(self, result):
-        self._eq.eventually(self._delegate.wormhole_closed, result)
+        self._deliver("wormhole_closed", result)
 
 
 def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, timing=None,
@@ -234,7 +245,8 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
     journal = journal or ImmediateJournal()
     eq = _eventual_queue or EventualQueue(reactor)
     if delegate is not None:
-        w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url)
+        w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,
+                              journal)
     else:
         w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url)
     w._on_status_update = on_status_update  # carried for Dilation (a later issue)

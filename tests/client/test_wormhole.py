@@ -437,3 +437,43 @@ class WormholeTests(unittest.TestCase):
         self.assertIn("W1.Nameplate[S0A].set_nameplate -> [S1A]", lines)
         self.assertFalse([line for line in lines if ".Mailbox[" in line])
         self.close_lonely(w)
+
+
+class JournalModeTests(unittest.TestCase):
+    def test_journal(self):
+        """Journaled Delegated mode (spec 004 11.2): events reach the
+        delegate inside the journal's context, and what the delegate sends
+        in reaction leaves only after the checkpoint is saved."""
+        clock = Clock()
+        server = FakeServer(clock)
+        checkpoints = []
+        sent_at_checkpoint = []
+        j = wormhole.Journal(lambda: checkpoints.append(len(server.received)))
+
+        class Replier(Delegate):
+            def wormhole_got_message(self, msg):
+                Delegate.wormhole_got_message(self, msg)
+                sent_at_checkpoint.append(len(server.received))
+                w1.send_message(b"reply to " + msg)
+
+        dg1 = Replier()
+        w1 = wormhole.create(APPID, URL, clock, delegate=dg1, journal=j,
+                             _endpoint_factory=server.endpoint_factory)
+        w2 = wormhole.create(APPID, URL, clock, _endpoint_factory=server.endpoint_factory)
+        with j.process():
+            w1.set_code("5-a-b")
+        w2.set_code("5-a-b")
+        w2.send_message(b"hi")
+        d = w2.get_message()
+        server.pump()
+        self.assertEqual(self.successResultOf(d), b"reply to hi")
+        self.assertIn(("message", b"hi"), dg1.events)
+        # the checkpoint after the delegate's reaction saw nothing more sent
+        # than the delegate itself saw: the reply was still queued
+        self.assertIn(sent_at_checkpoint[0], checkpoints)
+        with j.process():
+            w1.close()
+        d2 = w2.close()
+        server.pump()
+        self.assertEqual(self.successResultOf(d2), "happy")
+        self.assertEqual(dg1.events[-1], ("closed", "happy"))
