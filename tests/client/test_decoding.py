@@ -80,3 +80,45 @@ class DecodingTests(unittest.TestCase):
         w, closed = self.run_client(payloads)
         self.assertIsInstance(closed[0].value, errors.ProtocolError)
         self.assertIn("claimed", str(closed[0].value))
+
+
+class ReorderingTests(unittest.TestCase):
+    @settings(max_examples=60, deadline=None)
+    @given(st.integers(min_value=1, max_value=6).flatmap(
+        lambda n: st.tuples(st.just(n), st.lists(st.integers(0, n - 1), max_size=8),
+                            st.permutations(list(range(n))))))
+    def test_reordered_and_repeated(self, case):
+        """Peer phases arriving in any order, some repeated (the server
+        neither orders nor de-duplicates, spec 003), reach the application
+        exactly once each, in numeric order (spec 004 chapter 8)."""
+        from wormhole._crypto import derive_phase_key, encrypt_data
+        n, repeats, order = case
+        clock = Clock()
+        server = FakeServer(clock)
+        w1 = wormhole.create("appid", URL, clock, _endpoint_factory=server.endpoint_factory)
+        w2 = wormhole.create("appid", URL, clock, _endpoint_factory=server.endpoint_factory)
+        w1.set_code("4-a-b")
+        w2.set_code("4-a-b")
+        server.pump()
+        key = []
+        w2.get_unverified_key().addCallback(key.append)
+        server.pump()
+        conn1 = [c for c in server.conns if c.rc is w1._boss._RC][0]
+        side2 = [c for c in server.conns if c.rc is w2._boss._RC][0].side
+        bodies = {i: encrypt_data(derive_phase_key(key[0], side2, str(i)), b"m%d" % i)
+                  for i in range(n)}
+        for i in list(order) + list(repeats):
+            server._send(conn1, {"type": "message", "side": side2, "phase": str(i),
+                                 "body": bodies[i].hex()})
+        got = []
+        for i in range(n + 1):
+            w1.get_message().addBoth(got.append)
+        server.pump()
+        self.assertEqual(got, [b"m%d" % i for i in range(n)])
+        results = []
+        w1.close().addBoth(results.append)
+        w2.close().addBoth(results.append)
+        server.pump()
+        self.assertEqual(results, ["happy", "happy"])
+        self.assertEqual(len(got), n + 1)  # the extra one: WormholeClosed
+        self.assertIsInstance(got[-1].value, errors.WormholeClosed)
