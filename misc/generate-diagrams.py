@@ -138,6 +138,7 @@ def _client_scenario():
     """What ``wormhole.create()`` builds (spec 004 5.4): the facade, the Boss
     and the machines the Boss wires."""
     from twisted.internet.testing import MemoryReactorClock
+
     from wormhole import create
     w = create("example.com/diagrams", "ws://127.0.0.1:4000/v1",
                MemoryReactorClock())
@@ -149,6 +150,7 @@ def _server_scenario():
     made its nameplate and mailbox machines."""
     from twisted.internet.task import Clock
     from zope.interface import implementer
+
     from wormhole.server._interfaces import ITransportGlue
     from wormhole.server.server import build_mailbox
 

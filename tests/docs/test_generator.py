@@ -192,11 +192,7 @@ class Wiring(_FixturePackage, unittest.TestCase):
         """From a root, the walk follows attributes (also inside lists and
         dicts) to machine instances, records holder->held pairs, and does
         not walk through objects that are not machines."""
-        class A: pass  # noqa
-        class B: pass  # noqa
-        class C: pass  # noqa
-        class Other: pass  # noqa
-        class Root: pass  # noqa
+        A, B, C, Other, Root = (type(n, (), {}) for n in ("A", "B", "C", "Other", "Root"))
         types = {A: ("x.A.m", "A"), B: ("x.B.m", "B"), C: ("x.C.m", "C")}
         a, b, c, hidden, root = A(), B(), C(), C(), Root()
         root.boss = a
@@ -220,6 +216,7 @@ class Wiring(_FixturePackage, unittest.TestCase):
         door = sys.modules[f"{pkg}.door"].Door()
         lamp = mod.LampMachine(mod.LampCore(door))
         nodes, edges = self.gen.wiring_edges([lamp], types)
+        self.assertEqual(nodes, [f"{pkg}.door.Door.m", f"{pkg}.lamp.LampMachine"])
         self.assertEqual(edges, [(f"{pkg}.lamp.LampMachine", f"{pkg}.door.Door.m")])
 
     def test_unreached_machines_are_drawn_apart(self):
@@ -278,10 +275,10 @@ class Writing(unittest.TestCase):
             stdout = b'<?xml version="1.0"?>\n<svg></svg>\n'
         self.patch(self.gen.subprocess, "run", lambda *a, **kw: Done())
         svg = self.gen.render_svg("a.m.dot", "digraph {}\n")
+        digest = hashlib.sha256(b"digraph {}\n").hexdigest()
         self.assertEqual(svg.splitlines(), [
             '<?xml version="1.0"?>',
-            "<!-- generated from a.m.dot sha256:%s -->"
-            % hashlib.sha256(b"digraph {}\n").hexdigest(),
+            f"<!-- generated from a.m.dot sha256:{digest} -->",
             "<svg></svg>"])
         self.assertNotEqual(self.gen.svg_stamp("a.m.dot", "digraph {}\n"),
                             self.gen.svg_stamp("a.m.dot", "digraph { }\n"))
