@@ -230,7 +230,7 @@ def wiring_edges(roots, types):
     return sorted({node(o) for o in seen.values()}), sorted(edges)
 
 
-def wiring_dot(machines, scenarios=SCENARIOS):
+def wiring_dot(machines, scenarios=SCENARIOS, say=None):
     """The Graphviz source of the wiring: one cluster per scenario, an arrow
     from each machine to every machine it holds (it sends that one inputs),
     both heads where they hold each other. Machines no scenario reaches are
@@ -258,6 +258,9 @@ def wiring_dot(machines, scenarios=SCENARIOS):
                 elif holder < held:
                     sub.edge(holder, held, dir="both")
     unwired = sorted(fqpn for fqpn, _ in machines if fqpn not in reached)
+    if unwired and say is not None:
+        say("NOTE: no wiring scenario reaches " + ", ".join(unwired)
+            + " (add one to SCENARIOS in misc/generate-diagrams.py)")
     if unwired:
         with graph.subgraph(name="cluster_unwired") as sub:
             sub.attr(label="not reached by any scenario in "
@@ -278,11 +281,11 @@ def _wiring_node(graph, node, labels):
 
 # -- output ---------------------------------------------------------------------
 
-def generate(package=PACKAGE, scenarios=SCENARIOS):
+def generate(package=PACKAGE, scenarios=SCENARIOS, say=None):
     """Return ``{file name: .dot source}`` for everything the docs show."""
     machines = discover(package)
     files = {f"{fqpn}.dot": machine_dot(m) for fqpn, m in machines}
-    files[f"{WIRING}.dot"] = wiring_dot(machines, scenarios)
+    files[f"{WIRING}.dot"] = wiring_dot(machines, scenarios, say)
     return files
 
 
@@ -335,7 +338,7 @@ def main(argv=None):
                         help="write only the .dot files")
     args = parser.parse_args(argv)
     _use_this_checkout()
-    files = generate()
+    files = generate(say=print)
     ok = write(files, args.output, svg=not args.no_svg)
     print(f"{len(files)} diagrams in {args.output}")
     return 0 if ok else 1

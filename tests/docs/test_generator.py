@@ -220,8 +220,9 @@ class Wiring(_FixturePackage, unittest.TestCase):
         self.assertEqual(edges, [(f"{pkg}.lamp.LampMachine", f"{pkg}.door.Door.m")])
 
     def test_unreached_machines_are_drawn_apart(self):
-        """A machine no scenario reaches is in the 'not reached' cluster,
-        mutual holders get one two-headed edge."""
+        """A machine no scenario reaches is in the 'not reached' cluster
+        and the command says so; an instance holding another of its own
+        kind gets one plain edge."""
         pkg = self.make_package({"door": _DOOR, "lamp": _LAMP})
         machines = self.gen.discover(pkg)
         door_cls = sys.modules[f"{pkg}.door"].Door
@@ -230,12 +231,32 @@ class Wiring(_FixturePackage, unittest.TestCase):
             d1, d2 = door_cls(), door_cls()
             d1.peer, d2.peer = d2, d1
             return [d1]
-        source = self.gen.wiring_dot(machines, [("doors", scenario)])
+        said = []
+        source = self.gen.wiring_dot(machines, [("doors", scenario)], said.append)
+        self.assertEqual(len(said), 1)
+        self.assertIn(f"no wiring scenario reaches {pkg}.lamp.LampMachine ", said[0])
         self.assertIn(f'"{pkg}.door.Door.m" -> "{pkg}.door.Door.m"', source)
         unwired = source[source.index("cluster_unwired"):]
         self.assertIn(f'"{pkg}.lamp.LampMachine" [label=LampMachine '
                       f'URL="{pkg}.lamp.LampMachine.svg"', unwired)
         self.assertNotIn("Door", unwired)
+
+    def test_mutual_holders_get_one_two_headed_edge(self):
+        """Two machines that hold each other are joined by one edge with
+        arrow heads at both ends; a one-way reference stays one-way."""
+        pkg = self.make_package({"door": _DOOR, "gate": _DOOR, "hatch": _DOOR})
+        machines = self.gen.discover(pkg)
+        door, gate, hatch = (sys.modules[f"{pkg}.{m}"].Door()
+                             for m in ("door", "gate", "hatch"))
+        door.peer, gate.peer = gate, door
+        gate.below = hatch
+        source = self.gen.wiring_dot(machines, [("doors", lambda: [door])])
+        edges = [line.strip() for line in source.splitlines() if "->" in line]
+        self.assertEqual(edges, [
+            f'"{pkg}.door.Door.m" -> "{pkg}.gate.Door.m" [dir=both]',
+            f'"{pkg}.gate.Door.m" -> "{pkg}.hatch.Door.m"',
+        ])
+        self.assertNotIn("cluster_unwired", source)
 
 
 class Writing(unittest.TestCase):
