@@ -101,7 +101,7 @@ class ProcessRun(protocol.ProcessProtocol):
         self.stderr = b""
         self.status = None
         self.timed_out = False
-        self._ended = defer.Deferred()
+        self._end_waiters = []
         self._line_waiters = []
         self._timeout = reactor.callLater(timeout, self._on_timeout)
 
@@ -120,11 +120,22 @@ class ProcessRun(protocol.ProcessProtocol):
             self._timeout.cancel()
         self.status = reason.value
         self._check_waiters()
-        for _, _, d in self._line_waiters:
+        unmet, self._line_waiters = self._line_waiters, []
+        for _, _, d in unmet:
             d.errback(ProcessFailed("%s ended before the expected line\n%s"
                                     % (self.name, self.describe())))
-        self._line_waiters = []
-        self._ended.callback(self)
+        waiters, self._end_waiters = self._end_waiters, []
+        for d in waiters:
+            d.callback(self)
+
+    def when_ended(self):
+        """A new Deferred that fires with self once the process is gone
+        (however it ended)."""
+        if self.status is not None:
+            return defer.succeed(self)
+        d = defer.Deferred()
+        self._end_waiters.append(d)
+        return d
 
     # what tests use
 
@@ -142,17 +153,12 @@ class ProcessRun(protocol.ProcessProtocol):
     def ended(self):
         """Fires with self when the process has exited; fails with its
         output if it had to be killed after the timeout."""
-        d = defer.Deferred()
-
         def done(run):
             if run.timed_out:
-                d.errback(ProcessFailed("%s timed out\n%s"
-                                        % (self.name, self.describe())))
-            else:
-                d.callback(run)
+                raise ProcessFailed("%s timed out\n%s"
+                                    % (self.name, self.describe()))
             return run
-        self._ended.addBoth(done)
-        return d
+        return self.when_ended().addCallback(done)
 
     def wait_for_line(self, pattern, stream="stdout"):
         """Fires with the first match of regex ``pattern`` (bytes) on a
@@ -178,7 +184,8 @@ class ProcessRun(protocol.ProcessProtocol):
             if escalate.active():
                 escalate.cancel()
             return result
-        return self._ended.addBoth(stop_escalation).addBoth(lambda _: None)
+        return self.when_ended().addBoth(stop_escalation).addBoth(
+            lambda _: None)
 
     # internals
 
@@ -193,18 +200,21 @@ class ProcessRun(protocol.ProcessProtocol):
         self.kill()
 
     def _check_waiters(self):
-        still = []
+        streams = {"stdout": self.stdout, "stderr": self.stderr,
+                   "any": self.stdout + b"\n" + self.stderr}
+        ready, still = [], []
         for stream, regex, d in self._line_waiters:
-            data = {"stdout": self.stdout, "stderr": self.stderr,
-                    "any": self.stdout + b"\n" + self.stderr}[stream]
-            for line in data.splitlines(keepends=True):
+            for line in streams[stream].splitlines(keepends=True):
                 m = regex.search(line) if line.endswith(b"\n") else None
                 if m:
-                    d.callback(m)
+                    ready.append((d, m))
                     break
             else:
                 still.append((stream, regex, d))
+        # fire only after updating the list: a callback may add a waiter
         self._line_waiters = still
+        for d, m in ready:
+            d.callback(m)
 
 
 def new_dir(testcase):
@@ -222,6 +232,25 @@ def spawn(testcase, reactor, argv, name, cwd=None, env=None,
                          path=cwd or new_dir(testcase))
     testcase.addCleanup(run.kill)
     return run
+
+
+@defer.inlineCallbacks
+def wait_all(testcase, runs, fail_fast=True):
+    """Wait until every run has ended.  With ``fail_fast``, when one exits
+    non-zero the others are killed at once (a peer whose partner died would
+    only wait for its timeout); if any was killed by its timeout, the test
+    fails with the output of all of them."""
+    def on_end(run):
+        if fail_fast and run.exit_code != 0:
+            for other in runs:
+                if other is not run:
+                    other.kill()
+        return run
+    yield defer.gatherResults([r.when_ended().addCallback(on_end)
+                               for r in runs])
+    if any(r.timed_out for r in runs):
+        testcase.fail("timed out:\n" + "\n".join(r.describe() for r in runs))
+    return runs
 
 
 @defer.inlineCallbacks
@@ -395,9 +424,11 @@ class InteropTestCase(unittest.TestCase):
                                       "--code", code), "sender")
         recv = self.spawn(receiver_argv(relay_url, "receive", code),
                           "receiver")
-        yield defer.gatherResults([send.ended(), recv.ended()],
-                                  consumeErrors=True)
+        yield wait_all(self, [send, recv])
         return send, recv
+
+    def wait_all(self, runs, fail_fast=True):
+        return wait_all(self, runs, fail_fast)
 
     def start_tap(self, upstream_url):
         """A recording proxy in front of ``upstream_url`` (wiretap.py)."""
@@ -421,6 +452,5 @@ class InteropTestCase(unittest.TestCase):
         code = m.group(1).decode("ascii")
         recv = self.spawn(receiver_argv(relay_url, "receive", code),
                           "receiver")
-        yield defer.gatherResults([send.ended(), recv.ended()],
-                                  consumeErrors=True)
+        yield wait_all(self, [send, recv])
         return send, recv, code

@@ -37,7 +37,9 @@ class _Scripted(WebSocketServerProtocol):
         self.lost.callback(None)
 
     def onOpen(self):
-        self.send_msg(type="welcome", welcome=self.factory.server.welcome)
+        welcome = self.factory.server.welcome
+        if welcome is not None:  # None: withhold it until send_welcome()
+            self.send_msg(type="welcome", welcome=welcome)
 
     def send_msg(self, **msg):
         if self.state != self.STATE_OPEN:
@@ -80,6 +82,14 @@ class ScriptedServer:
         srv.url = "ws://127.0.0.1:%d/v1" % srv._port.getHost().port
         return srv
 
+    def send_welcome(self, welcome):
+        """Send a (withheld) welcome now, to every open connection; it is
+        recorded in ``received`` as (n, {"type": "(sent welcome)"}) to order it
+        against the client's messages."""
+        for proto in self._live:
+            self.received.append((proto.number, {"type": "(sent welcome)"}))
+            proto.send_msg(type="welcome", welcome=welcome)
+
     def wait_for(self, predicate):
         """Fires once ``predicate(received)`` is true."""
         d = defer.Deferred()
@@ -88,13 +98,11 @@ class ScriptedServer:
         return d
 
     def _check(self):
-        still = []
-        for predicate, d in self._waiters:
-            if predicate(self.received):
-                d.callback(list(self.received))
-            else:
-                still.append((predicate, d))
-        self._waiters = still
+        # fire after updating the list: a callback may add a new waiter
+        ready = [(p, d) for (p, d) in self._waiters if p(self.received)]
+        self._waiters = [w for w in self._waiters if w not in ready]
+        for _, d in ready:
+            d.callback(list(self.received))
 
     @defer.inlineCallbacks
     def stop(self):

@@ -69,8 +69,7 @@ class ReferenceOnReference(InteropTestCase):
             s = dict(script, steps=[list(st) for st in script["steps"]])
             s["steps"][1][1] = "from %s" % who
             runs.append(self.spawn(harness.ref_peer_argv(s), "peer " + who))
-        yield defer.gatherResults([r.ended() for r in runs],
-                                  consumeErrors=True)
+        yield self.wait_all(runs)
         a, b = runs
         for run in runs:
             self.assertExited(run)

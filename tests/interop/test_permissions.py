@@ -43,6 +43,23 @@ class ReferenceClientPermissions(InteropTestCase):
         self.assertNotIn("submit-permissions", kinds)
 
     @defer.inlineCallbacks
+    def test_binds_before_welcome_claims_after(self):
+        """With the welcome withheld, the reference client still sends its
+        bind (spec 003's "older clients" case: a server cannot expect
+        submit-permissions before bind); its claim comes only after the
+        welcome has been sent."""
+        srv = self.start_scripted(None)
+        send = self.send_text(srv.url)
+        yield srv.wait_for(
+            lambda rs: any(m["type"] == "bind" for _, m in rs))
+        srv.send_welcome({})
+        got = yield srv.wait_for(
+            lambda rs: any(m["type"] == "claim" for _, m in rs))
+        yield send.kill()
+        self.assertEqual([m["type"] for _, m in got][:3],
+                         ["bind", "(sent welcome)", "claim"])
+
+    @defer.inlineCallbacks
     def test_welcome_error_ends_the_cli_with_the_message(self):
         """A welcome ``error`` (next to permission-required) makes the
         reference CLI print the server's text on stderr and exit 1."""

@@ -43,12 +43,12 @@ class ReferenceWire:
 
     @defer.inlineCallbacks
     def test_bind_is_sent_first_with_side_and_client_version(self):
-        """The client's first message is bind, sent without waiting for the
-        welcome: appid, a 10-hex-digit side, client_version ["python",
-        "0.24.0"] and a 4-hex-digit id, nothing else."""
+        """The client's first message is bind: appid, a 10-hex-digit side,
+        client_version ["python", "0.24.0"] and a 4-hex-digit id, nothing
+        else."""
         tap, _ = yield self.observe_text_exchange()
         for n in (0, 1):
-            first = [m for (c, d, m) in tap.log if c == n][0]
+            first = tap.messages("c2s", connection=n)[0]
             self.assertEqual(first["type"], "bind")
             self.assertEqual(set(first), {"type", "appid", "side",
                                           "client_version", "id"})

@@ -1,0 +1,68 @@
+"""Our `wormhole` CLI against the reference CLI, text in both directions,
+on our server and on the reference server: 2 directions x 2 servers x 2
+ways of getting the code (given with --code, allocated by the server).
+
+The receiver's stdout is compared byte for byte with what the reference
+receiver prints for the same text (harness.cli_text_stdout: non-printable
+characters escaped, then one newline; docs/interop.md).
+"""
+from twisted.internet import defer
+
+from .harness import (InteropTestCase, cli_text_stdout, mailbox_moods,
+                      our_cli_argv, ref_cli_argv)
+
+# non-ASCII (Latin-1, BMP symbol, astral emoji), embedded newlines, a tab,
+# a trailing newline and a backslash: everything the escaping touches
+TEXT = "Grüße aus Köln ✓ 😀\nzweite Zeile\twith tab \\ end\n"
+
+
+class CLIText:
+    """Mixin; ``start_server`` picks the server."""
+
+    @defer.inlineCallbacks
+    def check(self, sender_argv, receiver_argv, allocate):
+        srv = yield self.start_server()
+        if allocate:
+            send, recv, code = yield self.send_allocated_text(
+                srv.url, sender_argv, receiver_argv, TEXT)
+            self.assertRegex(code, r"^\d+-\w+-\w+$")
+        else:
+            send, recv = yield self.exchange_text(
+                srv.url, sender_argv, receiver_argv, TEXT,
+                code="7-guitarist-revenge")
+        self.assertExited(send)
+        self.assertExited(recv)
+        if recv.stdout != cli_text_stdout(TEXT):
+            self.fail("receiver's stdout differs:\n%r\nexpected\n%r\n%s"
+                      % (recv.stdout, cli_text_stdout(TEXT),
+                         recv.describe()))
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["happy"])
+
+    def test_ours_sends_ref_receives_given_code(self):
+        """our send --text --code C -> reference receive C."""
+        return self.check(our_cli_argv, ref_cli_argv, allocate=False)
+
+    def test_ref_sends_ours_receives_given_code(self):
+        """reference send --text --code C -> our receive C."""
+        return self.check(ref_cli_argv, our_cli_argv, allocate=False)
+
+    def test_ours_sends_ref_receives_allocated_code(self):
+        """our send --text (server-allocated code) -> reference receive."""
+        return self.check(our_cli_argv, ref_cli_argv, allocate=True)
+
+    def test_ref_sends_ours_receives_allocated_code(self):
+        """reference send --text (server-allocated code) -> our receive."""
+        return self.check(ref_cli_argv, our_cli_argv, allocate=True)
+
+
+class CLITextOnOurServer(CLIText, InteropTestCase):
+
+    def start_server(self):
+        return self.start_our_server()
+
+
+class CLITextOnReferenceServer(CLIText, InteropTestCase):
+
+    def start_server(self):
+        return self.start_ref_server()

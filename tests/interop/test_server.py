@@ -1,0 +1,84 @@
+"""Our mailbox server as a drop-in replacement for the reference one:
+reference clients only (CLI and library), our server in the middle, and
+the server's usage records checked for the moods (spec 003 "Mailboxes").
+"""
+from twisted.internet import defer
+
+from .harness import (InteropTestCase, cli_text_stdout, mailbox_moods,
+                      ref_cli_argv, ref_peer_argv)
+
+TEXT = "drop-in ✓\nreplacement"
+KEY_CONFIRMATION = b"Key confirmation failed"
+
+
+class ReferenceClientsOnOurServer(InteropTestCase):
+
+    @defer.inlineCallbacks
+    def test_ref_cli_text_given_code(self):
+        """Reference send --code / reference receive through our server:
+        the text arrives, both exit 0, our usage records one happy
+        mailbox."""
+        srv = yield self.start_our_server()
+        send, recv = yield self.exchange_text(srv.url, ref_cli_argv,
+                                              ref_cli_argv, TEXT)
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertEqual(recv.stdout, cli_text_stdout(TEXT))
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["happy"])
+
+    @defer.inlineCallbacks
+    def test_ref_cli_allocate_code_length_3(self):
+        """Reference send --code-length 3 gets a nameplate allocated by our
+        server and a three-word code, and the receiver gets the text."""
+        srv = yield self.start_our_server()
+        send, recv, code = yield self.send_allocated_text(
+            srv.url, ref_cli_argv, ref_cli_argv, TEXT, "--code-length", "3")
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertRegex(code, r"^\d+-[a-z]+-[a-z]+-[a-z]+$")
+        self.assertEqual(recv.stdout, cli_text_stdout(TEXT))
+
+    @defer.inlineCallbacks
+    def test_ref_cli_wrong_code_is_scary(self):
+        """Reference CLIs with codes that differ in one word: both exit 1
+        with the key-confirmation error, and our server records the
+        mailbox's mood as scary."""
+        srv = yield self.start_our_server()
+        send = self.spawn(ref_cli_argv(srv.url, "send", "--text", TEXT,
+                                       "--code", "8-purple-sausages"),
+                          "sender")
+        recv = self.spawn(ref_cli_argv(srv.url, "receive",
+                                       "8-purple-sausagez"), "receiver")
+        # both are expected to fail: let each end on its own
+        yield self.wait_all([send, recv], fail_fast=False)
+        for run in (send, recv):
+            self.assertExited(run, 1)
+            self.assertIn(KEY_CONFIRMATION, run.stderr, run.describe())
+        self.assertEqual(recv.stdout, b"")
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["scary"])
+
+    @defer.inlineCallbacks
+    def test_ref_library_wrong_code(self):
+        """Two reference library peers with different codes: both see
+        WrongPasswordError (from get_verifier and again from close), and
+        our server records the mailbox's mood as scary."""
+        srv = yield self.start_our_server()
+        runs = []
+        for code in ("9-purple-sausages", "9-purple-sausagez"):
+            script = {"relay_url": srv.url, "appid": "example.com/interop",
+                      "code": code,
+                      "steps": [["verifier", None], ["send", "x"],
+                                ["recv", 1]]}
+            runs.append(self.spawn(ref_peer_argv(script), "peer " + code))
+        yield self.wait_all(runs)
+        for run in runs:
+            self.assertExited(run)
+            events = run.events()
+            self.assertEqual(
+                [(e["event"], e["type"]) for e in events],
+                [("error", "WrongPasswordError"),
+                 ("close_error", "WrongPasswordError")], run.describe())
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["scary"])
