@@ -430,6 +430,17 @@ class InteropTestCase(unittest.TestCase):
     def wait_all(self, runs, fail_fast=True):
         return wait_all(self, runs, fail_fast)
 
+    @defer.inlineCallbacks
+    def poll_until(self, predicate, what, timeout=30.0):
+        """Poll ``predicate()`` until true; fail naming ``what`` if it is
+        still false after ``timeout`` seconds."""
+        from twisted.internet import reactor
+        deadline = reactor.seconds() + timeout
+        while not predicate():
+            if reactor.seconds() > deadline:
+                self.fail("gave up waiting for " + what)
+            yield deferLater(reactor, POLL_INTERVAL, lambda: None)
+
     def start_tap(self, upstream_url):
         """A recording proxy in front of ``upstream_url`` (wiretap.py)."""
         from twisted.internet import reactor

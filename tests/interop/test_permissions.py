@@ -83,3 +83,59 @@ class ReferenceClientPermissions(InteropTestCase):
         binds = [(n, m["side"]) for n, m in got if m["type"] == "bind"]
         self.assertEqual([n for n, _ in binds[:2]], [0, 1])
         self.assertEqual(binds[0][1], binds[1][1])
+
+
+class ReferenceClientOnOurPermissionServer(InteropTestCase):
+    """The reference client against our server started with
+    ``permissions=`` (spec 003 "Permission to Use the Server")."""
+
+    @defer.inlineCallbacks
+    def start_with(self, permissions):
+        from wormhole.server.testing import start_mailbox_server
+        srv = yield start_mailbox_server(reactor, port=0,
+                                         permissions=permissions)
+        self.addCleanup(srv.stop)
+        return srv
+
+    @defer.inlineCallbacks
+    def test_none_plus_hashcash_serves_old_clients(self):
+        """Offering none next to hashcash, our server lets the 0.24 client
+        (which binds without submit-permissions) transfer text."""
+        srv = yield self.start_with("none+hashcash:6")
+        tap = self.start_tap(srv.url)
+        send, recv = yield self.exchange_text(tap.url, ref_cli_argv,
+                                              ref_cli_argv, "permitted")
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertEqual(recv.stdout, b"permitted\n")
+        welcome = tap.messages("s2c", "welcome")[0]["welcome"]
+        self.assertEqual(set(welcome["permission-required"]),
+                         {"none", "hashcash"})
+        self.assertEqual(welcome["permission-required"]["hashcash"]["bits"],
+                         6)
+
+    @defer.inlineCallbacks
+    def test_hashcash_only_refuses_old_clients(self):
+        """Demanding hashcash, our server answers the 0.24 client's bare
+        bind with a "permission denied" error and closes; the client, not
+        knowing permissions, reconnects and tries again (so it never
+        transfers, and never gets a readable failure)."""
+        srv = yield self.start_with("hashcash:6")
+        tap = self.start_tap(srv.url)
+        send = self.send_text(tap.url)
+        yield self.poll_until(lambda: len(tap.messages("c2s", "bind")) >= 2,
+                              "the reference client's second bind")
+        yield send.kill()
+        errors = tap.messages("s2c", "error", connection=0)
+        self.assertEqual(len(errors), 1)
+        self.assertIn("permission denied", errors[0]["error"])
+        self.assertEqual(errors[0]["orig"]["type"], "bind")
+        binds = tap.messages("c2s", "bind")
+        self.assertEqual(binds[0]["side"], binds[1]["side"])
+        self.assertNotIn("claimed", [m["type"] for m in
+                                     tap.messages("s2c")])
+
+    def send_text(self, url):
+        return self.spawn(ref_cli_argv(url, "send", "--text", "hi",
+                                       "--code", "4-purple-sausages"),
+                          "reference sender")

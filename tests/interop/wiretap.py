@@ -33,6 +33,12 @@ class _Tracked:
         self.lost.callback(None)
 
 
+def _forward(proto, payload, is_binary):
+    # one side may already be closing while the other still delivers
+    if proto.state == proto.STATE_OPEN:
+        proto.sendMessage(payload, is_binary)
+
+
 class _Upstream(_Tracked, WebSocketClientProtocol):
 
     def onOpen(self):
@@ -66,7 +72,7 @@ class _Downstream(_Tracked, WebSocketServerProtocol):
     def upstream_opened(self, upstream):
         self._upstream = upstream
         for payload, is_binary in self._pending:
-            upstream.sendMessage(payload, is_binary)
+            _forward(upstream, payload, is_binary)
         self._pending = []
         if self._closed:
             upstream.sendClose()
@@ -76,11 +82,11 @@ class _Downstream(_Tracked, WebSocketServerProtocol):
         if self._upstream is None:
             self._pending.append((payload, isBinary))
         else:
-            self._upstream.sendMessage(payload, isBinary)
+            _forward(self._upstream, payload, isBinary)
 
     def from_server(self, payload, is_binary):
         self.factory.tap.record(self.number, "s2c", payload, is_binary)
-        self.sendMessage(payload, is_binary)
+        _forward(self, payload, is_binary)
 
     def upstream_closed(self):
         self.sendClose()
