@@ -83,7 +83,8 @@ def _string(msg, key, required, limit, what=None):
     if value is None:
         if required:
             # the reference's words for a missing key
-            if mtype in ("bind", "claim", "open", "ping"):
+            if mtype in ("bind", "claim", "open", "ping",
+                         "submit-permissions"):
                 raise BadMessage(f"{mtype} requires '{key}'", msg)
             raise BadMessage(f"missing '{key}'", msg)
         return None

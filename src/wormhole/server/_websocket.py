@@ -31,6 +31,18 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         # spec 003 says binary; text frames carry the same JSON, accept both
         self._conn.received(payload)
 
+    def connectionLost(self, reason):
+        super().connectionLost(reason)
+        # autobahn leaves its close-handshake timer armed after the TCP
+        # connection is gone; a stopped server must leave no timers behind
+        call = getattr(self, "closeHandshakeTimeoutCall", None)
+        if call is not None:
+            self.closeHandshakeTimeoutCall = None
+            try:
+                call.cancel()
+            except Exception:
+                pass
+
     def onClose(self, wasClean, code, reason):
         self._gone = True
         if self._conn is not None:

@@ -160,6 +160,9 @@ def make_factory(mailbox, url=None, websocket_options=(),
         "maxMessagePayloadSize": 2 * limits.max_message_size + 65536,
         "maxFramePayloadSize": 2 * limits.max_message_size + 65536,
         "openHandshakeTimeout": limits.handshake_timeout,
+        # send the close frame with the proper code (RFC 6455 7.4.1) on a
+        # protocol violation instead of just dropping the TCP connection
+        "failByDrop": False,
     }
     options.update(dict(websocket_options))
     factory.setProtocolOptions(**options)
