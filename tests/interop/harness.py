@@ -280,9 +280,10 @@ def wait_until_listening(reactor, port, timeout=30.0):
             return
 
 
-class RefMailboxServer:
-    """The reference mailbox server (magic-wormhole-mailbox-server 0.8),
-    run as ``twistd -n wormhole-mailbox`` on a free 127.0.0.1 port."""
+class TwistdMailboxServer:
+    """A mailbox server run as ``twistd -n wormhole-mailbox`` on a free
+    127.0.0.1 port, with the reference's options: the reference's
+    (magic-wormhole-mailbox-server 0.8) or ours, by ``twistd`` path."""
 
     def __init__(self, run, port, basedir):
         self._run = run
@@ -292,48 +293,66 @@ class RefMailboxServer:
 
     @classmethod
     @defer.inlineCallbacks
-    def start(cls, testcase, reactor, extra_args=()):
+    def start(cls, testcase, reactor, twistd, name, extra_args=()):
         basedir = new_dir(testcase)
-        argv = [ref_bin("twistd"), "-n", "--pidfile=", "wormhole-mailbox",
-                # port 0: the kernel picks a free port, which the server's
-                # log line "... starting on PORT" tells us
+        argv = [twistd, "-n", "--pidfile=", "wormhole-mailbox",
+                # port 0: the kernel picks a free port, which twistd's log
+                # line "<Factory> starting on PORT" tells us
                 "--port", "tcp:0:interface=127.0.0.1",
                 "--channel-db", os.path.join(basedir, "channel.sqlite"),
                 "--usage-db", os.path.join(basedir, "usage.sqlite"),
                 ] + list(extra_args)
-        run = spawn(testcase, reactor, argv, "reference mailbox server",
-                    cwd=basedir, timeout=600)
+        run = spawn(testcase, reactor, argv, name, cwd=basedir, timeout=600)
         try:
-            m = yield run.wait_for_line(rb"Site starting on (\d+)")
+            m = yield run.wait_for_line(rb"\w+ starting on (\d+)")
         except ProcessFailed as e:
-            testcase.fail("the reference mailbox server did not start: %s"
-                          % (e,))
+            testcase.fail("%s did not start: %s" % (name, e))
         port = int(m.group(1))
         yield wait_until_listening(reactor, port)
         return cls(run, port, basedir)
 
-    def moods(self):
-        """Rows of the usage DB as [{"kind", "result"}] (like our server's
-        ``usage()``): one per closed mailbox and per released nameplate."""
+    def usage(self):
+        """The usage DB as [{"kind", "result", "app_id"}] (the shape of our
+        in-process server's ``usage()``).  Reads the reference's schema
+        (tables ``mailboxes`` and ``nameplates``) or ours (one ``usage``
+        table with a ``kind`` column): docs/interop.md, "Usage DB"."""
         if not os.path.exists(self.usage_db):
             return []
         conn = sqlite3.connect(self.usage_db)
         try:
-            rows = [{"kind": "mailbox", "result": r, "app_id": a}
-                    for a, r in conn.execute(
-                        "SELECT app_id, result FROM mailboxes")]
-            rows += [{"kind": "nameplate", "result": r, "app_id": a}
-                     for a, r in conn.execute(
-                         "SELECT app_id, result FROM nameplates")]
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            if "usage" in tables:
+                return [{"kind": k, "result": r, "app_id": a}
+                        for k, a, r in conn.execute(
+                            "SELECT kind, app_id, result FROM usage")]
+            rows = []
+            for table, kind in (("mailboxes", "mailbox"),
+                                ("nameplates", "nameplate")):
+                if table in tables:
+                    rows += [{"kind": kind, "result": r, "app_id": a}
+                             for a, r in conn.execute(
+                                 "SELECT app_id, result FROM " + table)]
+            return rows
         finally:
             conn.close()
-        return rows
-
-    def usage(self):
-        return self.moods()
 
     def stop(self):
         return self._run.kill()
+
+
+class RefMailboxServer(TwistdMailboxServer):
+    """The reference mailbox server (magic-wormhole-mailbox-server 0.8)."""
+
+    @classmethod
+    def start(cls, testcase, reactor, extra_args=()):
+        return super().start(testcase, reactor, ref_bin("twistd"),
+                             "reference mailbox server", extra_args)
+
+
+def our_twistd():
+    """Our venv's twistd (finds our plugin through src/twisted/plugins)."""
+    return os.path.join(os.path.dirname(sys.executable), "twistd")
 
 
 @defer.inlineCallbacks
@@ -403,6 +422,13 @@ class InteropTestCase(unittest.TestCase):
     def start_our_server(self):
         from twisted.internet import reactor
         return start_our_server(self, reactor)
+
+    def start_our_twistd_server(self, extra_args=()):
+        """Our server, started exactly like the reference one."""
+        from twisted.internet import reactor
+        return TwistdMailboxServer.start(self, reactor, our_twistd(),
+                                         "our mailbox server (twistd)",
+                                         extra_args)
 
     def wait_for_moods(self, server, predicate):
         from twisted.internet import reactor

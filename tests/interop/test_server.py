@@ -82,3 +82,46 @@ class ReferenceClientsOnOurServer(InteropTestCase):
                  ("close_error", "WrongPasswordError")], run.describe())
         rows = yield self.wait_for_moods(srv, mailbox_moods)
         self.assertEqual(mailbox_moods(rows), ["scary"])
+
+
+class ReferenceClientsOnOurTwistdServer(InteropTestCase):
+    """Our server started the way operators start the reference one:
+    ``twistd -n wormhole-mailbox --port ... --channel-db ... --usage-db``."""
+
+    @defer.inlineCallbacks
+    def test_same_command_line_serves_reference_clients(self):
+        """The reference's command line, with our twistd, serves a
+        reference text transfer, and the usage DB records it as happy."""
+        srv = yield self.start_our_twistd_server()
+        send, recv = yield self.exchange_text(srv.url, ref_cli_argv,
+                                              ref_cli_argv, TEXT)
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertEqual(recv.stdout, cli_text_stdout(TEXT))
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["happy"])
+
+    @defer.inlineCallbacks
+    def test_motd_reaches_the_reference_cli(self):
+        """--motd is put in the welcome and the reference CLI shows it on
+        stderr (spec 003, welcome ``motd``)."""
+        srv = yield self.start_our_twistd_server(
+            ["--motd", "interop says hello"])
+        send, recv = yield self.exchange_text(srv.url, ref_cli_argv,
+                                              ref_cli_argv, TEXT)
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertIn(b"interop says hello", send.stderr)
+
+    @defer.inlineCallbacks
+    def test_signal_error_fails_the_reference_cli(self):
+        """--signal-error makes the reference CLI exit 1 showing the
+        operator's text (a welcome ``error``)."""
+        srv = yield self.start_our_twistd_server(
+            ["--signal-error", "closed for maintenance"])
+        send = self.spawn(ref_cli_argv(srv.url, "send", "--text", "x",
+                                       "--code", "4-purple-sausages"),
+                          "sender")
+        yield self.wait_all([send])
+        self.assertExited(send, 1)
+        self.assertIn(b"closed for maintenance", send.stderr)
