@@ -157,3 +157,55 @@ class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
 
     def start_server(self):
         return self.start_our_server()
+
+
+class OurClientWire(InteropTestCase):
+    """Our client library seen through the tap, next to the reference
+    library peer, on the reference server: it must look like the
+    reference client on the wire (the facts above)."""
+
+    @defer.inlineCallbacks
+    def test_our_client_speaks_like_the_reference(self):
+        """Our client: text frames only; bind first with appid, a
+        10-hex side and an id; then claim, open, add pake, release and
+        add version (either order), add 0, close(mood happy) -- the
+        reference receiver's sequence; every id 4 hex digits and acked."""
+        from twisted.internet import reactor
+
+        import wormhole
+        srv = yield self.start_ref_server()
+        tap = self.start_tap(srv.url)
+        w = wormhole.create("example.com/interop-wire", tap.url, reactor)
+        w.set_code("5-wire-check")
+        yield self.poll_until(lambda: tap.messages("c2s", connection=0),
+                              "our client's first message")
+        peer = self.spawn(harness.ref_peer_argv(
+            {"relay_url": tap.url, "appid": "example.com/interop-wire",
+             "code": "5-wire-check",
+             "steps": [["send", "theirs"], ["recv", 1]]}), "reference peer")
+        w.send_message(b"ours")
+        got = yield w.get_message()
+        yield w.close()
+        yield peer.when_ended()
+        self.assertExited(peer)
+        self.assertEqual(got, b"theirs")
+        ours = [(m) for (n, d, m) in tap.log if n == 0 and d == "c2s"]
+        bind = ours[0]
+        self.assertEqual(bind["type"], "bind")
+        self.assertEqual(bind["appid"], "example.com/interop-wire")
+        self.assertRegex(bind["side"], SIDE)
+        self.assertEqual(set(bind), {"type", "appid", "side",
+                                     "client_version", "id"})
+        self.assertEqual(bind["client_version"][0], "python")
+        for m in ours:
+            self.assertRegex(m["id"], MSG_ID)
+        kinds = [m["type"] if m["type"] != "add" else "add:" + m["phase"]
+                 for m in ours]
+        self.assertEqual(kinds[:4], ["bind", "claim", "open", "add:pake"])
+        self.assertEqual(sorted(kinds[4:6]), ["add:version", "release"])
+        self.assertEqual(kinds[6:], ["add:0", "close"])
+        self.assertEqual(ours[-1]["mood"], "happy")
+        self.assertEqual({mode for (n, _, mode) in tap.frames if n == 0},
+                         {"text"})
+        acked = {m["id"] for m in tap.messages("s2c", "ack", 0)}
+        self.assertEqual(acked, {m["id"] for m in ours})
