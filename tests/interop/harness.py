@@ -80,9 +80,17 @@ def ref_cli_argv(relay_url, *args):
 
 
 def our_cli_argv(relay_url, *args):
-    """argv for our `wormhole` CLI, run by the python running the tests."""
-    return [sys.executable, "-m", "wormhole.cli", "--relay-url", relay_url,
-            "--transit-helper", NO_TRANSIT] + list(args)
+    """argv for our `wormhole` CLI, run by the python running the tests:
+    ``python -m wormhole.cli`` when the package has a ``__main__``, else
+    the console script installed next to that python."""
+    import wormhole  # ours: this runs in our test process
+    cli_dir = os.path.join(os.path.dirname(wormhole.__file__), "cli")
+    if os.path.exists(os.path.join(cli_dir, "__main__.py")):
+        prog = [sys.executable, "-m", "wormhole.cli"]
+    else:
+        prog = [os.path.join(os.path.dirname(sys.executable), "wormhole")]
+    return prog + ["--relay-url", relay_url,
+                   "--transit-helper", NO_TRANSIT] + list(args)
 
 
 def ref_peer_argv(script):

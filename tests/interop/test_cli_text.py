@@ -1,6 +1,7 @@
 """Our `wormhole` CLI against the reference CLI, text in both directions,
 on our server and on the reference server: 2 directions x 2 servers x 2
-ways of getting the code (given with --code, allocated by the server).
+ways of getting the code (given with --code, allocated by the server),
+plus a wrong code each way.
 
 The receiver's stdout is compared byte for byte with what the reference
 receiver prints for the same text (harness.cli_text_stdout: non-printable
@@ -54,6 +55,35 @@ class CLIText:
     def test_ref_sends_ours_receives_allocated_code(self):
         """reference send --text (server-allocated code) -> our receive."""
         return self.check(ref_cli_argv, our_cli_argv, allocate=True)
+
+
+    @defer.inlineCallbacks
+    def check_wrong_code(self, sender_argv, receiver_argv):
+        srv = yield self.start_server()
+        send = self.spawn(sender_argv(srv.url, "send", "--text", TEXT,
+                                      "--code", "8-guitarist-revenge"),
+                          "sender")
+        recv = self.spawn(receiver_argv(srv.url, "receive",
+                                        "8-guitarist-revengf"), "receiver")
+        # both are expected to fail: let each end on its own
+        yield self.wait_all([send, recv], fail_fast=False)
+        for run in (send, recv):
+            self.assertExited(run, 1)
+            self.assertTrue(run.stderr.strip(), run.describe())
+        self.assertEqual(recv.stdout, b"")
+        rows = yield self.wait_for_moods(srv, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["scary"])
+
+    def test_wrong_code_ours_sends(self):
+        """Codes differing in one word, our sender and the reference
+        receiver: both exit 1 with an error on stderr, nothing is printed
+        as received, and the server records scary.  (Our wording is our
+        own: the reference's prose is not copied.)"""
+        return self.check_wrong_code(our_cli_argv, ref_cli_argv)
+
+    def test_wrong_code_ref_sends(self):
+        """The same with the reference sender and our receiver."""
+        return self.check_wrong_code(ref_cli_argv, our_cli_argv)
 
 
 class CLITextOnOurServer(CLIText, InteropTestCase):
