@@ -233,6 +233,37 @@ def run_pairs(server, conc, args):
     }
 
 
+def run_profile(server, args, workdir):
+    """An extra, unreported run at `--profile-conc` with py-spy attached.
+
+    Kept apart from the measured runs: sampling a process slows it, so the
+    figures above stay unperturbed. Writes py-spy's raw (collapsed stack)
+    format; `bench/pyspy_summary.py` turns it into a top list.
+    """
+    out = os.path.join(args.profile_dir or workdir,
+                       "profile-{}-conc{}.raw".format(server.name,
+                                                       args.profile_conc))
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    secs = max(1, int(args.duration))
+    spy = subprocess.Popen(
+        [args.py_spy, "record", "--pid", str(server.pid), "--duration",
+         str(secs), "--rate", "200", "--format", "raw", "--nonblocking",
+         "--output", out],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        run_pairs(server, args.profile_conc, args)
+    finally:
+        try:
+            _, err = spy.communicate(timeout=secs + 60)
+        except subprocess.TimeoutExpired:
+            spy.kill()
+            _, err = spy.communicate()
+    if spy.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError("py-spy failed: " + err.decode("utf-8", "replace")
+                           .strip()[-300:])
+    return out
+
+
 def run_idle(server, args):
     """RSS per idle bound+open connection, and RSS after they all left."""
     for _ in range(20):  # warm the code paths so imports don't count
@@ -394,6 +425,13 @@ def parse_args(argv):
                    "`bench` extra)")
     p.add_argument("--tmpdir", help="where the databases go (default: the "
                    "system temp dir, on disk here)")
+    p.add_argument("--py-spy", metavar="PATH",
+                   help="py-spy executable: profile each server in an extra "
+                   "run after the measured ones")
+    p.add_argument("--profile-conc", type=int, default=100)
+    p.add_argument("--profile-dir",
+                   help="where profiles go (default: the temp dir; use with "
+                   "--keep-temp or give a directory)")
     p.add_argument("--keep-temp", action="store_true")
     a = p.parse_args(argv)
     if a.duration is None:
@@ -412,9 +450,9 @@ def main(argv=None):
     log("workdir {}, fd limit {}, {} cores, client loop {}, {} worker(s)"
         .format(workdir, nofile, os.cpu_count(), args.loop, args.workers))
     emit("mailbox config cores={} loop={} workers={} duration_s={} "
-         "conns={} backlog={} nofile={}".format(
+         "conns={} backlog={} nofile={} load1={:.2f}".format(
              os.cpu_count(), args.loop, args.workers, args.duration,
-             args.conns, args.backlog, nofile))
+             args.conns, args.backlog, nofile, os.getloadavg()[0]))
     twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd}
     servers = {}
     pair_res, idle_res = {}, {}
@@ -452,6 +490,23 @@ def main(argv=None):
                 if not r["alive"]:
                     emit("mailbox server_died server={} conc={} log={!r}"
                          .format(name, conc, srv.tail(300)))
+        if args.py_spy:
+            import pyspy_summary
+            for name in names:
+                srv = servers[name]
+                if not srv.alive():
+                    continue
+                log("profiling server={} conc={} ...".format(
+                    name, args.profile_conc))
+                try:
+                    path = run_profile(srv, args, workdir)
+                except Exception as e:
+                    log("profile of {} failed: {}".format(name, e))
+                    continue
+                emit("mailbox profile server={} conc={} file={}".format(
+                    name, args.profile_conc, path))
+                sys.stderr.write(pyspy_summary.summarise(
+                    pyspy_summary.load(path), 15) + "\n")
         if args.conns:
             for name in names:
                 srv = servers[name]
