@@ -232,7 +232,9 @@ class RendezvousConnector:
 
     @m.output()
     def drop_ws(self):
-        self._ws.transport.loseConnection()
+        # a clean WebSocket close; autobahn drops the TCP connection itself
+        # if the server does not answer in time
+        self._ws.sendClose()
 
     @m.output()
     def forget_ws(self):
@@ -429,4 +431,13 @@ class RendezvousConnector:
         self._M.rx_closed()
 
     def _handle_error(self, msg):
-        self._B.rx_error(str(msg.get("error", "")), msg.get("orig"))
+        orig = msg.get("orig")
+        self._B.rx_error(str(msg.get("error", "")), orig)
+        # An error answering our release or close (e.g. "crowded") is the
+        # server's last word on it: waiting for released/closed would make
+        # close() hang forever (spec 004 5.11 says close always finishes).
+        what = orig.get("type") if isinstance(orig, dict) else None
+        if what == "release":
+            self._N.rx_released()
+        elif what == "close":
+            self._M.rx_closed()

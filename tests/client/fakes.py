@@ -27,6 +27,9 @@ class FakeWS:
     def sendMessage(self, payload, isBinary=False):
         self.sent.append(json.loads(payload.decode("utf-8")))
 
+    def sendClose(self):
+        self.transport.loseConnection()
+
     def types(self):
         return [m["type"] for m in self.sent]
 

@@ -202,3 +202,19 @@ class E2E(unittest.TestCase):
         yield w2.get_verifier()
         yield w1.close()
         yield w2.close()
+
+    @defer.inlineCallbacks
+    def test_crowded(self):
+        """A third client on the same nameplate gets ServerError (crowded),
+        and every close() still finishes."""
+        ws = [self.create() for i in range(3)]
+        for w in ws:
+            w.set_code("21-abc-def")
+        results = yield defer.DeferredList([w.get_verifier() for w in ws],
+                                           consumeErrors=True)
+        errors_seen = [r.value for ok, r in results if not ok]
+        self.assertTrue(errors_seen)
+        self.assertTrue(all(isinstance(e, errors.ServerError) for e in errors_seen))
+        self.assertIn("crowded", str(errors_seen[0]))
+        closes = yield defer.DeferredList([w.close() for w in ws], consumeErrors=True)
+        self.assertEqual(len(closes), 3)

@@ -103,6 +103,25 @@ class RCTests(unittest.TestCase):
                                   ("m.rx_message", "s2", "pake", b"\x01\x02"),
                                   ("m.rx_closed",), ("b.rx_error", "bad", {"type": "claim"})])
 
+    def test_error_answers_release_and_close(self):
+        """An error answering our release or close also ends that step
+        (else close() could wait forever for released/closed)."""
+        rc, events = self.build()
+        rc.start()
+        self.net.accept(rc, welcome={})
+        del events[:]
+        server_send(rc, {"type": "error", "error": "crowded",
+                         "orig": {"type": "release", "nameplate": "1"}})
+        server_send(rc, {"type": "error", "error": "crowded",
+                         "orig": {"type": "close", "mailbox": "mb"}})
+        server_send(rc, {"type": "error", "error": "huh", "orig": "not a dict"})
+        self.assertEqual(events, [
+            ("b.rx_error", "crowded", {"type": "release", "nameplate": "1"}),
+            ("n.rx_released",),
+            ("b.rx_error", "crowded", {"type": "close", "mailbox": "mb"}),
+            ("m.rx_closed",),
+            ("b.rx_error", "huh", "not a dict")])
+
     def test_malformed(self):
         """A malformed message is a clear ProtocolError to the Boss."""
         rc, events = self.build()
