@@ -348,6 +348,9 @@ class ITerminator(Interface):
     def stopped():
         pass
 
+    def connection_failed():
+        pass
+
 
 class IRendezvousConnector(Interface):
     def start():

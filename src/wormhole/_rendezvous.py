@@ -177,6 +177,9 @@ class RendezvousConnector:
     @m.state()
     def S7_failed(self): pass  # noqa
 
+    @m.state()
+    def S8_refused(self): pass  # noqa
+
     # -- inputs ---------------------------------------------------------
     @m.input()
     def start(self): pass  # noqa
@@ -288,6 +291,11 @@ class RendezvousConnector:
         self._B.rx_unwelcome(error)
 
     @m.output()
+    def tell_failed(self):
+        # the server will not serve us (again): nothing can be released
+        self._T.connection_failed()
+
+    @m.output()
     def tell_stopped(self):
         self._T.stopped()
 
@@ -296,8 +304,10 @@ class RendezvousConnector:
     S0_idle.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
 
     S1_connecting_first.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
-    S1_connecting_first.upon(_connect_failed, enter=S7_failed, outputs=[report_connect_failed])
-    S1_connecting_first.upon(ws_close, enter=S7_failed, outputs=[forget_ws, report_ws_failed])
+    S1_connecting_first.upon(_connect_failed, enter=S7_failed,
+                             outputs=[report_connect_failed, tell_failed])
+    S1_connecting_first.upon(ws_close, enter=S7_failed,
+                             outputs=[forget_ws, report_ws_failed, tell_failed])
     S1_connecting_first.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
 
     S1_connecting.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
@@ -307,8 +317,8 @@ class RendezvousConnector:
 
     S2_awaiting_welcome.upon(_rx_welcome, enter=S3_bound,
                              outputs=[deliver_welcome, tx_permission_and_bind, notify_connected])
-    S2_awaiting_welcome.upon(_rx_unwelcome, enter=S2_awaiting_welcome,
-                             outputs=[deliver_unwelcome])
+    S2_awaiting_welcome.upon(_rx_unwelcome, enter=S8_refused,
+                             outputs=[deliver_unwelcome, tell_failed, drop_ws])
     S2_awaiting_welcome.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
     S2_awaiting_welcome.upon(stop, enter=S5_stopping, outputs=[drop_ws])
 
@@ -333,6 +343,14 @@ class RendezvousConnector:
     S6_stopped.upon(_rx_unwelcome, enter=S6_stopped, outputs=[])
 
     S7_failed.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
+    S7_failed.upon(_rx_welcome, enter=S7_failed, outputs=[])
+    S7_failed.upon(_rx_unwelcome, enter=S7_failed, outputs=[])
+
+    # refused by the welcome: closing the connection, never reconnecting
+    S8_refused.upon(ws_close, enter=S7_failed, outputs=[forget_ws])
+    S8_refused.upon(stop, enter=S5_stopping, outputs=[])
+    S8_refused.upon(_rx_welcome, enter=S8_refused, outputs=[])
+    S8_refused.upon(_rx_unwelcome, enter=S8_refused, outputs=[])
 
     # -- outbound ---------------------------------------------------------
     def _tx(self, mtype, **kwargs):

@@ -1,7 +1,9 @@
 """The Terminator machine: close nameplate and mailbox, then the connection.
 
 Spec 004 5.11: ``close()`` has finished when every nameplate and mailbox
-has been released on the server and the WebSocket is closed.
+has been released on the server and the WebSocket is closed. If the server
+will never serve us again (no first connection, or a welcome error), there
+is nobody to release anything with: we stop without waiting.
 """
 
 from automat import MethodicalMachine
@@ -51,6 +53,12 @@ class Terminator:
     @m.input()
     def stopped(self): pass  # noqa
 
+    @m.input()
+    def connection_failed(self): pass  # noqa
+
+    @m.state()
+    def S_open_without_server(self): pass  # noqa
+
     @m.output()
     def close_both(self, mood):
         self._N.close()
@@ -70,3 +78,17 @@ class Terminator:
     S_closing_nameplate.upon(nameplate_done, enter=S_stopping, outputs=[stop_connection])
     S_closing_mailbox.upon(mailbox_done, enter=S_stopping, outputs=[stop_connection])
     S_stopping.upon(stopped, enter=S_stopped, outputs=[tell_boss])
+
+    S_open.upon(connection_failed, enter=S_open_without_server, outputs=[])
+    S_open_without_server.upon(close, enter=S_stopping, outputs=[close_both, stop_connection])
+    S_closing_nameplate_and_mailbox.upon(connection_failed, enter=S_stopping,
+                                         outputs=[stop_connection])
+    S_closing_nameplate.upon(connection_failed, enter=S_stopping, outputs=[stop_connection])
+    S_closing_mailbox.upon(connection_failed, enter=S_stopping, outputs=[stop_connection])
+    # what the nameplate and mailbox report after we gave up on them
+    S_stopping.upon(nameplate_done, enter=S_stopping, outputs=[])
+    S_stopping.upon(mailbox_done, enter=S_stopping, outputs=[])
+    S_stopping.upon(connection_failed, enter=S_stopping, outputs=[])
+    S_stopped.upon(nameplate_done, enter=S_stopped, outputs=[])
+    S_stopped.upon(mailbox_done, enter=S_stopped, outputs=[])
+    S_stopped.upon(connection_failed, enter=S_stopped, outputs=[])

@@ -140,11 +140,17 @@ class RCTests(unittest.TestCase):
         rc, events = self.build()
         rc.start()
         ws = self.net.accept(rc, welcome={"error": "go away"})
-        self.assertEqual(len(events), 1)
+        self.assertEqual(len(events), 2)
         self.assertEqual(events[0][0], "b.rx_unwelcome")
         self.assertIsInstance(events[0][1], errors.WelcomeError)
         self.assertEqual(str(events[0][1]), "go away")
+        # the server will not serve us: no bind, no reconnection
+        self.assertEqual(events[1], ("t.connection_failed",))
         self.assertEqual(ws.sent, [])
+        self.assertTrue(ws.transport.lost)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        rc.stop()
+        self.assertEqual(events[2:], [("t.stopped",)])
 
     def test_permission_none(self):
         """With 'none' offered nothing extra is sent before bind."""
@@ -189,8 +195,9 @@ class RCTests(unittest.TestCase):
         self.assertEqual(events[0][0], "b.error")
         self.assertIsInstance(events[0][1], errors.ServerConnectionError)
         self.assertIn(URL, str(events[0][1]))
+        self.assertEqual(events[1:], [("t.connection_failed",)])
         rc.stop()
-        self.assertEqual(events[1:], [("t.stopped",)])
+        self.assertEqual(events[2:], [("t.stopped",)])
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_reconnect_backoff(self):

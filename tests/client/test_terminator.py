@@ -46,3 +46,23 @@ class TerminatorTests(unittest.TestCase):
         self.assertEqual(events, [])
         t.nameplate_done()
         self.assertEqual(events, [("rc.stop",)])
+
+    def test_connection_failed_while_closing(self):
+        """If the server is gone for good while we wait for it, stop now."""
+        t, events = self.build()
+        t.close("errory")
+        del events[:]
+        t.connection_failed()
+        self.assertEqual(events, [("rc.stop",)])
+        t.nameplate_done()
+        t.mailbox_done()
+        t.stopped()
+        self.assertEqual(events[1:], [("b.closed",)])
+
+    def test_connection_failed_before_close(self):
+        """After the server refused us, close() does not wait for it."""
+        t, events = self.build()
+        t.connection_failed()
+        self.assertEqual(events, [])
+        t.close("errory")
+        self.assertEqual(events, [("n.close",), ("m.close", "errory"), ("rc.stop",)])

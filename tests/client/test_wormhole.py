@@ -223,6 +223,23 @@ class WormholeTests(unittest.TestCase):
         self.failureResultOf(d_code, errors.WelcomeError)
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
+    def test_welcome_error_on_reconnection(self):
+        """A welcome error after a reconnection, while the nameplate and
+        mailbox are held: close still finishes (with WelcomeError), no
+        reconnection loop."""
+        w1, w2 = self.create(), self.create()
+        w1.set_code("5-a-b")
+        w2.set_code("5-a-b")
+        self.pump()
+        self.server.welcome = {"error": "closed for maintenance"}
+        self.server.drop_all()
+        self.clock.advance(1)
+        self.pump()
+        f = self.closed_with(w1, errors.WelcomeError)
+        self.assertEqual(str(f.value), "closed for maintenance")
+        self.closed_with(w2, errors.WelcomeError)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
     def test_server_error(self):
         """An error message from the server closes with ServerError (errory)."""
         w = self.create()
