@@ -213,4 +213,7 @@ class Helper:
     def choose_words(self, words):
         if not isinstance(words, str):
             raise TypeError(f"words must be a str, not {type(words).__name__}")
+        if not words or words != words.strip():
+            raise KeyFormatError(
+                f"Words '{words}' must be non-empty, without leading or trailing spaces")
         self._input.choose_words(words)

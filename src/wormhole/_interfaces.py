@@ -13,7 +13,7 @@ from zope.interface import Attribute, Interface
 class IWormhole(Interface):
     """The public wormhole object (spec 004 5.15), either mode."""
 
-    def allocate_code(code_length=2):
+    def allocate_code(code_length=2, length=None):
         """Ask the server for a nameplate and pick random words."""
 
     def set_code(code):

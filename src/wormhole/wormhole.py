@@ -61,7 +61,10 @@ class _WormholeBase:
         self._boss = None  # set by create()
 
     # -- commands ------------------------------------------------------------
-    def allocate_code(self, code_length=2):
+    def allocate_code(self, code_length=2, length=None):
+        # spec 004 5.5 spells it ``length``; the reference ``code_length``
+        if length is not None:
+            code_length = length
         if not isinstance(code_length, int) or isinstance(code_length, bool) or code_length < 1:
             raise ValueError(f"code_length must be a positive int, not {code_length!r}")
         self._boss.allocate_code(code_length)

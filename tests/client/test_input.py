@@ -76,6 +76,10 @@ class InputTests(unittest.TestCase):
         self.assertRaises(errors.KeyFormatError, h.choose_nameplate, "purple")
         h.choose_nameplate("1")
         self.assertEqual(events[-1], ("c.got_nameplate", "1"))
+        self.assertRaises(errors.KeyFormatError, h.choose_words, "")
+        self.assertRaises(errors.KeyFormatError, h.choose_words, " a-b")
+        h.choose_words("a-b")
+        self.assertEqual(events[-1], ("c.finished_input", "1-a-b"))
 
     def test_wordlist_before_asking(self):
         """when_wordlist_is_available after the fact fires too."""

@@ -340,9 +340,10 @@ class WormholeTests(unittest.TestCase):
         dg1, dg2 = Delegate(), Delegate()
         w1 = self.create(delegate=dg1)
         w2 = self.create(delegate=dg2)
-        w1.allocate_code()
+        w1.allocate_code(length=3)
         self.pump()
         code = [e[1] for e in dg1.events if e[0] == "code"][0]
+        self.assertRegex(code, r"^1-\w+-\w+-\w+$")
         w2.set_code(code)
         w1.send_message(b"hi")
         self.pump()
