@@ -25,6 +25,7 @@ from ._order import Order
 from ._receive import Receive
 from ._rendezvous import RendezvousConnector
 from ._send import Send
+from ._status import StatusTracker
 from ._terminator import Terminator
 from ._wordlist import PGPWordList
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
@@ -50,7 +51,7 @@ class Boss:
     def __init__(self, wormhole, side, url, appid, versions, client_version, reactor,
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
-                 entropy_f=None):
+                 entropy_f=None, on_status_update=None):
         self._W = _interfaces.IWormholeEvents(wormhole)
         self._side = side
         self._appid = appid
@@ -65,20 +66,22 @@ class Boss:
             extra = {"can-dilate": DILATION_VERSIONS,
                      "dilation-abilities": DILATION_ABILITIES}
 
-        self._N = Nameplate()
+        self._status = StatusTracker(on_status_update, eventual_queue)
+        self._N = Nameplate(self._status)
         self._M = Mailbox(side)
         self._O = Order()
         self._K = Key(appid, versions, side, extra, timing, entropy_f)
         self._R = Receive(side, timing)
         self._S = Send(side, timing)
         self._RC = RendezvousConnector(url, appid, side, reactor, journal, tor, timing,
-                                       client_version, initial_delay=reconnect_delay,
+                                       client_version, self._status,
+                                       initial_delay=reconnect_delay,
                                        max_delay=reconnect_max_delay,
                                        endpoint_factory=endpoint_factory)
         self._L = Lister(timing)
         self._A = Allocator(timing)
         self._I = Input(timing, eventual_queue)
-        self._C = Code(timing)
+        self._C = Code(timing, self._status)
         self._T = Terminator()
 
         # the whole graph, in one place

@@ -10,6 +10,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._status import AllocatedCode
 
 
 def _nameplate_of(code):
@@ -21,8 +22,9 @@ class Code:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, timing):
+    def __init__(self, timing, status):
         self._timing = timing
+        self._status = status
 
     def wire(self, boss, allocator, nameplate, key, input):
         self._B = _interfaces.IBoss(boss)
@@ -86,11 +88,13 @@ class Code:
 
     @m.output()
     def code_known(self, code):
+        self._status.code(AllocatedCode(code))
         self._B.got_code(code)
         self._K.got_code(code)
 
     @m.output()
     def allocated_code_known(self, nameplate, code):
+        self._status.code(AllocatedCode(code))
         self._B.got_code(code)
         self._K.got_code(code)
 

@@ -11,6 +11,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._status import ConsumedCode
 from ._wordlist import PGPWordList
 
 
@@ -19,7 +20,8 @@ class Nameplate:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self):
+    def __init__(self, status):
+        self._status = status
         self._nameplate = None
 
     def wire(self, mailbox, input, rendezvous_connector, terminator):
@@ -123,6 +125,11 @@ class Nameplate:
         self._RC.tx_release(self._nameplate)
 
     @m.output()
+    def consumed(self):
+        # the peer has used the code: nobody else can (spec 004 7.5)
+        self._status.code(ConsumedCode())
+
+    @m.output()
     def nameplate_done(self):
         self._T.nameplate_done()
 
@@ -144,11 +151,11 @@ class Nameplate:
     S1B.upon(close, enter=S3cB, outputs=[tx_release])
 
     S2A.upon(connected, enter=S2B, outputs=[tx_claim])
-    S2A.upon(release, enter=S3A, outputs=[])
+    S2A.upon(release, enter=S3A, outputs=[consumed])
     S2A.upon(close, enter=S3cA, outputs=[])
     S2B.upon(lost, enter=S2A, outputs=[])
     S2B.upon(rx_claimed, enter=S2B, outputs=[])  # answer to a re-claim
-    S2B.upon(release, enter=S3B, outputs=[tx_release])
+    S2B.upon(release, enter=S3B, outputs=[consumed, tx_release])
     S2B.upon(close, enter=S3cB, outputs=[tx_release])
 
     S3A.upon(connected, enter=S3B, outputs=[tx_release])

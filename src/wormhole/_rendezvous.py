@@ -21,6 +21,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._hashcash import mint
+from ._status import Closed, Connected, Connecting, Disconnected, Failed
 from .errors import ProtocolError, RelayURLError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
 
@@ -98,8 +99,9 @@ class RendezvousConnector:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version,
+    def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None):
+        self._status = status
         self._url = url
         self._appid = appid
         self._side = side
@@ -209,6 +211,7 @@ class RendezvousConnector:
     @m.output()
     def connect(self):
         self._timer = None
+        self._status.mailbox(Connecting(self._url, self._reactor.seconds()))
         ep = self._endpoint_factory(self._scheme, self._host, self._port)
         d = self._connect_d = ep.connect(self._factory)
 
@@ -255,11 +258,14 @@ class RendezvousConnector:
 
     @m.output()
     def report_connect_failed(self, f):
+        self._status.mailbox(Failed(f.getErrorMessage()))
         self._B.error(ServerConnectionError(self._url, f.getErrorMessage()))
 
     @m.output()
     def report_ws_failed(self, was_clean, code, reason):
-        self._B.error(ServerConnectionError(self._url, reason or f"WebSocket closed ({code})"))
+        reason = reason or f"WebSocket closed ({code})"
+        self._status.mailbox(Failed(reason))
+        self._B.error(ServerConnectionError(self._url, reason))
 
     @m.output()
     def deliver_welcome(self, welcome, permission):
@@ -274,6 +280,7 @@ class RendezvousConnector:
 
     @m.output()
     def notify_connected(self):
+        self._status.mailbox(Connected(self._url))
         self._N.connected()
         self._M.connected()
         self._L.connected()
@@ -281,6 +288,7 @@ class RendezvousConnector:
 
     @m.output()
     def notify_lost(self):
+        self._status.mailbox(Disconnected())
         self._N.lost()
         self._M.lost()
         self._L.lost()
@@ -288,6 +296,7 @@ class RendezvousConnector:
 
     @m.output()
     def deliver_unwelcome(self, error):
+        self._status.mailbox(Failed(str(error)))
         self._B.rx_unwelcome(error)
 
     @m.output()
@@ -297,6 +306,7 @@ class RendezvousConnector:
 
     @m.output()
     def tell_stopped(self):
+        self._status.mailbox(Closed())
         self._T.stopped()
 
     # -- transitions ----------------------------------------------------

@@ -252,11 +252,12 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
                               journal)
     else:
         w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url)
-    w._on_status_update = on_status_update  # carried for Dilation (a later issue)
+    w._on_status_update = on_status_update  # Dilation will report here too
     w._dilation = bool(dilation or _enable_dilate)
     b = Boss(w, side, relay_url, appid, versions, ("python", __version__), reactor, eq,
              journal, tor, timing, dilation=w._dilation, reconnect_delay=_reconnect_delay,
-             reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory)
+             reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory,
+             on_status_update=on_status_update)
     w._boss = b
     b.start()
     return w

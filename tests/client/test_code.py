@@ -7,6 +7,7 @@ from wormhole import _interfaces
 from wormhole._allocator import Allocator
 from wormhole._code import Code
 from wormhole._lister import Lister
+from wormhole._status import AllocatedCode, NoCode, StatusTracker
 from wormhole._wordlist import PGPWordList
 from wormhole.timing import DebugTiming
 
@@ -16,7 +17,8 @@ from .common import make_fake
 class CodeTests(unittest.TestCase):
     def build(self):
         events = []
-        c = Code(DebugTiming())
+        self.status = StatusTracker(None, None)
+        c = Code(DebugTiming(), self.status)
         c.wire(make_fake(_interfaces.IBoss, "b", events),
                make_fake(_interfaces.IAllocator, "a", events),
                make_fake(_interfaces.INameplate, "n", events),
@@ -32,7 +34,9 @@ class CodeTests(unittest.TestCase):
     def test_set_code(self):
         """set_code: nameplate to Nameplate, code to Boss and Key."""
         c, events = self.build()
+        self.assertEqual(self.status.current.code, NoCode())
         c.set_code("123-purple-sausages")
+        self.assertEqual(self.status.current.code, AllocatedCode("123-purple-sausages"))
         self.assertEqual(events, [("n.set_nameplate", "123"),
                                   ("b.got_code", "123-purple-sausages"),
                                   ("k.got_code", "123-purple-sausages")])

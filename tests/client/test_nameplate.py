@@ -5,6 +5,7 @@ from zope.interface.verify import verifyObject
 
 from wormhole import _interfaces
 from wormhole._nameplate import Nameplate
+from wormhole._status import AllocatedCode, ConsumedCode, StatusTracker
 from wormhole._wordlist import PGPWordList
 
 from .common import make_fake
@@ -13,7 +14,8 @@ from .common import make_fake
 class NameplateTests(unittest.TestCase):
     def build(self):
         events = []
-        n = Nameplate()
+        self.status = StatusTracker(None, None)
+        n = Nameplate(self.status)
         m = make_fake(_interfaces.IMailbox, "m", events)
         i = make_fake(_interfaces.IInput, "i", events)
         rc = make_fake(_interfaces.IRendezvousConnector, "rc", events)
@@ -63,8 +65,11 @@ class NameplateTests(unittest.TestCase):
         n.set_nameplate("1")
         n.rx_claimed("mbox1")
         del events[:]
+        self.status.code(AllocatedCode("1-a-b"))
         n.release()
         self.assertEqual(events, [("rc.tx_release", "1")])
+        # releasing because the peer showed up: the code is used up
+        self.assertEqual(self.status.current.code, ConsumedCode())
         del events[:]
         n.rx_released()
         self.assertEqual(events, [])

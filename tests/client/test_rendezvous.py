@@ -10,6 +10,7 @@ from zope.interface.verify import verifyObject
 from wormhole import _interfaces, errors
 from wormhole._hashcash import leading_zero_bits
 from wormhole._rendezvous import RendezvousConnector, choose_permission, parse_relay_url
+from wormhole._status import Closed, Connected, Connecting, Disconnected, Failed, StatusTracker
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming
 
@@ -24,8 +25,9 @@ class RCTests(unittest.TestCase):
         events = []
         self.clock = Clock()
         self.net = FakeNetwork()
+        self.status = StatusTracker(None, None)
         rc = RendezvousConnector(URL, "appid", "side1", self.clock, ImmediateJournal(), None,
-                                 DebugTiming(), ("python", "0.1.0"),
+                                 DebugTiming(), ("python", "0.1.0"), self.status,
                                  endpoint_factory=self.net.endpoint_factory)
         rc.wire(make_fake(_interfaces.IBoss, "b", events),
                 make_fake(_interfaces.INameplate, "n", events),
@@ -45,7 +47,9 @@ class RCTests(unittest.TestCase):
         with appid, side and client_version, then the machines learn we are
         connected."""
         rc, events = self.build()
+        self.assertEqual(self.status.current.mailbox_connection, Disconnected())
         rc.start()
+        self.assertEqual(self.status.current.mailbox_connection, Connecting(URL, 0))
         self.assertEqual(self.net.calls, [("ws", "127.0.0.1", 4000)])
         ws = self.net.accept(rc)
         self.assertEqual(events, [])
@@ -53,6 +57,7 @@ class RCTests(unittest.TestCase):
         self.assertEqual(events, [("b.rx_welcome", {"motd": "hi"}), ("n.connected",),
                                   ("m.connected",), ("l.connected",), ("a.connected",)])
         self.assertEqual(ws.types(), ["bind"])
+        self.assertEqual(self.status.current.mailbox_connection, Connected(URL))
         bind = ws.sent[0]
         self.assertEqual((bind["appid"], bind["side"], bind["client_version"]),
                          ("appid", "side1", ["python", "0.1.0"]))
@@ -196,8 +201,10 @@ class RCTests(unittest.TestCase):
         self.assertIsInstance(events[0][1], errors.ServerConnectionError)
         self.assertIn(URL, str(events[0][1]))
         self.assertEqual(events[1:], [("t.connection_failed",)])
+        self.assertIsInstance(self.status.current.mailbox_connection, Failed)
         rc.stop()
         self.assertEqual(events[2:], [("t.stopped",)])
+        self.assertEqual(self.status.current.mailbox_connection, Closed())
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_reconnect_backoff(self):
@@ -210,6 +217,7 @@ class RCTests(unittest.TestCase):
         del events[:]
         ws.transport.loseConnection()
         self.assertEqual(events, [("n.lost",), ("m.lost",), ("l.lost",), ("a.lost",)])
+        self.assertEqual(self.status.current.mailbox_connection, Disconnected())
         delays = []
         for i in range(12):
             (call,) = self.clock.getDelayedCalls()

@@ -389,6 +389,27 @@ class WormholeTests(unittest.TestCase):
         self.ok(w2.get_verifier())
         self.close_both(w1, w2)
 
+    def test_status_updates(self):
+        """on_status_update gets immutable WormholeStatus values, in a
+        later turn: connecting, connected, code known, code consumed, closed."""
+        from wormhole import _status
+        seen = []
+        w1 = self.create(on_status_update=seen.append)
+        w2 = self.create()
+        w1.allocate_code()
+        self.pump()
+        code = self.ok(w1.get_code())
+        w2.set_code(code)
+        self.pump()
+        self.close_both(w1, w2)
+        self.assertEqual(seen, [
+            _status.WormholeStatus(_status.Connecting(URL, 0), _status.NoCode()),
+            _status.WormholeStatus(_status.Connected(URL), _status.NoCode()),
+            _status.WormholeStatus(_status.Connected(URL), _status.AllocatedCode(code)),
+            _status.WormholeStatus(_status.Connected(URL), _status.ConsumedCode()),
+            _status.WormholeStatus(_status.Closed(), _status.ConsumedCode()),
+        ])
+
     def test_only_one_code(self):
         """A second way of setting the code raises OnlyOneCodeError."""
         w = self.create()
