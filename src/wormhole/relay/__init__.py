@@ -1,0 +1,10 @@
+"""The Transit relay (spec 004 section 6.4): ``twistd transitrelay``.
+
+Layout (DESIGN.md): ``_handshake`` (the sans-I/O handshake line parser),
+``_connection`` (the per-connection Automat machine), ``_pairing`` (tokens
+waiting for a partner, and the pairs), ``_usage`` (the usage recorder and
+its memory / SQLite / JSON-lines writers), ``_tcp`` and ``_websocket`` (the
+thin Twisted glue), ``server`` (wiring), ``testing`` (run it inside a
+test), ``_plugin`` (the twistd options). docs/relay.md is the operator's
+guide.
+"""

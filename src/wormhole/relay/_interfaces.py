@@ -1,0 +1,130 @@
+"""One zope Interface per object of the Transit relay (DESIGN.md "Habits")."""
+
+from zope.interface import Attribute, Interface
+
+
+class ITransportGlue(Interface):
+    """What a relay connection machine may do to its byte stream.
+
+    The TCP and the WebSocket glue both provide it, so the machine does not
+    know which one it drives."""
+
+    producer = Attribute(
+        "the IPushProducer that stops and restarts reading from this client "
+        "(registered on the partner's transport for backpressure)")
+
+    def write(data):
+        """Send ``data`` (bytes) to this client."""
+
+    def close():
+        """Close after what was written has been sent."""
+
+    def abort():
+        """Drop the connection now, discarding what is queued."""
+
+    def stream_from(other):
+        """Register ``other.producer`` as the streaming producer of this
+        connection's transport: when this client reads slower than the
+        other one writes, Twisted pauses reading from the other one."""
+
+    def stop_streaming():
+        """Undo ``stream_from``."""
+
+
+class IRelayConnection(Interface):
+    """The per-connection machine (states awaiting handshake, waiting for a
+    partner, relaying, closing, done)."""
+
+    glue = Attribute("this connection's ITransportGlue (the partner "
+                     "registers its producer on it)")
+    started = Attribute("when the connection was made (clock seconds)")
+
+    def start():
+        """The connection is up: arm the handshake timer."""
+
+    def data_received(data):
+        """Bytes from the client."""
+
+    def connection_lost():
+        """The client's connection is gone."""
+
+    def paired(pair, partner):
+        """The pairing found a partner: say ``ok`` and relay."""
+
+    def displaced():
+        """Another connection of the same side won the pairing."""
+
+    def crowded():
+        """Too many connections already wait for this token."""
+
+    def partner_lost():
+        """The partner's connection is gone: close ours."""
+
+    def timed_out():
+        """A timer of ours (or of our pair) expired."""
+
+    def forward(data):
+        """Write ``data`` received from the partner to our client."""
+
+
+class IPairing(Interface):
+    """Tokens waiting for a partner, and the live pairs (spec 004 6.4:
+    "The relay waits for a second connection that uses the same token")."""
+
+    def add(conn, token, side, started):
+        """A connection gave a good handshake. Either pairs it at once (it
+        and its partner get ``paired``), or refuses it (``crowded``), or
+        keeps it waiting."""
+
+    def remove(conn):
+        """A waiting connection leaves (lonely, jilted or impatient)."""
+
+    def pair_finished(pair):
+        """Both connections of ``pair`` are gone."""
+
+    def stats():
+        """(connected, waiting, incomplete_bytes): connections in pairs,
+        connections waiting, bytes moved by pairs not yet finished."""
+
+
+class IPair(Interface):
+    """Two connections relaying to each other; writes the pair's record."""
+
+    def moved(conn, data):
+        """``conn`` received ``data``: count it, hand it to the partner."""
+
+    def lost(conn):
+        """``conn`` is gone; the partner is told, and when both are gone
+        the pair's usage record is written."""
+
+
+class IUsageRecorder(Interface):
+    """Receives one record per finished pair or unpaired connection."""
+
+    def record(started, total_time, waiting_time, total_bytes, mood):
+        """Times in seconds (``waiting_time`` None when never paired)."""
+
+    def update_current(connected, waiting, incomplete_bytes):
+        """The live counts, for the ``current`` table of ``--usage-db``."""
+
+    def records():
+        """Every record kept in memory, oldest first (list of dicts)."""
+
+    def close():
+        """Flush and close the writers."""
+
+
+class IUsageWriter(Interface):
+    """One place usage goes: memory, the SQLite ``--usage-db``, or JSON
+    lines on ``--log-fd``."""
+
+    def write_record(record):
+        """``record`` is a dict: started, total_time, waiting_time,
+        total_bytes, mood."""
+
+    def write_current(rebooted, updated, connected, waiting,
+                      incomplete_bytes):
+        """The live counts (writers without such a place ignore it)."""
+
+    def close():
+        """Flush and close."""

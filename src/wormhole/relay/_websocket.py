@@ -1,0 +1,93 @@
+# -*- test-case-name: tests.relay.test_websocket -*-
+"""The thin WebSocket glue (``--websocket``): autobahn below, the same
+``RelayConnection`` machine above.
+
+Binary messages carry the same byte stream as TCP: message boundaries mean
+nothing (a handshake may come in pieces, or with nothing else in its
+message), and what the partner sends reaches a WebSocket client as binary
+messages. A text message is refused: the stream is bytes.
+"""
+
+from autobahn.twisted.websocket import (WebSocketServerFactory,
+                                        WebSocketServerProtocol)
+from zope.interface import implementer
+
+from ._interfaces import ITransportGlue
+from ._tcp import ReadingProducer
+
+# RFC 6455 section 7.4.1
+CLOSE_NORMAL = 1000
+CLOSE_UNSUPPORTED_DATA = 1003
+
+
+@implementer(ITransportGlue)
+class RelayWebSocketProtocol(WebSocketServerProtocol):
+    _conn = None
+    _closing = False
+
+    def onOpen(self):
+        # reading stops at the TCP level: autobahn then reads no frames
+        self.producer = ReadingProducer(self.transport)
+        self._conn = self.factory.relay.connection_for(self)
+        self._conn.start()
+
+    def onMessage(self, payload, isBinary):
+        if self._conn is None:
+            return
+        if not isBinary:
+            # RFC 6455 7.4.1: 1003 is "a type of data it cannot accept"
+            # (autobahn's sendClose only allows 1000 and 3000-4999)
+            self._closing = True
+            self.sendCloseFrame(CLOSE_UNSUPPORTED_DATA,
+                                b"the relay carries bytes: send binary "
+                                b"messages")
+            return
+        self._conn.data_received(payload)
+
+    def connectionLost(self, reason):
+        super().connectionLost(reason)
+        # autobahn may leave its closing-handshake timers armed once the
+        # TCP connection is gone; a stopped relay leaves no timers behind
+        for name in ("closeHandshakeTimeoutCall",
+                     "serverConnectionDropTimeoutCall"):
+            call = getattr(self, name, None)
+            if call is not None:
+                setattr(self, name, None)
+                try:
+                    call.cancel()
+                except Exception:
+                    pass
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self.factory.relay.forget(conn)
+            conn.connection_lost()
+
+    # ITransportGlue
+
+    def write(self, data):
+        if not self._closing:
+            self.sendMessage(data, isBinary=True)
+
+    def close(self):
+        if not self._closing:
+            self._closing = True
+            self.sendClose(CLOSE_NORMAL)
+
+    def abort(self):
+        self._closing = True
+        self.transport.abortConnection()
+
+    def stream_from(self, other):
+        self.transport.registerProducer(other.producer, True)
+
+    def stop_streaming(self):
+        if self.transport is not None:
+            self.transport.unregisterProducer()
+
+
+class RelayWebSocketFactory(WebSocketServerFactory):
+    protocol = RelayWebSocketProtocol
+
+    def __init__(self, url, relay, reactor=None):
+        super().__init__(url, reactor=reactor)
+        self.relay = relay

@@ -1,0 +1,106 @@
+# -*- test-case-name: tests.relay.test_server -*-
+"""Wiring of the Transit relay: one place builds every object.
+
+``build_relay`` makes the pairing, the usage recorder with its writers and
+the ``TransitRelay`` that hands each new connection its machine;
+``make_tcp_factory`` and ``make_websocket_factory`` are the glue the
+listening ports use. ``wormhole.relay.testing`` and the twistd plugin both
+build through here.
+"""
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.task import LoopingCall
+from ._connection import RelayConnection
+from ._interfaces import IPairing, IUsageRecorder
+from ._limits import Limits
+from ._pairing import Pairing
+from ._tcp import RelayTCPFactory
+from ._usage import JSONLogWriter, SQLiteWriter, UsageRecorder
+from ._websocket import RelayWebSocketFactory
+
+
+class TransitRelay:
+    """Every live connection, the pairing and the usage recorder."""
+
+    def __init__(self, clock, pairing, usage, limits, current_interval=60.0):
+        self._clock = clock
+        self.pairing = IPairing(pairing)
+        self.usage = IUsageRecorder(usage)
+        self.limits = limits
+        self._connections = {}  # RelayConnection -> its glue
+        self._trace = None
+        self._all_gone = []
+        self._current = LoopingCall(self.update_current)
+        self._current.clock = clock
+        self._current_interval = current_interval
+
+    def set_trace(self, tracer):
+        """``tracer(old_state, input, new_state)`` for every machine made
+        from now on (the ``--debug-state`` habit of the client)."""
+        self._trace = tracer
+
+    def connection_for(self, glue):
+        conn = RelayConnection(glue, self.pairing, self.usage, self._clock,
+                               self.limits)
+        if self._trace is not None:
+            conn.set_trace(self._trace)
+        self._connections[conn] = glue
+        return conn
+
+    def forget(self, conn):
+        self._connections.pop(conn, None)
+        if not self._connections:
+            waiters, self._all_gone = self._all_gone, []
+            for d in waiters:
+                d.callback(None)
+
+    def connections(self):
+        return list(self._connections)
+
+    def update_current(self):
+        self.usage.update_current(*self.pairing.stats())
+
+    def start(self):
+        if self._current_interval:
+            self._current.start(self._current_interval, now=True)
+
+    def drop_all(self):
+        """Abort every connection (the relay is stopping); the Deferred
+        fires once they are all gone."""
+        if not self._connections:
+            return succeed(None)
+        d = Deferred()
+        self._all_gone.append(d)
+        for glue in list(self._connections.values()):
+            glue.abort()
+        return d
+
+    def stop(self):
+        if self._current.running:
+            self._current.stop()
+        self.update_current()
+        self.usage.close()
+
+
+def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
+                blur_usage=None, limits=None, current_interval=60.0):
+    writers = []
+    if usage_db is not None:
+        writers.append(SQLiteWriter(usage_db))
+    if log_fd is not None:
+        writers.append(JSONLogWriter.from_fd(log_fd))
+    if log_file is not None:
+        writers.append(JSONLogWriter(log_file))
+    usage = UsageRecorder(clock, writers, blur=blur_usage)
+    limits = limits or Limits()
+    pairing = Pairing(clock, usage, limits)
+    return TransitRelay(clock, pairing, usage, limits,
+                        current_interval=current_interval)
+
+
+def make_tcp_factory(relay):
+    return RelayTCPFactory(relay)
+
+
+def make_websocket_factory(relay, url, reactor=None):
+    return RelayWebSocketFactory(url, relay, reactor=reactor)

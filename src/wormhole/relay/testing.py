@@ -1,0 +1,66 @@
+"""Run our Transit relay inside a test's reactor.
+
+    r = yield start_transit_relay(reactor)
+    r.hint           # "tcp:127.0.0.1:PORT", for a Transit relay hint
+    r.port           # pass port=r.port later to restart on the same port
+    r.websocket_url  # "ws://127.0.0.1:WSPORT/" with websocket_port=0, else None
+    r.usage()        # one dict per finished pair / unpaired connection
+    yield r.stop()
+
+Everything listens on 127.0.0.1 only. Extra keyword arguments are limits
+(``wormhole.relay._limits.Limits``), e.g. ``pairing_timeout=5``.
+"""
+
+from twisted.internet.defer import inlineCallbacks, returnValue
+
+from ._limits import Limits
+from .server import build_relay, make_tcp_factory, make_websocket_factory
+
+__all__ = ["start_transit_relay", "RunningTransitRelay"]
+
+
+class RunningTransitRelay:
+    def __init__(self, relay, listening, ws_listening):
+        self.relay = relay
+        self._listening = listening
+        self._ws_listening = ws_listening
+        self.port = listening.getHost().port
+        self.hint = f"tcp:127.0.0.1:{self.port}"
+        self.websocket_port = None
+        self.websocket_url = None
+        if ws_listening is not None:
+            self.websocket_port = ws_listening.getHost().port
+            self.websocket_url = f"ws://127.0.0.1:{self.websocket_port}/"
+
+    def usage(self):
+        """Every usage record so far, oldest first."""
+        return self.relay.usage.records()
+
+    @inlineCallbacks
+    def stop(self):
+        """Close the listening ports and every connection."""
+        yield self._listening.stopListening()
+        if self._ws_listening is not None:
+            yield self._ws_listening.stopListening()
+        yield self.relay.drop_all()
+        self.relay.stop()
+
+
+@inlineCallbacks
+def start_transit_relay(reactor, port=0, websocket_port=None, usage_db=None,
+                        log_file=None, blur_usage=None, **limits):
+    relay = build_relay(reactor, usage_db=usage_db, log_file=log_file,
+                        blur_usage=blur_usage, limits=Limits(**limits))
+    listening = yield reactor.listenTCP(port, make_tcp_factory(relay),
+                                        interface="127.0.0.1")
+    ws_listening = None
+    if websocket_port is not None:
+        # the URL's port only matters to autobahn's checks; read it back
+        factory = make_websocket_factory(relay, "ws://127.0.0.1/",
+                                         reactor=reactor)
+        ws_listening = yield reactor.listenTCP(websocket_port, factory,
+                                               interface="127.0.0.1")
+        factory.setSessionParameters(
+            url=f"ws://127.0.0.1:{ws_listening.getHost().port}/")
+    relay.start()
+    returnValue(RunningTransitRelay(relay, listening, ws_listening))
