@@ -11,87 +11,16 @@ ServerConnectionError instead of retrying forever.
 """
 
 import os
-from urllib.parse import urlparse
-
-from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from automat import MethodicalMachine
 from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
 from twisted.internet.ssl import optionsForClientTLS
 from zope.interface import implementer
 
 from . import _interfaces
-from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
-from .errors import ProtocolError, RelayURLError, ServerConnectionError, WelcomeError
+from ._ws import WSFactory, choose_permission, parse_relay_url
+from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
-
-
-def parse_relay_url(url):
-    """Return (scheme, host, port) of a ``ws://``/``wss://`` URL, or raise
-    RelayURLError saying what is wrong (spec 004 5.3)."""
-    if not isinstance(url, str):
-        raise RelayURLError(f"relay URL must be a str, not {type(url).__name__}")
-    p = urlparse(url)
-    if p.scheme not in ("ws", "wss"):
-        raise RelayURLError(
-            f"relay URL {url!r} must start with ws:// or wss:// "
-            f"(the Mailbox server speaks WebSocket)")
-    if not p.hostname:
-        raise RelayURLError(f"relay URL {url!r} has no host")
-    try:
-        port = p.port
-    except ValueError as e:
-        raise RelayURLError(f"relay URL {url!r} has a bad port: {e}") from None
-    if port is None:
-        port = 443 if p.scheme == "wss" else 80
-    return p.scheme, p.hostname, port
-
-
-def choose_permission(welcome):
-    """What to send before ``bind``: None, or a ``submit-permissions`` dict.
-
-    Spec 003 "Permission to Use the Server": ``none`` if offered, else
-    ``hashcash``; raises WelcomeError if no method we know is offered.
-    """
-    methods = welcome.get("permission-required")
-    if methods is None:
-        return None
-    if not isinstance(methods, dict):
-        raise WelcomeError(f"server sent a malformed permission-required: {methods!r}")
-    if "none" in methods:
-        return None
-    if "hashcash" in methods:
-        params = methods["hashcash"]
-        if not isinstance(params, dict):
-            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
-        bits, resource = params.get("bits"), params.get("resource")
-        if (not isinstance(bits, int) or isinstance(bits, bool)
-                or not isinstance(resource, str)):
-            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
-        return {"method": "hashcash", "stamp": mint(resource, bits)}
-    raise WelcomeError(
-        "the server requires a permission method this client does not support "
-        f"(offered: {', '.join(sorted(methods)) or 'none at all'}); "
-        "upgrading the client may help")
-
-
-class _WSClient(WebSocketClientProtocol):
-    def onOpen(self):
-        self.factory.rc.ws_open(self)
-
-    def onMessage(self, payload, isBinary):
-        self.factory.rc.ws_message(payload)
-
-    def onClose(self, wasClean, code, reason):
-        self.factory.rc.ws_close(wasClean, code, reason)
-
-
-class _WSFactory(WebSocketClientFactory):
-    protocol = _WSClient
-
-    def __init__(self, rc, *args, **kwargs):
-        WebSocketClientFactory.__init__(self, *args, **kwargs)
-        self.rc = rc
 
 
 @implementer(_interfaces.IRendezvousConnector)
@@ -116,8 +45,7 @@ class RendezvousConnector:
         self._factor = factor
         self._scheme, self._host, self._port = parse_relay_url(url)
         self._endpoint_factory = endpoint_factory or self._make_endpoint
-        self._factory = _WSFactory(self, url)
-        self._factory.protocol = _WSClient
+        self._factory = WSFactory(self, url)
         self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600)
         self._connect_d = None
         self._ws = None

@@ -17,7 +17,7 @@ from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
-from ._rendezvous import parse_relay_url
+from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
 from .timing import DebugTiming

@@ -9,7 +9,8 @@ from zope.interface.verify import verifyObject
 
 from wormhole import _interfaces, errors
 from wormhole._hashcash import leading_zero_bits
-from wormhole._rendezvous import RendezvousConnector, choose_permission, parse_relay_url
+from wormhole._rendezvous import RendezvousConnector
+from wormhole._ws import choose_permission, parse_relay_url
 from wormhole._status import Closed, Connected, Connecting, Disconnected, Failed, StatusTracker
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming

@@ -1,0 +1,82 @@
+"""The WebSocket glue and the pure helpers of the RendezvousConnector.
+
+The relay URL check (spec 004 5.3: ``ws://`` or ``wss://``), the choice of
+permission method from the welcome (spec 003 "Permission to Use the
+Server"), and autobahn's client protocol, which only forwards events to the
+RendezvousConnector machine.
+"""
+
+from urllib.parse import urlparse
+
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
+
+from ._hashcash import mint
+from .errors import RelayURLError, WelcomeError
+
+
+def parse_relay_url(url):
+    """Return (scheme, host, port) of a ``ws://``/``wss://`` URL, or raise
+    RelayURLError saying what is wrong (spec 004 5.3)."""
+    if not isinstance(url, str):
+        raise RelayURLError(f"relay URL must be a str, not {type(url).__name__}")
+    p = urlparse(url)
+    if p.scheme not in ("ws", "wss"):
+        raise RelayURLError(
+            f"relay URL {url!r} must start with ws:// or wss:// "
+            f"(the Mailbox server speaks WebSocket)")
+    if not p.hostname:
+        raise RelayURLError(f"relay URL {url!r} has no host")
+    try:
+        port = p.port
+    except ValueError as e:
+        raise RelayURLError(f"relay URL {url!r} has a bad port: {e}") from None
+    if port is None:
+        port = 443 if p.scheme == "wss" else 80
+    return p.scheme, p.hostname, port
+
+
+def choose_permission(welcome):
+    """What to send before ``bind``: None, or a ``submit-permissions`` dict.
+
+    Spec 003 "Permission to Use the Server": ``none`` if offered, else
+    ``hashcash``; raises WelcomeError if no method we know is offered.
+    """
+    methods = welcome.get("permission-required")
+    if methods is None:
+        return None
+    if not isinstance(methods, dict):
+        raise WelcomeError(f"server sent a malformed permission-required: {methods!r}")
+    if "none" in methods:
+        return None
+    if "hashcash" in methods:
+        params = methods["hashcash"]
+        if not isinstance(params, dict):
+            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
+        bits, resource = params.get("bits"), params.get("resource")
+        if (not isinstance(bits, int) or isinstance(bits, bool)
+                or not isinstance(resource, str)):
+            raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
+        return {"method": "hashcash", "stamp": mint(resource, bits)}
+    raise WelcomeError(
+        "the server requires a permission method this client does not support "
+        f"(offered: {', '.join(sorted(methods)) or 'none at all'}); "
+        "upgrading the client may help")
+
+
+class WSClient(WebSocketClientProtocol):
+    def onOpen(self):
+        self.factory.rc.ws_open(self)
+
+    def onMessage(self, payload, isBinary):
+        self.factory.rc.ws_message(payload)
+
+    def onClose(self, wasClean, code, reason):
+        self.factory.rc.ws_close(wasClean, code, reason)
+
+
+class WSFactory(WebSocketClientFactory):
+    protocol = WSClient
+
+    def __init__(self, rc, *args, **kwargs):
+        WebSocketClientFactory.__init__(self, *args, **kwargs)
+        self.rc = rc
