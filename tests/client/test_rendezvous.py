@@ -276,3 +276,42 @@ class RelayURLTests(unittest.TestCase):
                     "", b"ws://h/"]:
             e = self.assertRaises(errors.RelayURLError, parse_relay_url, url)
             self.assertIsInstance(e, ValueError)
+
+
+class EndpointTests(unittest.TestCase):
+    def make(self, url, tor=None):
+        from wormhole._status import StatusTracker
+        return RendezvousConnector(url, "appid", "side1", Clock(), ImmediateJournal(), tor,
+                                   DebugTiming(), ("python", "0"), StatusTracker(None, None))
+
+    def test_plain(self):
+        """ws:// connects with a HostnameEndpoint to the URL's host and port."""
+        from twisted.internet.endpoints import HostnameEndpoint
+        rc = self.make("ws://127.0.0.1:4000/v1")
+        ep = rc._make_endpoint("ws", "127.0.0.1", 4000)
+        self.assertIsInstance(ep, HostnameEndpoint)
+
+    def test_tls(self):
+        """wss:// wraps the connection in TLS for the URL's host."""
+        from twisted.internet.endpoints import HostnameEndpoint
+        rc = self.make("wss://example.org/v1")
+        ep = rc._make_endpoint("wss", "example.org", 443)
+        self.assertNotIsInstance(ep, HostnameEndpoint)
+        self.assertIsInstance(ep._wrappedEndpoint, HostnameEndpoint)
+
+    def test_tor(self):
+        """With a Tor manager every connection goes through stream_via."""
+        from zope.interface import implementer
+
+        calls = []
+
+        @implementer(_interfaces.ITorManager)
+        class FakeTor:
+            def stream_via(self, host, port, tls=False):
+                calls.append((host, port, tls))
+                return "ENDPOINT"
+
+        verifyObject(_interfaces.ITorManager, FakeTor())
+        rc = self.make("wss://example.org/v1", tor=FakeTor())
+        self.assertEqual(rc._make_endpoint("wss", "example.org", 443), "ENDPOINT")
+        self.assertEqual(calls, [("example.org", 443, True)])
