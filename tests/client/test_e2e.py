@@ -218,3 +218,20 @@ class E2E(unittest.TestCase):
         self.assertIn("crowded", str(errors_seen[0]))
         closes = yield defer.DeferredList([w.close() for w in ws], consumeErrors=True)
         self.assertEqual(len(closes), 3)
+
+    @defer.inlineCallbacks
+    def test_close_while_server_down(self):
+        """close() while the server is down finishes once it is back (the
+        release and close are sent after reconnecting)."""
+        w1, w2 = self.create(), self.create()
+        w1.set_code("22-abc-def")
+        w2.set_code("22-abc-def")
+        yield w1.get_verifier()
+        yield w2.get_verifier()
+        port = self.srv.port
+        yield self.srv.stop()
+        self.srv = None
+        d1, d2 = w1.close(), w2.close()
+        self.srv = yield start_mailbox_server(reactor, channel_db=self.db, port=port)
+        self.assertEqual((yield d1), "happy")
+        self.assertEqual((yield d2), "happy")
