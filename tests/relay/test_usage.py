@@ -1,0 +1,115 @@
+"""The usage recorder and its writers (memory, SQLite, JSON lines)."""
+
+import io
+import json
+import os
+import sqlite3
+
+from twisted.internet.task import Clock
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole.relay._interfaces import IUsageRecorder, IUsageWriter
+from wormhole.relay._usage import (JSONLogWriter, MemoryWriter, SQLiteWriter,
+                                   UsageRecorder, blur_size)
+
+
+class Recorder(unittest.TestCase):
+    def setUp(self):
+        self.clock = Clock()
+        self.clock.advance(1000)
+
+    def test_interfaces(self):
+        """The recorder and every writer provide their interfaces."""
+        path = self.mktemp()
+        writers = [MemoryWriter(), SQLiteWriter(path),
+                   JSONLogWriter(io.StringIO())]
+        for w in writers:
+            verifyObject(IUsageWriter, w)
+        verifyObject(IUsageRecorder, UsageRecorder(self.clock, writers))
+
+    def test_memory(self):
+        """records() returns every record, oldest first, as dicts."""
+        r = UsageRecorder(self.clock)
+        r.record(started=1, total_time=2, waiting_time=None, total_bytes=0,
+                 mood="lonely")
+        r.record(started=3, total_time=4, waiting_time=1, total_bytes=9,
+                 mood="happy")
+        self.assertEqual([x["mood"] for x in r.records()],
+                         ["lonely", "happy"])
+
+    def test_json_lines(self):
+        """--log-fd gets one JSON object per record with the reference's
+        keys (started, total_time, waiting_time, total_bytes, mood)."""
+        f = io.StringIO()
+        r = UsageRecorder(self.clock, [JSONLogWriter(f)])
+        r.record(started=1, total_time=2, waiting_time=0.5, total_bytes=7,
+                 mood="happy")
+        line = f.getvalue()
+        self.assertTrue(line.endswith("\n"))
+        self.assertEqual(json.loads(line), {
+            "started": 1, "total_time": 2, "waiting_time": 0.5,
+            "total_bytes": 7, "mood": "happy"})
+
+    def test_json_to_fd(self):
+        """from_fd writes through a real file descriptor."""
+        rfd, wfd = os.pipe()
+        w = JSONLogWriter.from_fd(wfd)
+        w.write_record({"mood": "errory"})
+        self.assertEqual(json.loads(os.read(rfd, 1000)), {"mood": "errory"})
+        w._f.close()
+        os.close(rfd)
+
+    def test_sqlite(self):
+        """--usage-db: schema version 1, a usage row per record with the
+        mood in `result`, and one `current` row with the latest counts."""
+        path = self.mktemp()
+        r = UsageRecorder(self.clock, [SQLiteWriter(path)])
+        r.record(started=1, total_time=2, waiting_time=None, total_bytes=0,
+                 mood="errory")
+        r.update_current(2, 1, 500)
+        self.clock.advance(5)
+        r.update_current(4, 0, 600)
+        r.close()
+        db = sqlite3.connect(path)
+        self.assertEqual(db.execute("SELECT version FROM version").fetchall(),
+                         [(1,)])
+        self.assertEqual(db.execute(
+            "SELECT started, total_time, waiting_time, total_bytes, result"
+            " FROM usage").fetchall(), [(1, 2, None, 0, "errory")])
+        self.assertEqual(db.execute("SELECT * FROM current").fetchall(),
+                         [(1000, 1005, 4, 0, 600)])
+        db.close()
+
+    def test_sqlite_reopen(self):
+        """Opening an existing database keeps its rows and version."""
+        path = self.mktemp()
+        w = SQLiteWriter(path)
+        w.write_record(dict(started=1, total_time=1, waiting_time=1,
+                            total_bytes=1, mood="happy"))
+        w.close()
+        w = SQLiteWriter(path)
+        w.close()
+        db = sqlite3.connect(path)
+        self.assertEqual(db.execute("SELECT COUNT(*) FROM usage").fetchone(),
+                         (1,))
+        self.assertEqual(db.execute("SELECT * FROM version").fetchall(),
+                         [(1,)])
+        db.close()
+
+    def test_blur(self):
+        """--blur-usage rounds started down and sizes to a coarse scale."""
+        r = UsageRecorder(self.clock, blur=60)
+        r.record(started=125, total_time=2, waiting_time=1,
+                 total_bytes=123456, mood="happy")
+        rec = r.records()[0]
+        self.assertEqual(rec["started"], 120)
+        self.assertEqual(rec["total_bytes"], 120000)
+
+    def test_blur_size(self):
+        """Sizes: 0 stays 0, small ones become 10 kB, then MB, then
+        100 MB steps."""
+        self.assertEqual(blur_size(0), 0)
+        self.assertEqual(blur_size(1), 10000)
+        self.assertEqual(blur_size(2_345_678), 2_000_000)
+        self.assertEqual(blur_size(12_345_678_901), 12_300_000_000)
