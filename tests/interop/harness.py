@@ -30,6 +30,8 @@ CLI_APPID = "lothar.com/wormhole/text-or-file-xfer"
 NO_TRANSIT = "tcp:127.0.0.1:1"
 
 PROCESS_TIMEOUT = 60.0
+# a child that says this on stderr crashed, whatever its exit code
+CRASH_SIGNS = (b"Traceback (most recent call last)", b"No module named")
 STOP_GRACE = 5.0
 POLL_INTERVAL = 0.05
 
@@ -243,13 +245,15 @@ def spawn(testcase, reactor, argv, name, cwd=None, env=None,
 
 
 @defer.inlineCallbacks
-def wait_all(testcase, runs, fail_fast=True):
-    """Wait until every run has ended.  With ``fail_fast``, when one exits
-    non-zero the others are killed at once (a peer whose partner died would
-    only wait for its timeout); if any was killed by its timeout, the test
+def wait_all(testcase, runs, expected_exit=0):
+    """Wait until every run has ended.  When one ends unexpectedly (an exit
+    code other than ``expected_exit``, or a Python crash on stderr),
+    the others are killed at once: a peer whose partner died would only
+    wait for its timeout.  If any was killed by its timeout, the test
     fails with the output of all of them."""
     def on_end(run):
-        if fail_fast and run.exit_code != 0:
+        if run.exit_code != expected_exit or any(
+                sign in run.stderr for sign in CRASH_SIGNS):
             for other in runs:
                 if other is not run:
                     other.kill()
@@ -461,8 +465,8 @@ class InteropTestCase(unittest.TestCase):
         yield wait_all(self, [send, recv])
         return send, recv
 
-    def wait_all(self, runs, fail_fast=True):
-        return wait_all(self, runs, fail_fast)
+    def wait_all(self, runs, expected_exit=0):
+        return wait_all(self, runs, expected_exit)
 
     @defer.inlineCallbacks
     def poll_until(self, predicate, what, timeout=30.0):

@@ -65,8 +65,8 @@ class CLIText:
                           "sender")
         recv = self.spawn(receiver_argv(srv.url, "receive",
                                         "8-guitarist-revengf"), "receiver")
-        # both are expected to fail: let each end on its own
-        yield self.wait_all([send, recv], fail_fast=False)
+        # both are expected to fail: exit 1 is no reason to stop the other
+        yield self.wait_all([send, recv], expected_exit=1)
         for run in (send, recv):
             self.assertExited(run, 1)
             self.assertTrue(run.stderr.strip(), run.describe())

@@ -50,8 +50,8 @@ class ReferenceClientsOnOurServer(InteropTestCase):
                           "sender")
         recv = self.spawn(ref_cli_argv(srv.url, "receive",
                                        "8-purple-sausagez"), "receiver")
-        # both are expected to fail: let each end on its own
-        yield self.wait_all([send, recv], fail_fast=False)
+        # both are expected to fail: exit 1 is no reason to stop the other
+        yield self.wait_all([send, recv], expected_exit=1)
         for run in (send, recv):
             self.assertExited(run, 1)
             self.assertIn(KEY_CONFIRMATION, run.stderr, run.describe())
