@@ -125,3 +125,53 @@ class ReferenceClientsOnOurTwistdServer(InteropTestCase):
         yield self.wait_all([send])
         self.assertExited(send, 1)
         self.assertIn(b"closed for maintenance", send.stderr)
+
+
+class ReferenceClientsAcrossOurServerRestart(InteropTestCase):
+    """Spec 003 "Persistence": what a client added survives a restart of
+    the server, and the reference client reconnects and carries on."""
+
+    @defer.inlineCallbacks
+    def test_restart_between_the_two_sides(self):
+        """Reference peer A claims, opens and adds its pake; our server
+        (SQLite channel DB) is stopped and restarted on the same port;
+        A reconnects by itself; peer B arrives only now, and both finish
+        the exchange happily."""
+        import os
+
+        from twisted.internet import reactor
+
+        from wormhole.server.testing import start_mailbox_server
+        db = os.path.join(os.path.abspath(self.mktemp()) + ".sqlite")
+        srv = yield start_mailbox_server(reactor, channel_db=db, port=0)
+        stopped = [srv]
+        self.addCleanup(lambda: stopped[-1].stop())
+        tap = self.start_tap(srv.url)
+
+        def script(me):
+            return {"relay_url": tap.url, "appid": "example.com/interop",
+                    "code": "11-persistent-mailbox",
+                    "steps": [["send", "from " + me], ["recv", 1]]}
+        a = self.spawn(ref_peer_argv(script("a")), "peer a")
+
+        def a_pake_acked():
+            adds = [m["id"] for m in tap.messages("c2s", "add", 0)
+                    if m["phase"] == "pake"]
+            acks = [m["id"] for m in tap.messages("s2c", "ack", 0)]
+            return any(i in acks for i in adds)
+        yield self.poll_until(a_pake_acked, "peer a's pake to be acked")
+        yield srv.stop()
+        srv2 = yield start_mailbox_server(reactor, channel_db=db,
+                                          port=srv.port)
+        stopped.append(srv2)
+        yield self.poll_until(lambda: tap.connections >= 2,
+                              "peer a to reconnect")
+        b = self.spawn(ref_peer_argv(script("b")), "peer b")
+        yield self.wait_all([a, b])
+        for run, other in ((a, "b"), (b, "a")):
+            self.assertExited(run)
+            texts = [e["text"] for e in run.events()
+                     if e["event"] == "message"]
+            self.assertEqual(texts, ["from " + other], run.describe())
+        rows = yield self.wait_for_moods(srv2, mailbox_moods)
+        self.assertEqual(mailbox_moods(rows), ["happy"])
