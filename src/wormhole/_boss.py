@@ -166,9 +166,7 @@ class Boss:
     def rx_unwelcome(self, err): pass  # noqa
 
     def rx_error(self, errmsg, orig):
-        what = orig.get("type") if isinstance(orig, dict) else None
-        text = f"{errmsg} (in response to {what!r})" if what else errmsg
-        self.error(ServerError(text))
+        self.error(ServerError(errmsg, orig))
 
     @m.input()
     def error(self, err): pass  # noqa

@@ -14,7 +14,15 @@ class UnsendableFileError(Exception):
 
 
 class ServerError(WormholeError):
-    """The Mailbox server sent an ``error`` message (spec 004 7.4)."""
+    """The Mailbox server sent an ``error`` message (spec 004 7.4).
+
+    ``str()`` is the server's own text (what the reference shows users);
+    ``orig`` is the command it answered, when the server said.
+    """
+
+    def __init__(self, message, orig=None):
+        super().__init__(message)
+        self.orig = orig
 
 
 class WelcomeError(WormholeError):

@@ -91,8 +91,8 @@ class BossTests(unittest.TestCase):
         self.assertEqual(events[-1], ("t.close", "errory"))
         b.closed()
         self.assertIsInstance(events[-1][1], errors.ServerError)
-        self.assertIn("crowded", str(events[-1][1]))
-        self.assertIn("claim", str(events[-1][1]))
+        self.assertEqual(str(events[-1][1]), "crowded")
+        self.assertEqual(events[-1][1].orig, {"type": "claim"})
 
     def test_bad_version(self):
         """A version message that is not a JSON object is a ProtocolError."""
