@@ -54,9 +54,9 @@ class WrongPasswordError(WormholeError):
     """
 
     def __str__(self):
-        return ("Key confirmation failed. Either you or your correspondent "
-                "typed the code wrong, or a would-be man-in-the-middle "
-                "attacker guessed incorrectly. Try again.")
+        return ("The peer's message did not decrypt: the two sides did not "
+                "use the same code. One of you mistyped it, or someone tried "
+                "to guess it and failed. Start again with a new code.")
 
 
 class KeyFormatError(WormholeError):
