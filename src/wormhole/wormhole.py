@@ -106,7 +106,8 @@ class _WormholeBase:
             self._welcome_handler(welcome)
         elif "motd" in welcome:
             motd = "\n".join("  " + line for line in str(welcome["motd"]).splitlines())
-            print(f"Server (at {self._relay_url}) says:\n{motd}", file=self._stderr)
+            print(f"Message from the magic-wormhole Mailbox server at {self._relay_url}:\n{motd}",
+                  file=self._stderr)
         return True
 
 

@@ -199,7 +199,7 @@ class WormholeTests(unittest.TestCase):
         d = w.get_welcome()
         self.pump()
         self.assertEqual(self.successResultOf(d), {"motd": "hello\nworld"})
-        self.assertIn("says:\n  hello\n  world", self.stderr.getvalue())
+        self.assertIn(URL + ":\n  hello\n  world", self.stderr.getvalue())
         self.close_lonely(w)
 
     def test_welcome_handler(self):
