@@ -243,6 +243,9 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
     parse_relay_url(relay_url)  # raises RelayURLError now, not later
     if not isinstance(versions, dict):
         raise TypeError(f"versions must be a dict, not {type(versions).__name__}")
+    if journal is not None and delegate is None:
+        # spec 004 5.4: Deferreds cannot be checkpointed
+        raise ValueError("a journal only works in Delegated mode: pass delegate= too")
     timing = timing or DebugTiming()
     # 10 hex digits, as the reference client uses on the wire
     side = bytes_to_hexstr(os.urandom(5))

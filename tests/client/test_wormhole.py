@@ -436,6 +436,12 @@ class WormholeTests(unittest.TestCase):
             self.assertIsInstance(e, ValueError)
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
+    def test_journal_needs_delegate(self):
+        """A journal without a delegate is refused at create() (spec 004 5.4)."""
+        self.assertRaises(ValueError, wormhole.create, APPID, URL, self.clock,
+                          journal=wormhole.Journal(lambda: None))
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
     def test_derive_key_before_key(self):
         """derive_key before the key exists raises NoKeyError."""
         w = self.create()
