@@ -292,6 +292,24 @@ def wait_until_listening(reactor, port, timeout=30.0):
             return
 
 
+@defer.inlineCallbacks
+def start_twistd(testcase, reactor, twistd, plugin, name, basedir, args):
+    """``twistd -n PLUGIN --port tcp:0:interface=127.0.0.1 ARGS`` in
+    ``basedir``; returns (ProcessRun, port) once the port accepts TCP."""
+    argv = [twistd, "-n", "--pidfile=", plugin,
+            # port 0: the kernel picks a free port, which twistd's log
+            # line "<Factory> starting on PORT" tells us
+            "--port", "tcp:0:interface=127.0.0.1"] + list(args)
+    run = spawn(testcase, reactor, argv, name, cwd=basedir, timeout=600)
+    try:
+        m = yield run.wait_for_line(rb"\w+ starting on (\d+)")
+    except ProcessFailed as e:
+        testcase.fail("%s did not start: %s" % (name, e))
+    port = int(m.group(1))
+    yield wait_until_listening(reactor, port)
+    return run, port
+
+
 class TwistdMailboxServer:
     """A mailbox server run as ``twistd -n wormhole-mailbox`` on a free
     127.0.0.1 port, with the reference's options: the reference's
@@ -307,20 +325,11 @@ class TwistdMailboxServer:
     @defer.inlineCallbacks
     def start(cls, testcase, reactor, twistd, name, extra_args=()):
         basedir = new_dir(testcase)
-        argv = [twistd, "-n", "--pidfile=", "wormhole-mailbox",
-                # port 0: the kernel picks a free port, which twistd's log
-                # line "<Factory> starting on PORT" tells us
-                "--port", "tcp:0:interface=127.0.0.1",
-                "--channel-db", os.path.join(basedir, "channel.sqlite"),
-                "--usage-db", os.path.join(basedir, "usage.sqlite"),
-                ] + list(extra_args)
-        run = spawn(testcase, reactor, argv, name, cwd=basedir, timeout=600)
-        try:
-            m = yield run.wait_for_line(rb"\w+ starting on (\d+)")
-        except ProcessFailed as e:
-            testcase.fail("%s did not start: %s" % (name, e))
-        port = int(m.group(1))
-        yield wait_until_listening(reactor, port)
+        run, port = yield start_twistd(
+            testcase, reactor, twistd, "wormhole-mailbox", name, basedir,
+            ["--channel-db", os.path.join(basedir, "channel.sqlite"),
+             "--usage-db", os.path.join(basedir, "usage.sqlite")]
+            + list(extra_args))
         return cls(run, port, basedir)
 
     def usage(self):
