@@ -16,6 +16,7 @@ from . import _interfaces
 from ._allocator import Allocator
 from ._code import Code
 from ._crypto import decode_version
+from ._dilator_hook import NullDilator
 from ._input import Input
 from ._key import Key
 from ._lister import Lister
@@ -51,7 +52,7 @@ class Boss:
     def __init__(self, wormhole, side, url, appid, versions, client_version, reactor,
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
-                 entropy_f=None, on_status_update=None):
+                 entropy_f=None, on_status_update=None, dilator=None):
         self._W = _interfaces.IWormholeEvents(wormhole)
         self._side = side
         self._appid = appid
@@ -67,6 +68,9 @@ class Boss:
                      "dilation-abilities": DILATION_ABILITIES}
 
         self._status = StatusTracker(on_status_update, eventual_queue)
+        # Dilation (a later issue) plugs in here; it sends its dilate-N
+        # phases through self._S like any other phase
+        self._D = _interfaces.IDilator(dilator or NullDilator())
         self._N = Nameplate(self._status)
         self._M = Mailbox(side)
         self._O = Order()
@@ -199,12 +203,17 @@ class Boss:
             self._got_version(versions)
         elif _NUMERIC.match(phase):
             self._got_phase(int(phase), plaintext)
+        elif phase.startswith("dilate-"):
+            self._got_dilate(plaintext)
 
     @m.input()
     def _got_version(self, versions): pass  # noqa
 
     @m.input()
     def _got_phase(self, phase, plaintext): pass  # noqa
+
+    @m.input()
+    def _got_dilate(self, plaintext): pass  # noqa
 
     @m.input()
     def closed(self): pass  # noqa
@@ -245,6 +254,7 @@ class Boss:
     @m.output()
     def deliver_key(self, key):
         self._W.got_key(key)
+        self._D.got_key(key)
 
     @m.output()
     def deliver_verifier(self, verifier):
@@ -252,7 +262,12 @@ class Boss:
 
     @m.output()
     def deliver_versions(self, versions):
+        self._D.got_wormhole_versions(versions)
         self._W.got_versions(versions.get("app_versions", {}))
+
+    @m.output()
+    def deliver_dilate(self, plaintext):
+        self._D.received_dilate(plaintext)
 
     @m.output()
     def deliver_in_order(self, phase, plaintext):
@@ -317,6 +332,7 @@ class Boss:
     S2_happy.upon(got_verifier, enter=S2_happy, outputs=[deliver_verifier])
     S2_happy.upon(_got_version, enter=S2_happy, outputs=[deliver_versions])
     S2_happy.upon(_got_phase, enter=S2_happy, outputs=[deliver_in_order])
+    S2_happy.upon(_got_dilate, enter=S2_happy, outputs=[deliver_dilate])
     S2_happy.upon(scared, enter=S3_closing, outputs=[close_scary])
     S2_happy.upon(rx_unwelcome, enter=S3_closing, outputs=[close_error])
     S2_happy.upon(error, enter=S3_closing, outputs=[close_error])
@@ -335,6 +351,7 @@ class Boss:
     S3_closing.upon(got_verifier, enter=S3_closing, outputs=[])
     S3_closing.upon(_got_version, enter=S3_closing, outputs=[])
     S3_closing.upon(_got_phase, enter=S3_closing, outputs=[])
+    S3_closing.upon(_got_dilate, enter=S3_closing, outputs=[])
     S3_closing.upon(error, enter=S3_closing, outputs=[])
     S3_closing.upon(close, enter=S3_closing, outputs=[])
     S3_closing.upon(closed, enter=S4_closed, outputs=[tell_closed])
@@ -352,5 +369,6 @@ class Boss:
     S4_closed.upon(got_verifier, enter=S4_closed, outputs=[])
     S4_closed.upon(_got_version, enter=S4_closed, outputs=[])
     S4_closed.upon(_got_phase, enter=S4_closed, outputs=[])
+    S4_closed.upon(_got_dilate, enter=S4_closed, outputs=[])
     S4_closed.upon(error, enter=S4_closed, outputs=[])
     S4_closed.upon(close, enter=S4_closed, outputs=[])

@@ -410,6 +410,14 @@ class ITorManager(Interface):
 
 
 class IDilator(Interface):
-    """Placeholder for the Dilation manager (a later issue)."""
+    """What the Boss tells Dilation (spec 000; the machines are a later
+    issue). Until then a null Dilator ignores everything."""
 
-    dilation = Attribute("True if create(dilation=True) was given")
+    def got_key(key):
+        """The shared key exists (Dilation derives its own keys from it)."""
+
+    def got_wormhole_versions(their_versions):
+        """The peer's whole version dict (``can-dilate`` etc.)."""
+
+    def received_dilate(plaintext):
+        """A decrypted ``dilate-N`` phase from the peer, in arrival order."""

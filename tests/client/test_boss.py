@@ -18,12 +18,13 @@ from .common import make_fake
 
 
 class BossTests(unittest.TestCase):
-    def build(self):
+    def build(self, dilator=None):
         events = []
         w = make_fake(_interfaces.IWormholeEvents, "w", events)
         clock = Clock()
         b = Boss(w, "side1", "ws://127.0.0.1:1/v1", "appid", {}, ("python", "0"), clock,
-                 EventualQueue(clock), ImmediateJournal(), None, DebugTiming())
+                 EventualQueue(clock), ImmediateJournal(), None, DebugTiming(),
+                 dilator=dilator)
         b._RC = make_fake(_interfaces.IRendezvousConnector, "rc", events)
         b._C = make_fake(_interfaces.ICode, "c", events)
         b._S = make_fake(_interfaces.ISend, "s", events)
@@ -61,6 +62,25 @@ class BossTests(unittest.TestCase):
             ("w.got_verifier", b"ver"), ("w.got_versions", {"x": 1}),
             ("w.received", b"first"), ("w.received", b"second"),
             ("t.close", "happy"), ("w.closed", "happy")])
+
+    def test_dilator_hook(self):
+        """The Dilator hears the key, the peer's whole version dict and each
+        dilate-N phase (in arrival order); the null one is the default."""
+        from wormhole._dilator_hook import NullDilator
+        verifyObject(_interfaces.IDilator, NullDilator())
+        events = []
+        b, wevents = self.build(dilator=make_fake(_interfaces.IDilator, "d", events))
+        b.set_code("1-a-b")
+        b.got_key(b"key")
+        b.happy()
+        b.got_message("version", b'{"app_versions": {}, "can-dilate": ["ged"]}')
+        b.got_message("dilate-1", b"second")
+        b.got_message("dilate-0", b"first")
+        self.assertEqual(events, [("d.got_key", b"key"),
+                                  ("d.got_wormhole_versions",
+                                   {"app_versions": {}, "can-dilate": ["ged"]}),
+                                  ("d.received_dilate", b"second"),
+                                  ("d.received_dilate", b"first")])
 
     def test_lonely(self):
         """close() before happy: mood lonely, result LonelyError."""
