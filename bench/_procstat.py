@@ -28,5 +28,19 @@ def rss_bytes(pid):
     raise RuntimeError("no VmRSS for pid {}".format(pid))
 
 
+def machine_busy_seconds():
+    """CPU seconds spent busy by the whole machine, all cores (proc(5) stat).
+
+    Busy is everything but idle and iowait. The bench subtracts the server's
+    and the client's share to show how much else ran at the same time.
+    """
+    with open("/proc/stat", "rb") as f:
+        fields = f.readline().split()
+    # cpu user nice system idle iowait irq softirq steal ...
+    vals = [int(x) for x in fields[1:9]]
+    busy = vals[0] + vals[1] + vals[2] + vals[5] + vals[6] + vals[7]
+    return busy / _TICK
+
+
 def open_fds(pid):
     return len(os.listdir("/proc/{}/fd".format(pid)))

@@ -84,7 +84,7 @@ class Server:
 
     def __init__(self, name, twistd, workdir, backlog):
         self.name = name
-        self.twistd = twistd
+        self.twistd = os.path.abspath(twistd)  # the server runs in its own cwd
         self.workdir = workdir
         self.backlog = backlog
         self.proc = None
@@ -203,6 +203,7 @@ def run_pairs(server, conc, args):
         workers.append(_spawn("pairs", params))
     time.sleep(max(0.0, start_at - time.monotonic()))
     cpu0 = _procstat.cpu_seconds(server.pid)
+    busy0 = _procstat.machine_busy_seconds()
     lat, failures, client_cpu, last_end = [], {}, 0.0, start_at
     for proc, pipe in workers:
         res = _recv(pipe, proc, args.duration + args.timeout + 60)
@@ -213,6 +214,7 @@ def run_pairs(server, conc, args):
         for k, v in res["failures"].items():
             failures[k] = failures.get(k, 0) + v
     cpu1 = _procstat.cpu_seconds(server.pid) if server.alive() else cpu0
+    busy1 = _procstat.machine_busy_seconds()
     wall = max(last_end - start_at, 1e-9)
     lat.sort()
     n = len(lat)
@@ -227,10 +229,34 @@ def run_pairs(server, conc, args):
         "server_cpu_pct": server_cpu * 100.0 / wall,
         "client_cpu_ms_per_pair": client_cpu * 1e3 / n if n else float("nan"),
         "client_cpu_pct": client_cpu * 100.0 / wall,
+        # everything else on the machine (other users' tests, the idle
+        # other server): a noisy run shows here, in % of one core
+        "other_cpu_pct": max(0.0, (busy1 - busy0 - server_cpu - client_cpu)
+                             * 100.0 / wall),
         "failures": sum(failures.values()),
         "failure_kinds": failures,
         "alive": server.alive(),
     }
+
+
+def best_round(results):
+    """The round with the most pairs/s; failures add up over all rounds.
+
+    Interference from other processes only ever slows a run down, so the
+    best round is the closest to the server's own capacity; a failure in
+    any round still counts against the target.
+    """
+    best = dict(max(results, key=lambda r: r["pairs_per_s"]))
+    kinds = {}
+    for r in results:
+        for k, v in r["failure_kinds"].items():
+            kinds[k] = kinds.get(k, 0) + v
+    best["failure_kinds"] = kinds
+    best["failures"] = sum(kinds.values())
+    best["rounds_pairs_per_s"] = "/".join(fmt(r["pairs_per_s"])
+                                          for r in results)
+    best["alive"] = all(r["alive"] for r in results)
+    return best
 
 
 def run_profile(server, args, workdir):
@@ -248,6 +274,7 @@ def run_profile(server, args, workdir):
     spy = subprocess.Popen(
         [args.py_spy, "record", "--pid", str(server.pid), "--duration",
          str(secs), "--rate", "200", "--format", "raw", "--nonblocking",
+         "--threads",
          "--output", out],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -316,7 +343,8 @@ def run_idle(server, args):
 
 PAIR_METRICS = ["pairs_per_s", "wall_s", "latency_p50_ms", "latency_p99_ms",
                 "server_cpu_ms_per_pair", "server_cpu_pct",
-                "client_cpu_ms_per_pair", "client_cpu_pct", "pairs",
+                "client_cpu_ms_per_pair", "client_cpu_pct", "other_cpu_pct",
+                "pairs", "rounds_pairs_per_s",
                 "failures"]
 IDLE_METRICS = ["rss_per_conn_kib", "rss_before_mib", "rss_open_mib",
                 "rss_after_close_mib", "rss_returned_pct", "opens_per_s",
@@ -339,7 +367,7 @@ def print_table(names, pair_res, idle_res, levels):
     lines = ["", "Mailbox server benchmark (client and servers share this "
              "machine: {} cores)".format(os.cpu_count())]
     cols = ["conc", "server", "pairs/s", "p50 ms", "p99 ms", "srv ms/pair",
-            "srv cpu%", "cli ms/pair", "cli cpu%", "fail"]
+            "srv cpu%", "cli ms/pair", "cli cpu%", "other cpu%", "fail"]
     rows = []
     for conc in levels:
         for name in names:
@@ -351,7 +379,8 @@ def print_table(names, pair_res, idle_res, levels):
                          fmt(r["server_cpu_ms_per_pair"]),
                          fmt(r["server_cpu_pct"]),
                          fmt(r["client_cpu_ms_per_pair"]),
-                         fmt(r["client_cpu_pct"]), str(r["failures"])])
+                         fmt(r["client_cpu_pct"]), fmt(r["other_cpu_pct"]),
+                         str(r["failures"])])
         if len(names) == 2 and all((n, conc) in pair_res for n in names):
             o, f = pair_res[("ours", conc)], pair_res[("ref", conc)]
             rows.append([str(conc), "ours/ref",
@@ -360,7 +389,7 @@ def print_table(names, pair_res, idle_res, levels):
                          fmt(ratio(o["latency_p99_ms"], f["latency_p99_ms"])),
                          fmt(ratio(o["server_cpu_ms_per_pair"],
                                    f["server_cpu_ms_per_pair"])),
-                         "", "", "", ""])
+                         "", "", "", "", ""])
     lines += _grid(cols, rows)
     if idle_res:
         lines.append("")
@@ -401,7 +430,10 @@ def parse_args(argv):
                    help="concurrency levels (pairs in flight)")
     p.add_argument("--duration", type=float,
                    help="seconds during which new pairs start, per run "
-                   "(default 20, 5 with --quick); in-flight pairs then finish")
+                   "(default 15, 4 with --quick); in-flight pairs then finish")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="runs per server and level, alternating; the best "
+                   "counts (other processes only slow a run down)")
     p.add_argument("--conns", type=int,
                    help="idle connections for the memory figure (0: skip; "
                    "default 10000, 2000 with --quick)")
@@ -435,7 +467,7 @@ def parse_args(argv):
     p.add_argument("--keep-temp", action="store_true")
     a = p.parse_args(argv)
     if a.duration is None:
-        a.duration = 5.0 if a.quick else 20.0
+        a.duration = 4.0 if a.quick else 15.0
     if a.conns is None:
         a.conns = 2000 if a.quick else 10000
     a.levels = [int(x) for x in a.levels.split(",") if x]
@@ -449,9 +481,10 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="mailbox-bench-", dir=args.tmpdir)
     log("workdir {}, fd limit {}, {} cores, client loop {}, {} worker(s)"
         .format(workdir, nofile, os.cpu_count(), args.loop, args.workers))
-    emit("mailbox config cores={} loop={} workers={} duration_s={} "
+    emit("mailbox config cores={} loop={} workers={} duration_s={} rounds={} "
          "conns={} backlog={} nofile={} load1={:.2f}".format(
              os.cpu_count(), args.loop, args.workers, args.duration,
+             args.rounds,
              args.conns, args.backlog, nofile, os.getloadavg()[0]))
     twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd}
     servers = {}
@@ -472,12 +505,23 @@ def main(argv=None):
             servers[name] = srv
         names = list(servers)
         for conc in args.levels:
+            rounds = {name: [] for name in names}
+            for rnd in range(args.rounds):
+                # alternate who goes first, so a burst of load from
+                # elsewhere does not always hit the same server
+                order = names if rnd % 2 == 0 else names[::-1]
+                for name in order:
+                    srv = servers[name]
+                    if not srv.alive():
+                        continue
+                    log("pairs server={} conc={} round {}/{} ...".format(
+                        name, conc, rnd + 1, args.rounds))
+                    rounds[name].append(run_pairs(srv, conc, args))
             for name in names:
-                srv = servers[name]
-                if not srv.alive():
+                if not rounds[name]:
                     continue
-                log("pairs server={} conc={} ...".format(name, conc))
-                r = run_pairs(srv, conc, args)
+                r = best_round(rounds[name])
+                srv = servers[name]
                 pair_res[(name, conc)] = r
                 for m in PAIR_METRICS:
                     emit("mailbox {} server={} conc={} value={}".format(

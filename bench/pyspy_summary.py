@@ -2,14 +2,20 @@
 
     python bench/pyspy_summary.py PROFILE.raw [--top 25] [--filter TEXT]
 
-Prints the frames with the most self time (the leaf of each sample) and the
-most inclusive time (anywhere in the stack), as percentages of all samples.
-py-spy's raw format is one collapsed stack per line: `f1;f2;...;fn COUNT`.
+Prints the share of samples per thread (when recorded with `--threads`),
+per package of the leaf frame (autobahn, twisted, automat, json, our
+modules file by file), the frames with the most self time (the leaf of each
+sample) and the most inclusive time (anywhere in the stack), as percentages
+of all samples. py-spy's raw format is one collapsed stack per line:
+`f1;f2;...;fn COUNT`.
 """
 
 import argparse
 import collections
+import re
 import sys
+
+_FRAME = re.compile(r"^(?P<func>.*) \((?P<path>[^():]*)(:\d+)?\)$")
 
 
 def load(path):
@@ -24,17 +30,45 @@ def load(path):
     return stacks
 
 
+def package(frame):
+    """`twisted`, `autobahn`, ... or, for our own code, the module's file."""
+    m = _FRAME.match(frame)
+    if not m:
+        return frame
+    path = m.group("path")
+    parts = path.split("/")
+    if parts[0] == "wormhole":
+        return path
+    if len(parts) == 1:  # the stdlib's top-level modules: json/, ssl.py
+        return parts[0]
+    return parts[0]
+
+
 def summarise(stacks, top, needle=None):
     total = sum(c for _, c in stacks) or 1
     own = collections.Counter()
     incl = collections.Counter()
+    threads = collections.Counter()
+    packages = collections.Counter()
     for frames, count in stacks:
         if needle and not any(needle in fr for fr in frames):
             continue
+        if frames[0].startswith("thread ("):
+            threads[frames[0]] += count
+            frames = frames[1:] or frames
         own[frames[-1]] += count
+        packages[package(frames[-1])] += count
         for fr in set(frames):
             incl[fr] += count
-    out = ["samples: {}".format(total), "", "self time:"]
+    out = ["samples: {}".format(total)]
+    if threads:
+        out += ["", "threads:"]
+        for th, c in threads.most_common():
+            out.append("  {:5.1f}%  {}".format(100.0 * c / total, th))
+    out += ["", "self time by package of the leaf frame:"]
+    for pkg, c in packages.most_common(top):
+        out.append("  {:5.1f}%  {}".format(100.0 * c / total, pkg))
+    out += ["", "self time:"]
     for fr, c in own.most_common(top):
         out.append("  {:5.1f}%  {}".format(100.0 * c / total, fr))
     out += ["", "inclusive time:"]
