@@ -113,6 +113,10 @@ class Boss:
                  "L": "Lister", "C": "Code", "I": "Input", "A": "Allocator",
                  "T": "Terminator"}
         machines = self._machines()
+        unknown = [letter for letter in which.split() if letter not in names]
+        if unknown:
+            raise ValueError(f"unknown machine letters {unknown} in which=; "
+                             f"choose from {' '.join(names)}")
         for letter in which.split():
             name = names[letter]
 

@@ -481,6 +481,7 @@ class WormholeTests(unittest.TestCase):
         self.assertIn("W1.Boss[S0_empty].set_code -> [S1_lonely]", lines)
         self.assertIn("W1.Nameplate[S0A].set_nameplate -> [S1A]", lines)
         self.assertFalse([line for line in lines if ".Mailbox[" in line])
+        self.assertRaises(ValueError, w.debug_set_trace, "W1", which="B X")
         self.close_lonely(w)
 
 
