@@ -1,0 +1,163 @@
+"""Typing a wormhole code with tab completion (spec 004 5.5).
+
+``input_with_completion(prompt, input_helper, reactor)`` runs ``input()``
+in a thread (it blocks) while readline asks ``CodeInputter.completer`` for
+completions. The completer runs in that thread too, so every call into the
+code-entry helper hops to the reactor thread (``blockingCallFromThread``):
+the helper and the machines behind it are single-threaded.
+
+What the completer offers: before the first hyphen, the nameplates the
+server reports (``get_nameplate_completions``, refreshed at each <Tab>);
+once a hyphen was typed, the nameplate is committed (``choose_nameplate``),
+we wait until its wordlist is known (``when_wordlist_is_available``), and
+complete the words (``get_word_completions``). When the line is entered,
+``finish`` chooses the nameplate (if no <Tab> did) and the words.
+
+The thread is a daemon thread, not the reactor's pool: if the user presses
+Ctrl-C while ``input()`` waits, the process can still exit (a pool thread
+stuck in ``input()`` would hold up reactor shutdown).
+"""
+import sys
+import threading
+import traceback
+
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import blockingCallFromThread
+
+from .errors import KeyFormatError
+
+try:
+    import readline
+except ImportError:  # e.g. Windows without pyreadline: plain input()
+    readline = None
+
+__all__ = ["CodeInputter", "input_with_completion"]
+
+
+class CodeInputter:
+    """The completion logic, separate from readline and threads so that
+    tests drive it directly: ``call(f, *args)`` runs ``f`` in the reactor
+    thread and returns its result (waiting for a Deferred), and
+    ``debug`` receives errors the completer would otherwise lose (readline
+    silently drops exceptions raised by a completer)."""
+
+    def __init__(self, input_helper, reactor, call=None, debug=None):
+        self._helper = input_helper
+        self._reactor = reactor
+        self._call = call or (lambda f, *a: blockingCallFromThread(reactor, f, *a))
+        self._debug = debug
+        self._committed_nameplate = None
+        self._matches = []
+        self.used_completion = False
+
+    # -- readline side (input thread) --------------------------------------
+    def completer(self, text, state):
+        """readline's completer: ``text`` is the whole line (we set no
+        delimiters), ``state`` counts 0, 1, 2.. until we return None."""
+        try:
+            return self._completer(text, state)
+        except KeyFormatError:
+            return None  # a half-typed bad nameplate: just offer nothing
+        except Exception:
+            if self._debug is not None:
+                self._debug(traceback.format_exc())
+            return None
+
+    def _completer(self, text, state):
+        self.used_completion = True
+        if state == 0:
+            self._matches = self.completions(text)
+        if state < len(self._matches):
+            return self._matches[state]
+        return None
+
+    def completions(self, text):
+        """Sorted full-line completions of ``text`` (spec 004 5.5: the
+        frontend sorts)."""
+        if "-" not in text:
+            # refresh at each <Tab>: a nameplate allocated since the last
+            # list shows up on the next press
+            self._call(self._helper.refresh_nameplates)
+            return sorted(self._call(self._helper.get_nameplate_completions, text))
+        nameplate, words = text.split("-", 1)
+        if self._committed_nameplate is None:
+            self._call(self._helper.choose_nameplate, nameplate)
+            self._committed_nameplate = nameplate
+            self._call(self._helper.when_wordlist_is_available)
+        elif nameplate != self._committed_nameplate:
+            # the nameplate is claimed already: it cannot change any more
+            return []
+        matches = self._call(self._helper.get_word_completions, words)
+        return sorted(nameplate + "-" + m for m in matches)
+
+    # -- reactor side ------------------------------------------------------
+    def finish(self, text):
+        """The line was entered: hand the code to the helper. Raises
+        KeyFormatError for a line without a nameplate and a hyphen, or
+        with a nameplate other than the one completion committed to."""
+        text = text.strip()
+        if "-" not in text:
+            raise KeyFormatError(
+                f"Code '{text}' has no hyphen: it must look like 4-purple-sausages")
+        nameplate, words = text.split("-", 1)
+        if self._committed_nameplate is None:
+            self._helper.choose_nameplate(nameplate)
+        elif nameplate != self._committed_nameplate:
+            raise KeyFormatError(
+                f"nameplate '{nameplate}-' does not match the one completion chose: "
+                f"'{self._committed_nameplate}-' (it cannot be changed once claimed)")
+        self._helper.choose_words(words)
+
+
+def _read_with_readline(prompt, inputter):
+    """Input thread: install our completer for one ``input()`` call."""
+    if readline is None:
+        return input(prompt)
+    old_completer = readline.get_completer()
+    old_delims = readline.get_completer_delims()
+    readline.set_completer(inputter.completer)
+    readline.set_completer_delims("")
+    # GNU readline and libedit (macOS) spell the binding differently
+    if "libedit" in (readline.__doc__ or ""):
+        readline.parse_and_bind("bind ^I rl_complete")
+    else:
+        readline.parse_and_bind("tab: complete")
+    try:
+        return input(prompt)
+    finally:
+        readline.set_completer(old_completer)
+        readline.set_completer_delims(old_delims)
+
+
+def _in_daemon_thread(reactor, f, *args):
+    """Run ``f(*args)`` in a daemon thread; the Deferred fires in the
+    reactor thread with its result or failure."""
+    d = Deferred()
+
+    def run():
+        try:
+            result = f(*args)
+        except BaseException as e:  # noqa: B036 -- EOFError, KeyboardInterrupt too
+            reactor.callFromThread(d.errback, e)
+        else:
+            reactor.callFromThread(d.callback, result)
+
+    threading.Thread(target=run, name="wormhole-code-input", daemon=True).start()
+    return d
+
+
+def input_with_completion(prompt, input_helper, reactor):
+    """Prompt for a wormhole code on the terminal, completing nameplates
+    and words with <Tab> (spec 004 5.5). Returns a Deferred that fires
+    with True if the user used completion, False if not, once the code
+    was given to ``input_helper`` (``w.get_code()`` fires then too)."""
+    def debug(text):
+        print(text, file=sys.stderr)
+    inputter = CodeInputter(input_helper, reactor, debug=debug)
+    d = _in_daemon_thread(reactor, _read_with_readline, prompt, inputter)
+
+    def entered(text):
+        inputter.finish(text)
+        return inputter.used_completion
+    d.addCallback(entered)
+    return d

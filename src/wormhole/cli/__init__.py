@@ -1,0 +1,7 @@
+"""The ``wormhole`` command line tool (spec 004 1.7, chapter 9).
+
+``cli.py`` holds the click group; ``cmd_send``/``cmd_receive`` run one
+transfer each against the public client API (spec 004 chapter 5);
+``_text.py`` holds the text part of the file-transfer protocol as Automat
+machines.
+"""

@@ -1,0 +1,72 @@
+"""What ``send`` and ``receive`` share: making the wormhole, reading a
+line from the human, closing on every path."""
+from twisted.internet import defer
+
+from .._rlcompleter import _in_daemon_thread
+from ..timing import DebugTiming
+
+# how long a Ctrl-C waits for the wormhole to close (release the
+# nameplate and mailbox on the server) before the process ends anyway
+SHUTDOWN_CLOSE_TIMEOUT = 2.0
+
+
+def read_line(reactor, prompt):
+    """Ask the human (``input()`` in a thread: it blocks)."""
+    return _in_daemon_thread(reactor, input, prompt)
+
+
+def ask(reactor, cfg, prompt):
+    reader = cfg.read_line or read_line
+    return reader(reactor, prompt)
+
+
+def make_wormhole(reactor, cfg, client_name, on_status_update=None):
+    """``create()`` with the CLI's settings (spec 004 5.4)."""
+    if cfg.timing is None:
+        cfg.timing = DebugTiming()
+    kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr)
+    if on_status_update is not None:
+        kwargs["on_status_update"] = on_status_update
+    w = cfg.create(cfg.appid, cfg.relay_url, reactor, **kwargs)
+    if cfg.debug_state:
+        # the reference prints the transitions on stdout
+        w.debug_set_trace(client_name, which=cfg.debug_state, file=cfg.stdout)
+    return w
+
+
+@defer.inlineCallbacks
+def run_and_close(reactor, w, body):
+    """Run ``body()`` (a Deferred-returning transfer), then close ``w``.
+
+    The first error wins: when the transfer failed, close()'s own error
+    (often the same WrongPasswordError) is dropped. A Ctrl-C while this
+    runs closes the wormhole before the reactor stops, so the server
+    frees the nameplate (spec 004 5.11)."""
+    trigger = reactor.addSystemEventTrigger(
+        "before", "shutdown", _close_for_shutdown, reactor, w)
+    try:
+        try:
+            yield body()
+        except BaseException:
+            try:
+                yield w.close()
+            except Exception:
+                pass
+            raise
+        yield w.close()
+    finally:
+        reactor.removeSystemEventTrigger(trigger)
+
+
+def _close_for_shutdown(reactor, w):
+    d = defer.maybeDeferred(w.close)
+    d.addErrback(lambda f: None)
+    timer = reactor.callLater(SHUTDOWN_CLOSE_TIMEOUT, d.cancel)
+
+    def done(result):
+        if timer.active():
+            timer.cancel()
+        return result
+    d.addBoth(done)
+    d.addErrback(lambda f: None)
+    return d

@@ -1,0 +1,53 @@
+"""What one ``wormhole`` invocation was asked to do, and with what.
+
+The click layer fills a ``Config``; the commands read it. Everything a
+command touches outside itself is here too (streams, ``create``, how a
+line is read from the human), so tests run commands with fakes and no
+terminal.
+"""
+import sys
+
+import attrs
+
+from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
+
+APPID = "lothar.com/wormhole/text-or-file-xfer"
+
+
+def _default_create(*args, **kwargs):
+    from .. import create
+    return create(*args, **kwargs)
+
+
+@attrs.define
+class Config:
+    appid: str = APPID
+    relay_url: str = RENDEZVOUS_RELAY
+    transit_helper: str = TRANSIT_RELAY
+    dump_timing: str = None
+    debug_state: str = None          # space-separated machine letters
+    # send and receive
+    code: str = None
+    code_length: int = 2
+    verify: bool = False
+    hide_progress: bool = False
+    zeromode: bool = False
+    listen: bool = True
+    tor: bool = False
+    # send
+    text: str = None
+    what: str = None
+    qr: bool = True
+    ignore_unsendable_files: bool = False
+    # receive
+    only_text: bool = False
+    accept_file: bool = False
+    output_file: str = None
+    allocate: bool = False
+    # the outside world
+    stdin: object = attrs.field(factory=lambda: sys.stdin)
+    stdout: object = attrs.field(factory=lambda: sys.stdout)
+    stderr: object = attrs.field(factory=lambda: sys.stderr)
+    create: object = _default_create
+    read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
+    timing: object = None

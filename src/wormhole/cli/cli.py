@@ -1,0 +1,266 @@
+"""The ``wormhole`` click group: options in the places users of the
+reference expect them (spec 004 1.7; checked against ``wormhole --help``
+of the reference 0.24), then one command run on the reactor.
+
+Each command is ``command(reactor, cfg) -> Deferred``; ``_dispatch``
+runs it under ``task.react``, turns every expected error into one
+readable line on stderr (no traceback) and exit status 1, and writes
+``--dump-timing``. Tests replace the dispatcher through click's ``obj``.
+"""
+import sys
+
+import click
+from twisted.internet import defer, task
+from twisted.python.failure import Failure
+
+from .. import __version__
+from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
+                      ServerError, TransferError, WelcomeError, WormholeError,
+                      WrongPasswordError)
+from ._config import APPID, Config
+from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
+
+# the letters debug_set_trace knows (spec 004 5: Boss, Nameplate, Mailbox,
+# Send, Order, Key, Receive, RendezvousConnector, Lister, Code, Input,
+# Allocator, Terminator)
+MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
+
+
+# -- errors ------------------------------------------------------------------
+def _reason(reason):
+    if isinstance(reason, Failure):
+        return reason.getErrorMessage()
+    return str(reason)
+
+
+def describe_error(exc, cfg):
+    """One readable message for an error a user can cause or meet."""
+    if isinstance(exc, WelcomeError):
+        return (f"ERROR: the mailbox server at {cfg.relay_url} refuses to serve us. "
+                f"It said:\n\n{exc}")
+    if isinstance(exc, ServerConnectionError):
+        url = getattr(exc, "url", cfg.relay_url)
+        reason = _reason(getattr(exc, "reason", exc))
+        return f"ERROR: cannot connect to the mailbox server at {url}: {reason}"
+    if isinstance(exc, ServerError):
+        return f"ERROR: the mailbox server reported an error: {exc}"
+    if isinstance(exc, LonelyError):
+        return "ERROR: the other side never showed up: no key was established."
+    if isinstance(exc, WrongPasswordError):
+        return f"ERROR: {exc}"
+    if isinstance(exc, KeyFormatError):
+        return (f"ERROR: that is not a valid wormhole code: {exc}\n"
+                "A code is the sender's number, then the words, all joined by "
+                "hyphens (like 4-purple-sausages).")
+    if isinstance(exc, RelayURLError):
+        return f"ERROR: bad --relay-url {cfg.relay_url!r}: {exc}"
+    if isinstance(exc, TransferError):
+        return f"ERROR: {exc}"
+    if isinstance(exc, WormholeError):
+        return f"ERROR: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _dispatch(command, cfg):
+    """Run ``command`` on the real reactor; never returns."""
+    task.react(_main, (command, cfg))
+
+
+def _main(reactor, command, cfg):
+    d = defer.maybeDeferred(command, reactor, cfg)
+
+    def write_timing():
+        if cfg.dump_timing and cfg.timing is not None:
+            cfg.timing.write(cfg.dump_timing, cfg.stderr)
+
+    def succeeded(result):
+        write_timing()
+        return result
+
+    def failed(f):
+        write_timing()
+        if f.check(SystemExit):
+            return f
+        message = describe_error(f.value, cfg)
+        if message is None:
+            # not an error users can cause: a bug, show where it happened
+            f.printTraceback(file=cfg.stderr)
+            message = f"ERROR: {f.getErrorMessage()}"
+        print(message, file=cfg.stderr, flush=True)
+        raise SystemExit(1)
+    d.addCallbacks(succeeded, failed)
+    return d
+
+
+def _run(ctx, command, cfg):
+    dispatch = (ctx.obj or {}).get("dispatch", _dispatch)
+    return dispatch(command, cfg)
+
+
+# -- the click group -----------------------------------------------------------
+class _AliasedGroup(click.Group):
+    """``tx``/``rx`` are ``send``/``receive``."""
+    ALIASES = {"tx": "send", "rx": "receive"}
+
+    def get_command(self, ctx, name):
+        return super().get_command(ctx, self.ALIASES.get(name, name))
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        return cmd.name if cmd else name, cmd, rest
+
+
+@click.group(cls=_AliasedGroup)
+@click.option("--appid", default=APPID, metavar="APPID", help="appid to use")
+@click.option("--relay-url", default=RENDEZVOUS_RELAY, envvar="WORMHOLE_RELAY_URL",
+              metavar="URL", show_envvar=True, help="rendezvous relay to use")
+@click.option("--transit-helper", default=TRANSIT_RELAY, envvar="WORMHOLE_TRANSIT_HELPER",
+              metavar="tcp:HOST:PORT", show_envvar=True, help="transit relay to use")
+@click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="(debug) write timing data to file")
+@click.version_option(version=__version__, prog_name="wormhole",
+                      message="%(prog)s %(version)s")
+@click.pass_context
+def wormhole(ctx, appid, relay_url, transit_helper, dump_timing):
+    """Create a Magic Wormhole and communicate through it.
+
+    Wormholes are created by speaking the same magic CODE in two different
+    places at the same time. Wormholes are secure against anyone who
+    doesn't use the same code.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["config"] = Config(appid=appid, relay_url=relay_url,
+                               transit_helper=transit_helper, dump_timing=dump_timing)
+
+
+def _debug_state(ctx, param, value):
+    """``--debug-state`` takes a comma-separated list of machine letters,
+    or nothing for all of them; debug_set_trace wants them space-separated."""
+    if value is None:
+        return None
+    letters = [v.strip() for v in value.replace(" ", ",").split(",") if v.strip()]
+    unknown = [v for v in letters if v not in MACHINES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown machine(s) {','.join(unknown)}; valid: {','.join(MACHINES)}")
+    return " ".join(letters)
+
+
+def _common_options(f):
+    """Options both commands take, in the reference's order."""
+    options = [
+        click.option("-0", "zeromode", is_flag=True, help="enable no-code anything-goes mode"),
+        click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
+                     type=click.IntRange(min=1), help="length of code (in bytes/words)"),
+        click.option("-v", "--verify", is_flag=True,
+                     help="display verification string (and wait for approval)"),
+        click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
+        click.option("--listen/--no-listen", default=True,
+                     help="(debug) don't open a listening socket for Transit"),
+        click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+        click.option("--launch-tor", is_flag=True,
+                     help="launch Tor, rather than use existing control/socks port "
+                          "(not supported yet)"),
+        click.option("--tor-control-port", default=None, metavar="ENDPOINT",
+                     help="endpoint descriptor for Tor control port (not supported yet)"),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+_debug_state_option = click.option(
+    "--debug-state", default=None, is_flag=False, flag_value=",".join(MACHINES),
+    metavar="MACHINES", callback=_debug_state,
+    help="Debug state-machine transitions (printed on stdout). A comma-separated "
+         "list of machines, all of them if none is given. Valid machines: "
+         + ",".join(MACHINES))
+
+
+def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, debug_state, code):
+    if tor or launch_tor or tor_control_port:
+        raise click.UsageError("Tor is not supported by this wormhole yet")
+    if zeromode and code:
+        raise click.UsageError("-0 and a code cannot be used together")
+    cfg.zeromode = zeromode
+    cfg.code_length = code_length
+    cfg.verify = verify
+    cfg.hide_progress = hide_progress
+    cfg.listen = listen
+    cfg.debug_state = debug_state
+    cfg.code = code
+
+
+@wormhole.command()
+@_common_options
+@click.option("--code", metavar="CODE", help="human-generated code phrase")
+@click.option("--text", metavar="MESSAGE",
+              help="text message to send, instead of a file. Use '-' to read from stdin.")
+@click.option("--ignore-unsendable-files", is_flag=True,
+              help="Don't raise an error if a file can't be read.")
+@_debug_state_option
+@click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
+              help="Show the code as a QR code (accepted; this wormhole does not draw one).")
+@click.argument("what", required=False)
+@click.pass_context
+def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, what):
+    """Send a text message, file, or directory"""
+    from . import cmd_send
+    cfg = ctx.obj["config"]
+    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, debug_state, code)
+    cfg.text = text
+    cfg.what = what
+    cfg.qr = qr
+    cfg.ignore_unsendable_files = ignore_unsendable_files
+    return _run(ctx, cmd_send.send, cfg)
+
+
+@wormhole.command()
+@_common_options
+@click.option("-t", "--only-text", is_flag=True,
+              help="refuse file transfers, only accept text transfers")
+@click.option("--accept-file", is_flag=True, envvar="WORMHOLE_ACCEPT_FILE", show_envvar=True,
+              help="accept file transfer without asking for confirmation")
+@click.option("-o", "--output-file", default=None, metavar="FILENAME|DIRNAME",
+              help="The file or directory to create, overriding the name suggested "
+                   "by the sender.")
+@click.option("-a", "--allocate", is_flag=True,
+              help="Allocate a fresh code (do not prompt for one)")
+@_debug_state_option
+@click.argument("code", nargs=-1, metavar="[CODE]...")
+@click.pass_context
+def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+            tor_control_port, only_text, accept_file, output_file, allocate, debug_state,
+            code):
+    """Receive a text message, file, or directory (from 'wormhole send')"""
+    from . import cmd_receive
+    if len(code) > 1:
+        raise click.UsageError(
+            f"give the code as one argument (words joined by hyphens), not {len(code)}: "
+            f"{' '.join(code)}")
+    cfg = ctx.obj["config"]
+    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, debug_state, code[0] if code else None)
+    cfg.only_text = only_text
+    cfg.accept_file = accept_file
+    cfg.output_file = output_file
+    cfg.allocate = allocate
+    return _run(ctx, cmd_receive.receive, cfg)
+
+
+@wormhole.command(name="help")
+@click.pass_context
+def help_(ctx):
+    """Show this help and exit."""
+    click.echo(ctx.parent.get_help())
+
+
+def main():
+    wormhole(prog_name="wormhole")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
