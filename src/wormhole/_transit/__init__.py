@@ -1,0 +1,9 @@
+"""Package-private pieces of ``wormhole.transit`` (spec 004 chapter 6).
+
+- ``_hints``: hint and ability dicts <-> values (spec 004 9.3);
+- ``_codec``: key derivations, handshake lines, the record framer (sans-I/O);
+- ``_connection``: one connection attempt's machine and its Protocol shell;
+- ``_selection``: the race of attempts for one ``connect()``;
+- ``_pipe``: the record pipe ``connect()`` returns;
+- ``_addresses``: which local addresses we listen on and advertise.
+"""

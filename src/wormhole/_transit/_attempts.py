@@ -1,0 +1,124 @@
+"""The connection attempts of one ``connect()``: the Selection's hands.
+
+The Selection machine decides *when*; this object does the I/O it asks for
+(dial direct hints, dial relays, stop the losers) and counts what is still
+outstanding, so that ``connect()`` fails at once when every attempt failed
+and nothing can still arrive, instead of waiting for the timeout.
+"""
+
+from twisted.internet import endpoints, protocol
+from twisted.python import log
+from zope.interface import implementer
+
+from . import _codec
+from ._connection import ConnectionProtocol, TransitConnection
+from ._hints import TorTCPV1Hint, describe_hint
+from ._interfaces import IAttempts, ISelection
+from ._pipe import RecordPipe
+
+
+class _OneShotFactory(protocol.ClientFactory):
+    def __init__(self, proto):
+        self._proto = proto
+
+    def buildProtocol(self, addr):
+        self._proto.factory = self
+        return self._proto
+
+
+@implementer(IAttempts)
+class Attempts:
+    def __init__(self, reactor, key, is_sender, side, direct_hints,
+                 relay_hints, tor=None, listening=False, on_stop=None):
+        self._reactor = reactor
+        self._key = key
+        self._is_sender = is_sender
+        self._side = side
+        self._direct = list(direct_hints)
+        self._relays = list(relay_hints)
+        self._tor = tor
+        self._listening = listening
+        self._on_stop = on_stop
+        self._pending = set()  # Deferreds of endpoint.connect
+        self._connections = {}  # TransitConnection -> ConnectionProtocol
+        self._failed = set()
+        self._relay_launched = False
+        self._last_reason = "no hints to connect to"
+
+    def wire(self, selection):
+        self._selection = ISelection(selection)
+
+    def _endpoint(self, hint):
+        if self._tor is not None:
+            return self._tor.stream_via(hint.hostname, hint.port)
+        if isinstance(hint, TorTCPV1Hint):
+            return None
+        return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
+
+    def _dial(self, hint, relay_line, description):
+        ep = self._endpoint(hint)
+        if ep is None:
+            log.msg(f"transit: skipping {description}: tor-tcp-v1 needs Tor, "
+                    "and this Transit has none")
+            return
+        conn = TransitConnection(self._key, self._is_sender, relay_line, description)
+        proto = ConnectionProtocol()
+        conn.wire(proto, self._selection)
+        proto.attach(conn)
+        self._connections[conn] = proto
+        d = ep.connect(_OneShotFactory(proto))
+        self._pending.add(d)
+
+        def connected(p):
+            self._pending.discard(d)
+
+        def failed(f):
+            self._pending.discard(d)
+            self._connections.pop(conn, None)
+            self._last_reason = f"{description}: {f.getErrorMessage()}"
+            self._check_all_failed()
+        d.addCallbacks(connected, failed)
+
+    def launch_direct(self):
+        for hint in self._direct:
+            self._dial(hint, None, describe_hint(hint))
+        self._check_all_failed()
+
+    def launch_relay(self):
+        self._relay_launched = True
+        line = _codec.relay_handshake(self._key, self._side)
+        for relay in self._relays:
+            for hint in relay.hints:
+                self._dial(hint, line, "->relay:" + describe_hint(hint)[2:])
+        self._check_all_failed()
+
+    def adopt_inbound(self, proto, description):
+        conn = TransitConnection(self._key, self._is_sender, None, description)
+        conn.wire(proto, self._selection)
+        self._connections[conn] = proto
+        proto.attach(conn)
+
+    def connection_failed(self, connection):
+        self._connections.pop(connection, None)
+        self._last_reason = f"{connection.describe()}: closed during negotiation"
+        self._check_all_failed()
+
+    def _check_all_failed(self):
+        if (self._relay_launched or not self._relays) and not self._pending \
+                and not self._connections and not self._listening:
+            self._selection.all_failed(self._last_reason)
+
+    def stop_all_except(self, winner):
+        self._listening = False
+        if self._on_stop is not None:
+            self._on_stop()
+        pending, self._pending = self._pending, set()
+        for d in pending:
+            d.cancel()
+        for conn in list(self._connections):
+            if conn is not winner:
+                conn.stop()
+
+    def make_pipe(self, connection):
+        proto = self._connections[connection]
+        return RecordPipe(connection, proto.transport, connection.describe())

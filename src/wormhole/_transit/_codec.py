@@ -1,0 +1,184 @@
+"""Transit's bytes on the wire, sans-I/O (spec 004 6.2-6.4).
+
+Everything here takes bytes and returns bytes or records; nothing touches a
+socket or a clock, so hypothesis can split and tamper with the stream freely
+(tests/transit/test_codec.py). The constants were checked on the wire
+against the reference 0.24 (tests/data/transit_vectors.json).
+"""
+
+import struct
+
+from nacl.exceptions import CryptoError
+from nacl.secret import SecretBox
+
+from .._crypto import derive_key
+from ..util import bytes_to_hexstr
+
+# spec 004 6.3: HKDF contexts of the two handshakes
+SENDER_HANDSHAKE_CONTEXT = b"transit_sender"
+RECEIVER_HANDSHAKE_CONTEXT = b"transit_receiver"
+# spec 004 6.4: the relay token
+RELAY_TOKEN_CONTEXT = b"transit_relay_token"
+# one SecretBox key per direction, named after the side that sends with it
+SENDER_RECORD_KEY_CONTEXT = b"transit_record_sender_key"
+RECEIVER_RECORD_KEY_CONTEXT = b"transit_record_receiver_key"
+
+RELAY_OK = b"ok\n"
+GO = b"go\n"
+NEVERMIND = b"nevermind\n"
+
+LENGTH_PREFIX = struct.Struct(">L")
+NONCE_SIZE = SecretBox.NONCE_SIZE  # 24
+MAC_SIZE = SecretBox.MACBYTES  # 16
+# spec 004 6.2: 4-byte length, so no frame may exceed 2**32 - 1 bytes
+MAX_FRAME = 2 ** 32 - 1
+MAX_RECORD = MAX_FRAME - NONCE_SIZE - MAC_SIZE
+
+
+def _check_key(key):
+    if not isinstance(key, bytes):
+        raise TypeError(f"transit key must be bytes, not {type(key).__name__}")
+
+
+def sender_handshake(key: bytes) -> bytes:
+    """SENDER-HANDSHAKE (spec 004 6.3): ``transit sender HEX ready\\n\\n``."""
+    _check_key(key)
+    token = bytes_to_hexstr(derive_key(key, SENDER_HANDSHAKE_CONTEXT))
+    return b"transit sender " + token.encode("ascii") + b" ready\n\n"
+
+
+def receiver_handshake(key: bytes) -> bytes:
+    """RECEIVER-HANDSHAKE (spec 004 6.3): ``transit receiver HEX ready\\n\\n``."""
+    _check_key(key)
+    token = bytes_to_hexstr(derive_key(key, RECEIVER_HANDSHAKE_CONTEXT))
+    return b"transit receiver " + token.encode("ascii") + b" ready\n\n"
+
+
+def relay_handshake(key: bytes, side: str) -> bytes:
+    """RELAY-HANDSHAKE with a side (spec 004 6.4, 9.3 ``relay-v1``).
+
+    The side lets the relay tell our two connections from our peer's when
+    both of us dial it with the same token.
+    """
+    _check_key(key)
+    if not (isinstance(side, str) and len(side) == 16
+            and all(c in "0123456789abcdef" for c in side)):
+        raise ValueError(f"relay side must be 16 lower-case hex digits, not {side!r}")
+    token = bytes_to_hexstr(derive_key(key, RELAY_TOKEN_CONTEXT))
+    return f"please relay {token} for side {side}\n".encode("ascii")
+
+
+def record_keys(key: bytes, is_sender: bool):
+    """(key we encrypt with, key we decrypt with) for our role."""
+    _check_key(key)
+    sender_key = derive_key(key, SENDER_RECORD_KEY_CONTEXT)
+    receiver_key = derive_key(key, RECEIVER_RECORD_KEY_CONTEXT)
+    if is_sender:
+        return sender_key, receiver_key
+    return receiver_key, sender_key
+
+
+def nonce_for(counter: int) -> bytes:
+    """The nonce of record number ``counter``: 24 bytes, big-endian."""
+    return counter.to_bytes(NONCE_SIZE, "big")
+
+
+class Expect:
+    """Match an exact token at the start of a byte stream.
+
+    ``feed(data)`` returns ``(None, b"")`` while the bytes so far are a
+    prefix of the token, ``(True, leftover)`` once all of it arrived (the
+    leftover belongs to the next layer), ``(False, b"")`` as soon as any
+    byte differs: spec 004 6.3 says to hang up on anything else, and there
+    is no point waiting for the rest of a wrong line.
+    """
+
+    def __init__(self, token: bytes):
+        self._token = token
+        self._got = b""
+
+    def feed(self, data: bytes):
+        got = self._got + data
+        n = len(self._token)
+        if got[:n] != self._token[:len(got)]:
+            return False, b""
+        if len(got) < n:
+            self._got = got
+            return None, b""
+        self._got = b""
+        return True, got[n:]
+
+
+class BadRecord(Exception):
+    """A record failed to decrypt or arrived out of order (spec 004 6.2).
+
+    The only safe answer is to drop the connection.
+    """
+
+
+class RecordEncoder:
+    """Plaintext records -> length-prefixed SecretBox frames (spec 004 6.2)."""
+
+    def __init__(self, key: bytes):
+        self._box = SecretBox(key)
+        self._counter = 0
+
+    def encode(self, record: bytes) -> bytes:
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a record must be bytes, not {type(record).__name__}")
+        if len(record) > MAX_RECORD:
+            raise ValueError(f"a record may hold at most {MAX_RECORD} bytes")
+        nonce = nonce_for(self._counter)
+        self._counter += 1
+        frame = self._box.encrypt(bytes(record), nonce)
+        return LENGTH_PREFIX.pack(len(frame)) + frame
+
+
+class RecordDecoder:
+    """Bytes in any split -> plaintext records, checking the counter.
+
+    A frame whose nonce is not the next counter value (lost, replayed or
+    reordered record) or that does not decrypt raises BadRecord; after
+    that the decoder refuses everything, so nothing from a dropped
+    connection is ever delivered.
+    """
+
+    def __init__(self, key: bytes):
+        self._box = SecretBox(key)
+        self._counter = 0
+        self._buf = bytearray()
+        self._broken = False
+
+    def feed(self, data: bytes):
+        if self._broken:
+            raise BadRecord("this connection already delivered a bad record")
+        self._buf += data
+        records = []
+        while True:
+            if len(self._buf) < 4:
+                break
+            (length,) = LENGTH_PREFIX.unpack_from(self._buf)
+            if len(self._buf) < 4 + length:
+                break
+            frame = bytes(self._buf[4:4 + length])
+            del self._buf[:4 + length]
+            records.append(self._open(frame))
+        return records
+
+    def _open(self, frame):
+        try:
+            if len(frame) < NONCE_SIZE + MAC_SIZE:
+                raise BadRecord(f"frame of {len(frame)} bytes is too short for a record")
+            nonce = frame[:NONCE_SIZE]
+            if nonce != nonce_for(self._counter):
+                got = int.from_bytes(nonce, "big")
+                raise BadRecord(f"record number {got} arrived, expected {self._counter}")
+            try:
+                plaintext = self._box.decrypt(frame)
+            except CryptoError as e:
+                raise BadRecord(f"record number {self._counter} did not decrypt") from e
+        except BadRecord:
+            self._broken = True
+            raise
+        self._counter += 1
+        return plaintext

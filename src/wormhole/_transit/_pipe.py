@@ -1,0 +1,147 @@
+"""The record pipe ``connect()`` yields (spec 004 6.5 "API").
+
+Records go out with ``send_record`` and come in through ``receive_record``
+(a Deferred per record) or, once a consumer is connected with
+``connectConsumer``, straight into its ``write`` (spec 6.5: the pipe is an
+IProducer/IConsumer for bytes, one record per chunk). Flow control both
+ways rides on the TCP transport: a producer registered with us is
+registered with the socket, and when our consumer pauses us we stop
+reading from the socket.
+"""
+
+from collections import deque
+
+from twisted.internet import defer, error, interfaces
+from zope.interface import implementer
+
+from ._interfaces import IRecordPipe, IRecordSink, ITransitConnection
+
+
+@implementer(IRecordPipe, IRecordSink, interfaces.IConsumer,
+             interfaces.IPushProducer)
+class RecordPipe:
+    def __init__(self, connection, transport, description):
+        self._connection = ITransitConnection(connection)
+        self._transport = transport
+        self._description = description
+        self._records = deque()
+        self._waiting = deque()
+        self._closed = defer.Deferred()
+        self._lost = False
+        self._consumer = None
+        self._expected = None
+        self._bytes = 0
+        self._consumer_done = None
+
+    def describe(self):
+        return self._description
+
+    # sending
+
+    def send_record(self, record):
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a record must be bytes, not {type(record).__name__}")
+        self._connection.send_record(bytes(record))
+
+    # IConsumer: each chunk a producer writes becomes one record
+
+    def registerProducer(self, producer, streaming):
+        self._transport.registerProducer(producer, streaming)
+
+    def unregisterProducer(self):
+        self._transport.unregisterProducer()
+
+    def write(self, data):
+        self.send_record(data)
+
+    # receiving
+
+    def receive_record(self):
+        if self._records:
+            return defer.succeed(self._records.popleft())
+        if self._lost:
+            return defer.fail(error.ConnectionClosed(
+                "the transit connection is closed; no more records will arrive"))
+        d = defer.Deferred()
+        self._waiting.append(d)
+        return d
+
+    def connectConsumer(self, consumer, expected=None):
+        """Deliver every record to ``consumer.write``.
+
+        With ``expected`` (a byte count), returns a Deferred firing with the
+        consumer once that many bytes arrived, and disconnects it then.
+        """
+        if self._consumer is not None:
+            raise RuntimeError("a consumer is already connected to this pipe")
+        self._consumer = consumer
+        self._expected = expected
+        self._bytes = 0
+        self._consumer_done = defer.Deferred()
+        consumer.registerProducer(self, True)
+        queued, self._records = self._records, deque()
+        self._to_consumer(queued)
+        return self._consumer_done
+
+    def disconnectConsumer(self):
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.unregisterProducer()
+
+    def records_received(self, records):
+        if self._consumer is not None:
+            self._to_consumer(records)
+            return
+        for r in records:
+            if self._waiting:
+                self._waiting.popleft().callback(r)
+            else:
+                self._records.append(r)
+
+    def _to_consumer(self, records):
+        records = deque(records)
+        while records and self._consumer is not None:
+            r = records.popleft()
+            self._consumer.write(r)
+            self._bytes += len(r)
+            if self._expected is not None and self._bytes >= self._expected:
+                consumer, done = self._consumer, self._consumer_done
+                self.disconnectConsumer()
+                done.callback(consumer)
+        # records past the expected end wait for receive_record
+        self._records.extend(records)
+
+    # IPushProducer: our consumer throttles how fast we read the socket
+
+    def pauseProducing(self):
+        self._transport.pauseProducing()
+
+    def resumeProducing(self):
+        self._transport.resumeProducing()
+
+    def stopProducing(self):
+        self._connection.close()
+
+    # closing
+
+    def connection_lost(self):
+        self._lost = True
+        waiting, self._waiting = self._waiting, deque()
+        for d in waiting:
+            d.errback(error.ConnectionClosed(
+                "the transit connection closed before the next record"))
+        if self._consumer is not None:
+            consumer, done = self._consumer, self._consumer_done
+            self.disconnectConsumer()
+            if self._expected is not None:
+                done.errback(error.ConnectionClosed(
+                    f"the transit connection closed after {self._bytes} "
+                    f"of {self._expected} bytes"))
+        self._closed.callback(None)
+
+    def close(self):
+        """Flush what we wrote, hang up; fires when the socket is closed."""
+        self._connection.close()
+        d = defer.Deferred()
+        self._closed.addBoth(lambda r: (d.callback(None), r)[1])
+        return d

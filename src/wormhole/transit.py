@@ -1,0 +1,234 @@
+"""Transit: an encrypted record pipe over direct TCP or a relay (spec 004 ch. 6).
+
+Public names (spec 004 6.5 "API"): ``TransitSender``, ``TransitReceiver``,
+``TransitError``. A Transit object is used once:
+
+    t = TransitSender("tcp:relay.example.org:4001")
+    hints = yield t.get_connection_hints()   # send them via the wormhole
+    t.add_connection_hints(their_hints)      # ... and give theirs here
+    t.set_transit_key(w.derive_key(appid + "/transit-key", 32))
+    pipe = yield t.connect()                 # records, IProducer/IConsumer
+
+The pieces live in ``wormhole._transit`` (hints, the sans-I/O codec, the
+connection and selection machines, the record pipe, local addresses).
+"""
+
+import os
+
+from twisted.internet import defer, endpoints, protocol
+from twisted.internet import reactor as _global_reactor
+from twisted.python import failure, log
+from zope.interface import implementer
+
+from ._transit._addresses import configured_addresses, discover_addresses
+from ._transit._attempts import Attempts
+from ._transit._connection import ConnectionProtocol
+from ._transit._hints import (
+    DIRECT_TCP_V1,
+    RELAY_V1,
+    TOR_TCP_V1,
+    DirectTCPV1Hint,
+    RelayV1Hint,
+    TorTCPV1Hint,
+    parse_hints,
+    parse_relay_string,
+)
+from ._transit._interfaces import IRecordPipe, ITransitConnection
+from ._transit._selection import Selection, TransitError
+
+__all__ = [
+    "IRecordPipe",
+    "ITransitConnection",
+    "TransitError",
+    "TransitReceiver",
+    "TransitSender",
+]
+
+# spec 004 6.4: "wait a few seconds before attempting to use the relay"
+# when there are direct hints; the reference waits 2 s
+DEFAULT_RELAY_DELAY = 2.0
+# spec 004 6.5: connect() fails after 30 seconds by default
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+
+class _InboundFactory(protocol.Factory):
+    def __init__(self, transit):
+        self._transit = transit
+
+    def buildProtocol(self, addr):
+        proto = ConnectionProtocol()
+        self._transit._inbound(proto, f"<-tcp:{addr.host}:{addr.port}")
+        return proto
+
+
+class _Transit:
+    _is_sender = None  # set by the subclasses
+
+    def __init__(self, transit_relay, no_listen=False, tor=None,
+                 reactor=_global_reactor, timing=None, *,
+                 listen_addresses=None,
+                 relay_delay=DEFAULT_RELAY_DELAY,
+                 connect_timeout=DEFAULT_CONNECT_TIMEOUT,
+                 side=None):
+        """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"`` or None.
+
+        Beyond the reference's arguments (all keyword-only):
+        ``listen_addresses`` restricts which local addresses we bind and
+        advertise (default: ``$WORMHOLE_TRANSIT_ADDRESSES``, else all);
+        ``relay_delay`` is how long relays wait when direct hints exist;
+        ``connect_timeout`` bounds ``connect()``; ``side`` (16 hex digits)
+        fixes the relay side for known-answer tests.
+        """
+        self._reactor = reactor
+        self._timing = timing
+        self._tor = tor
+        # Tor hides our addresses (spec 004 3.1): never listen or advertise
+        self._no_listen = bool(no_listen) or tor is not None
+        self._listen_addresses = configured_addresses(listen_addresses)
+        self._relay_delay = relay_delay
+        self._connect_timeout = connect_timeout
+        self._side = side if side is not None else os.urandom(8).hex()
+        self._our_relays = []
+        if transit_relay is not None:
+            self._our_relays.append(parse_relay_string(transit_relay))
+        self._their_direct = []
+        self._their_relays = []
+        self._key = None
+        self._hints_d = None
+        self._ports = []
+        self._early_inbound = []
+        self._attempts = None
+        self._selection = None
+
+    # abilities and hints (spec 004 9.3)
+
+    def get_connection_abilities(self):
+        abilities = [{"type": DIRECT_TCP_V1}, {"type": RELAY_V1}]
+        if self._tor is not None:
+            abilities.insert(1, {"type": TOR_TCP_V1})
+        return abilities
+
+    def get_connection_hints(self):
+        """Deferred list of hint dicts: our direct ones, then our relays."""
+        # the listener is built once; every caller gets the same hints
+        if self._hints_d is None:
+            self._hints_d = self._build_hints()
+            self._hints_waiters = []
+            self._hints_d.addBoth(self._hints_ready)
+        if self._hints_waiters is None:
+            return defer.succeed(list(self._hints_result)) if not isinstance(
+                self._hints_result, failure.Failure) else defer.fail(self._hints_result)
+        d = defer.Deferred()
+        self._hints_waiters.append(d)
+        return d
+
+    def _hints_ready(self, result):
+        self._hints_result = result
+        waiters, self._hints_waiters = self._hints_waiters, None
+        for d in waiters:
+            if isinstance(result, failure.Failure):
+                d.errback(result)
+            else:
+                d.callback(list(result))
+
+    @defer.inlineCallbacks
+    def _build_hints(self):
+        hints = []
+        if not self._no_listen:
+            port = yield self._listen()
+            addresses = self._listen_addresses or discover_addresses()
+            hints.extend(DirectTCPV1Hint(a, port, 0.0).to_dict() for a in addresses)
+        hints.extend(r.to_dict() for r in self._our_relays)
+        return hints
+
+    @defer.inlineCallbacks
+    def _listen(self):
+        factory = _InboundFactory(self)
+        if self._listen_addresses is None:
+            ep = endpoints.TCP4ServerEndpoint(self._reactor, 0)
+            self._ports.append((yield ep.listen(factory)))
+            return self._ports[0].getHost().port
+        # the same port number on every allowed address, so one number
+        # serves every hint; the first one picks it
+        portnum = 0
+        for address in self._listen_addresses:
+            cls = (endpoints.TCP6ServerEndpoint if ":" in address
+                   else endpoints.TCP4ServerEndpoint)
+            ep = cls(self._reactor, portnum, interface=address)
+            p = yield ep.listen(factory)
+            self._ports.append(p)
+            portnum = p.getHost().port
+        return portnum
+
+    def _stop_listening(self):
+        ports, self._ports = self._ports, []
+        for p in ports:
+            p.stopListening()
+
+    def _inbound(self, proto, description):
+        if self._attempts is None:
+            self._early_inbound.append((proto, description))
+        else:
+            self._attempts.adopt_inbound(proto, description)
+
+    def add_connection_hints(self, hints):
+        """The peer's hint dicts; unusable ones are logged and skipped."""
+        good, dropped = parse_hints(hints)
+        for reason in dropped:
+            log.msg(f"transit: ignoring a hint from our peer: {reason}")
+        for h in good:
+            if isinstance(h, RelayV1Hint):
+                self._their_relays.append(h)
+            elif isinstance(h, TorTCPV1Hint) and self._tor is None:
+                log.msg(f"transit: ignoring tor-tcp-v1 hint {h.hostname}:{h.port}: "
+                        "Tor is not available to this Transit")
+            else:
+                self._their_direct.append(h)
+
+    def set_transit_key(self, key):
+        if not isinstance(key, bytes):
+            raise TypeError(f"the transit key must be bytes, not {type(key).__name__}")
+        self._key = key
+
+    # connecting (spec 004 6.3, 6.4)
+
+    def connect(self):
+        """Deferred firing with the record pipe, or failing with TransitError."""
+        if self._key is None:
+            return defer.fail(TransitError(
+                "set_transit_key() must be called before connect()"))
+        if self._selection is not None:
+            return defer.fail(TransitError("connect() may only be called once"))
+        relays = []
+        for r in self._our_relays + self._their_relays:
+            if r not in relays:
+                relays.append(r)
+        self._selection = Selection(self._reactor, self._connect_timeout)
+        self._attempts = Attempts(
+            self._reactor, self._key, self._is_sender, self._side,
+            self._their_direct, relays, tor=self._tor,
+            listening=bool(self._ports), on_stop=self._stop_listening)
+        self._attempts.wire(self._selection)
+        self._selection.wire(self._attempts)
+        early, self._early_inbound = self._early_inbound, []
+        for proto, description in early:
+            self._attempts.adopt_inbound(proto, description)
+        delay = self._relay_delay if self._their_direct else 0.0
+        d = self._selection.when_connected()
+        if self._timing is not None:
+            event = self._timing.add("transit connect", side=self._side)
+            d.addBoth(lambda r: (event.finish(), r)[1])
+        self._selection.start(delay)
+        return d
+
+
+class TransitSender(_Transit):
+    """The Transit end that decides which connection wins (spec 004 6.1)."""
+
+    _is_sender = True
+
+
+class TransitReceiver(_Transit):
+    """The Transit end that waits for the Sender's ``go`` (spec 004 6.1)."""
+
+    _is_sender = False

@@ -1,0 +1,190 @@
+"""Helpers for the Transit tests: relays and a reference Transit peer.
+
+The reference (magic-wormhole 0.24, transit relay 0.5) runs only as a
+subprocess of its own venv (``$WORMHOLE_REFERENCE_VENV``, default
+``<repo>/.venv-ref``); every process started here is stopped by PID in a
+cleanup, also when the test fails. Everything binds 127.0.0.1.
+"""
+
+import json
+import os
+import signal
+import socket
+import tempfile
+
+from twisted.internet import defer, protocol, reactor
+from twisted.internet.task import deferLater
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REF_TRANSIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_transit.py")
+LOOPBACK = ["127.0.0.1"]
+
+
+def reference_bin(tool):
+    venv = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO_ROOT, ".venv-ref")
+    path = os.path.join(venv, "bin", tool)
+    if not os.access(path, os.X_OK):
+        # a failure, never a skip: a skipped interop test hides regressions
+        raise AssertionError(
+            f"the reference implementation is not installed ({path} missing): "
+            "run `./dev test`, which installs it and sets WORMHOLE_REFERENCE_VENV")
+    return path
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _child_env():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith("WORMHOLE_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class _Process(protocol.ProcessProtocol):
+    """Collects stdout lines; ``next_line()`` waits for the next one."""
+
+    def __init__(self):
+        self.buf = b""
+        self.lines = []
+        self.waiting = []
+        self.stderr = b""
+        self.ended = defer.Deferred()
+
+    def outReceived(self, data):
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            if self.waiting:
+                self.waiting.pop(0).callback(line)
+            else:
+                self.lines.append(line)
+
+    def errReceived(self, data):
+        self.stderr += data
+
+    def next_line(self):
+        if self.lines:
+            return defer.succeed(self.lines.pop(0))
+        d = defer.Deferred()
+        self.waiting.append(d)
+        return d
+
+    def processEnded(self, reason):
+        for d in self.waiting:
+            d.errback(AssertionError(f"process ended; stderr: {self.stderr.decode(errors='replace')}"))
+        self.waiting = []
+        self.ended.callback(None)
+
+
+def _spawn(testcase, argv, cwd=None):
+    proto = _Process()
+    transport = reactor.spawnProcess(proto, argv[0], argv, env=_child_env(), path=cwd)
+    pid = transport.pid
+
+    @defer.inlineCallbacks
+    def stop():
+        if not proto.ended.called:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            timer = reactor.callLater(5, lambda: proto.ended.called or os.kill(pid, signal.SIGKILL))
+            yield proto.ended
+            if timer.active():
+                timer.cancel()
+    testcase.addCleanup(stop)
+    return proto
+
+
+@defer.inlineCallbacks
+def _wait_for_port(port, proto, what):
+    for _ in range(400):
+        if proto.ended.called:
+            raise AssertionError(f"{what} exited: {proto.stderr.decode(errors='replace')}")
+        s = socket.socket()
+        try:
+            s.connect(("127.0.0.1", port))
+            return
+        except OSError:
+            pass
+        finally:
+            s.close()
+        yield deferLater(reactor, 0.05, lambda: None)
+    raise AssertionError(f"{what} never listened on {port}")
+
+
+@defer.inlineCallbacks
+def start_reference_relay(testcase):
+    """The reference transit relay 0.5 on 127.0.0.1; returns its hint."""
+    port = free_port()
+    tmp = tempfile.mkdtemp()
+    argv = [reference_bin("twistd"), "-n", "--pidfile=", "--logfile=-",
+            "transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
+    proto = _spawn(testcase, argv, cwd=tmp)
+    yield _wait_for_port(port, proto, "the reference transit relay")
+    return f"tcp:127.0.0.1:{port}"
+
+
+@defer.inlineCallbacks
+def start_relay(testcase):
+    """Our relay once ``wormhole.relay.testing`` exists, else the reference's."""
+    try:
+        from wormhole.relay.testing import start_transit_relay
+    except ImportError:
+        hint = yield start_reference_relay(testcase)
+        return hint
+    r = yield start_transit_relay(reactor, port=0)
+    testcase.addCleanup(r.stop)
+    return r.hint
+
+
+class ReferenceTransit:
+    """A reference TransitSender/Receiver driven over stdin/stdout."""
+
+    def __init__(self, proto):
+        self._proto = proto
+
+    @classmethod
+    @defer.inlineCallbacks
+    def start(cls, testcase, role, relay=None, no_listen=True):
+        argv = [reference_bin("python"), REF_TRANSIT, role, relay or "-",
+                "1" if no_listen else "0"]
+        self = cls(_spawn(testcase, argv))
+        first = yield self.read()
+        self.hints = first["hints"]
+        return self
+
+    @defer.inlineCallbacks
+    def read(self):
+        line = yield self._proto.next_line()
+        msg = json.loads(line)
+        if "error" in msg:
+            raise AssertionError(f"reference transit failed: {msg['error']}")
+        return msg
+
+    def send(self, obj):
+        self._proto.transport.write(json.dumps(obj).encode() + b"\n")
+
+    def connect(self, their_hints, key):
+        self.send({"hints": their_hints, "key": key.hex()})
+        return self.read()
+
+    def send_record(self, record):
+        self.send({"send": record.hex()})
+
+    @defer.inlineCallbacks
+    def receive_records(self, n):
+        self.send({"receive": n})
+        msg = yield self.read()
+        return [bytes.fromhex(r) for r in msg["received"]]
+
+    def close(self):
+        self.send({"close": True})
+        return self.read()
