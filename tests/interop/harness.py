@@ -10,7 +10,6 @@ test fails, and everything listens on 127.0.0.1 only.
 import json
 import os
 import re
-import signal
 import sqlite3
 import sys
 

@@ -106,3 +106,48 @@ class ReferenceClientProtocol(InteropTestCase):
         r, events = yield self.library_version({})
         verifiers = [e["hex"] for e in events if e["event"] == "verifier"]
         self.assertEqual(verifiers, [_crypto.derive_verifier(r.key).hex()])
+
+
+class OurClientProtocol(InteropTestCase):
+    """Our library's client-to-client plaintexts, read by the raw peer,
+    must be the reference's bytes (above) for the same inputs."""
+
+    @defer.inlineCallbacks
+    def our_version(self, **create_kwargs):
+        import wormhole
+        srv = yield self.start_ref_server()
+        w = wormhole.create("example.com/interop", srv.url, reactor,
+                            versions={"feature": [1, "two"]},
+                            **create_kwargs)
+        w.set_code("6-purple-sausages")
+        raw = run_raw_peer(reactor, srv.url, "example.com/interop",
+                           "6-purple-sausages", to_send=[b"r0"],
+                           expect=1, versions={"mine": True})
+        w.send_message(b"m0")
+        got = yield w.get_message()
+        versions = yield w.get_versions()
+        yield w.close()
+        r = yield raw
+        self.assertEqual(got, b"r0")
+        self.assertEqual(versions, {"mine": True})
+        self.assertEqual(r.peer_messages, [b"m0"])
+        return r
+
+    @defer.inlineCallbacks
+    def test_version_without_dilation(self):
+        """create(versions=V) sends exactly {"app_versions": V}, as the
+        reference does."""
+        r = yield self.our_version()
+        self.assertEqual(r.peer_version_bytes,
+                         b'{"app_versions": {"feature": [1, "two"]}}')
+
+    @defer.inlineCallbacks
+    def test_version_with_dilation(self):
+        """create(dilation=True) sends the reference's bytes: can-dilate,
+        dilation-abilities, then app_versions."""
+        r = yield self.our_version(dilation=True)
+        self.assertEqual(
+            r.peer_version_bytes,
+            b'{"can-dilate": ["ged"], "dilation-abilities": '
+            b'[{"type": "direct-tcp-v1"}, {"type": "relay-v1"}], '
+            b'"app_versions": {"feature": [1, "two"]}}')
