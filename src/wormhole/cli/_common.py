@@ -41,32 +41,46 @@ def run_and_close(reactor, w, body):
     The first error wins: when the transfer failed, close()'s own error
     (often the same WrongPasswordError) is dropped. A Ctrl-C while this
     runs closes the wormhole before the reactor stops, so the server
-    frees the nameplate (spec 004 5.11)."""
-    trigger = reactor.addSystemEventTrigger(
-        "before", "shutdown", _close_for_shutdown, reactor, w)
+    frees the nameplate (spec 004 5.11); the transfer's resulting errors
+    are then not reported (the user asked to stop). Fires with True when
+    the transfer completed, False when it was interrupted."""
+    shutdown = _ShutdownClose(reactor, w)
+    trigger = reactor.addSystemEventTrigger("before", "shutdown", shutdown.close)
     try:
         try:
             yield body()
         except BaseException:
+            if shutdown.started:
+                return False
             try:
                 yield w.close()
             except Exception:
                 pass
             raise
         yield w.close()
+        return True
     finally:
-        reactor.removeSystemEventTrigger(trigger)
+        if not shutdown.started:
+            reactor.removeSystemEventTrigger(trigger)
 
 
-def _close_for_shutdown(reactor, w):
-    d = defer.maybeDeferred(w.close)
-    d.addErrback(lambda f: None)
-    timer = reactor.callLater(SHUTDOWN_CLOSE_TIMEOUT, d.cancel)
+class _ShutdownClose:
+    """The reactor is stopping (Ctrl-C): close ``w``, for at most
+    SHUTDOWN_CLOSE_TIMEOUT seconds."""
 
-    def done(result):
-        if timer.active():
-            timer.cancel()
-        return result
-    d.addBoth(done)
-    d.addErrback(lambda f: None)
-    return d
+    def __init__(self, reactor, w):
+        self._reactor = reactor
+        self._w = w
+        self.started = False
+
+    def close(self):
+        self.started = True
+        d = defer.maybeDeferred(self._w.close)
+        d.addErrback(lambda f: None)
+        timer = self._reactor.callLater(SHUTDOWN_CLOSE_TIMEOUT, d.cancel)
+
+        def done(result):
+            if timer.active():
+                timer.cancel()
+        d.addBoth(done)
+        return d

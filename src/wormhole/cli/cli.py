@@ -180,9 +180,9 @@ _debug_state_option = click.option(
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code):
     if tor or launch_tor or tor_control_port:
-        raise click.UsageError("Tor is not supported by this wormhole yet")
+        raise click.ClickException("Tor is not supported by this wormhole yet")
     if zeromode and code:
-        raise click.UsageError("-0 and a code cannot be used together")
+        raise click.ClickException("-0 and a code cannot be used together")
     cfg.zeromode = zeromode
     cfg.code_length = code_length
     cfg.verify = verify
@@ -238,7 +238,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
-        raise click.UsageError(
+        raise click.ClickException(
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
     cfg = ctx.obj["config"]

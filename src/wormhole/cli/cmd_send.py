@@ -75,8 +75,9 @@ def send(reactor, cfg):
     print(f"Sending text message ({naturalsize(len(text))})", file=cfg.stderr)
     note = _ConsumedNote(cfg.stdout)
     w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
-    yield run_and_close(reactor, w, lambda: _send_on(reactor, cfg, w, text))
-    print("text message sent", file=cfg.stderr)
+    completed = yield run_and_close(reactor, w, lambda: _send_on(reactor, cfg, w, text))
+    if completed:
+        print("text message sent", file=cfg.stderr)
 
 
 @defer.inlineCallbacks
