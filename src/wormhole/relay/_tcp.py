@@ -54,7 +54,12 @@ class RelayTCPProtocol(Protocol):
         self.transport.write(data)
 
     def close(self):
-        self.transport.loseConnection()
+        # Half-close: our last words go out followed by FIN, and we go on
+        # reading (the machine discards it) until the client closes. A full
+        # close with unread bytes in the kernel would send a RST, and the
+        # client could lose "bad handshake\n" before reading it. A client
+        # that never closes is aborted by the machine's close timer.
+        self.transport.loseWriteConnection()
 
     def abort(self):
         self.transport.abortConnection()

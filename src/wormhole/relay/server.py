@@ -83,8 +83,9 @@ class TransitRelay:
 
 
 def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
-                blur_usage=None, limits=None, current_interval=60.0):
-    writers = []
+                blur_usage=None, limits=None, current_interval=60.0,
+                extra_writers=()):
+    writers = list(extra_writers)
     if usage_db is not None:
         writers.append(SQLiteWriter(usage_db))
     if log_fd is not None:

@@ -1,0 +1,257 @@
+"""The relay over loopback TCP, in the test's reactor (start_transit_relay):
+pairing, piping a few MB both ways, backpressure, closing, usage moods."""
+
+import hashlib
+import os
+
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.interfaces import IPushProducer
+from twisted.trial import unittest
+from zope.interface import implementer
+from zope.interface.verify import verifyObject
+
+from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
+from wormhole.relay.testing import start_transit_relay
+
+from ._client import Clients, RawClient
+from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake
+
+
+def eventually(seconds=0):
+    d = Deferred()
+    reactor.callLater(seconds, d.callback, None)
+    return d
+
+
+class Base(unittest.TestCase):
+    timeout = 30  # a refusal that never comes fails fast
+    @inlineCallbacks
+    def start(self, **kw):
+        self.r = yield start_transit_relay(reactor, **kw)
+        self.addCleanup(self.r.stop)
+        self.clients = Clients(reactor, self)
+
+    @inlineCallbacks
+    def pair(self, token=TOKEN, sides=(SIDE1, SIDE2)):
+        a = yield self.clients.connect(self.r.port)
+        b = yield self.clients.connect(self.r.port)
+        a.send(handshake(token, sides[0]))
+        b.send(handshake(token, sides[1]))
+        got_a = yield a.when_received(3)
+        got_b = yield b.when_received(3)
+        self.assertEqual((got_a, got_b), (b"ok\n", b"ok\n"))
+        return a, b
+
+    @inlineCallbacks
+    def check_relays(self, a, b, tag=b"ping"):
+        """a and b still relay both ways."""
+        na, nb = a.count, b.count
+        a.send(tag + b"-ab")
+        b.send(tag + b"-ba")
+        got_b = yield b.when_received(nb + len(tag) + 3)
+        got_a = yield a.when_received(na + len(tag) + 3)
+        self.assertEqual(got_b[nb:], tag + b"-ab")
+        self.assertEqual(got_a[na:], tag + b"-ba")
+
+    @inlineCallbacks
+    def until_waiting(self, n):
+        """Until the relay has ``n`` connections waiting for a partner
+        (handshakes on different sockets arrive in no set order)."""
+        for _ in range(1000):
+            if self.r.relay.pairing.stats()[1] == n:
+                return
+            yield eventually(0.005)
+        self.fail(f"never {n} waiting: {self.r.relay.pairing.stats()}")
+
+    def usage_moods(self):
+        return sorted(r["mood"] for r in self.r.usage())
+
+
+class Basics(Base):
+    @inlineCallbacks
+    def test_api(self):
+        """start_transit_relay gives a tcp hint on 127.0.0.1, the port, no
+        WebSocket unless asked, and stops cleanly."""
+        yield self.start()
+        self.assertEqual(self.r.hint, f"tcp:127.0.0.1:{self.r.port}")
+        self.assertIsNone(self.r.websocket_url)
+        self.assertEqual(self.r.usage(), [])
+
+    @inlineCallbacks
+    def test_wired_objects(self):
+        """Every live connection machine and its glue provide their
+        interfaces."""
+        yield self.start()
+        yield self.pair()
+        conns = self.r.relay.connections()
+        self.assertEqual(len(conns), 2)
+        for c in conns:
+            verifyObject(IRelayConnection, c)
+            verifyObject(ITransportGlue, c.glue)
+
+    @inlineCallbacks
+    def test_pair_with_side(self):
+        """Two clients with one token and two sides both read ok\\n, then
+        each one's bytes reach the other."""
+        yield self.start()
+        a, b = yield self.pair()
+        yield self.check_relays(a, b)
+
+    @inlineCallbacks
+    def test_pair_without_side(self):
+        """The old handshake without a side pairs too."""
+        yield self.start()
+        a, b = yield self.pair(sides=(None, None))
+        yield self.check_relays(a, b)
+
+    @inlineCallbacks
+    def test_pipe_megabytes_both_ways(self):
+        """4 MB each way at the same time arrive whole and in order (same
+        sha256)."""
+        yield self.start()
+        a, b = yield self.pair()
+        a.keep = b.keep = False
+        size = 4 * 1024 * 1024
+        data_ab = os.urandom(size)
+        data_ba = os.urandom(size)
+        for i in range(0, size, 256 * 1024):
+            a.send(data_ab[i:i + 256 * 1024])
+            b.send(data_ba[i:i + 256 * 1024])
+        yield b.when_received(3 + size)
+        yield a.when_received(3 + size)
+        self.assertEqual(b.sha.hexdigest(),
+                         hashlib.sha256(b"ok\n" + data_ab).hexdigest())
+        self.assertEqual(a.sha.hexdigest(),
+                         hashlib.sha256(b"ok\n" + data_ba).hexdigest())
+
+    @inlineCallbacks
+    def test_partner_close_closes_other(self):
+        """When one side closes, the other is closed after what was sent
+        before the close has been delivered."""
+        yield self.start()
+        a, b = yield self.pair()
+        a.send(b"last words")
+        a.transport.loseConnection()
+        got = yield b.closed
+        self.assertEqual(got, b"ok\nlast words")
+        yield a.closed
+        yield self.r.when_usage(1)
+        self.assertEqual(self.usage_moods(), ["happy"])
+        self.assertEqual(self.r.usage()[0]["total_bytes"], 10)
+
+    @inlineCallbacks
+    def test_many_pairs(self):
+        """Ten pairs on ten tokens relay independently."""
+        yield self.start()
+        pairs = []
+        for i in range(10):
+            p = yield self.pair(token=("%064x" % i))
+            pairs.append(p)
+        for i, (a, b) in enumerate(pairs):
+            yield self.check_relays(a, b, tag=b"%d" % i)
+
+    @inlineCallbacks
+    def test_stop_drops_everything(self):
+        """stop() closes waiting and paired connections alike."""
+        yield self.start()
+        a, b = yield self.pair()
+        c = yield self.clients.connect(self.r.port)
+        c.send(handshake(TOKEN2, SIDE1))
+        yield self.r.stop()
+        yield a.closed
+        yield b.closed
+        yield c.closed
+
+
+@implementer(IPushProducer)
+class _Flood:
+    """Writes 64 KiB chunks into a transport while it is not paused, up to
+    ``limit`` bytes, sampling ``probe()`` after each chunk. ``paused``
+    fires at the first pause, or when all ``limit`` bytes are written."""
+
+    def __init__(self, transport, limit, probe, prefix=b"ok\n"):
+        self._t = transport
+        self._limit = limit
+        self._probe = probe
+        self.sent = 0
+        self.sha = hashlib.sha256(prefix)
+        self.paused = Deferred()
+        self._running = True
+        self._stopped = False
+        self.max_seen = 0
+        transport.registerProducer(self, True)
+        reactor.callLater(0, self._pump)
+
+    def _pump(self):
+        if self.sent >= self._limit and not self.paused.called:
+            # everything went out without a pause: the test will say so
+            self.paused.callback(None)
+        while self._running and not self._stopped and self.sent < self._limit:
+            chunk = os.urandom(65536)
+            self.sha.update(chunk)
+            self.sent += len(chunk)
+            self._t.write(chunk)
+            self.max_seen = max(self.max_seen, self._probe())
+            if self._running:
+                # yield to the reactor so the relay gets to run
+                reactor.callLater(0, self._pump)
+                return
+
+    def pauseProducing(self):
+        self._running = False
+        if not self.paused.called:
+            self.paused.callback(None)
+
+    def resumeProducing(self):
+        self._running = True
+        reactor.callLater(0, self._pump)
+
+    def stopProducing(self):
+        self._stopped = True
+
+    def stop(self):
+        self._stopped = True
+        self._t.unregisterProducer()
+
+
+def _buffered(transport):
+    """Bytes a Twisted TCP transport holds, not yet given to the kernel."""
+    return (len(transport.dataBuffer) - transport.offset
+            + transport._tempDataLen)
+
+
+class Backpressure(Base):
+    @inlineCallbacks
+    def test_slow_receiver_pauses_sender(self):
+        """A receiver that stops reading makes the relay stop reading from
+        the sender (producer/consumer), so the sender is paused by its own
+        transport long before it has sent everything, and the relay never
+        holds more than about one socket buffer for the receiver. Once the
+        receiver reads again, every byte arrives in order."""
+        yield self.start()
+        a, b = yield self.pair()
+        b.keep = False
+        b.transport.pauseProducing()  # b stops reading
+
+        def relay_buffered():
+            return max(_buffered(c.glue.transport)
+                       for c in self.r.relay.connections())
+
+        limit = 64 * 1024 * 1024
+        flood = _Flood(a.transport, limit, relay_buffered)
+        yield flood.paused
+        self.assertLess(flood.sent, limit)
+        # let the relay run a few turns while b still does not read
+        for _ in range(20):
+            yield eventually()
+            flood.max_seen = max(flood.max_seen, relay_buffered())
+        # Twisted's own buffer limit (64 KiB) plus one read
+        self.assertLess(flood.max_seen, 1024 * 1024)
+        flood.stop()
+        sent = flood.sent
+        b.transport.resumeProducing()
+        yield b.when_received(3 + sent)
+        self.assertEqual(b.count, 3 + sent)
+        # the flood's hash starts with the relay's "ok\n", like b's
+        self.assertEqual(b.sha.hexdigest(), flood.sha.hexdigest())
