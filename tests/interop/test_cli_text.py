@@ -58,6 +58,32 @@ class CLIText:
 
 
     @defer.inlineCallbacks
+    def test_ours_sends_code_length_3(self):
+        """our send --code-length 3 gets a three-word code from the server
+        that the reference receiver accepts."""
+        srv = yield self.start_server()
+        send, recv, code = yield self.send_allocated_text(
+            srv.url, our_cli_argv, ref_cli_argv, TEXT, "--code-length", "3")
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertRegex(code, r"^\d+-[a-z]+-[a-z]+-[a-z]+$")
+        self.assertEqual(recv.stdout, cli_text_stdout(TEXT))
+
+    @defer.inlineCallbacks
+    def test_long_text_both_ways(self):
+        """A 20000-character text crosses intact in both directions (one
+        mailbox message each way, far beyond any line buffer)."""
+        srv = yield self.start_server()
+        long_text = ("0123456789ÄÖÜ✓\n" * 1250)[:20000]
+        for n, (snd, rcv) in enumerate(((our_cli_argv, ref_cli_argv),
+                                        (ref_cli_argv, our_cli_argv))):
+            send, recv = yield self.exchange_text(
+                srv.url, snd, rcv, long_text, code="%d-long-text" % (20 + n))
+            self.assertExited(send)
+            self.assertExited(recv)
+            self.assertEqual(recv.stdout, cli_text_stdout(long_text))
+
+    @defer.inlineCallbacks
     def check_wrong_code(self, sender_argv, receiver_argv):
         srv = yield self.start_server()
         send = self.spawn(sender_argv(srv.url, "send", "--text", TEXT,
