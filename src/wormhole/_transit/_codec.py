@@ -112,8 +112,12 @@ class Expect:
 class BadRecord(Exception):
     """A record failed to decrypt or arrived out of order (spec 004 6.2).
 
-    The only safe answer is to drop the connection.
+    The only safe answer is to drop the connection. ``records`` holds the
+    good records decoded from the same input before the bad one: they are
+    authentic and in order, so they may still be delivered.
     """
+
+    records = ()
 
 
 class RecordEncoder:
@@ -162,7 +166,11 @@ class RecordDecoder:
                 break
             frame = bytes(self._buf[4:4 + length])
             del self._buf[:4 + length]
-            records.append(self._open(frame))
+            try:
+                records.append(self._open(frame))
+            except BadRecord as e:
+                e.records = records
+                raise
         return records
 
     def _open(self, frame):

@@ -230,14 +230,20 @@ class TransitConnection:
     def _deliver_stash(self, sink):
         stash, self._stash = self._stash, b""
         if stash:
-            self._decode(stash)
+            self._decode_bytes(stash)
 
     @m.output()
     def _decode(self, data):
+        self._decode_bytes(data)
+
+    def _decode_bytes(self, data):
+        # last thing in its transition: a bad record re-enters the machine
         try:
             records = self._decoder.feed(data)
         except _codec.BadRecord as e:
             log.msg(f"transit {self._description}: {e}; dropping the connection")
+            if e.records:
+                self._sink.records_received(e.records)
             self._bad_record()
             return
         if records:

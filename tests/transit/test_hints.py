@@ -1,0 +1,86 @@
+"""Hint and ability parsing (spec 004 9.3 "Transit")."""
+
+from twisted.trial import unittest
+
+from wormhole._transit import _hints as h
+
+
+class ParseHints(unittest.TestCase):
+    def test_direct(self):
+        """A direct-tcp-v1 hint parses; priority defaults to 0.0."""
+        self.assertEqual(h.parse_hint({"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 4001}),
+                         h.DirectTCPV1Hint("127.0.0.1", 4001, 0.0))
+        self.assertEqual(h.parse_hint({"type": "direct-tcp-v1", "hostname": "a.example",
+                                       "port": 1, "priority": 2}).priority, 2.0)
+
+    def test_tor(self):
+        """tor-tcp-v1 parses into its own type (we can't dial it without Tor)."""
+        self.assertEqual(h.parse_hint({"type": "tor-tcp-v1", "hostname": "x.onion", "port": 80}),
+                         h.TorTCPV1Hint("x.onion", 80, 0.0))
+
+    def test_relay(self):
+        """relay-v1 carries inner hints, with or without their own type;
+        unusable inner hints are dropped, the rest kept."""
+        d = {"type": "relay-v1", "hints": [
+            {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 4001, "priority": 0.0},
+            {"hostname": "relay.example", "port": 4002},
+            {"type": "websocket-v9", "url": "ws://x"},
+            {"type": "direct-tcp-v1", "hostname": "", "port": 4001},
+            "not a dict",
+        ]}
+        self.assertEqual(h.parse_hint(d), h.RelayV1Hint((
+            h.DirectTCPV1Hint("127.0.0.1", 4001, 0.0),
+            h.DirectTCPV1Hint("relay.example", 4002, 0.0))))
+
+    def test_reference_shape_round_trips(self):
+        """The dicts we emit are the reference's shape (type, priority,
+        hostname, port; relay-v1 inner hints typed) and parse back."""
+        relay = h.parse_relay_string("tcp:127.0.0.1:4001")
+        self.assertEqual(relay.to_dict(), {"type": "relay-v1", "hints": [
+            {"type": "direct-tcp-v1", "priority": 0.0, "hostname": "127.0.0.1", "port": 4001}]})
+        self.assertEqual(h.parse_hint(relay.to_dict()), relay)
+
+    def test_invalid(self):
+        """Each malformed hint raises BadHint naming the problem."""
+        bad = [
+            "direct-tcp-v1",
+            {"hostname": "a", "port": 1},
+            {"type": "direct-tcp-v1", "port": 1},
+            {"type": "direct-tcp-v1", "hostname": 7, "port": 1},
+            {"type": "direct-tcp-v1", "hostname": "a b", "port": 1},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": "1"},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": True},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": 0},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": 65536},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": 1, "priority": "high"},
+            {"type": "relay-v1"},
+            {"type": "relay-v1", "hints": []},
+            {"type": "relay-v1", "hints": [{"hostname": "a"}]},
+        ]
+        for d in bad:
+            self.assertRaises(h.BadHint, h.parse_hint, d)
+
+    def test_unknown_types_ignored(self):
+        """parse_hints keeps the good hints and reports unknown or bad ones
+        instead of raising: hints come from the peer (spec 9.3 expects new
+        types in future versions)."""
+        good, dropped = h.parse_hints([
+            {"type": "webrtc-v1", "blob": "x"},
+            {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5},
+            {"type": "direct-tcp-v1", "hostname": "127.0.0.1"},
+        ])
+        self.assertEqual(good, [h.DirectTCPV1Hint("127.0.0.1", 5, 0.0)])
+        self.assertEqual(len(dropped), 2)
+        self.assertIn("webrtc-v1", dropped[0])
+        self.assertRaises(TypeError, h.parse_hints, {"type": "direct-tcp-v1"})
+
+    def test_relay_string(self):
+        """The baked-in relay must be tcp:HOST:PORT."""
+        for s in ["127.0.0.1:4001", "tcp:127.0.0.1", "tcp::4001", "tcp:h:x", "tcp:h:0", "udp:h:1"]:
+            self.assertRaises(ValueError, h.parse_relay_string, s)
+        self.assertRaises(TypeError, h.parse_relay_string, b"tcp:h:1")
+
+    def test_describe(self):
+        """describe_hint says direct or relay, host and port."""
+        self.assertEqual(h.describe_hint(h.DirectTCPV1Hint("127.0.0.1", 5)), "->tcp:127.0.0.1:5")
+        self.assertEqual(h.describe_hint(h.parse_relay_string("tcp:r:7")), "->relay:tcp:r:7")
