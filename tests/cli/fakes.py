@@ -10,6 +10,7 @@ from twisted.internet import defer, task
 from zope.interface import implementer
 
 from wormhole._interfaces import IDeferredWormhole, IInputHelper
+from wormhole.errors import KeyFormatError
 from wormhole._status import ConsumedCode, WormholeStatus
 
 
@@ -137,6 +138,9 @@ class FakeWormhole:
 
     def set_code(self, code):
         self.log.append(("w.set_code", code))
+        if not code.partition("-")[0].isdigit():
+            # as the real set_code does (spec 004 5.5), synchronously
+            raise KeyFormatError(f"Code '{code}' needs a numeric nameplate")
         self._set(code)
 
     def _set(self, code):

@@ -49,7 +49,7 @@ def run_and_close(reactor, w, body):
     try:
         try:
             yield body()
-        except BaseException:
+        except Exception:
             if shutdown.started:
                 return False
             try:

@@ -1,0 +1,170 @@
+"""``wormhole send`` logic against a recording fake wormhole and a Clock:
+what goes to the peer, to stdout, to stderr, in which order."""
+import io
+import json
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from wormhole.cli import cmd_send
+from wormhole.cli._config import Config
+from wormhole.errors import TransferError, WrongPasswordError
+
+from .fakes import FakeFactory, FakeReactor
+
+
+def j(d):
+    return json.dumps(d).encode("utf-8")
+
+
+class Send(unittest.TestCase):
+
+    def setUp(self):
+        self.factory = FakeFactory()
+        self.reactor = FakeReactor()
+        self.answers = []
+        self.cfg = Config(relay_url="ws://example/v1", create=self.factory.create,
+                          stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
+                          read_line=self.read_line)
+
+    def read_line(self, reactor, prompt):
+        self.cfg.stdout.write(prompt)
+        return defer.succeed(self.answers.pop(0))
+
+    def start(self, **kw):
+        for k, v in kw.items():
+            setattr(self.cfg, k, v)
+        d = cmd_send.send(self.reactor, self.cfg)
+        self.w = self.factory.wormholes[0] if self.factory.wormholes else None
+        return d
+
+    def sent(self):
+        return [json.loads(e[1]) for e in self.factory.log if e[0] == "w.send_message"]
+
+    def test_happy(self):
+        """Allocates a code of the asked length, prints the instructions
+        on stderr, offers the text, waits for the ack, closes; stdout gets
+        only the consumed-code note."""
+        d = self.start(text="hello", code_length=3)
+        self.assertEqual(self.factory.log[0], ("w.allocate_code", 3))
+        self.assertEqual(self.sent(), [{"offer": {"message": "hello"}}])
+        self.assertNoResult(d)
+        self.w.got_key()
+        self.w.got_verifier()
+        self.w.deliver(j({"answer": {"message_ack": "ok"}}))
+        self.successResultOf(d)
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+        self.assertEqual(self.cfg.stdout.getvalue(), cmd_send.CONSUMED_NOTE + "\n")
+        self.assertEqual(self.cfg.stderr.getvalue(),
+                         "Sending text message (5 Bytes)\n"
+                         "Wormhole code is: 4-purple-sausages\n"
+                         "On the other computer, please run:\n\n"
+                         "wormhole receive 4-purple-sausages\n\n"
+                         "text message sent\n")
+        self.assertEqual(self.factory.create_kwargs[0]["versions"], {})
+        self.assertEqual(self.factory.create_kwargs[0]["appid"],
+                         "lothar.com/wormhole/text-or-file-xfer")
+
+    def test_given_code(self):
+        """--code sets the code instead of allocating one."""
+        self.start(text="x", code="7-a-b")
+        self.assertEqual(self.factory.log[0], ("w.set_code", "7-a-b"))
+        self.assertIn("wormhole receive 7-a-b\n", self.cfg.stderr.getvalue())
+
+    def test_zeromode(self):
+        """-0 uses the code "0-" and tells the peer to run receive -0,
+        without a "Wormhole code is" line."""
+        self.start(text="x", zeromode=True)
+        self.assertEqual(self.factory.log[0], ("w.set_code", "0-"))
+        err = self.cfg.stderr.getvalue()
+        self.assertIn("wormhole receive -0\n", err)
+        self.assertNotIn("Wormhole code is", err)
+
+    def test_stdin(self):
+        """--text - reads all of stdin (newlines kept)."""
+        self.cfg.stdin = io.StringIO("line1\nline2")
+        self.start(text="-")
+        self.assertEqual(self.sent(), [{"offer": {"message": "line1\nline2"}}])
+        self.assertTrue(self.cfg.stderr.getvalue().startswith(
+            "Reading text message from stdin..\n"))
+
+    def test_prompted_text(self):
+        """Neither WHAT nor --text: one line is asked for on stdout."""
+        self.answers.append("typed")
+        self.start()
+        self.assertEqual(self.sent(), [{"offer": {"message": "typed"}}])
+        self.assertEqual(self.cfg.stdout.getvalue(), "Text to send: ")
+
+    def test_files_not_supported(self):
+        """Sending a file is refused for now, without making a wormhole."""
+        f = self.mktemp()
+        open(f, "w").close()
+        d = self.start(what=f)
+        self.failureResultOf(d, TransferError)
+        self.assertEqual(self.factory.wormholes, [])
+
+    def test_missing_file(self):
+        """A WHAT that does not exist is named in the error."""
+        d = self.start(what="/no/such/file")
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("/no/such/file", str(f.value))
+
+    def test_verify_yes(self):
+        """--verify asks on stdout after the verifier, and sends the offer
+        only after "yes"."""
+        self.answers.append("yes")
+        d = self.start(text="x", verify=True)
+        self.assertEqual(self.sent(), [])
+        self.w.got_key()
+        self.w.got_verifier(b"\xab\xcd")
+        self.assertEqual(self.sent(), [{"offer": {"message": "x"}}])
+        self.assertEqual(self.cfg.stdout.getvalue(),
+                         cmd_send.CONSUMED_NOTE + "\nVerifier abcd. ok? (yes/no): ")
+        self.assertIn("wormhole receive --verify 4-purple-sausages",
+                      self.cfg.stderr.getvalue())
+        self.w.deliver(j({"answer": {"message_ack": "ok"}}))
+        self.successResultOf(d)
+
+    def test_verify_no(self):
+        """"no" sends an error to the peer instead of the offer, and fails."""
+        self.answers.append("no")
+        d = self.start(text="x", verify=True)
+        self.w.got_verifier()
+        self.assertEqual(list(self.sent()[0]), ["error"])
+        self.failureResultOf(d, TransferError)
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+
+    def test_remote_error(self):
+        """An error from the receiver fails the send after closing."""
+        d = self.start(text="x")
+        self.w.deliver(j({"error": "nope"}))
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("nope", str(f.value))
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+        self.assertNotIn("text message sent", self.cfg.stderr.getvalue())
+
+    def test_wrong_password(self):
+        """The wormhole's own failure (wrong code) is what the command
+        reports, even though close() fails too."""
+        d = self.start(text="x")
+        self.w.close_result = WrongPasswordError()
+        self.w.fail(WrongPasswordError())
+        self.failureResultOf(d, WrongPasswordError)
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+
+    def test_debug_state(self):
+        """--debug-state traces the named machines on stdout."""
+        self.start(text="x", debug_state="B N")
+        self.assertIn(("w.debug_set_trace", "send", "B N", self.cfg.stdout), self.factory.log)
+
+    def test_ctrl_c(self):
+        """Ctrl-C (reactor shutdown) closes the wormhole and the command
+        ends quietly: no error, no "sent"."""
+        d = self.start(text="x")
+        closed = self.reactor.shut_down()
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+        self.successResultOf(closed)
+        self.w.fail(WrongPasswordError())  # what a closing wormhole might do
+        self.successResultOf(d)
+        self.assertNotIn("text message sent", self.cfg.stderr.getvalue())
+        self.assertNotIn("ERROR", self.cfg.stderr.getvalue())
