@@ -45,8 +45,10 @@ class RelayTCPProtocol(Protocol):
     def connectionLost(self, reason):
         conn, self._conn = self._conn, None
         if conn is not None:
-            self.factory.relay.forget(conn)
+            # the record is written before the relay may stop (forget
+            # fires drop_all's Deferred when the last one goes)
             conn.connection_lost()
+            self.factory.relay.forget(conn)
 
     # ITransportGlue
 

@@ -59,8 +59,10 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
                     pass
         conn, self._conn = self._conn, None
         if conn is not None:
-            self.factory.relay.forget(conn)
+            # the record is written before the relay may stop (forget
+            # fires drop_all's Deferred when the last one goes)
             conn.connection_lost()
+            self.factory.relay.forget(conn)
 
     # ITransportGlue
 

@@ -1,0 +1,192 @@
+"""WebSocket clients (``--websocket``): binary messages carry the same byte
+stream as TCP, and WebSocket and TCP clients pair with each other."""
+
+import hashlib
+import os
+
+from autobahn.twisted.websocket import (WebSocketClientFactory,
+                                        WebSocketClientProtocol)
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
+from twisted.internet.endpoints import TCP4ClientEndpoint
+
+from ._fakes import SIDE1, SIDE2, TOKEN, handshake
+from .test_server import Base
+
+
+class WSClient(WebSocketClientProtocol):
+    def __init__(self):
+        super().__init__()
+        self.received = bytearray()
+        self.count = 0
+        self.sha = hashlib.sha256()
+        self.keep = True
+        self.gone = False
+        self._waiters = []
+        self.closed = Deferred()  # fires with (received, close code)
+
+    def onOpen(self):
+        self.factory.opened.callback(self)
+
+    def onMessage(self, payload, isBinary):
+        assert isBinary, "the relay sends binary messages"
+        self.count += len(payload)
+        self.sha.update(payload)
+        if self.keep:
+            self.received += payload
+        self._check()
+
+    def _check(self):
+        waiting, self._waiters = self._waiters, []
+        for n, d in waiting:
+            if self.count >= n or self.gone:
+                d.callback(bytes(self.received))
+            else:
+                self._waiters.append((n, d))
+
+    def when_received(self, n):
+        d = Deferred()
+        self._waiters.append((n, d))
+        self._check()
+        return d
+
+    def onClose(self, wasClean, code, reason):
+        self.gone = True
+        self._check()
+        if not self.closed.called:
+            self.closed.callback((bytes(self.received), code))
+
+    def send(self, data):
+        self.sendMessage(data, isBinary=True)
+
+
+class WebSocket(Base):
+    @inlineCallbacks
+    def setUp(self):
+        yield self.start(websocket_port=0)
+        self.ws_clients = []
+        self.addCleanup(self._close_ws)
+
+    @inlineCallbacks
+    def _close_ws(self):
+        for c in self.ws_clients:
+            if not c.gone:
+                c.transport.abortConnection()
+        for c in self.ws_clients:
+            yield c.closed
+
+    @inlineCallbacks
+    def ws_connect(self):
+        f = WebSocketClientFactory(self.r.websocket_url, reactor=reactor)
+        f.protocol = WSClient
+        f.opened = Deferred()
+        ep = TCP4ClientEndpoint(reactor, "127.0.0.1", self.r.websocket_port)
+        proto = yield ep.connect(f)
+        self.ws_clients.append(proto)
+        yield f.opened
+        returnValue(proto)
+
+    def test_url(self):
+        """websocket_port=0 gives a ws:// URL on 127.0.0.1 with the port."""
+        self.assertEqual(self.r.websocket_url,
+                         f"ws://127.0.0.1:{self.r.websocket_port}/")
+
+    @inlineCallbacks
+    def test_two_websocket_clients(self):
+        """Two WebSocket clients pair and relay both ways."""
+        a = yield self.ws_connect()
+        b = yield self.ws_connect()
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        self.assertEqual((yield a.when_received(3)), b"ok\n")
+        self.assertEqual((yield b.when_received(3)), b"ok\n")
+        yield self.check_relays(a, b)
+
+    @inlineCallbacks
+    def test_websocket_with_tcp(self):
+        """A WebSocket client and a TCP client pair; a megabyte each way
+        arrives whole (sha256)."""
+        a = yield self.ws_connect()
+        b = yield self.clients.connect(self.r.port)
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        a.keep = b.keep = False
+        size = 1024 * 1024
+        ab, ba = os.urandom(size), os.urandom(size)
+        for i in range(0, size, 65536):
+            a.send(ab[i:i + 65536])
+        b.send(ba)
+        yield b.when_received(3 + size)
+        yield a.when_received(3 + size)
+        self.assertEqual(b.sha.hexdigest(),
+                         hashlib.sha256(b"ok\n" + ab).hexdigest())
+        self.assertEqual(a.sha.hexdigest(),
+                         hashlib.sha256(b"ok\n" + ba).hexdigest())
+
+    @inlineCallbacks
+    def test_handshake_split_over_messages(self):
+        """Message boundaries mean nothing: a handshake in three binary
+        messages pairs."""
+        a = yield self.ws_connect()
+        b = yield self.clients.connect(self.r.port)
+        line = handshake(TOKEN, SIDE1)
+        a.send(line[:5])
+        a.send(line[5:50])
+        a.send(line[50:])
+        b.send(handshake(TOKEN, SIDE2))
+        self.assertEqual((yield a.when_received(3)), b"ok\n")
+        yield b.when_received(3)
+        yield self.check_relays(a, b)
+
+    @inlineCallbacks
+    def test_bad_handshake(self):
+        """A bad handshake over WebSocket: 'bad handshake\\n' in a binary
+        message, then a clean close."""
+        a = yield self.ws_connect()
+        a.send(b"hello\n")
+        got, code = yield a.closed
+        self.assertEqual(got, b"bad handshake\n")
+        self.assertEqual(code, 1000)
+        yield self.r.when_mood("errory")
+
+    @inlineCallbacks
+    def test_text_message_refused(self):
+        """A text message is refused with close code 1003 (RFC 6455
+        "cannot accept this type of data")."""
+        a = yield self.ws_connect()
+        a.sendMessage(handshake(TOKEN, SIDE1), isBinary=False)
+        got, code = yield a.closed
+        self.assertEqual((got, code), (b"", 1003))
+
+    @inlineCallbacks
+    def test_tcp_partner_closing_closes_websocket(self):
+        """When the TCP side goes, the WebSocket side gets what was sent
+        and a clean close; one happy record."""
+        a = yield self.ws_connect()
+        b = yield self.clients.connect(self.r.port)
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        b.send(b"bye")
+        b.transport.loseConnection()
+        got, code = yield a.closed
+        self.assertEqual((got, code), (b"ok\nbye", 1000))
+        records = yield self.r.when_usage(1)
+        self.assertEqual([r["mood"] for r in records], ["happy"])
+
+    @inlineCallbacks
+    def test_websocket_partner_closing_closes_tcp(self):
+        """When the WebSocket side closes, the TCP side is closed."""
+        a = yield self.ws_connect()
+        b = yield self.clients.connect(self.r.port)
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        a.send(b"bye")
+        a.sendClose(1000)
+        got = yield b.closed
+        self.assertEqual(got, b"ok\nbye")
