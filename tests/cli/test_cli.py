@@ -1,0 +1,196 @@
+"""The click layer: options land in the Config, aliases, argument
+errors, and how every error becomes one readable message and exit 1."""
+import io
+import json
+
+from click.testing import CliRunner
+from twisted.internet import defer
+from twisted.python.failure import Failure
+from twisted.trial import unittest
+
+from wormhole import errors
+from wormhole.cli import cli, cmd_receive, cmd_send
+from wormhole.cli._config import Config
+from wormhole.cli.public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
+from wormhole.timing import DebugTiming
+
+
+class Parsing(unittest.TestCase):
+
+    def invoke(self, args, env=None):
+        self.calls = []
+        result = CliRunner().invoke(
+            cli.wormhole, args, env=env or {},
+            obj={"dispatch": lambda command, cfg: self.calls.append((command, cfg))})
+        return result
+
+    def test_public_relay_names(self):
+        """Applications import these two names (spec README)."""
+        self.assertEqual(RENDEZVOUS_RELAY, "ws://relay.magic-wormhole.io:4000/v1")
+        self.assertEqual(TRANSIT_RELAY, "tcp:transit.magic-wormhole.io:4001")
+
+    def test_send_defaults(self):
+        """send --text: the default appid, relay, code length 2."""
+        r = self.invoke(["send", "--text", "hi"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        [(command, cfg)] = self.calls
+        self.assertIs(command, cmd_send.send)
+        self.assertEqual((cfg.appid, cfg.relay_url, cfg.transit_helper),
+                         ("lothar.com/wormhole/text-or-file-xfer", RENDEZVOUS_RELAY,
+                          TRANSIT_RELAY))
+        self.assertEqual((cfg.text, cfg.code_length, cfg.verify, cfg.code), ("hi", 2, False, None))
+
+    def test_top_level_options(self):
+        """--appid, --relay-url, --transit-helper, --dump-timing go before
+        the command."""
+        r = self.invoke(["--appid", "a/b", "--relay-url", "ws://h:1/v1",
+                         "--transit-helper", "tcp:h:2", "--dump-timing", "t.json",
+                         "send", "--text", "x"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        cfg = self.calls[0][1]
+        self.assertEqual((cfg.appid, cfg.relay_url, cfg.transit_helper, cfg.dump_timing),
+                         ("a/b", "ws://h:1/v1", "tcp:h:2", "t.json"))
+
+    def test_env_vars(self):
+        """WORMHOLE_RELAY_URL and WORMHOLE_TRANSIT_HELPER set the defaults."""
+        self.invoke(["send", "--text", "x"], env={"WORMHOLE_RELAY_URL": "ws://e:1/v1",
+                                                  "WORMHOLE_TRANSIT_HELPER": "tcp:e:2"})
+        cfg = self.calls[0][1]
+        self.assertEqual((cfg.relay_url, cfg.transit_helper), ("ws://e:1/v1", "tcp:e:2"))
+
+    def test_send_options(self):
+        """Short and long send options."""
+        self.invoke(["send", "-c", "3", "-v", "--code", "5-a-b", "--hide-progress",
+                     "--no-qr", "--text", "x"])
+        cfg = self.calls[0][1]
+        self.assertEqual((cfg.code_length, cfg.verify, cfg.code, cfg.hide_progress, cfg.qr),
+                         (3, True, "5-a-b", True, False))
+
+    def test_send_what(self):
+        """A positional WHAT is kept (the command refuses files)."""
+        self.invoke(["send", "some.txt"])
+        self.assertEqual(self.calls[0][1].what, "some.txt")
+
+    def test_aliases(self):
+        """tx is send, rx is receive."""
+        self.invoke(["tx", "--text", "x"])
+        self.invoke(["rx", "4-a-b"])
+        self.assertIs(self.calls[0][0], cmd_receive.receive)
+
+    def test_receive(self):
+        """receive CODE with -0/-v/-a/-t/-o options."""
+        r = self.invoke(["receive", "-v", "-t", "-o", "out", "7-x-y"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        cfg = self.calls[0][1]
+        self.assertEqual((cfg.code, cfg.verify, cfg.only_text, cfg.output_file),
+                         ("7-x-y", True, True, "out"))
+
+    def test_receive_no_code(self):
+        """Without CODE, the command will prompt."""
+        self.invoke(["receive"])
+        self.assertIsNone(self.calls[0][1].code)
+
+    def test_receive_several_codes(self):
+        """A code split into several arguments is refused, exit 1."""
+        r = self.invoke(["receive", "7", "purple", "sausages"])
+        self.assertEqual(r.exit_code, 1)
+        self.assertIn("one argument", r.output)
+        self.assertEqual(self.calls, [])
+
+    def test_zeromode_and_code(self):
+        """-0 with a code is refused."""
+        r = self.invoke(["receive", "-0", "7-a-b"])
+        self.assertEqual(r.exit_code, 1)
+
+    def test_tor_refused(self):
+        """--tor is accepted by the parser but refused clearly (exit 1)."""
+        r = self.invoke(["send", "--tor", "--text", "x"])
+        self.assertEqual(r.exit_code, 1)
+        self.assertIn("Tor", r.output)
+
+    def test_debug_state(self):
+        """--debug-state alone means every machine; a list is checked and
+        handed to debug_set_trace space-separated."""
+        self.invoke(["send", "--debug-state", "--text", "x"])
+        self.assertEqual(self.calls[0][1].debug_state, " ".join(cli.MACHINES))
+        self.invoke(["receive", "--debug-state", "B,N,RC", "4-a-b"])
+        self.assertEqual(self.calls[0][1].debug_state, "B N RC")
+        r = self.invoke(["send", "--debug-state", "B,ZZ", "--text", "x"])
+        self.assertEqual(r.exit_code, 2)
+        self.assertIn("ZZ", r.output)
+
+    def test_version(self):
+        """--version prints the program name and version."""
+        r = self.invoke(["--version"])
+        self.assertEqual(r.exit_code, 0)
+        self.assertRegex(r.output, r"^wormhole \d+\.\d+")
+
+    def test_help_command(self):
+        """`wormhole help` shows the group's help."""
+        r = self.invoke(["help"])
+        self.assertIn("receive", r.output)
+        self.assertIn("send", r.output)
+
+
+class Errors(unittest.TestCase):
+
+    def setUp(self):
+        self.cfg = Config(relay_url="ws://h:1/v1", stdout=io.StringIO(), stderr=io.StringIO())
+
+    def run_failing(self, exc):
+        d = cli._main(None, lambda reactor, cfg: defer.fail(exc), self.cfg)
+        f = self.failureResultOf(d, SystemExit)
+        self.assertEqual(f.value.code, 1)
+        return self.cfg.stderr.getvalue()
+
+    def test_each_error_is_one_readable_message(self):
+        """Every error users meet prints an ERROR line on stderr, no
+        traceback, exit 1."""
+        cases = [
+            (errors.WelcomeError("go away"), "go away"),
+            (errors.ServerConnectionError("ws://h:1/v1", "Connection refused"),
+             "cannot connect to the mailbox server at ws://h:1/v1: Connection refused"),
+            (errors.ServerError("bad"), "bad"),
+            (errors.LonelyError(), "never showed up"),
+            (errors.WrongPasswordError(), str(errors.WrongPasswordError())),
+            (errors.KeyFormatError("no hyphen"), "no hyphen"),
+            (errors.RelayURLError("must start with ws://"), "ws://h:1/v1"),
+            (errors.TransferError("remote said no"), "remote said no"),
+        ]
+        for exc, expected in cases:
+            self.cfg.stderr = io.StringIO()
+            out = self.run_failing(exc)
+            self.assertTrue(out.startswith("ERROR: "), out)
+            self.assertIn(expected, out)
+            self.assertNotIn("Traceback", out)
+        self.assertEqual(self.cfg.stdout.getvalue(), "")
+
+    def test_connection_reason_failure(self):
+        """A Failure as the connection reason is shown by its message."""
+        exc = errors.ServerConnectionError("ws://h:1/v1",
+                                           Failure(ConnectionRefusedError("refused!")))
+        self.assertIn("refused!", self.run_failing(exc))
+
+    def test_bug_shows_traceback(self):
+        """An unexpected exception (a bug) keeps its traceback, exit 1."""
+        out = self.run_failing(ZeroDivisionError("oops"))
+        self.assertIn("Traceback", out)
+        self.assertIn("ERROR: oops", out)
+
+    def test_dump_timing(self):
+        """--dump-timing writes the timing JSON after the command, also
+        when it failed."""
+        fn = self.mktemp()
+        self.cfg.dump_timing = fn
+        self.cfg.timing = DebugTiming()
+        self.cfg.timing.add("something")
+        self.run_failing(errors.LonelyError())
+        with open(fn) as f:
+            self.assertEqual(json.load(f)[0]["name"], "something")
+        self.assertIn(f"Timing data written to {fn}", self.cfg.stderr.getvalue())
+
+    def test_success(self):
+        """A command that succeeds gives no message."""
+        d = cli._main(None, lambda reactor, cfg: defer.succeed(None), self.cfg)
+        self.successResultOf(d)
+        self.assertEqual(self.cfg.stderr.getvalue(), "")
