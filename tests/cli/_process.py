@@ -1,0 +1,80 @@
+"""Run our ``wormhole`` CLI as a child process of the test's reactor.
+
+``run = CLIProcess.spawn(reactor, argv, stdin=b"...")``; ``run.ended`` fires
+with the exit status; ``run.wait_for(regex)`` fires when stdout or stderr
+has a match. Every process is killed (by its PID, through its transport)
+in cleanup if it is still running.
+"""
+import os
+import re
+import sys
+
+from twisted.internet import defer, protocol
+
+
+def our_cli(*args):
+    return [sys.executable, "-m", "wormhole.cli"] + list(args)
+
+
+class CLIProcess(protocol.ProcessProtocol):
+
+    def __init__(self, name):
+        self.name = name
+        self.stdout = b""
+        self.stderr = b""
+        self.status = None
+        self.ended = defer.Deferred()
+        self._waiters = []
+
+    @classmethod
+    def spawn(cls, testcase, reactor, argv, stdin=None, name="wormhole"):
+        p = cls(name)
+        env = dict(os.environ)
+        env.pop("WORMHOLE_RELAY_URL", None)
+        env.pop("WORMHOLE_TRANSIT_HELPER", None)
+        reactor.spawnProcess(p, argv[0], argv, env=env)
+        if stdin is not None:
+            p.transport.write(stdin)
+            p.transport.closeStdin()
+        testcase.addCleanup(p.kill)
+        return p
+
+    def childDataReceived(self, fd, data):
+        if fd == 1:
+            self.stdout += data
+        else:
+            self.stderr += data
+        for w in list(self._waiters):
+            regex, d = w
+            m = re.search(regex, self.stdout + b"\n" + self.stderr)
+            if m:
+                self._waiters.remove(w)
+                d.callback(m)
+
+    def wait_for(self, regex):
+        m = re.search(regex, self.stdout + b"\n" + self.stderr)
+        if m:
+            return defer.succeed(m)
+        d = defer.Deferred()
+        self._waiters.append((regex, d))
+        return d
+
+    def write(self, data):
+        self.transport.write(data)
+
+    def processEnded(self, reason):
+        self.status = reason.value.exitCode
+        for regex, d in self._waiters:
+            d.errback(AssertionError(f"{self.name} ended before printing {regex!r}:\n"
+                                     + self.describe()))
+        self._waiters = []
+        self.ended.callback(self.status)
+
+    def kill(self):
+        if self.status is None:
+            self.transport.signalProcess("KILL")
+            return self.ended
+
+    def describe(self):
+        return (f"--- {self.name} exit={self.status}\nstdout: {self.stdout!r}\n"
+                f"stderr: {self.stderr.decode('utf-8', 'replace')}")
