@@ -8,14 +8,16 @@ import json
 
 from twisted.internet import defer, reactor
 
-from .harness import CLI_APPID, InteropTestCase, ref_cli_argv, ref_peer_argv
+from .harness import (CLI_APPID, InteropTestCase, our_cli_argv, ref_cli_argv,
+                      ref_peer_argv)
 from .rawpeer import run_raw_peer
 
 TEXT = "Grüße ✓\nline two"
 ANSWER = b'{"answer": {"message_ack": "ok"}}'
 
 
-class ReferenceClientProtocol(InteropTestCase):
+class CLIProtocol:
+    """Mixin: what a `wormhole` CLI (``cli_argv``) says to its peer."""
 
     @defer.inlineCallbacks
     def test_cli_sender_version_and_offer(self):
@@ -24,9 +26,9 @@ class ReferenceClientProtocol(InteropTestCase):
         {"offer": {"message": TEXT}} as json.dumps with its default
         separators and ASCII escapes (the bytes pinned exactly)."""
         srv = yield self.start_ref_server()
-        send = self.spawn(ref_cli_argv(srv.url, "send", "--text", TEXT,
-                                       "--code", "4-purple-sausages"),
-                          "reference sender")
+        send = self.spawn(self.cli_argv(srv.url, "send", "--text", TEXT,
+                                        "--code", "4-purple-sausages"),
+                          "sender")
         r = yield run_raw_peer(reactor, srv.url, CLI_APPID,
                                "4-purple-sausages", to_send=[ANSWER],
                                expect=1)
@@ -45,9 +47,9 @@ class ReferenceClientProtocol(InteropTestCase):
         """`wormhole receive` answers a text offer with exactly
         {"answer": {"message_ack": "ok"}} (phase 0) and prints the text."""
         srv = yield self.start_ref_server()
-        recv = self.spawn(ref_cli_argv(srv.url, "receive",
-                                       "5-purple-sausages"),
-                          "reference receiver")
+        recv = self.spawn(self.cli_argv(srv.url, "receive",
+                                        "5-purple-sausages"),
+                          "receiver")
         offer = json.dumps({"offer": {"message": "plain"}}).encode("utf-8")
         r = yield run_raw_peer(reactor, srv.url, CLI_APPID,
                                "5-purple-sausages", to_send=[offer],
@@ -57,6 +59,19 @@ class ReferenceClientProtocol(InteropTestCase):
         self.assertEqual(recv.stdout, b"plain\n")
         self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
         self.assertEqual(r.peer_messages, [ANSWER])
+
+
+class ReferenceCLIProtocol(CLIProtocol, InteropTestCase):
+    """The reference CLI: these pin the bytes."""
+    cli_argv = staticmethod(ref_cli_argv)
+
+
+class OurCLIProtocol(CLIProtocol, InteropTestCase):
+    """Our CLI must say exactly the same bytes."""
+    cli_argv = staticmethod(our_cli_argv)
+
+
+class ReferenceLibraryProtocol(InteropTestCase):
 
     @defer.inlineCallbacks
     def library_version(self, create_kwargs):

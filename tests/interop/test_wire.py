@@ -11,21 +11,25 @@ import re
 from twisted.internet import defer
 
 from . import harness
-from .harness import InteropTestCase, ref_cli_argv
+from .harness import InteropTestCase, our_cli_argv, ref_cli_argv
 
 SIDE = re.compile(r"^[0-9a-f]{10}$")
 MSG_ID = re.compile(r"^[0-9a-f]{4}$")
 
 
 class ReferenceWire:
-    """Mixin: the facts, parametrised by ``start_server``."""
+    """Mixin: the facts, parametrised by ``start_server`` and ``cli`` (the
+    CLI used on both ends; the reference's unless a class says ours)."""
+
+    cli = staticmethod(ref_cli_argv)
+    client_version = ["python", "0.24.0"]
 
     @defer.inlineCallbacks
     def observe_text_exchange(self):
         srv = yield self.start_server()
         tap = self.start_tap(srv.url)
         send, recv, code = yield self.send_allocated_text(
-            tap.url, ref_cli_argv, ref_cli_argv, "wire facts")
+            tap.url, self.cli, self.cli, "wire facts")
         self.assertExited(send)
         self.assertExited(recv)
         self.assertEqual(recv.stdout, b"wire facts\n")
@@ -55,7 +59,10 @@ class ReferenceWire:
             self.assertEqual(first["appid"], harness.CLI_APPID)
             self.assertRegex(first["side"], SIDE)
             self.assertRegex(first["id"], MSG_ID)
-            self.assertEqual(first["client_version"], ["python", "0.24.0"])
+            self.assertEqual(first["client_version"][0], "python")
+            if self.client_version is not None:
+                self.assertEqual(first["client_version"],
+                                 self.client_version)
 
     @defer.inlineCallbacks
     def test_welcome_and_acks(self):
@@ -157,6 +164,17 @@ class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
 
     def start_server(self):
         return self.start_our_server()
+
+
+class OurCLIWireOnReferenceServer(ReferenceWire, InteropTestCase):
+    """Our CLI pair through the tap to the reference server: the same
+    facts (our own client_version, whose second element is ours)."""
+
+    cli = staticmethod(our_cli_argv)
+    client_version = None
+
+    def start_server(self):
+        return self.start_ref_server()
 
 
 class OurClientWire(InteropTestCase):
