@@ -124,7 +124,8 @@ class ReferenceRelay(RelayConversations, InteropTestCase):
     def start_relay(self):
         _, port = yield harness.start_twistd(
             self, reactor, harness.ref_bin("twistd"), "transitrelay",
-            "reference transit relay", harness.new_dir(self), [])
+            "reference transit relay", harness.new_dir(self), [],
+            probe=False)
         return port
 
 
@@ -147,5 +148,6 @@ class OurRelayTwistd(RelayConversations, InteropTestCase):
         _, port = yield harness.start_twistd(
             self, reactor, harness.our_twistd(), "transitrelay",
             "our transit relay (twistd)", basedir,
-            ["--usage-db", os.path.join(basedir, "usage.sqlite")])
+            ["--usage-db", os.path.join(basedir, "usage.sqlite")],
+            probe=False)
         return port
