@@ -63,10 +63,10 @@ class BadInput(Base):
         return self.refused(b"y" * 1000000 + b"\n")
 
     @keeps_pair
-    def test_uppercase_token(self):
-        """Uppercase hex in the token: bad handshake."""
+    def test_token_with_space(self):
+        """A token with a space in it: bad handshake."""
         return self.refused(b"please relay %s for side %s\n"
-                            % (b"A" * 64, SIDE1.encode()))
+                            % (b"a" * 32 + b" " + b"a" * 31, SIDE1.encode()))
 
     @keeps_pair
     def test_short_token(self):

@@ -39,16 +39,28 @@ class Parse(unittest.TestCase):
         got = HandshakeParser().feed(handshake(TOKEN, "zZ_" + "0" * 13))
         self.assertEqual(got[0].side, "zZ_" + "0" * 13)
 
+    def test_word_token(self):
+        """A token of 64 word characters (uppercase, not hex, underscore)
+        is accepted as it is, as the reference relay does."""
+        for token in ("A" * 64, "g" * 64, "_" * 64, "Ab" * 32):
+            got = HandshakeParser().feed(handshake(token, SIDE1))
+            self.assertEqual(got[0].token, token)
+            got = HandshakeParser().feed(handshake(token))
+            self.assertEqual(got[0].token, token)
+
     def test_refused_lines(self):
         """Every malformed first line raises BadHandshake (each one was
         refused by the reference relay too)."""
         bad = [
             b"\n",
             b"hello world\n",
-            b"please relay %s\n" % (b"A" * 64),          # uppercase hex
             b"please relay %s\n" % (b"a" * 62),          # short token
             b"please relay %s\n" % (b"a" * 66),          # long token
-            b"please relay %s\n" % (b"g" * 64),          # not hex
+            b"please relay %s \n" % (b"a" * 63),         # not a word
+            b"please relay %s\n" % ("\xe9" * 64).encode(),  # not ASCII
+            b" please relay %s\n" % (b"a" * 64),         # leading space
+            b"PLEASE RELAY %s\n" % (b"a" * 64),          # case
+            b"please\trelay %s\n" % (b"a" * 64),         # tab
             b"please  relay %s\n" % (b"a" * 64),         # two spaces
             b"please relay %s\r\n" % (b"a" * 64),        # CRLF
             handshake(TOKEN, "1" * 15),                  # short side

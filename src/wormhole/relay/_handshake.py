@@ -3,17 +3,18 @@
 
 A client first writes ``please relay TOKEN for side SIDE\\n`` (clients
 since magic-wormhole 0.10) or ``please relay TOKEN\\n`` (older ones):
-TOKEN is 64 lowercase hex digits (the hex of a 32-byte HKDF output), SIDE
-is 16 word characters. What the reference relay accepts and refuses was
-observed by running it (tests/relay/test_interop.py pins the ones that
-matter): uppercase hex, short or long tokens and sides, CRLF, extra words
-are all refused.
+clients send TOKEN as 64 lowercase hex digits (the hex of a 32-byte HKDF
+output) and SIDE as 16 hex digits. The wire decides (spec/README.md): the
+reference relay accepts any 64 and 16 ASCII word characters (``[A-Za-z0-9_]``)
+and compares tokens as they are (``AB..`` and ``ab..`` do not pair), so we
+do too. It refuses short or long tokens and sides, CRLF, other spacing and
+extra words (tests/relay/test_interop.py runs these against both).
 """
 
 import re
 
 _HANDSHAKE = re.compile(
-    rb"please relay (?P<token>[0-9a-f]{64})"
+    rb"please relay (?P<token>[A-Za-z0-9_]{64})"
     rb"(?: for side (?P<side>[A-Za-z0-9_]{16}))?\n\Z")
 
 
