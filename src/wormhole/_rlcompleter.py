@@ -17,6 +17,7 @@ The thread is a daemon thread, not the reactor's pool: if the user presses
 Ctrl-C while ``input()`` waits, the process can still exit (a pool thread
 stuck in ``input()`` would hold up reactor shutdown).
 """
+import os
 import sys
 import threading
 import traceback
@@ -146,6 +147,33 @@ def _in_daemon_thread(reactor, f, *args):
     return d
 
 
+def _restore_terminal_on_shutdown(reactor):
+    """readline puts the terminal in raw mode while it reads. If the
+    process ends during ``input()`` (Ctrl-C), readline never restores it:
+    we do, after the reactor stopped. Returns a pass-through callback that
+    cancels this once the input is done."""
+    try:
+        import termios
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd):
+            raise ValueError("not a terminal")
+        attrs = termios.tcgetattr(fd)
+    except (ImportError, ValueError, OSError, AttributeError):
+        return lambda result: result
+
+    def restore():
+        try:
+            termios.tcsetattr(fd, termios.TCSADRAIN, attrs)
+        except termios.error:
+            pass
+    trigger = reactor.addSystemEventTrigger("after", "shutdown", restore)
+
+    def done(result):
+        reactor.removeSystemEventTrigger(trigger)
+        return result
+    return done
+
+
 def input_with_completion(prompt, input_helper, reactor):
     """Prompt for a wormhole code on the terminal, completing nameplates
     and words with <Tab> (spec 004 5.5). Returns a Deferred that fires
@@ -154,7 +182,9 @@ def input_with_completion(prompt, input_helper, reactor):
     def debug(text):
         print(text, file=sys.stderr)
     inputter = CodeInputter(input_helper, reactor, debug=debug)
+    restore = _restore_terminal_on_shutdown(reactor)
     d = _in_daemon_thread(reactor, _read_with_readline, prompt, inputter)
+    d.addBoth(restore)
 
     def entered(text):
         inputter.finish(text)

@@ -155,3 +155,53 @@ class InputWithCompletion(unittest.TestCase):
         self.patch(_rlcompleter, "_read_with_readline", fake_read)
         d = _rlcompleter.input_with_completion("Code: ", FakeHelper([]), reactor)
         return self.assertFailure(d, EOFError)
+
+
+class TerminalRestore(unittest.TestCase):
+
+    def setUp(self):
+        import os
+        import pty
+        import sys
+        master, slave = pty.openpty()
+        self.addCleanup(os.close, master)
+        stdin = os.fdopen(slave, "r")
+        self.addCleanup(stdin.close)
+        self.patch(sys, "stdin", stdin)
+        self.fd = slave
+
+    def echo(self):
+        import termios
+        return bool(termios.tcgetattr(self.fd)[3] & termios.ECHO)
+
+    def set_echo(self, on):
+        import termios
+        attrs = termios.tcgetattr(self.fd)
+        attrs[3] = attrs[3] | termios.ECHO if on else attrs[3] & ~termios.ECHO
+        termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+
+    def test_restored_after_shutdown(self):
+        """If the process stops while readline has the terminal in raw
+        mode (Ctrl-C at the prompt), the terminal settings from before the
+        prompt are put back after the reactor shut down."""
+        from wormhole import _rlcompleter
+
+        from .fakes import FakeReactor
+        reactor = FakeReactor()
+        self.set_echo(True)
+        _rlcompleter._restore_terminal_on_shutdown(reactor)
+        self.set_echo(False)  # what readline does while reading
+        [(phase, event, f, args, kw)] = reactor.triggers.values()
+        self.assertEqual((phase, event), ("after", "shutdown"))
+        f(*args, **kw)
+        self.assertTrue(self.echo())
+
+    def test_not_needed_once_input_is_done(self):
+        """Once the line was read, the restore is unregistered."""
+        from wormhole import _rlcompleter
+
+        from .fakes import FakeReactor
+        reactor = FakeReactor()
+        done = _rlcompleter._restore_terminal_on_shutdown(reactor)
+        self.assertEqual(done("line"), "line")
+        self.assertEqual(reactor.triggers, {})
