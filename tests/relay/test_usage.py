@@ -113,3 +113,43 @@ class Recorder(unittest.TestCase):
         self.assertEqual(blur_size(1), 10000)
         self.assertEqual(blur_size(2_345_678), 2_000_000)
         self.assertEqual(blur_size(12_345_678_901), 12_300_000_000)
+
+
+class Current(unittest.TestCase):
+    def test_current_row_follows_the_relay(self):
+        """The relay rewrites the `current` row at start, every 60 s on its
+        clock, and at stop: connections in pairs, waiting, and bytes of
+        pairs still open."""
+        from wormhole.relay.server import build_relay
+        from ._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
+        clock = Clock()
+        clock.advance(100)
+        path = self.mktemp()
+        relay = build_relay(clock, usage_db=path)
+        relay.start()
+        events = []
+        conns = []
+        for name, token, side in (("A", TOKEN, SIDE1), ("B", TOKEN, SIDE2),
+                                  ("C", TOKEN2, SIDE1)):
+            c = relay.connection_for(FakeGlue(name, events))
+            c.start()
+            c.data_received(handshake(token, side))
+            conns.append(c)
+        conns[0].data_received(b"12345")
+
+        def current():
+            db = sqlite3.connect(path)
+            try:
+                return db.execute("SELECT * FROM current").fetchall()
+            finally:
+                db.close()
+
+        self.assertEqual(current(), [(100, 100, 0, 0, 0)])
+        clock.advance(60)
+        self.assertEqual(current(), [(100, 160, 2, 1, 5)])
+        for c in conns:
+            c.connection_lost()
+        clock.advance(1)
+        relay.stop()
+        self.assertEqual(current(), [(100, 161, 0, 0, 0)])
+        self.assertEqual(clock.getDelayedCalls(), [])
