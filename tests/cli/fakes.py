@@ -75,7 +75,8 @@ class FakeWormhole:
     """Records every call in ``log``; the test fires events with
     ``got_key``, ``got_verifier``, ``deliver``, ``fail``."""
 
-    def __init__(self, log, appid, relay_url, reactor, on_status_update, allocated="4-purple-sausages"):
+    def __init__(self, log, appid, relay_url, reactor, on_status_update,
+                 allocated="4-purple-sausages"):
         self.log = log
         self.appid = appid
         self.relay_url = relay_url
