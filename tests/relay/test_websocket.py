@@ -9,6 +9,7 @@ from autobahn.twisted.websocket import (WebSocketClientFactory,
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
 from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.task import deferLater
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
 from .test_server import Base
@@ -60,7 +61,7 @@ class WSClient(WebSocketClientProtocol):
         self.sendMessage(data, isBinary=True)
 
 
-class WebSocket(Base):
+class WSBase(Base):
     @inlineCallbacks
     def setUp(self):
         yield self.start(websocket_port=0)
@@ -86,6 +87,8 @@ class WebSocket(Base):
         yield f.opened
         returnValue(proto)
 
+
+class WebSocket(WSBase):
     def test_url(self):
         """websocket_port=0 gives a ws:// URL on 127.0.0.1 with the port."""
         self.assertEqual(self.r.websocket_url,
@@ -190,3 +193,67 @@ class WebSocket(Base):
         a.sendClose(1000)
         got = yield b.closed
         self.assertEqual(got, b"ok\nbye")
+
+
+def _relay_held(relay):
+    """Bytes the relay holds for all its connections: Twisted's write
+    buffers plus autobahn's unparsed input."""
+    total = 0
+    for c in relay.connections():
+        t = c.glue.transport
+        total += len(t.dataBuffer) - t.offset + t._tempDataLen
+        total += len(getattr(c.glue, "data", b"") or b"")
+    return total
+
+
+class WebSocketBackpressure(WSBase):
+    @inlineCallbacks
+    def ws_tcp_pair(self):
+        a = yield self.ws_connect()
+        b = yield self.clients.connect(self.r.port)
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        return a, b
+
+    @inlineCallbacks
+    def test_one_huge_message_to_slow_reader(self):
+        """A WebSocket client sends 32 MiB in one binary message to a TCP
+        client that does not read: the relay hands the frame on piece by
+        piece and stops reading, so it never holds more than a few
+        socket buffers; once the reader reads, all of it arrives."""
+        a, b = yield self.ws_tcp_pair()
+        b.keep = False
+        b.transport.pauseProducing()
+        data = os.urandom(32 * 1024 * 1024)
+        a.sendMessage(data, isBinary=True)
+        held = 0
+        for _ in range(100):
+            yield deferLater(reactor, 0.01, lambda: None)
+            held = max(held, _relay_held(self.r.relay))
+        self.assertLess(held, 4 * 1024 * 1024)
+        b.transport.resumeProducing()
+        yield b.when_received(3 + len(data))
+        self.assertEqual(b.sha.hexdigest(),
+                         hashlib.sha256(b"ok\n" + data).hexdigest())
+
+    @inlineCallbacks
+    def test_slow_websocket_reader(self):
+        """A TCP client floods a WebSocket client that does not read: the
+        relay stops reading from the TCP client, which is paused by its own
+        transport before it has sent everything."""
+        from .test_server import _Flood
+        a, b = yield self.ws_tcp_pair()
+        a.keep = False
+        a.transport.pauseProducing()
+        limit = 64 * 1024 * 1024
+        flood = _Flood(b.transport, limit,
+                       lambda: _relay_held(self.r.relay))
+        yield flood.paused
+        self.assertLess(flood.sent, limit)
+        self.assertLess(flood.max_seen, 4 * 1024 * 1024)
+        flood.stop()
+        a.transport.resumeProducing()
+        yield a.when_received(3 + flood.sent)
+        self.assertEqual(a.sha.hexdigest(), flood.sha.hexdigest())
