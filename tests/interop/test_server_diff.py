@@ -181,3 +181,20 @@ class ServerDifferential(InteropTestCase):
         self.assertEqual([m.get("error") for m in theirs[0]
                           if m["type"] == "error"], ["must bind first"])
         self.assertEqual([m for m in mine[0] if m["type"] == "error"], [])
+
+    @defer.inlineCallbacks
+    def test_message_without_type(self):
+        """A message without "type": both answer an error beginning
+        "missing 'type'" with the message as orig (ours adds advice, and
+        acks it first; the reference sends no ack for it)."""
+        from wormhole.server.testing import start_mailbox_server
+        ref = yield self.start_ref_server()
+        ours = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(ours.stop)
+        steps = [BIND, {"foo": 1}]
+        for url in (ref.url, ours.url):
+            got = yield self.run_script(url, steps)
+            errors = [m for m in got[0] if m["type"] == "error"]
+            self.assertEqual(len(errors), 1, got)
+            self.assertTrue(errors[0]["error"].startswith("missing 'type'"))
+            self.assertEqual(errors[0]["orig"], {"foo": 1})
