@@ -43,7 +43,9 @@ def validate_code(code):
         raise KeyFormatError(
             f"Code '{code}' must start with the numeric nameplate, then a hyphen "
             f"(like 4-purple-sausages), not '{nameplate}'")
-    if not words:
+    # "0-" is the code of the CLI's -0 ("zero mode", no secret at all),
+    # which the reference accepts too; any other code needs words
+    if not words and code != "0-":
         raise KeyFormatError(f"Code '{code}' has no words after the nameplate")
 
 
