@@ -119,6 +119,16 @@ class Parsing(unittest.TestCase):
         self.assertEqual(r.exit_code, 2)
         self.assertIn("ZZ", r.output)
 
+    def test_debug_state_before_the_command(self):
+        """--debug-state is also accepted before the command (with a value:
+        a list or "all"); the command's own option wins."""
+        self.invoke(["--debug-state", "all", "send", "--text", "x"])
+        self.assertEqual(self.calls[0][1].debug_state, " ".join(cli.MACHINES))
+        self.invoke(["--debug-state", "B", "receive", "--debug-state", "N", "4-a-b"])
+        self.assertEqual(self.calls[0][1].debug_state, "N")
+        r = self.invoke(["--debug-state", "send", "--text", "x"])
+        self.assertEqual(r.exit_code, 2)
+
     def test_version(self):
         """--version prints the program name and version."""
         r = self.invoke(["--version"])

@@ -1,6 +1,7 @@
 """Our ``wormhole`` processes against our Mailbox server (in-process, on
 127.0.0.1): text both ways, stdin, prompted codes, --verify, and every
 error a user can meet, with the exact stdout the reference prints."""
+import json
 import re
 import socket
 
@@ -52,6 +53,28 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(recv.stdout, ESCAPED)
         self.assertEqual(send.stdout, (CONSUMED_NOTE + "\n").encode())
         self.assertIn(b"text message sent", send.stderr)
+
+    @defer.inlineCallbacks
+    def test_debug_state_and_dump_timing(self):
+        """--debug-state prints machine transitions on stdout (after which
+        the text still arrives); --dump-timing writes a JSON list of
+        timing events and says so on stderr."""
+        timing = self.mktemp()
+        send = self.spawn("--dump-timing", timing, "send", "--code", "32-a-b",
+                          "--debug-state", "B,N", "--text", "traced", name="sender")
+        recv = self.spawn("receive", "32-a-b", name="receiver")
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertEqual(recv.stdout, b"traced\n")
+        self.assertRegex(send.stdout, rb"send\.Boss\[\w+\]\.\w+ -> \[\w+\]")
+        self.assertRegex(send.stdout, rb"send\.Nameplate\[")
+        self.assertNotRegex(send.stdout, rb"send\.Mailbox\[")
+        with open(timing) as f:
+            events = json.load(f)
+        self.assertIsInstance(events, list)
+        self.assertTrue(events)
+        self.assertIn(f"Timing data written to {timing}".encode(), send.stderr)
 
     @defer.inlineCallbacks
     def test_given_code_receiver_first(self):

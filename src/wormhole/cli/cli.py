@@ -98,6 +98,36 @@ def _run(ctx, command, cfg):
 
 
 # -- the click group -----------------------------------------------------------
+def _debug_state(ctx, param, value):
+    """``--debug-state`` takes a comma-separated list of machine letters,
+    or nothing for all of them; debug_set_trace wants them space-separated."""
+    if value is None:
+        return None
+    if value.strip().lower() == "all":
+        value = ",".join(MACHINES)
+    letters = [v.strip() for v in value.replace(" ", ",").split(",") if v.strip()]
+    unknown = [v for v in letters if v not in MACHINES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown machine(s) {','.join(unknown)}; valid: {','.join(MACHINES)}")
+    return " ".join(letters)
+
+
+_DEBUG_STATE_HELP = ("Debug state-machine transitions (printed on stdout). A "
+                     "comma-separated list of machines, or 'all'. Valid machines: "
+                     + ",".join(MACHINES))
+# on send/receive the value may be left out (all machines), as with the
+# reference; before the command it is required, or `wormhole --debug-state
+# send` would read "send" as the list of machines
+_debug_state_option = click.option(
+    "--debug-state", default=None, is_flag=False, flag_value="all",
+    metavar="MACHINES", callback=_debug_state,
+    help=_DEBUG_STATE_HELP + " (all of them if no value is given)")
+_top_debug_state_option = click.option(
+    "--debug-state", default=None, metavar="MACHINES", callback=_debug_state,
+    help=_DEBUG_STATE_HELP)
+
+
 class _AliasedGroup(click.Group):
     """``tx``/``rx`` are ``send``/``receive``."""
     ALIASES = {"tx": "send", "rx": "receive"}
@@ -118,10 +148,11 @@ class _AliasedGroup(click.Group):
               metavar="tcp:HOST:PORT", show_envvar=True, help="transit relay to use")
 @click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
               help="(debug) write timing data to file")
+@_top_debug_state_option
 @click.version_option(version=__version__, prog_name="wormhole",
                       message="%(prog)s %(version)s")
 @click.pass_context
-def wormhole(ctx, appid, relay_url, transit_helper, dump_timing):
+def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
     """Create a Magic Wormhole and communicate through it.
 
     Wormholes are created by speaking the same magic CODE in two different
@@ -129,21 +160,11 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing):
     doesn't use the same code.
     """
     ctx.ensure_object(dict)
+    # --debug-state is also accepted here, before the command; the
+    # reference has it on send/receive, where it overrides this one
     ctx.obj["config"] = Config(appid=appid, relay_url=relay_url,
-                               transit_helper=transit_helper, dump_timing=dump_timing)
-
-
-def _debug_state(ctx, param, value):
-    """``--debug-state`` takes a comma-separated list of machine letters,
-    or nothing for all of them; debug_set_trace wants them space-separated."""
-    if value is None:
-        return None
-    letters = [v.strip() for v in value.replace(" ", ",").split(",") if v.strip()]
-    unknown = [v for v in letters if v not in MACHINES]
-    if unknown:
-        raise click.BadParameter(
-            f"unknown machine(s) {','.join(unknown)}; valid: {','.join(MACHINES)}")
-    return " ".join(letters)
+                               transit_helper=transit_helper, dump_timing=dump_timing,
+                               debug_state=debug_state)
 
 
 def _common_options(f):
@@ -169,14 +190,6 @@ def _common_options(f):
     return f
 
 
-_debug_state_option = click.option(
-    "--debug-state", default=None, is_flag=False, flag_value=",".join(MACHINES),
-    metavar="MACHINES", callback=_debug_state,
-    help="Debug state-machine transitions (printed on stdout). A comma-separated "
-         "list of machines, all of them if none is given. Valid machines: "
-         + ",".join(MACHINES))
-
-
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code):
     if tor or launch_tor or tor_control_port:
@@ -188,7 +201,8 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg.verify = verify
     cfg.hide_progress = hide_progress
     cfg.listen = listen
-    cfg.debug_state = debug_state
+    if debug_state is not None:
+        cfg.debug_state = debug_state
     cfg.code = code
 
 
