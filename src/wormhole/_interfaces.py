@@ -5,7 +5,7 @@ Each machine's ``wire(...)`` adapts its neighbours through these (e.g.
 methods listed are the inputs other machines may call.
 """
 
-from zope.interface import Attribute, Interface
+from zope.interface import Interface
 
 # pylint: disable=no-self-argument,no-method-argument,inherit-non-class
 
