@@ -172,8 +172,15 @@ class ReferenceTransit:
     def send(self, obj):
         self._proto.transport.write(json.dumps(obj).encode() + b"\n")
 
-    def connect(self, their_hints, key):
+    @defer.inlineCallbacks
+    def start_connecting(self, their_hints, key):
+        """Give it our hints and the key; fires once its connect() runs."""
         self.send({"hints": their_hints, "key": key.hex()})
+        msg = yield self.read()
+        assert msg == {"connecting": True}, msg
+
+    def connected(self):
+        """Fires when its connect() fired."""
         return self.read()
 
     def send_record(self, record):

@@ -10,6 +10,8 @@ Line protocol on stdin/stdout, one JSON object per line, so the test (our
 process) drives it without importing it:
   out {"hints": [...]}                      our hints, once, at start
   in  {"hints": [...], "key": HEX}          the peer's hints and the key
+  out {"connecting": true}                  connect() was called
+  out {"connected": true}                   ...and fired
   in  {"send": HEX}                         send one record
   in  {"receive": N}                        receive N records
   out {"received": [HEX, ...]}              ...and report them
@@ -64,7 +66,11 @@ class Driver(LineReceiver):
         if "hints" in cmd:
             self.transit.add_connection_hints(cmd["hints"])
             self.transit.set_transit_key(unhexlify(cmd["key"]))
-            self.pipe = yield self.transit.connect()
+            d = self.transit.connect()
+            # the reference drops inbound connections that arrive before it
+            # has the key: tell the test when it is safe to dial us
+            emit({"connecting": True})
+            self.pipe = yield d
             emit({"connected": True})
         elif "send" in cmd:
             self.pipe.send_record(unhexlify(cmd["send"]))

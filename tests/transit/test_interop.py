@@ -6,14 +6,17 @@ and these tests touch 127.0.0.1 only. So the reference always dials: our
 listener (direct) or the relay (relay-only runs).
 """
 
+import json
 import os
+import shutil
 
 from twisted.internet import defer, reactor
+from twisted.internet.utils import getProcessOutputAndValue
 from twisted.trial import unittest
 
 from wormhole.transit import TransitReceiver, TransitSender
 
-from ._support import LOOPBACK, ReferenceTransit, start_reference_relay
+from ._support import LOOPBACK, REPO_ROOT, ReferenceTransit, start_reference_relay
 
 TIMEOUT = 60
 
@@ -30,8 +33,9 @@ class Interop(unittest.TestCase):
         our_hints = yield ours.get_connection_hints()
         ours.add_connection_hints(theirs.hints)
         ours.set_transit_key(key)
+        yield theirs.start_connecting(our_hints, key)
         d_ours = ours.connect()
-        yield theirs.connect(our_hints, key)
+        yield theirs.connected()
         pipe = yield d_ours
         self.addCleanup(pipe.close)
         # records both ways, several in a row, including empty and large
@@ -89,3 +93,37 @@ class Interop(unittest.TestCase):
         d = pipe.receive_record()
         yield theirs.close()
         yield self.assertFailure(d, Exception)
+
+
+class InteropListeningReference(unittest.TestCase):
+    """The reference listens and advertises its addresses; we dial them."""
+
+    timeout = TIMEOUT
+
+    @defer.inlineCallbacks
+    def _in_namespace(self, our_role):
+        unshare = shutil.which("unshare")
+        ip = shutil.which("ip")
+        # a failure, not a skip: without a namespace this path goes untested
+        self.assertTrue(unshare and ip, "needs unshare(1) and ip(8), and root, "
+                        "to run the listening reference in a loopback-only namespace")
+        script = (f"ip link set lo up && {os.path.join(REPO_ROOT, '.venv', 'bin', 'python')} "
+                  f"-m tests.transit.netns_peer {our_role}")
+        out, err, code = yield getProcessOutputAndValue(
+            unshare, ["-n", "--", "sh", "-c", script], path=REPO_ROOT,
+            env=dict(os.environ), reactor=reactor)
+        self.assertEqual(code, 0, err.decode(errors="replace"))
+        result = json.loads(out.decode().strip().splitlines()[-1])
+        self.assertTrue(result["ok"], result.get("error"))
+        # in a loopback-only namespace the reference advertises 127.0.0.1
+        self.assertEqual({h["hostname"] for h in result["their_hints"]}, {"127.0.0.1"})
+        self.assertTrue(result["describe"].startswith("->tcp:127.0.0.1:"), result)
+
+    def test_we_send_to_listening_reference(self):
+        """Our sender dials the reference receiver's advertised hint; it
+        accepts our handshake and go, records flow both ways."""
+        return self._in_namespace("sender")
+
+    def test_we_receive_from_listening_reference(self):
+        """Our receiver dials the reference sender, which sends us go."""
+        return self._in_namespace("receiver")
