@@ -12,11 +12,14 @@ ServerConnectionError instead of retrying forever.
 
 import os
 from automat import MethodicalMachine
+from twisted.internet.defer import maybeDeferred
+from twisted.internet.threads import deferToThreadPool
 from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
 from twisted.internet.ssl import optionsForClientTLS
 from zope.interface import implementer
 
 from . import _interfaces
+from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
 from ._ws import WSFactory, choose_permission, parse_relay_url
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
@@ -29,8 +32,11 @@ class RendezvousConnector:
     set_trace = m._setTrace
 
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
-                 initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None):
+                 initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,
+                 mint_f=None):
         self._status = status
+        self._mint_f = mint_f or self._mint_in_thread
+        self._generation = 0  # which connection a stamp was minted for
         self._url = url
         self._appid = appid
         self._side = side
@@ -71,6 +77,13 @@ class RendezvousConnector:
         self._L = _interfaces.ILister(lister)
         self._T = _interfaces.ITerminator(terminator)
 
+    def _mint_in_thread(self, resource, bits):
+        # a 20-bit stamp takes about a second of CPU: not in the reactor
+        get_pool = getattr(self._reactor, "getThreadPool", None)
+        if get_pool is None:  # a test clock
+            return maybeDeferred(mint, resource, bits)
+        return deferToThreadPool(self._reactor, get_pool(), mint, resource, bits)
+
     def _make_endpoint(self, scheme, host, port):
         if self._tor is not None:
             return self._tor.stream_via(host, port, tls=(scheme == "wss"))
@@ -91,6 +104,9 @@ class RendezvousConnector:
 
     @m.state()
     def S2_awaiting_welcome(self): pass  # noqa
+
+    @m.state()
+    def S2m_minting(self): pass  # noqa
 
     @m.state()
     def S3_bound(self): pass  # noqa
@@ -130,7 +146,13 @@ class RendezvousConnector:
     def _timer_expired(self): pass  # noqa
 
     @m.input()
-    def _rx_welcome(self, welcome, permission): pass  # noqa
+    def _rx_welcome(self, welcome): pass  # noqa
+
+    @m.input()
+    def _rx_challenge(self, welcome, resource, bits): pass  # noqa
+
+    @m.input()
+    def _stamp_ready(self, stamp): pass  # noqa
 
     @m.input()
     def _rx_unwelcome(self, error): pass  # noqa
@@ -161,6 +183,7 @@ class RendezvousConnector:
 
     @m.output()
     def record_ws(self, proto):
+        self._generation += 1
         self._ws = proto
         self._delay = self._initial_delay
 
@@ -172,6 +195,7 @@ class RendezvousConnector:
 
     @m.output()
     def forget_ws(self):
+        self._generation += 1  # a stamp still being minted is now useless
         self._ws = None
 
     @m.output()
@@ -196,13 +220,31 @@ class RendezvousConnector:
         self._B.error(ServerConnectionError(self._url, reason))
 
     @m.output()
-    def deliver_welcome(self, welcome, permission):
+    def deliver_welcome(self, welcome):
         self._B.rx_welcome(welcome)
 
     @m.output()
-    def tx_permission_and_bind(self, welcome, permission):
-        if permission is not None:
-            self._tx("submit-permissions", **permission)
+    def start_minting(self, welcome, resource, bits):
+        generation = self._generation
+
+        def minted(stamp):
+            # only for the connection whose welcome asked for it
+            if generation == self._generation:
+                self._stamp_ready(stamp)
+
+        def failed(f):
+            if generation == self._generation:
+                self._B.error(WelcomeError(f"could not mint a hashcash stamp: "
+                                           f"{f.getErrorMessage()}"))
+        self._mint_f(resource, bits).addCallbacks(minted, failed)
+
+    @m.output()
+    def tx_submit_permissions(self, stamp):
+        # spec 003: submit-permissions goes before bind
+        self._tx("submit-permissions", method="hashcash", stamp=stamp)
+
+    @m.output()
+    def tx_bind(self):
         self._tx("bind", appid=self._appid, side=self._side,
                  client_version=list(self._client_version))
 
@@ -254,13 +296,24 @@ class RendezvousConnector:
     S1_connecting.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
 
     S2_awaiting_welcome.upon(_rx_welcome, enter=S3_bound,
-                             outputs=[deliver_welcome, tx_permission_and_bind, notify_connected])
+                             outputs=[deliver_welcome, tx_bind, notify_connected])
+    S2_awaiting_welcome.upon(_rx_challenge, enter=S2m_minting,
+                             outputs=[deliver_welcome, start_minting])
     S2_awaiting_welcome.upon(_rx_unwelcome, enter=S8_refused,
                              outputs=[deliver_unwelcome, tell_failed, drop_ws])
     S2_awaiting_welcome.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
     S2_awaiting_welcome.upon(stop, enter=S5_stopping, outputs=[drop_ws])
 
+    S2m_minting.upon(_stamp_ready, enter=S3_bound,
+                     outputs=[tx_submit_permissions, tx_bind, notify_connected])
+    S2m_minting.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S2m_minting.upon(stop, enter=S5_stopping, outputs=[drop_ws])
+    S2m_minting.upon(_rx_welcome, enter=S2m_minting, outputs=[])
+    S2m_minting.upon(_rx_challenge, enter=S2m_minting, outputs=[])
+    S2m_minting.upon(_rx_unwelcome, enter=S2m_minting, outputs=[deliver_unwelcome])
+
     S3_bound.upon(_rx_welcome, enter=S3_bound, outputs=[])
+    S3_bound.upon(_rx_challenge, enter=S3_bound, outputs=[])
     S3_bound.upon(_rx_unwelcome, enter=S3_bound, outputs=[deliver_unwelcome])
     S3_bound.upon(ws_close, enter=S4_waiting,
                   outputs=[forget_ws, notify_lost, schedule_reconnect])
@@ -273,21 +326,26 @@ class RendezvousConnector:
     S5_stopping.upon(ws_close, enter=S6_stopped, outputs=[forget_ws, tell_stopped])
     S5_stopping.upon(_connect_failed, enter=S6_stopped, outputs=[tell_stopped])
     S5_stopping.upon(_rx_welcome, enter=S5_stopping, outputs=[])
+    S5_stopping.upon(_rx_challenge, enter=S5_stopping, outputs=[])
+    S5_stopping.upon(_stamp_ready, enter=S5_stopping, outputs=[])
     S5_stopping.upon(_rx_unwelcome, enter=S5_stopping, outputs=[])
     S5_stopping.upon(stop, enter=S5_stopping, outputs=[])
 
     S6_stopped.upon(stop, enter=S6_stopped, outputs=[])
     S6_stopped.upon(_rx_welcome, enter=S6_stopped, outputs=[])
+    S6_stopped.upon(_rx_challenge, enter=S6_stopped, outputs=[])
     S6_stopped.upon(_rx_unwelcome, enter=S6_stopped, outputs=[])
 
     S7_failed.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
     S7_failed.upon(_rx_welcome, enter=S7_failed, outputs=[])
+    S7_failed.upon(_rx_challenge, enter=S7_failed, outputs=[])
     S7_failed.upon(_rx_unwelcome, enter=S7_failed, outputs=[])
 
     # refused by the welcome: closing the connection, never reconnecting
     S8_refused.upon(ws_close, enter=S7_failed, outputs=[forget_ws])
     S8_refused.upon(stop, enter=S5_stopping, outputs=[])
     S8_refused.upon(_rx_welcome, enter=S8_refused, outputs=[])
+    S8_refused.upon(_rx_challenge, enter=S8_refused, outputs=[])
     S8_refused.upon(_rx_unwelcome, enter=S8_refused, outputs=[])
 
     # -- outbound ---------------------------------------------------------
@@ -353,11 +411,15 @@ class RendezvousConnector:
             self._rx_unwelcome(WelcomeError(str(welcome["error"])))
             return
         try:
-            permission = choose_permission(welcome)
+            challenge = choose_permission(welcome)
         except WelcomeError as e:
             self._rx_unwelcome(e)
             return
-        self._rx_welcome(welcome, permission)
+        if challenge is None:
+            self._rx_welcome(welcome)
+        else:
+            resource, bits = challenge
+            self._rx_challenge(welcome, resource, bits)
 
     def _handle_nameplates(self, msg):
         nameplates = self._field(msg, "nameplates", list)

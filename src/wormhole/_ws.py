@@ -10,8 +10,11 @@ from urllib.parse import urlparse
 
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
-from ._hashcash import mint
 from .errors import RelayURLError, WelcomeError
+
+# 2**28 SHA-1 hashes is minutes of CPU; a server asking for more is not
+# one we can satisfy (and may be hostile): refuse clearly instead
+MAX_HASHCASH_BITS = 28
 
 
 def parse_relay_url(url):
@@ -36,7 +39,8 @@ def parse_relay_url(url):
 
 
 def choose_permission(welcome):
-    """What to send before ``bind``: None, or a ``submit-permissions`` dict.
+    """What the server wants before ``bind``: None (nothing), or the
+    ``(resource, bits)`` of a hashcash challenge.
 
     Spec 003 "Permission to Use the Server": ``none`` if offered, else
     ``hashcash``; raises WelcomeError if no method we know is offered.
@@ -56,7 +60,11 @@ def choose_permission(welcome):
         if (not isinstance(bits, int) or isinstance(bits, bool)
                 or not isinstance(resource, str)):
             raise WelcomeError(f"server sent malformed hashcash parameters: {params!r}")
-        return {"method": "hashcash", "stamp": mint(resource, bits)}
+        if not 0 <= bits <= MAX_HASHCASH_BITS:
+            raise WelcomeError(
+                f"the server asks for a {bits}-bit hashcash stamp; this client mints "
+                f"at most {MAX_HASHCASH_BITS} bits")
+        return (resource, bits)
     raise WelcomeError(
         "the server requires a permission method this client does not support "
         f"(offered: {', '.join(sorted(methods)) or 'none at all'}); "

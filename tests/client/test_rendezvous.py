@@ -181,6 +181,43 @@ class RCTests(unittest.TestCase):
         digest = hashlib.sha1(perm["stamp"].encode("ascii")).digest()
         self.assertGreaterEqual(leading_zero_bits(digest), 6)
 
+    def test_permission_hashcash_minted_later(self):
+        """The stamp is minted off the reactor: nothing is sent until it is
+        ready; a stamp for a connection that was lost is thrown away."""
+        from twisted.internet.defer import Deferred
+        pending = []
+
+        def mint_f(resource, bits):
+            d = Deferred()
+            pending.append((resource, bits, d))
+            return d
+        rc, events = self.build()
+        rc._mint_f = mint_f
+        rc.start()
+        welcome = {"permission-required": {"hashcash": {"bits": 6, "resource": "r1"}}}
+        ws = self.net.accept(rc, welcome=welcome)
+        self.assertEqual(events, [("b.rx_welcome", welcome)])
+        self.assertEqual(ws.sent, [])
+        ws.transport.loseConnection()  # lost while minting
+        pending.pop(0)[2].callback("STALE")
+        self.assertEqual(ws.sent, [])
+        self.clock.advance(1)
+        ws2 = self.net.accept(rc, welcome={"permission-required": {
+            "hashcash": {"bits": 6, "resource": "r2"}}})
+        resource, bits, d = pending.pop(0)
+        self.assertEqual((resource, bits), ("r2", 6))
+        d.callback("STAMP")
+        self.assertEqual(ws2.types(), ["submit-permissions", "bind"])
+        self.assertEqual(ws2.sent[0]["stamp"], "STAMP")
+        self.assertIn(("n.connected",), events)
+
+    def test_permission_too_expensive(self):
+        """A server asking for an absurd stamp is refused with WelcomeError."""
+        e = self.assertRaises(errors.WelcomeError, choose_permission,
+                              {"permission-required": {"hashcash": {"bits": 60,
+                                                                    "resource": "r"}}})
+        self.assertIn("60", str(e))
+
     def test_permission_unsupported(self):
         """No method we know: a WelcomeError naming the offered methods."""
         self.assertRaises(errors.WelcomeError, choose_permission,
