@@ -29,7 +29,10 @@ class _OneShotFactory(protocol.ClientFactory):
 @implementer(IAttempts)
 class Attempts:
     def __init__(self, reactor, key, is_sender, side, direct_hints,
-                 relay_hints, tor=None, listening=False, on_stop=None):
+                 relay_hints, tor=None, listening=False, on_stop=None,
+                 endpoint_for=None):
+        """``endpoint_for(hint)`` -> client endpoint, or None to skip the
+        hint; the default dials TCP (or through ``tor``). Tests inject it."""
         self._reactor = reactor
         self._key = key
         self._is_sender = is_sender
@@ -44,11 +47,12 @@ class Attempts:
         self._failed = set()
         self._relay_launched = False
         self._last_reason = "no hints to connect to"
+        self._endpoint_for = endpoint_for or self._default_endpoint
 
     def wire(self, selection):
         self._selection = ISelection(selection)
 
-    def _endpoint(self, hint):
+    def _default_endpoint(self, hint):
         if self._tor is not None:
             return self._tor.stream_via(hint.hostname, hint.port)
         if isinstance(hint, TorTCPV1Hint):
@@ -56,7 +60,7 @@ class Attempts:
         return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
 
     def _dial(self, hint, relay_line, description):
-        ep = self._endpoint(hint)
+        ep = self._endpoint_for(hint)
         if ep is None:
             log.msg(f"transit: skipping {description}: tor-tcp-v1 needs Tor, "
                     "and this Transit has none")

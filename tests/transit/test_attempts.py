@@ -1,0 +1,126 @@
+"""The attempts behind one connect(): what gets dialed, when connect()
+may give up early, and that losers are stopped (spec 004 6.3, 6.4)."""
+
+from twisted.internet import defer
+from twisted.internet.testing import StringTransport
+from twisted.trial import unittest
+from zope.interface import implementer
+from zope.interface.verify import verifyObject
+
+from wormhole._transit import _codec
+from wormhole._transit._attempts import Attempts
+from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint, TorTCPV1Hint
+from wormhole._transit._interfaces import IAttempts, IRecordPipe
+
+from .fakes import FakeSelection
+
+KEY = b"\x01" * 32
+SIDE = "00112233aabbccdd"
+
+
+class FakeEndpoint:
+    """Records the dial; the test fires or fails it."""
+
+    def __init__(self, hint, dials):
+        self.hint = hint
+        self.cancelled = False
+        self.d = defer.Deferred(lambda d: setattr(self, "cancelled", True))
+        dials.append(self)
+
+    def connect(self, factory):
+        self.factory = factory
+        return self.d
+
+    def succeed(self):
+        proto = self.factory.buildProtocol(None)
+        proto.makeConnection(StringTransport())
+        self.d.callback(proto)
+        return proto
+
+
+class AttemptsTests(unittest.TestCase):
+    def build(self, direct=(), relays=(), listening=False):
+        self.events = []
+        self.dials = []
+        self.stopped = []
+        self.selection = FakeSelection(self.events)
+        a = Attempts(None, KEY, True, SIDE, direct, relays, listening=listening,
+                     on_stop=lambda: self.stopped.append(True),
+                     endpoint_for=lambda h: None if isinstance(h, TorTCPV1Hint)
+                     else FakeEndpoint(h, self.dials))
+        a.wire(self.selection)
+        verifyObject(IAttempts, a)
+        return a
+
+    def test_direct_then_relay(self):
+        """launch_direct dials each direct hint; launch_relay each relay's
+        hints, and those connections open with the relay line."""
+        d1, d2 = DirectTCPV1Hint("127.0.0.1", 1), DirectTCPV1Hint("127.0.0.1", 2)
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 3),))
+        a = self.build([d1, d2], [relay])
+        a.launch_direct()
+        self.assertEqual([e.hint for e in self.dials], [d1, d2])
+        a.launch_relay()
+        self.assertEqual(self.dials[2].hint, relay.hints[0])
+        proto = self.dials[2].succeed()
+        self.assertEqual(proto.transport.value(), _codec.relay_handshake(KEY, SIDE))
+        self.assertEqual(self.events, [])
+
+    def test_tor_hint_skipped(self):
+        """Without Tor a tor-tcp-v1 hint is skipped (with a log note)."""
+        a = self.build([TorTCPV1Hint("x.onion", 80)], [])
+        a.launch_direct()
+        self.assertEqual(self.dials, [])
+        self.assertEqual(self.events[0][0], "selection.all_failed")
+
+    def test_all_failed_waits_for_relays(self):
+        """Direct dials failing before the relays were launched is not the
+        end; once the relays failed too, the selection hears all_failed."""
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 3),))
+        a = self.build([DirectTCPV1Hint("127.0.0.1", 1)], [relay])
+        a.launch_direct()
+        self.dials[0].d.errback(ConnectionRefusedError("refused"))
+        self.assertEqual(self.events, [])
+        a.launch_relay()
+        self.dials[1].d.errback(ConnectionRefusedError("no relay"))
+        self.assertEqual(self.events[0][0], "selection.all_failed")
+        self.assertIn("no relay", self.events[0][1])
+
+    def test_listening_never_gives_up_early(self):
+        """While we listen, a peer may still dial in: no all_failed."""
+        a = self.build([DirectTCPV1Hint("127.0.0.1", 1)], [], listening=True)
+        a.launch_direct()
+        self.dials[0].d.errback(ConnectionRefusedError("refused"))
+        self.assertEqual(self.events, [])
+
+    def test_negotiation_failure_counts(self):
+        """A connection that closed during negotiation counts as failed."""
+        a = self.build([DirectTCPV1Hint("127.0.0.1", 1)], [])
+        a.launch_direct()
+        proto = self.dials[0].succeed()
+        proto.connectionLost(None)
+        self.assertEqual([e[0] for e in self.events],
+                         ["selection.connection_failed"])
+        conn = self.events[0][1]
+        a.connection_failed(conn)
+        self.assertEqual(self.events[-1][0], "selection.all_failed")
+
+    def test_stop_all_except_winner(self):
+        """The winner is kept and gets a record pipe; pending dials are
+        cancelled, other connections hang up, listening stops."""
+        a = self.build([DirectTCPV1Hint("127.0.0.1", 1), DirectTCPV1Hint("127.0.0.1", 2),
+                        DirectTCPV1Hint("127.0.0.1", 3)], [])
+        a.launch_direct()
+        p1 = self.dials[0].succeed()
+        p2 = self.dials[1].succeed()
+        p1.dataReceived(_codec.receiver_handshake(KEY))
+        winner = self.events[-1][1]
+        a.stop_all_except(winner)
+        self.assertEqual(self.stopped, [True])
+        self.assertTrue(self.dials[2].cancelled)
+        self.assertFalse(self.dials[0].cancelled)
+        self.assertTrue(p2.transport.disconnecting)
+        self.assertFalse(p1.transport.disconnecting)
+        pipe = a.make_pipe(winner)
+        verifyObject(IRecordPipe, pipe)
+        self.assertEqual(pipe.describe(), "->tcp:127.0.0.1:1")
