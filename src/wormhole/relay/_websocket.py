@@ -5,7 +5,9 @@
 Binary messages carry the same byte stream as TCP: message boundaries mean
 nothing (a handshake may come in pieces, or with nothing else in its
 message), and what the partner sends reaches a WebSocket client as binary
-messages. A text message is refused: the stream is bytes.
+messages. A text message is refused: the stream is bytes. Reading stops at
+the TCP level when the partner is slow (``ReadingProducer``), and frames
+are handed on piece by piece, so memory stays bounded here too.
 """
 
 from autobahn.twisted.websocket import (WebSocketServerFactory,
@@ -31,18 +33,29 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
         self._conn = self.factory.relay.connection_for(self)
         self._conn.start()
 
-    def onMessage(self, payload, isBinary):
-        if self._conn is None:
-            return
-        if not isBinary:
+    # autobahn's advanced API: each piece of a frame goes to the machine
+    # as it arrives, so a client sending one huge message cannot make us
+    # hold it whole (the default onMessage joins the message first)
+
+    def onMessageBegin(self, isBinary):
+        super().onMessageBegin(isBinary)
+        if not isBinary and not self._closing:
             # RFC 6455 7.4.1: 1003 is "a type of data it cannot accept"
             # (autobahn's sendClose only allows 1000 and 3000-4999)
             self._closing = True
             self.sendCloseFrame(CLOSE_UNSUPPORTED_DATA,
                                 b"the relay carries bytes: send binary "
                                 b"messages")
-            return
-        self._conn.data_received(payload)
+
+    def onMessageFrameData(self, payload):
+        if self.message_is_binary and self._conn is not None:
+            self._conn.data_received(payload)
+
+    def onMessageFrameEnd(self):
+        self.frame_data = None
+
+    def onMessageEnd(self):
+        self.message_data = None
 
     def connectionLost(self, reason):
         super().connectionLost(reason)
