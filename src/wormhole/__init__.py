@@ -13,11 +13,7 @@ from .wormhole import create
 
 __version__ = "0.1.0"
 
-try:
-    from ._rlcompleter import input_with_completion
-except ImportError:  # the CLI engineer's module is not there yet
-    def input_with_completion(*args, **kwargs):
-        raise NotImplementedError("wormhole._rlcompleter is not available")
+from ._rlcompleter import input_with_completion
 
 __all__ = [
     "create", "input_with_completion", "__version__", "Journal", "ImmediateJournal",
