@@ -198,3 +198,137 @@ class ServerDifferential(InteropTestCase):
             self.assertEqual(len(errors), 1, got)
             self.assertTrue(errors[0]["error"].startswith("missing 'type'"))
             self.assertEqual(errors[0]["orig"], {"foo": 1})
+
+
+class UsageDifferential(InteropTestCase):
+    """The usage records (spec 003 moods) both servers keep for the same
+    scripted pairs of clients."""
+
+    @defer.inlineCallbacks
+    def pair(self, url, moods, release=True):
+        """Sides a and b claim nameplate 5, open its mailbox, release, and
+        close with ``moods`` (one side only if one mood is given)."""
+        clients = []
+        for n, mood in enumerate(moods):
+            c = yield rawclient.connect(reactor, url)
+            self.addCleanup(c.close)
+            c.send(dict(BIND, side="side%06d" % n))
+            c.send({"type": "claim", "nameplate": "5"})
+            got = yield c.sync()
+            mailbox = [m["mailbox"] for m in got if m["type"] == "claimed"]
+            self.assertEqual(len(mailbox), 1, got)
+            c.send({"type": "open", "mailbox": mailbox[0]})
+            yield c.sync()
+            clients.append(c)
+        for c in clients:
+            if release:
+                c.send({"type": "release"})
+            yield c.sync()
+        for c, mood in zip(clients, moods):
+            c.send({"type": "close", "mood": mood})
+            got = yield c.sync()
+            self.assertIn("closed", [m["type"] for m in got])
+
+    @defer.inlineCallbacks
+    def compare(self, moods, release=True):
+        from wormhole.server.testing import start_mailbox_server
+        ref = yield self.start_ref_server()
+        ours = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(ours.stop)
+        results = []
+        for srv in (ref, ours):
+            yield self.pair(srv.url, moods, release)
+            rows = yield self.wait_for_moods(
+                srv, lambda rows: len(rows) >= (2 if release else 1))
+            results.append(sorted((r["kind"], r["result"]) for r in rows))
+        theirs, mine = results
+        self.assertEqual(mine, theirs)
+        return theirs
+
+    @defer.inlineCallbacks
+    def test_happy_pair(self):
+        """Both close happy: mailbox happy, nameplate happy."""
+        got = yield self.compare(["happy", "happy"])
+        self.assertEqual(got, [("mailbox", "happy"), ("nameplate", "happy")])
+
+    @defer.inlineCallbacks
+    def test_one_scary(self):
+        """One side scary: the mailbox is scary."""
+        got = yield self.compare(["happy", "scary"])
+        self.assertIn(("mailbox", "scary"), got)
+
+    @defer.inlineCallbacks
+    def test_one_errory(self):
+        """One side "errory" (spec 003's name): the mailbox is errory."""
+        got = yield self.compare(["errory", "happy"])
+        self.assertIn(("mailbox", "errory"), got)
+
+    @defer.inlineCallbacks
+    def test_one_lonely(self):
+        """One side lonely (the other happy): the mailbox is lonely."""
+        got = yield self.compare(["happy", "lonely"])
+        self.assertIn(("mailbox", "lonely"), got)
+
+    @defer.inlineCallbacks
+    def test_alone(self):
+        """A single side that claims, opens, releases and closes lonely:
+        mailbox and nameplate are lonely."""
+        got = yield self.compare(["lonely"])
+        self.assertEqual(got, [("mailbox", "lonely"),
+                               ("nameplate", "lonely")])
+
+    @defer.inlineCallbacks
+    def crowd(self, srv):
+        """Sides 0 and 1 claim nameplate 6, side 2 tries too; then each
+        releases "6".  Returns (side 2's claim answers, the three release
+        answers), normalised."""
+        clients = []
+        for n in range(3):
+            c = yield rawclient.connect(reactor, srv.url)
+            self.addCleanup(c.close)
+            c.send(dict(BIND, side="side%06d" % n))
+            c.send({"type": "claim", "nameplate": "6"})
+            got = yield c.sync()
+            clients.append(c)
+        claim = [normalise(m) for m in got]
+        releases = []
+        for c in clients:
+            c.send({"type": "release", "nameplate": "6"})
+            got = yield c.sync()
+            releases.append([normalise(m) for m in got])
+        return claim, releases
+
+    @defer.inlineCallbacks
+    def test_third_side_is_crowded(self):
+        """A third side claiming a nameplate two sides hold gets the error
+        "crowded" from both servers; once everyone released, both record
+        the nameplate as crowded."""
+        from wormhole.server.testing import start_mailbox_server
+        ref = yield self.start_ref_server()
+        ours = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(ours.stop)
+        results = []
+        for srv in (ref, ours):
+            claim, _ = yield self.crowd(srv)
+            rows = yield self.wait_for_moods(srv, lambda rows: rows)
+            results.append((claim, sorted((r["kind"], r["result"])
+                                          for r in rows)))
+        self.assertEqual(results[1], results[0])
+        claim, usage = results[0]
+        self.assertIn({"type": "error", "error": "crowded",
+                       "orig": {"type": "claim", "nameplate": "6"}}, claim)
+        self.assertEqual(usage, [("nameplate", "crowded")])
+
+    @defer.inlineCallbacks
+    def test_release_after_crowded_claim(self):
+        """The side refused as crowded may still release that nameplate:
+        the reference answers "released" (its refused claim still names
+        the connection's nameplate), not an error."""
+        from wormhole.server.testing import start_mailbox_server
+        ref = yield self.start_ref_server()
+        ours = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(ours.stop)
+        _, theirs = yield self.crowd(ref)
+        _, mine = yield self.crowd(ours)
+        self.assertIn({"type": "released"}, theirs[2])
+        self.assertEqual(mine, theirs)
