@@ -120,6 +120,23 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual((yield ps.receive_record()), b"and back")
 
     @defer.inlineCallbacks
+    def test_relay_after_dead_direct_hint(self):
+        """A direct hint that refuses does not stop the relay from being
+        tried after the (short, configured) relay delay."""
+        relay = yield start_relay(self)
+        s, r = yield pair(self, relay=relay, no_listen=(True, True), relay_delay=0.05)
+        dead = yield reactor.listenTCP(0, protocol.Factory(), interface="127.0.0.1")
+        port = dead.getHost().port
+        yield dead.stopListening()
+        s.add_connection_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": port}])
+        ps, pr = yield defer.gatherResults([s.connect(), r.connect()])
+        self.addCleanup(ps.close)
+        self.addCleanup(pr.close)
+        self.assertTrue(ps.describe().startswith("->relay:"), ps.describe())
+        ps.send_record(b"x")
+        self.assertEqual((yield pr.receive_record()), b"x")
+
+    @defer.inlineCallbacks
     def test_fifty_megabytes_producer_consumer(self):
         """50 MB from a FileSender (a pull producer registered with the
         pipe) arrive in a consumer that keeps pausing us, sha256 equal."""
