@@ -18,7 +18,6 @@ import os
 from twisted.internet import defer, endpoints, protocol
 from twisted.internet import reactor as _global_reactor
 from twisted.python import failure, log
-from zope.interface import implementer
 
 from ._transit._addresses import configured_addresses, discover_addresses
 from ._transit._attempts import Attempts

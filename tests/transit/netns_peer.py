@@ -64,7 +64,7 @@ def exchange(reactor, our_role):
         assert back == b"from the reference", f"we received {back!r}"
         yield theirs.close()
         return {"ok": True, "describe": pipe.describe(), "their_hints": theirs.hints}
-    except Exception as e:  # reported to the test, which fails on it
+    except Exception as e:  # noqa: BLE001 -- reported to the test, which fails on it
         return {"ok": False, "error": f"{type(e).__name__}: {e}"}
     finally:
         yield cleanups.run()

@@ -28,7 +28,6 @@ from twisted.protocols.basic import LineReceiver
 
 from wormhole.transit import TransitReceiver, TransitSender
 
-
 _stdio = []
 
 

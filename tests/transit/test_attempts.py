@@ -4,7 +4,6 @@ may give up early, and that losers are stopped (spec 004 6.3, 6.4)."""
 from twisted.internet import defer
 from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
-from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole._transit import _codec

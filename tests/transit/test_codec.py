@@ -128,7 +128,7 @@ records = st.lists(st.binary(max_size=300), max_size=8)
 
 
 def _split(stream, cuts):
-    cuts = sorted(set(c % (len(stream) + 1) for c in cuts))
+    cuts = sorted({c % (len(stream) + 1) for c in cuts})
     return [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
 
 

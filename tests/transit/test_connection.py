@@ -1,7 +1,6 @@
 """One connection attempt's machine (spec 004 6.3 handshake, 6.4 relay),
 driven with bytes and recording fakes: no sockets, no reactor."""
 
-import os
 
 from hypothesis import given
 from hypothesis import strategies as st

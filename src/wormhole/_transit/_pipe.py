@@ -131,7 +131,7 @@ class RecordPipe:
             d.errback(error.ConnectionClosed(
                 "the transit connection closed before the next record"))
         if self._consumer is not None:
-            consumer, done = self._consumer, self._consumer_done
+            done = self._consumer_done
             self.disconnectConsumer()
             if self._expected is not None:
                 done.errback(error.ConnectionClosed(

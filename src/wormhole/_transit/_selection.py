@@ -38,37 +38,37 @@ class Selection:
         return self._result
 
     @m.state(initial=True)
-    def S0_idle(self): pass  # noqa
+    def S0_idle(self): pass
 
     @m.state()
-    def S1_racing(self): pass  # noqa
+    def S1_racing(self): pass
 
     @m.state()
-    def S2_selected(self): pass  # noqa
+    def S2_selected(self): pass
 
     @m.state()
-    def S3_failed(self): pass  # noqa
+    def S3_failed(self): pass
 
     @m.input()
-    def start(self, relay_delay): pass  # noqa
+    def start(self, relay_delay): pass
 
     @m.input()
-    def connection_ready(self, connection): pass  # noqa
+    def connection_ready(self, connection): pass
 
     @m.input()
-    def connection_failed(self, connection): pass  # noqa
+    def connection_failed(self, connection): pass
 
     @m.input()
-    def all_failed(self, reason): pass  # noqa
+    def all_failed(self, reason): pass
 
     @m.input()
-    def relay_due(self): pass  # noqa
+    def relay_due(self): pass
 
     @m.input()
-    def timed_out(self): pass  # noqa
+    def timed_out(self): pass
 
     @m.input()
-    def cancel(self): pass  # noqa
+    def cancel(self): pass
 
     @m.output()
     def _start_timers(self, relay_delay):
