@@ -294,9 +294,10 @@ def wait_until_listening(reactor, port, timeout=30.0):
 
 @defer.inlineCallbacks
 def start_twistd(testcase, reactor, twistd, plugin, name, basedir, args,
-                 probe=True):
-    """``twistd -n PLUGIN --port tcp:0:interface=127.0.0.1 ARGS`` in
+                 probe=True, port=0):
+    """``twistd -n PLUGIN --port tcp:PORT:interface=127.0.0.1 ARGS`` in
     ``basedir``; returns (ProcessRun, port) once the port accepts TCP.
+    ``port=0`` (the default) lets the kernel pick a free one.
 
     ``probe=False`` skips the test connection: a Transit relay would count
     it as an "empty" connection in its usage.  twistd logs "starting on
@@ -304,7 +305,7 @@ def start_twistd(testcase, reactor, twistd, plugin, name, basedir, args,
     argv = [twistd, "-n", "--pidfile=", plugin,
             # port 0: the kernel picks a free port, which twistd's log
             # line "<Factory> starting on PORT" tells us
-            "--port", "tcp:0:interface=127.0.0.1"] + list(args)
+            "--port", "tcp:%d:interface=127.0.0.1" % port] + list(args)
     run = spawn(testcase, reactor, argv, name, cwd=basedir, timeout=600)
     try:
         m = yield run.wait_for_line(rb"\w+ starting on (\d+)")
@@ -324,18 +325,22 @@ class TwistdMailboxServer:
     def __init__(self, run, port, basedir):
         self._run = run
         self.port = port
+        self.basedir = basedir
         self.url = "ws://127.0.0.1:%d/v1" % port
         self.usage_db = os.path.join(basedir, "usage.sqlite")
 
     @classmethod
     @defer.inlineCallbacks
-    def start(cls, testcase, reactor, twistd, name, extra_args=()):
-        basedir = new_dir(testcase)
+    def start(cls, testcase, reactor, twistd, name, extra_args=(),
+              port=0, basedir=None):
+        """``port``/``basedir`` of a stopped server restart it with the
+        same port and databases."""
+        basedir = basedir or new_dir(testcase)
         run, port = yield start_twistd(
             testcase, reactor, twistd, "wormhole-mailbox", name, basedir,
             ["--channel-db", os.path.join(basedir, "channel.sqlite"),
              "--usage-db", os.path.join(basedir, "usage.sqlite")]
-            + list(extra_args))
+            + list(extra_args), port=port)
         return cls(run, port, basedir)
 
     def usage(self):
@@ -372,9 +377,10 @@ class RefMailboxServer(TwistdMailboxServer):
     """The reference mailbox server (magic-wormhole-mailbox-server 0.8)."""
 
     @classmethod
-    def start(cls, testcase, reactor, extra_args=()):
+    def start(cls, testcase, reactor, extra_args=(), port=0, basedir=None):
         return super().start(testcase, reactor, ref_bin("twistd"),
-                             "reference mailbox server", extra_args)
+                             "reference mailbox server", extra_args,
+                             port=port, basedir=basedir)
 
 
 def our_twistd():
@@ -442,9 +448,10 @@ class InteropTestCase(unittest.TestCase):
         from twisted.internet import reactor
         return spawn(self, reactor, argv, name, **kwargs)
 
-    def start_ref_server(self, extra_args=()):
+    def start_ref_server(self, extra_args=(), port=0, basedir=None):
         from twisted.internet import reactor
-        return RefMailboxServer.start(self, reactor, extra_args)
+        return RefMailboxServer.start(self, reactor, extra_args, port=port,
+                                      basedir=basedir)
 
     def start_our_server(self):
         from twisted.internet import reactor

@@ -7,6 +7,8 @@ and on the reference server.
 """
 from twisted.internet import defer, reactor
 
+import wormhole  # ours; the reference is only ever a subprocess
+
 from .harness import InteropTestCase, mailbox_moods, ref_peer_argv
 
 APPID = "example.com/interop-library"
@@ -26,9 +28,7 @@ class LibraryInterop:
     """Mixin; ``start_server`` picks the server."""
 
     def create(self, srv, **kwargs):
-        import wormhole
-        w = wormhole.create(APPID, srv.url, reactor, **kwargs)
-        return w
+        return wormhole.create(APPID, srv.url, reactor, **kwargs)
 
     def ref_peer(self, srv, steps, code=None, allocate=None, versions=None):
         script = {"relay_url": srv.url, "appid": APPID, "steps": steps}
@@ -168,3 +168,40 @@ class LibraryOnReferenceServer(LibraryInterop, InteropTestCase):
 
     def start_server(self):
         return self.start_ref_server()
+
+
+class OurLibraryAcrossReferenceServerRestart(InteropTestCase):
+    """Our client's reconnection against the reference server's
+    persistence (spec 003 "Persistence", spec 004 7.3 reconnection)."""
+
+    @defer.inlineCallbacks
+    def test_restart_between_the_two_sides(self):
+        """Our client claims, opens and adds its pake; the reference server
+        is stopped (SIGTERM) and restarted on the same port and database;
+        our client reconnects by itself; the reference peer arrives only
+        now, and ten messages each way still cross, in order."""
+        from .wiretap import WireTap
+        srv = yield self.start_ref_server()
+        tap = WireTap.start(reactor, srv.url)
+        self.addCleanup(tap.stop)
+        w = wormhole.create(APPID, tap.url, reactor)
+        w.set_code("15-restart-library")
+
+        def pake_acked():
+            adds = [m["id"] for m in tap.messages("c2s", "add", 0)
+                    if m["phase"] == "pake"]
+            acks = [m["id"] for m in tap.messages("s2c", "ack", 0)]
+            return any(i in acks for i in adds)
+        yield self.poll_until(pake_acked, "our pake to be acked")
+        yield srv.stop()
+        yield self.start_ref_server(port=srv.port, basedir=srv.basedir)
+        yield self.poll_until(lambda: tap.connections >= 2,
+                              "our client to reconnect")
+        peer = self.spawn(ref_peer_argv(
+            {"relay_url": srv.url, "appid": APPID,
+             "code": "15-restart-library",
+             "steps": ([["verifier", None]]
+                       + [["send", theirs(i)] for i in range(N)]
+                       + [["recv", N]])}), "reference library peer")
+        out = yield LibraryInterop.exchange(self, w, peer)
+        LibraryInterop.check_exchange(self, *out)
