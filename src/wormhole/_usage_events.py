@@ -1,0 +1,210 @@
+# -*- test-case-name: tests.analytics.test_usage_events -*-
+"""Usage events: one JSON object per line, for the analytics pipeline.
+
+The Mailbox server and the Transit relay each hand every finished
+nameplate, mailbox and relay session to an ``EventWriter``; the schema is
+documented (and versioned) in ``docs/usage-events.md``.
+
+Three promises, each from issue 6 "Usage events":
+
+- **never block the reactor**: ``write`` only builds a line and puts it on
+  a bounded queue; one daemon thread opens, appends to and rotates the
+  files. A full queue drops the event and counts it (``dropped``), because a
+  slow disk must not stall clients.
+- **daily files**: ``<prefix>-YYYY-MM-DD.jsonl`` by the UTC day the event
+  was written, so finished days are immutable and the ingest job can skip
+  files it has already read.
+- **privacy**: the event is built from a fixed list of fields, so nothing
+  the caller adds by accident (an IP address, a peer string) is written;
+  ``blur`` rounds the start down to ``blur`` seconds, and times and sizes
+  to coarse buckets, like the reference servers' ``--blur-usage``.
+"""
+
+import datetime
+import json
+import os
+import queue
+import threading
+
+from zope.interface import Interface, implementer
+
+SCHEMA_VERSION = 1
+
+MAILBOX_RESULTS = ("happy", "lonely", "scary", "errory", "pruney",
+                   "crowded", "quiet")
+RELAY_RESULTS = ("happy", "lonely", "errory", "impatient", "redundant",
+                 "jilted")
+KINDS = ("nameplate", "mailbox", "relay")
+
+
+class IUsageEventWriter(Interface):
+    def write(kind, started, total_time, waiting_time, result, app_id=None,
+              total_bytes=None, clients=()):
+        """Queue one finished nameplate/mailbox/relay session."""
+
+    def close():
+        """Write what is queued and stop the writer thread."""
+
+
+def blur_time(seconds):
+    """A duration rounded to a coarse bucket: 1 s below 1 min, 10 s below
+    10 min, 1 min below 1 h, else 10 min."""
+    if seconds is None:
+        return None
+    for limit, step in ((60, 1), (600, 10), (3600, 60)):
+        if seconds < limit:
+            return round(seconds / step) * step
+    return round(seconds / 600) * 600
+
+
+def blur_bytes(n):
+    """A byte count rounded to 2 significant digits (0 stays 0), so a
+    transfer's size cannot be matched with a network log."""
+    if not n:
+        return n
+    digits = len(str(int(n)))
+    step = 10 ** max(0, digits - 2)
+    return max(step, round(n / step) * step)
+
+
+def _client(side, version):
+    """One ``{"side", "impl", "version"}`` from a bind's ``side`` and
+    ``client_version`` (spec 003 "bind": ``[implementation, version]``);
+    anything else in ``version`` is ignored, not trusted."""
+    impl = ver = None
+    if isinstance(version, (list, tuple)) and len(version) == 2:
+        impl, ver = (str(v)[:64] for v in version)
+    return {"side": None if side is None else str(side)[:64],
+            "impl": impl, "version": ver}
+
+
+def build_event(server_id, kind, started, total_time, waiting_time, result,
+                app_id=None, total_bytes=None, clients=(), blur=None):
+    """The event as a dict of exactly the documented fields."""
+    if blur:
+        started = (int(started) // blur) * blur
+        total_time = blur_time(total_time)
+        waiting_time = blur_time(waiting_time)
+        total_bytes = blur_bytes(total_bytes)
+    return {
+        "v": SCHEMA_VERSION,
+        "server": server_id,
+        "kind": kind,
+        "app_id": app_id,
+        "started": started,
+        "waiting_time": waiting_time,
+        "total_time": total_time,
+        "result": result,
+        "bytes": total_bytes,
+        "clients": [_client(side, version) for side, version in clients],
+    }
+
+
+def day_of(seconds):
+    return datetime.datetime.fromtimestamp(
+        seconds, datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+class DailyFiles:
+    """Appends lines to ``<directory>/<prefix>-<day>.jsonl``; a new day
+    closes the old file. Synchronous: called only from the writer thread
+    (or directly in tests)."""
+
+    def __init__(self, directory, prefix):
+        self._dir = directory
+        self._prefix = prefix
+        self._day = None
+        self._f = None
+        os.makedirs(directory, exist_ok=True)
+
+    def path_for(self, day):
+        return os.path.join(self._dir, f"{self._prefix}-{day}.jsonl")
+
+    def append(self, day, lines):
+        if day != self._day:
+            self.close()
+            self._f = open(self.path_for(day), "a", encoding="utf-8")
+            self._day = day
+        self._f.write("".join(lines))
+        self._f.flush()
+
+    def close(self):
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+            self._day = None
+
+
+_STOP = object()
+
+
+@implementer(IUsageEventWriter)
+class EventWriter:
+    """Queues events from the reactor thread; a daemon thread writes them.
+
+    ``clock`` gives the time that picks the day file (an ``IReactorTime``);
+    ``server_id`` names this server in every event (``--server-id``).
+    """
+
+    def __init__(self, clock, directory, server_id, prefix="usage-events",
+                 blur=None, max_queue=100000):
+        self._clock = clock
+        self._server_id = server_id
+        self._blur = blur
+        self._files = DailyFiles(directory, prefix)
+        self._queue = queue.Queue(maxsize=max_queue)
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="usage-events")
+        self._thread.start()
+
+    def write(self, kind, started, total_time, waiting_time, result,
+              app_id=None, total_bytes=None, clients=()):
+        event = build_event(self._server_id, kind, started, total_time,
+                            waiting_time, result, app_id, total_bytes,
+                            clients, self._blur)
+        line = json.dumps(event, separators=(",", ":")) + "\n"
+        try:
+            self._queue.put_nowait((day_of(self._clock.seconds()), line))
+        except queue.Full:
+            self.dropped += 1
+
+    def _run(self):
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            # take whatever else is waiting: one write per burst, not per
+            # event
+            while len(batch) < 1000:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            for day, group in _by_day(batch):
+                self._files.append(day, group)
+            if any(i is _STOP for i in batch):
+                self._files.close()
+                return
+
+    def close(self):
+        """Flush and stop; blocks until the queue is written (call it at
+        service shutdown)."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+
+
+def _by_day(batch):
+    """Consecutive runs of lines that go to the same day file."""
+    day, group = None, []
+    for item in batch:
+        if item is _STOP:
+            continue
+        d, line = item
+        if d != day and group:
+            yield day, group
+            group = []
+        day = d
+        group.append(line)
+    if group:
+        yield day, group
