@@ -209,15 +209,16 @@ class _Transit:
             listening=bool(self._ports), on_stop=self._stop_listening)
         self._attempts.wire(self._selection)
         self._selection.wire(self._attempts)
-        early, self._early_inbound = self._early_inbound, []
-        for proto, description in early:
-            self._attempts.adopt_inbound(proto, description)
         delay = self._relay_delay if self._their_direct else 0.0
         d = self._selection.when_connected()
         if self._timing is not None:
             event = self._timing.add("transit connect", side=self._side)
             d.addBoth(lambda r: (event.finish(), r)[1])
         self._selection.start(delay)
+        # peers that dialed us before we had the key join the race now
+        early, self._early_inbound = self._early_inbound, []
+        for proto, description in early:
+            self._attempts.adopt_inbound(proto, description)
         return d
 
 

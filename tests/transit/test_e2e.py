@@ -212,3 +212,85 @@ class EndToEnd(unittest.TestCase):
         s.set_transit_key(b"k" * 32)
         self.failureResultOf(s.connect(), TransitError)
         self.failureResultOf(s.connect(), TransitError)
+
+
+class RawPeer(protocol.Protocol):
+    """A hand-written receiver: sends its handshake, records what it gets."""
+
+    def __init__(self, handshake):
+        self.handshake = handshake
+        self.got = b""
+        self.lost = defer.Deferred()
+        self._waiting = []
+
+    def connectionMade(self):
+        self.transport.write(self.handshake)
+
+    def dataReceived(self, data):
+        self.got += data
+        waiting, self._waiting = self._waiting, []
+        for n, d in waiting:
+            if len(self.got) >= n:
+                d.callback(self.got[:n])
+            else:
+                self._waiting.append((n, d))
+
+    def first_bytes(self, n):
+        """Deferred firing with the first ``n`` bytes received."""
+        if len(self.got) >= n:
+            return defer.succeed(self.got[:n])
+        d = defer.Deferred()
+        self._waiting.append((n, d))
+        return d
+
+    def connectionLost(self, reason):
+        self.lost.callback(None)
+
+
+class SelectionOnTheWire(unittest.TestCase):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_first_past_handshake_wins(self):
+        """Two receiver connections reach our sender's listener; the one
+        whose handshake completes gets go, the slow one is hung up when
+        the race is decided (spec 004 6.3)."""
+        from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+        from wormhole._transit import _codec
+        key = b"k" * 32
+        s = TransitSender(None, reactor=reactor, listen_addresses=LOOPBACK)
+        hints = yield s.get_connection_hints()
+        s.set_transit_key(key)
+        d = s.connect()
+        ep = TCP4ClientEndpoint(reactor, "127.0.0.1", hints[0]["port"])
+        slow = RawPeer(_codec.receiver_handshake(key)[:-1])
+        yield connectProtocol(ep, slow)
+        quick = RawPeer(_codec.receiver_handshake(key))
+        yield connectProtocol(ep, quick)
+        pipe = yield d
+        self.addCleanup(pipe.close)
+        yield slow.lost
+        self.assertEqual(slow.got, _codec.sender_handshake(key))
+        expected = _codec.sender_handshake(key) + b"go\n"
+        self.assertEqual((yield quick.first_bytes(len(expected))), expected)
+
+    @defer.inlineCallbacks
+    def test_early_inbound_joins_the_race(self):
+        """A peer that dials us before connect() (before we have the key)
+        is held, then handshaken once connect() runs (the reference drops
+        such connections instead)."""
+        from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+        from wormhole._transit import _codec
+        key = b"k" * 32
+        s = TransitSender(None, reactor=reactor, listen_addresses=LOOPBACK)
+        hints = yield s.get_connection_hints()
+        early = RawPeer(_codec.receiver_handshake(key))
+        yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", hints[0]["port"]), early)
+        s.set_transit_key(key)
+        pipe = yield s.connect()
+        self.addCleanup(pipe.close)
+        self.assertTrue(pipe.describe().startswith("<-tcp:127.0.0.1:"))
+        expected = _codec.sender_handshake(key) + b"go\n"
+        self.assertEqual((yield early.first_bytes(len(expected))), expected)

@@ -18,12 +18,21 @@ from ._pipe import RecordPipe
 
 
 class _OneShotFactory(protocol.ClientFactory):
+    """Hands out the one protocol built for this dial.
+
+    The machine and its shell exist before the socket does, so a dial has
+    exactly one protocol; a second connection from the same endpoint (it
+    should not happen) is refused rather than sharing it.
+    """
+
     def __init__(self, proto):
         self._proto = proto
 
     def buildProtocol(self, addr):
-        self._proto.factory = self
-        return self._proto
+        proto, self._proto = self._proto, None
+        if proto is not None:
+            proto.factory = self
+        return proto
 
 
 @implementer(IAttempts)
@@ -46,6 +55,7 @@ class Attempts:
         self._connections = {}  # TransitConnection -> ConnectionProtocol
         self._failed = set()
         self._relay_launched = False
+        self._stopped = False
         self._last_reason = "no hints to connect to"
         self._endpoint_for = endpoint_for or self._default_endpoint
 
@@ -97,6 +107,10 @@ class Attempts:
         self._check_all_failed()
 
     def adopt_inbound(self, proto, description):
+        if self._stopped:
+            # accepted just before the listener closed: the race is over
+            proto.transport.loseConnection()
+            return
         conn = TransitConnection(self._key, self._is_sender, None, description)
         conn.wire(proto, self._selection)
         self._connections[conn] = proto
@@ -113,6 +127,7 @@ class Attempts:
             self._selection.all_failed(self._last_reason)
 
     def stop_all_except(self, winner):
+        self._stopped = True
         self._listening = False
         if self._on_stop is not None:
             self._on_stop()
