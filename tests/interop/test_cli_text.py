@@ -122,3 +122,34 @@ class CLITextOnReferenceServer(CLIText, InteropTestCase):
 
     def start_server(self):
         return self.start_ref_server()
+
+
+class OurCLIWelcome(InteropTestCase):
+    """Our CLI reading the reference server's welcome (spec 003
+    "Connection-Specific Messages": motd, error)."""
+
+    @defer.inlineCallbacks
+    def test_motd_is_shown(self):
+        """The reference server's --motd text appears on our CLI's stderr
+        (never on stdout, which carries the received text), and the
+        transfer still works."""
+        srv = yield self.start_ref_server(["--motd", "interop motd ✓"])
+        send, recv = yield self.exchange_text(srv.url, our_cli_argv,
+                                              our_cli_argv, "after motd")
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertIn("interop motd ✓".encode("utf-8"), send.stderr)
+        self.assertEqual(recv.stdout, b"after motd\n")
+
+    @defer.inlineCallbacks
+    def test_signal_error_fails_with_the_text(self):
+        """The reference server's --signal-error makes our CLI exit 1
+        showing the operator's text on stderr."""
+        srv = yield self.start_ref_server(["--signal-error",
+                                           "closed for maintenance"])
+        send = self.spawn(our_cli_argv(srv.url, "send", "--text", "x",
+                                       "--code", "4-purple-sausages"),
+                          "sender")
+        yield self.wait_all([send], expected_exit=1)
+        self.assertExited(send, 1)
+        self.assertIn(b"closed for maintenance", send.stderr)
