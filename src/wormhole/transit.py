@@ -161,8 +161,24 @@ class _Transit:
 
     def _stop_listening(self):
         ports, self._ports = self._ports, []
-        for p in ports:
-            p.stopListening()
+        return defer.gatherResults([defer.maybeDeferred(p.stopListening) for p in ports])
+
+    def stop(self):
+        """Give up: cancel a running ``connect()``, close the listener and
+        any inbound connection still waiting for ``connect()``.
+
+        Not in the reference's API: it lets an application (or a test)
+        that abandons a transfer before or during ``connect()`` leave no
+        open port behind. A pipe ``connect()`` already delivered is not
+        touched (close it with its own ``close()``). Returns a Deferred
+        that fires once the listener is closed.
+        """
+        if self._selection is not None:
+            self._selection.cancel()
+        early, self._early_inbound = self._early_inbound, []
+        for proto, _ in early:
+            proto.transport.loseConnection()
+        return self._stop_listening()
 
     def _inbound(self, proto, description):
         if self._attempts is None:

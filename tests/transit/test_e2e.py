@@ -91,7 +91,7 @@ class EndToEnd(unittest.TestCase):
         127.0.0.1, and our relay comes after it."""
         s = TransitSender("tcp:127.0.0.1:4001", reactor=reactor, listen_addresses=LOOPBACK)
         hints = yield s.get_connection_hints()
-        self.addCleanup(s._stop_listening)
+        self.addCleanup(s.stop)
         self.assertEqual([h["type"] for h in hints], ["direct-tcp-v1", "relay-v1"])
         self.assertEqual(hints[0]["hostname"], "127.0.0.1")
         again = yield s.get_connection_hints()
@@ -105,7 +105,7 @@ class EndToEnd(unittest.TestCase):
         self.patch(os, "environ", dict(os.environ, WORMHOLE_TRANSIT_ADDRESSES="127.0.0.1"))
         s = TransitSender(None, reactor=reactor)
         hints = yield s.get_connection_hints()
-        self.addCleanup(s._stop_listening)
+        self.addCleanup(s.stop)
         self.assertEqual([h["hostname"] for h in hints], ["127.0.0.1"])
 
     @defer.inlineCallbacks
@@ -201,6 +201,33 @@ class EndToEnd(unittest.TestCase):
         s = TransitReceiver(None, no_listen=True, reactor=reactor)
         s.set_transit_key(b"k" * 32)
         yield self.assertFailure(s.connect(), TransitError)
+
+    @defer.inlineCallbacks
+    def test_stop(self):
+        """stop() fails a running connect() with CancelledError and closes
+        the listener, so the port refuses connections afterwards."""
+        s = TransitSender(None, reactor=reactor, listen_addresses=LOOPBACK)
+        hints = yield s.get_connection_hints()
+        s.set_transit_key(b"k" * 32)
+        d = s.connect()
+        yield s.stop()
+        yield self.assertFailure(d, defer.CancelledError)
+        from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+        ep = TCP4ClientEndpoint(reactor, "127.0.0.1", hints[0]["port"])
+        yield self.assertFailure(connectProtocol(ep, protocol.Protocol()),
+                                 error.ConnectionRefusedError)
+
+    @defer.inlineCallbacks
+    def test_stop_before_connect(self):
+        """stop() before connect() closes the listener and drops a peer
+        that dialed in early."""
+        from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+        s = TransitReceiver(None, reactor=reactor, listen_addresses=LOOPBACK)
+        hints = yield s.get_connection_hints()
+        early = RawPeer(b"")
+        yield connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", hints[0]["port"]), early)
+        yield s.stop()
+        yield early.lost
 
     def test_misuse(self):
         """connect() before set_transit_key, twice, or with a str key fails
