@@ -234,13 +234,17 @@ def new_dir(testcase):
 
 
 def spawn(testcase, reactor, argv, name, cwd=None, env=None,
-          timeout=PROCESS_TIMEOUT):
+          timeout=PROCESS_TIMEOUT, stdin=None):
     """Start ``argv``; a cleanup on ``testcase`` kills it by PID if it is
-    still running when the test ends (also on failure)."""
+    still running when the test ends (also on failure).  ``stdin`` bytes
+    are written to the child, then its stdin is closed."""
     run = ProcessRun(reactor, name, timeout)
     reactor.spawnProcess(run, argv[0], argv, env=env or _clean_env(),
                          path=cwd or new_dir(testcase))
     testcase.addCleanup(run.kill)
+    if stdin is not None:
+        run.transport.write(stdin)
+        run.transport.closeStdin()
     return run
 
 

@@ -84,6 +84,24 @@ class CLIText:
             self.assertEqual(recv.stdout, cli_text_stdout(long_text))
 
     @defer.inlineCallbacks
+    def test_text_from_stdin_both_ways(self):
+        """send --text - reads the text from stdin to EOF and sends it
+        unchanged, trailing newline included, in both directions."""
+        srv = yield self.start_server()
+        for n, (snd, rcv) in enumerate(((our_cli_argv, ref_cli_argv),
+                                        (ref_cli_argv, our_cli_argv))):
+            code = "%d-standard-input" % (30 + n)
+            send = self.spawn(snd(srv.url, "send", "--text", "-",
+                                  "--code", code), "sender",
+                              stdin=TEXT.encode("utf-8"))
+            recv = self.spawn(rcv(srv.url, "receive", code), "receiver")
+            yield self.wait_all([send, recv])
+            self.assertExited(send)
+            self.assertExited(recv)
+            self.assertEqual(recv.stdout, cli_text_stdout(TEXT),
+                             (send.describe(), recv.describe()))
+
+    @defer.inlineCallbacks
     def check_wrong_code(self, sender_argv, receiver_argv):
         srv = yield self.start_server()
         send = self.spawn(sender_argv(srv.url, "send", "--text", TEXT,
