@@ -16,7 +16,13 @@ from twisted.trial import unittest
 
 from wormhole.transit import TransitReceiver, TransitSender
 
-from ._support import LOOPBACK, REPO_ROOT, ReferenceTransit, start_reference_relay
+from ._support import (
+    LOOPBACK,
+    REPO_ROOT,
+    ReferenceTransit,
+    start_reference_relay,
+    start_relay,
+)
 
 TIMEOUT = 60
 
@@ -80,6 +86,24 @@ class Interop(unittest.TestCase):
     def test_we_receive_via_reference_relay(self):
         """Relay only: our receiver and the reference sender on its relay."""
         relay = yield start_reference_relay(self)
+        pipe, theirs = yield self._exchange(TransitReceiver, "sender", relay=relay,
+                                            our_no_listen=True)
+        self.assertTrue(pipe.describe().startswith("->relay:tcp:127.0.0.1:"), pipe.describe())
+        yield theirs.close()
+
+    @defer.inlineCallbacks
+    def test_we_send_via_our_relay(self):
+        """Relay only, on our relay: our sender, the reference receiver."""
+        relay = yield start_relay(self)
+        pipe, theirs = yield self._exchange(TransitSender, "receiver", relay=relay,
+                                            our_no_listen=True)
+        self.assertTrue(pipe.describe().startswith("->relay:tcp:127.0.0.1:"), pipe.describe())
+        yield theirs.close()
+
+    @defer.inlineCallbacks
+    def test_we_receive_via_our_relay(self):
+        """Relay only, on our relay: our receiver, the reference sender."""
+        relay = yield start_relay(self)
         pipe, theirs = yield self._exchange(TransitReceiver, "sender", relay=relay,
                                             our_no_listen=True)
         self.assertTrue(pipe.describe().startswith("->relay:tcp:127.0.0.1:"), pipe.describe())
