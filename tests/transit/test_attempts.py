@@ -4,8 +4,10 @@ may give up early, and that losers are stopped (spec 004 6.3, 6.4)."""
 from twisted.internet import defer
 from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
+from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
+from wormhole._interfaces import ITorManager
 from wormhole._transit import _codec
 from wormhole._transit._attempts import Attempts
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint, TorTCPV1Hint
@@ -123,3 +125,39 @@ class AttemptsTests(unittest.TestCase):
         pipe = a.make_pipe(winner)
         verifyObject(IRecordPipe, pipe)
         self.assertEqual(pipe.describe(), "->tcp:127.0.0.1:1")
+
+
+@implementer(ITorManager)
+class FakeTor:
+    def __init__(self, dials):
+        self.dials = dials
+
+    def stream_via(self, host, port, tls=False):
+        return FakeEndpoint(("tor", host, port), self.dials)
+
+
+class TorTests(unittest.TestCase):
+    def test_everything_through_tor(self):
+        """With a Tor manager, direct and onion hints alike are dialed
+        through tor.stream_via (spec 004 9.3: direct hints may be reached
+        by proxying through Tor)."""
+        dials = []
+        a = Attempts(None, KEY, True, SIDE,
+                     [DirectTCPV1Hint("127.0.0.1", 1), TorTCPV1Hint("x.onion", 80)], [],
+                     tor=FakeTor(dials))
+        a.wire(FakeSelection([]))
+        a.launch_direct()
+        self.assertEqual([e.hint for e in dials], [("tor", "127.0.0.1", 1), ("tor", "x.onion", 80)])
+
+    def test_transit_with_tor(self):
+        """A Transit with Tor never listens nor advertises addresses, says
+        it can use tor-tcp-v1, and keeps the peer's onion hints."""
+        from twisted.internet import reactor
+
+        from wormhole.transit import TransitSender
+        t = TransitSender("tcp:127.0.0.1:4001", reactor=reactor, tor=FakeTor([]))
+        hints = self.successResultOf(t.get_connection_hints())
+        self.assertEqual([h["type"] for h in hints], ["relay-v1"])
+        self.assertIn({"type": "tor-tcp-v1"}, t.get_connection_abilities())
+        t.add_connection_hints([{"type": "tor-tcp-v1", "hostname": "x.onion", "port": 80}])
+        self.assertEqual(t._their_direct, [TorTCPV1Hint("x.onion", 80, 0.0)])
