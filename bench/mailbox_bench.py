@@ -384,7 +384,7 @@ def ratio(a, b):
     return a / b
 
 
-def print_table(names, pair_res, idle_res, levels):
+def print_table(names, pair_res, idle_res, levels, markdown=False):
     lines = ["", "Mailbox server benchmark (client and servers share this "
              "machine: {} cores)".format(os.cpu_count())]
     cols = ["conc", "server", "pairs/s", "p50 ms", "p99 ms", "srv ms/pair",
@@ -411,7 +411,7 @@ def print_table(names, pair_res, idle_res, levels):
                          fmt(ratio(o["server_cpu_ms_per_pair"],
                                    f["server_cpu_ms_per_pair"])),
                          "", "", "", "", ""])
-    lines += _grid(cols, rows)
+    lines += _grid(cols, rows, markdown)
     if idle_res:
         lines.append("")
         cols = ["server", "conns", "KiB/conn", "RSS before MiB",
@@ -427,11 +427,16 @@ def print_table(names, pair_res, idle_res, levels):
                          fmt(r["rss_after_close_mib"]),
                          fmt(r["rss_returned_pct"]), fmt(r["opens_per_s"]),
                          str(r["open_failures"] + r["close_failures"])])
-        lines += _grid(cols, rows)
+        lines += _grid(cols, rows, markdown)
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-def _grid(cols, rows):
+def _grid(cols, rows, markdown=False):
+    if markdown:
+        out = ["| " + " | ".join(cols) + " |",
+               "|" + "|".join("---:" for _ in cols) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        return out
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
               for i, c in enumerate(cols)]
     out = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
@@ -494,6 +499,9 @@ def parse_args(argv):
     p.add_argument("--profile-dir",
                    help="where profiles go (default: the temp dir; use with "
                    "--keep-temp or give a directory)")
+    p.add_argument("--markdown", action="store_true",
+                   help="also print the tables as Markdown "
+                   "(for docs/performance.md)")
     p.add_argument("--keep-temp", action="store_true")
     a = p.parse_args(argv)
     if a.duration is None:
@@ -611,6 +619,8 @@ def main(argv=None):
                 emit("mailbox ratio rss_per_conn_kib ours/ref={}".format(
                     fmt(ratio(o["rss_per_conn_kib"], f["rss_per_conn_kib"]))))
         print_table(names, pair_res, idle_res, args.levels)
+        if args.markdown:
+            print_table(names, pair_res, idle_res, args.levels, True)
     finally:
         for srv in servers.values():
             srv.stop()
