@@ -262,10 +262,12 @@ class Boss:
 
     @m.output()
     def deliver_verifier(self, verifier):
+        self._timing.add("got verifier")  # a milestone for misc/dump-timing.py
         self._W.got_verifier(verifier)
 
     @m.output()
     def deliver_versions(self, versions):
+        self._timing.add("got version")  # the end of the "version" phase
         self._D.got_wormhole_versions(versions)
         self._W.got_versions(versions.get("app_versions", {}))
 

@@ -1,8 +1,26 @@
 """Timing records for ``--dump-timing`` (spec 004 5.4 ``timing``).
 
-Each event has a name, a start time, an optional finish time and details;
-the RendezvousConnector records ``server_tx``/``server_rx`` of every message
-so ``misc/dump-timing.py`` can line up both clients and the server.
+A ``DebugTiming`` keeps a list of events, each with a name, a local start
+time, an optional local finish time and a dict of details.  The bundle it
+writes is that list, as JSON: the same shape the reference writes, so
+``misc/dump-timing.py`` reads bundles from either implementation.
+
+Who records what (the names ``wormhole._timeline`` looks for):
+
+- ``wormhole`` (``create()``): this client's ``side`` and ``appid``, at the
+  moment the wormhole was made (the start of the "connect" phase);
+- ``command`` (the CLI): the ``role``, ``sender`` or ``receiver``;
+- ``ws_send`` / ``ws_receive`` (the RendezvousConnector): every message to
+  and from the Mailbox server with its local time.  Outbound messages carry
+  a random ``id``; the server copies it into its ``ack`` and direct
+  responses, with its own ``server_rx``/``server_tx`` clock (spec 004
+  chapter 7, "misc/dump-timing.py is a debug tool ..."), which is how the
+  tool lines the clients up with the server;
+- ``pake1``/``pake2`` (Key), ``got verifier``/``got version`` (Boss),
+  ``transit connect`` (Transit), ``transfer`` (the CLI): milestones.
+
+Times come from an injectable clock (``time.time`` by default) so tests can
+drive it.
 """
 
 import json
@@ -10,10 +28,13 @@ import time
 
 
 class Event:
-    def __init__(self, name, when, **details):
+    """One timed thing; ``finish()`` it when it has a duration."""
+
+    def __init__(self, name, start, clock, details):
         self._name = name
-        self._start = time.time() if when is None else when
+        self._start = start
         self._stop = None
+        self._clock = clock
         self._details = details
 
     def detail(self, **details):
@@ -21,7 +42,7 @@ class Event:
         return self
 
     def finish(self, when=None, **details):
-        self._stop = time.time() if when is None else when
+        self._stop = self._clock() if when is None else when
         self._details.update(details)
 
     def __enter__(self):
@@ -39,11 +60,19 @@ class Event:
 
 
 class DebugTiming:
-    def __init__(self):
+    """The recorder handed to ``create(timing=...)``.
+
+    ``add(name, when=None, **details)`` returns the ``Event`` (a context
+    manager too: ``with timing.add("pake1"): ...`` times the block).
+    """
+
+    def __init__(self, clock=time.time):
+        self._clock = clock
         self._events = []
 
     def add(self, name, when=None, **details):
-        ev = Event(name, when, **details)
+        start = self._clock() if when is None else when
+        ev = Event(name, start, self._clock, details)
         self._events.append(ev)
         return ev
 

@@ -251,6 +251,8 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
     timing = timing or DebugTiming()
     # 10 hex digits, as the reference client uses on the wire
     side = bytes_to_hexstr(os.urandom(5))
+    # who wrote a --dump-timing bundle, and when the "connect" phase began
+    timing.add("wormhole", side=side, appid=appid)
     journal = journal or ImmediateJournal()
     eq = _eventual_queue or EventualQueue(reactor)
     if delegate is not None:

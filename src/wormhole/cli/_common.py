@@ -24,6 +24,8 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None):
     """``create()`` with the CLI's settings (spec 004 5.4)."""
     if cfg.timing is None:
         cfg.timing = DebugTiming()
+    # which side wrote the --dump-timing bundle (misc/dump-timing.py)
+    cfg.timing.add("command", role="sender" if client_name == "send" else "receiver")
     kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr)
     if on_status_update is not None:
         kwargs["on_status_update"] = on_status_update

@@ -1,0 +1,13 @@
+"""Timelines from ``--dump-timing`` bundles (``misc/dump-timing.py``).
+
+``load_bundle(path)`` reads one client's bundle; ``merge([...])`` orders the
+clients (sender, then receiver); ``render_html(clients)`` draws them as one
+self-contained HTML page (inline SVG, no scripts, no external files).
+See docs/timing.md.
+"""
+from ._bundle import (PHASES, ClientTimeline, Message, TimingError, format_duration,
+                      load_bundle, merge)
+from ._render import render_html
+
+__all__ = ["PHASES", "ClientTimeline", "Message", "TimingError", "format_duration",
+           "load_bundle", "merge", "render_html"]
