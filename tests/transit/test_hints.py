@@ -1,5 +1,7 @@
 """Hint and ability parsing (spec 004 9.3 "Transit")."""
 
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.trial import unittest
 
 from wormhole._transit import _hints as h
@@ -53,6 +55,7 @@ class ParseHints(unittest.TestCase):
             {"type": "direct-tcp-v1", "hostname": "a", "port": 0},
             {"type": "direct-tcp-v1", "hostname": "a", "port": 65536},
             {"type": "direct-tcp-v1", "hostname": "a", "port": 1, "priority": "high"},
+            {"type": "direct-tcp-v1", "hostname": "a", "port": 1, "priority": 10 ** 400},
             {"type": "relay-v1"},
             {"type": "relay-v1", "hints": []},
             {"type": "relay-v1", "hints": [{"hostname": "a"}]},
@@ -84,3 +87,28 @@ class ParseHints(unittest.TestCase):
         """describe_hint says direct or relay, host and port."""
         self.assertEqual(h.describe_hint(h.DirectTCPV1Hint("127.0.0.1", 5)), "->tcp:127.0.0.1:5")
         self.assertEqual(h.describe_hint(h.parse_relay_string("tcp:r:7")), "->relay:tcp:r:7")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from(["type", "hostname", "port", "priority", "hints", "x"]),
+                      children, max_size=5),
+    max_leaves=20)
+hint_like = st.fixed_dictionaries(
+    {"type": st.sampled_from(["direct-tcp-v1", "tor-tcp-v1", "relay-v1", "other"])},
+    optional={"hostname": json_values, "port": json_values, "priority": json_values,
+              "hints": st.lists(json_values | st.fixed_dictionaries(
+                  {"hostname": json_values, "port": json_values}), max_size=3)})
+
+
+class PeerInput(unittest.TestCase):
+    @given(st.lists(json_values | hint_like, max_size=6))
+    def test_never_raises_on_peer_hints(self, hints):
+        """Whatever JSON the peer sends as hints, parsing keeps what is
+        usable and reports the rest, never raising (the peer's data must
+        not crash us)."""
+        good, dropped = h.parse_hints(hints)
+        self.assertEqual(len(good) + len(dropped), len(hints))
+        for g in good:
+            self.assertIsInstance(g, (h.DirectTCPV1Hint, h.TorTCPV1Hint, h.RelayV1Hint))

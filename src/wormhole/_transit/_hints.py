@@ -65,8 +65,12 @@ def _parse_endpoint(d, kind):
     priority = d.get("priority", 0.0)
     if isinstance(priority, bool) or not isinstance(priority, (int, float)):
         raise BadHint(f"{kind} hint 'priority' must be a number, got {priority!r}")
+    try:
+        priority = float(priority)
+    except OverflowError:
+        raise BadHint(f"{kind} hint 'priority' is out of range") from None
     cls = TorTCPV1Hint if kind == TOR_TCP_V1 else DirectTCPV1Hint
-    return cls(hostname, port, float(priority))
+    return cls(hostname, port, priority)
 
 
 def parse_hint(d):
