@@ -34,13 +34,18 @@ MAILBOX_RESULTS = ("happy", "lonely", "scary", "errory", "pruney",
                    "crowded", "quiet")
 RELAY_RESULTS = ("happy", "lonely", "errory", "impatient", "redundant",
                  "jilted")
-KINDS = ("nameplate", "mailbox", "relay")
+# "bind" is one client's bind (spec 003 "bind": side and client_version):
+# the version shares come from these, deduplicated by side
+KINDS = ("nameplate", "mailbox", "relay", "bind")
 
 
 class IUsageEventWriter(Interface):
     def write(kind, started, total_time, waiting_time, result, app_id=None,
               total_bytes=None, clients=()):
         """Queue one finished nameplate/mailbox/relay session."""
+
+    def bound(app_id, side, client_version):
+        """Queue one client's bind (kind ``bind``)."""
 
     def close():
         """Write what is queued and stop the writer thread."""
@@ -168,6 +173,10 @@ class EventWriter:
             self._queue.put_nowait((day_of(self._clock.seconds()), line))
         except queue.Full:
             self.dropped += 1
+
+    def bound(self, app_id, side, client_version):
+        self.write("bind", self._clock.seconds(), None, None, None,
+                   app_id=app_id, clients=[(side, client_version)])
 
     def _run(self):
         while True:

@@ -124,3 +124,19 @@ class EventWriterTests(unittest.TestCase):
         self.addCleanup(w.close)
         self.assertRaises(TypeError, w.write, "relay", 0, 1, None, "happy",
                           peer="127.0.0.1")
+
+    def test_bound(self):
+        """bound() writes a kind=bind event at the clock's time with the
+        side and client version, and no times or result."""
+        clock = Clock()
+        clock.advance(DAY1 + 7)
+        d = self.mktemp()
+        w = ue.EventWriter(clock, d, "srv")
+        w.bound("app", "side1", ["python", "0.24"])
+        w.close()
+        [e] = _read(os.path.join(d, "usage-events-2026-01-01.jsonl"))
+        self.assertEqual((e["kind"], e["started"], e["result"],
+                          e["total_time"], e["app_id"]),
+                         ("bind", DAY1 + 7, None, None, "app"))
+        self.assertEqual(e["clients"], [
+            {"side": "side1", "impl": "python", "version": "0.24"}])

@@ -1,0 +1,101 @@
+"""``python -m wormhole.analytics`` / ``wormhole-analytics``."""
+
+import argparse
+import sys
+
+from ._progress import Progress
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="wormhole-analytics",
+        description="Usage analytics for Magic Wormhole servers on Apache "
+        "Spark (docs/analytics.md).")
+    sub = p.add_subparsers(dest="command", required=True)
+    spark_opts = argparse.ArgumentParser(add_help=False)
+    spark_opts.add_argument(
+        "--master", default=None,
+        help="Spark master URL (default: what spark-submit chose, or "
+        "local[*] when run as plain Python)")
+    spark_opts.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE",
+        help="extra Spark setting, e.g. spark.driver.memory=4g (repeat)")
+    spark_opts.add_argument("--quiet", action="store_true",
+                            help="no progress lines")
+
+    ing = sub.add_parser("ingest", parents=[spark_opts],
+                         help="JSON-lines events to the Parquet store")
+    ing.add_argument("--events", nargs="+", required=True, metavar="PATH",
+                     help="event files, folders of them, or globs")
+    ing.add_argument("--store", required=True, metavar="DIR")
+    ing.add_argument("--include-open", action="store_true",
+                     help="also read files named for today (UTC), which "
+                     "the servers may still be appending to")
+
+    rep = sub.add_parser("report", parents=[spark_opts],
+                         help="daily aggregates, published tables, HTML")
+    rep.add_argument("--store", required=True, metavar="DIR")
+    rep.add_argument("--out", required=True, metavar="DIR")
+    rep.add_argument("--since", metavar="YYYY-MM-DD")
+    rep.add_argument("--until", metavar="YYYY-MM-DD")
+    rep.add_argument("--min-cell", type=int, default=5,
+                     help="published counts below this are suppressed")
+    rep.add_argument("--title")
+
+    imp = sub.add_parser("import", help="reference servers' usage "
+                         "databases and relay JSON log to event files")
+    imp.add_argument("--server-id", required=True)
+    imp.add_argument("--mailbox-db", action="append", default=[])
+    imp.add_argument("--relay-db", action="append", default=[])
+    imp.add_argument("--relay-log", action="append", default=[])
+    imp.add_argument("--out", required=True, metavar="DIR")
+    return p
+
+
+def _conf(pairs):
+    conf = {}
+    for kv in pairs:
+        if "=" not in kv:
+            raise SystemExit(f"--conf wants KEY=VALUE, got {kv!r}")
+        k, v = kv.split("=", 1)
+        conf[k] = v
+    return conf
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.command == "import":
+        import itertools
+
+        from . import _importer as I
+        sources = itertools.chain(
+            *(I.mailbox_events(p, args.server_id) for p in args.mailbox_db),
+            *(I.relay_db_events(p, args.server_id) for p in args.relay_db),
+            *(I.relay_log_events(p, args.server_id) for p in args.relay_log))
+        counts = I.write_events(sources, args.out, args.server_id)
+        for name, n in sorted(counts.items()):
+            print(f"{n}\t{name}")
+        return 0
+    from ._session import get_session
+    spark = get_session(args.master, conf=_conf(args.conf),
+                        progress=not args.quiet)
+    try:
+        if args.command == "ingest":
+            from ._ingest import ingest
+            r = ingest(spark, args.events, args.store,
+                       include_open=args.include_open,
+                       progress=Progress("ingest", quiet=args.quiet))
+            print(f"files={r['files']} skipped={r['skipped']} "
+                  f"events={r['events']} quarantined={r['quarantined']}")
+        else:
+            from ._report import run_report
+            run_report(spark, args.store, args.out, args.since, args.until,
+                       min_cell=args.min_cell, title=args.title,
+                       progress=Progress("report", quiet=args.quiet))
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The SparkSession: local mode by default, whatever ``spark-submit``
+set otherwise.
+
+Settings from shared/SPARK.md: loopback only, no UI, few shuffle
+partitions, UTC session time zone (days are UTC days everywhere in this
+pipeline, like the event files' names)."""
+
+import os
+
+DEFAULT_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.session.timeZone": "UTC",
+    # the report's Parquet reads only the columns it needs
+    "spark.sql.parquet.filterPushdown": "true",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    # day=2026-01-01 stays a string: no date parsing of folder names, and
+    # the quarantine's day=unknown lives beside real days
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+}
+
+
+def get_session(master=None, app_name="wormhole-analytics", conf=None,
+                progress=True):
+    """Build (or reuse) the session. ``master`` None keeps what
+    ``spark-submit`` chose, or ``local[*]`` when run as plain Python."""
+    # a driver started by plain Python binds to loopback unless told
+    # otherwise; under spark-submit the operator's environment decides
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    elif "spark.master" not in _submitted_conf():
+        builder = builder.master("local[*]")
+    settings = dict(DEFAULT_CONF)
+    settings["spark.ui.showConsoleProgress"] = "true" if progress else \
+        "false"
+    settings.update(conf or {})
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    return builder.getOrCreate()
+
+
+def _submitted_conf():
+    """Keys that spark-submit passed to this driver (it sets them as
+    ``SPARK_CONF_*``-free system properties read by the JVM; PySpark
+    exposes them through the launcher environment)."""
+    if os.environ.get("SPARK_SUBMIT_OPTS") or os.environ.get(
+            "PYSPARK_GATEWAY_PORT"):
+        return {"spark.master": True}
+    return {}
