@@ -86,6 +86,18 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual((yield ps.receive_record()), b"Greatest Hits")
 
     @defer.inlineCallbacks
+    def test_timing(self):
+        """With timing=, connect() records a finished 'transit connect'
+        event (for --dump-timing)."""
+        from wormhole.timing import DebugTiming
+        timing = DebugTiming()
+        yield connected(self, timing=timing)
+        events = [e for e in timing.events() if e["name"] == "transit connect"]
+        self.assertEqual(len(events), 2)
+        for e in events:
+            self.assertIsNotNone(e["stop"])
+
+    @defer.inlineCallbacks
     def test_hints_only_loopback(self):
         """With listen_addresses=["127.0.0.1"], the only direct hint is
         127.0.0.1, and our relay comes after it."""
