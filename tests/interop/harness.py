@@ -125,9 +125,12 @@ class ProcessRun(protocol.ProcessProtocol):
         self.stderr += data
         self._check_waiters()
 
-    def processEnded(self, reason):
+    def cancel_timeout(self):
         if self._timeout.active():
             self._timeout.cancel()
+
+    def processEnded(self, reason):
+        self.cancel_timeout()
         self.status = reason.value
         self._check_waiters()
         unmet, self._line_waiters = self._line_waiters, []
@@ -210,15 +213,17 @@ class ProcessRun(protocol.ProcessProtocol):
         self.kill()
 
     def _check_waiters(self):
-        streams = {"stdout": self.stdout, "stderr": self.stderr,
-                   "any": self.stdout + b"\n" + self.stderr}
+        streams = {"stdout": [self.stdout], "stderr": [self.stderr],
+                   "any": [self.stdout, self.stderr]}
         ready, still = [], []
         for stream, regex, d in self._line_waiters:
-            for line in streams[stream].splitlines(keepends=True):
-                m = regex.search(line) if line.endswith(b"\n") else None
-                if m:
-                    ready.append((d, m))
-                    break
+            m = None
+            for data in streams[stream]:
+                for line in data.splitlines(keepends=True):
+                    if line.endswith(b"\n"):
+                        m = m or regex.search(line)
+            if m:
+                ready.append((d, m))
             else:
                 still.append((stream, regex, d))
         # fire only after updating the list: a callback may add a waiter
@@ -239,8 +244,12 @@ def spawn(testcase, reactor, argv, name, cwd=None, env=None,
     still running when the test ends (also on failure).  ``stdin`` bytes
     are written to the child, then its stdin is closed."""
     run = ProcessRun(reactor, name, timeout)
-    reactor.spawnProcess(run, argv[0], argv, env=env or _clean_env(),
-                         path=cwd or new_dir(testcase))
+    try:
+        reactor.spawnProcess(run, argv[0], argv, env=env or _clean_env(),
+                             path=cwd or new_dir(testcase))
+    except BaseException:
+        run.cancel_timeout()
+        raise
     testcase.addCleanup(run.kill)
     if stdin is not None:
         run.transport.write(stdin)
@@ -267,14 +276,6 @@ def wait_all(testcase, runs, expected_exit=0):
     if any(r.timed_out for r in runs):
         testcase.fail("timed out:\n" + "\n".join(r.describe() for r in runs))
     return runs
-
-
-@defer.inlineCallbacks
-def run_to_end(testcase, reactor, argv, name, **kwargs):
-    """Run a process to its end; returns the finished ProcessRun."""
-    run = spawn(testcase, reactor, argv, name, **kwargs)
-    yield run.ended()
-    return run
 
 
 @defer.inlineCallbacks
