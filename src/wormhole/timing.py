@@ -26,6 +26,10 @@ drive it.
 import json
 import time
 
+from zope.interface import implementer
+
+from ._interfaces import ITiming
+
 
 class Event:
     """One timed thing; ``finish()`` it when it has a duration."""
@@ -59,6 +63,7 @@ class Event:
                 "details": self._details}
 
 
+@implementer(ITiming)
 class DebugTiming:
     """The recorder handed to ``create(timing=...)``.
 

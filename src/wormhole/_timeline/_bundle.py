@@ -183,7 +183,9 @@ class ClientTimeline:
             return bool(_NUMERIC.match(phase)) and (
                 (m.outbound and m.type == "add") or self._from_peer(m))
 
-        begin = self._first_event("wormhole") or self._first_event("command")
+        # the reference records "command dispatch" just before create()
+        begin = (self._first_event("wormhole") or self._first_event("command")
+                 or self._first_event("command dispatch"))
         begin = begin["start"] if begin else (self.messages[0].local if self.messages else None)
         got_key = self._event_span("pake2")[1] or self._first(
             lambda m: self._from_peer(m, "pake"))
