@@ -32,6 +32,12 @@ def suppress(tables, min_cell):
         for col in _DERIVED_DAILY:
             d[col] = d[col].astype(object)
             d.loc[few, col] = None
+        # a rate of a suppressed count would give the count back
+        for rate, count in (("success_rate", "happy"),
+                            ("crowded_rate", "crowded"),
+                            ("scary_rate", "scary")):
+            small = (d[count] > 0) & (d[count] < min_cell)
+            d.loc[small, rate] = None
         d = _mask_counts(d, ["n"] + A.RESULTS, min_cell)
     out["daily"] = d
     s = tables["sizes"].copy()

@@ -1,0 +1,209 @@
+"""The daily aggregates and the incremental ingest, checked against an
+independent computation in plain Python over the same event files
+(issue 6 "Acceptance": generated data with heavy tails and several days,
+servers and app ids)."""
+
+import collections
+import json
+import math
+import os
+
+from twisted.trial import unittest
+
+from wormhole.analytics import _aggregate as A
+from wormhole.analytics._generate import write_files
+from wormhole.analytics._ingest import ingest
+from wormhole.analytics._report import run_report
+from wormhole._usage_events import day_of
+
+from ._spark import QuietProgress, spark
+
+
+def nearest_rank(values, p):
+    """The p-th percentile by nearest rank: what percentile_approx gives
+    exactly while a group has fewer values than its accuracy."""
+    v = sorted(values)
+    return v[max(1, math.ceil(p * len(v))) - 1]
+
+
+def oracle(files):
+    """Daily figures from the raw lines, without Spark."""
+    groups = collections.defaultdict(list)
+    bad = 0
+    sides = {}
+    sizes = collections.Counter()
+    for path in files:
+        with open(path) as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    bad += 1
+                    continue
+                day = day_of(e["started"])
+                if e["kind"] == "bind" or e["clients"]:
+                    for c in e["clients"]:
+                        sides.setdefault((day, e["server"], c["side"]),
+                                         (c["impl"], c["version"]))
+                if e["kind"] == "bind":
+                    continue
+                groups[(day, e["kind"], e["server"], e["app_id"] or "")]\
+                    .append(e)
+                groups[(day, e["kind"], A.ALL, A.ALL)].append(e)
+                if e["kind"] == "relay":
+                    b = e["bytes"]
+                    bucket = 0 if b <= 0 else 1 if b < 1000 else min(
+                        int(math.floor(math.log10(b))) - 1,
+                        len(A.SIZE_BUCKETS) - 1)
+                    sizes[(day, e["server"], bucket)] += 1
+    versions = collections.Counter(
+        (day, server, impl, ver)
+        for (day, server, _side), (impl, ver) in sides.items())
+    return groups, bad, versions, sizes
+
+
+_fixture = {}
+
+
+def _aggregated():
+    """Generate, ingest and report once per test process (trial has no
+    setUpClass); the tests below only read the result."""
+    if not _fixture:
+        base = os.path.abspath("aggregates")
+        files = write_files(os.path.join(base, "events"), 6000, seed=7,
+                            days=3, servers=3, bad_every=101)
+        store = os.path.join(base, "store")
+        _fixture["ingested"] = ingest(spark(), files, store,
+                                      progress=QuietProgress())
+        _fixture["tables"] = run_report(spark(), store,
+                                        os.path.join(base, "out"),
+                                        progress=QuietProgress())
+        _fixture["oracle"] = oracle(files)
+        _fixture["out"] = os.path.join(base, "out")
+    return _fixture
+
+
+class Aggregates(unittest.TestCase):
+    def setUp(self):
+        f = _aggregated()
+        self.ingested, self.tables, self.oracle, self.out = (
+            f["ingested"], f["tables"], f["oracle"], f["out"])
+
+    def test_ingest_counts(self):
+        """Ingest counts every line: events plus quarantined equals the
+        lines written."""
+        groups, bad, _, _ = self.oracle
+        self.assertEqual(self.ingested["quarantined"], bad)
+        self.assertEqual(self.ingested["events"] + bad, 6000)
+
+    def test_daily_counts_and_rates(self):
+        """Counts by result, success/crowded/scary rates and bytes of every
+        (day, kind, server, app) and all-servers group match."""
+        groups, _, _, _ = self.oracle
+        daily = self.tables["daily"]
+        self.assertEqual(len(daily), len(groups))
+        for row in daily.itertuples(index=False):
+            evs = groups[(row.day, row.kind, row.server, row.app_id)]
+            moods = collections.Counter(e["result"] for e in evs)
+            self.assertEqual(row.n, len(evs))
+            for r in A.RESULTS:
+                self.assertEqual(getattr(row, r), moods[r], (row, r))
+            self.assertAlmostEqual(row.success_rate, moods["happy"] / len(evs))
+            self.assertAlmostEqual(row.crowded_rate,
+                                   moods["crowded"] / len(evs))
+            self.assertAlmostEqual(row.scary_rate, moods["scary"] / len(evs))
+            if row.kind == "relay":
+                self.assertEqual(row.bytes, sum(e["bytes"] for e in evs))
+
+    def test_percentiles(self):
+        """Waiting and total time percentiles (heavy-tailed) equal the
+        nearest-rank percentiles of each group."""
+        groups, _, _, _ = self.oracle
+        for row in self.tables["daily"].itertuples(index=False):
+            evs = groups[(row.day, row.kind, row.server, row.app_id)]
+            waits = [e["waiting_time"] for e in evs
+                     if e["waiting_time"] is not None]
+            totals = [e["total_time"] for e in evs]
+            for p in A.PERCENTILES:
+                col = int(p * 100)
+                self.assertEqual(getattr(row, f"total_p{col}"),
+                                 nearest_rank(totals, p))
+                if waits:
+                    self.assertEqual(getattr(row, f"waiting_p{col}"),
+                                     nearest_rank(waits, p))
+                else:
+                    self.assertTrue(math.isnan(getattr(
+                        row, f"waiting_p{col}")) or getattr(
+                        row, f"waiting_p{col}") is None)
+
+    def test_versions_dedup_by_side(self):
+        """Version shares count each side once a day per server."""
+        _, _, versions, _ = self.oracle
+        got = {(r.day, r.server, r.impl, r.version): r.sides
+               for r in self.tables["versions"].itertuples(index=False)}
+        self.assertEqual(got, dict(versions))
+        shares = self.tables["versions"].groupby(["day", "server"])[
+            "share"].sum()
+        for s in shares:
+            self.assertAlmostEqual(s, 1.0)
+
+    def test_sizes(self):
+        """The relay size histogram matches."""
+        _, _, _, sizes = self.oracle
+        got = {(r.day, r.server, r.bucket): r.n
+               for r in self.tables["sizes"].itertuples(index=False)}
+        self.assertEqual(got, dict(sizes))
+
+    def test_quarantine_table(self):
+        """Malformed lines are counted in the report's quarantine table."""
+        _, bad, _, _ = self.oracle
+        q = self.tables["quarantine"]
+        self.assertEqual(int(q["n"].sum()), bad)
+        self.assertEqual(set(q["reason"]), {"malformed"})
+
+    def test_outputs(self):
+        """The report writes Parquet partitioned by day, suppressed CSVs
+        and one self-contained HTML page with inlined charts."""
+        out = self.out
+        days = sorted(d for d in os.listdir(os.path.join(out, "daily"))
+                      if d.startswith("day="))
+        self.assertEqual(days, ["day=2026-01-01", "day=2026-01-02",
+                                "day=2026-01-03"])
+        with open(os.path.join(out, "report.html")) as f:
+            page = f.read()
+        self.assertIn("data:image/png;base64,", page)
+        self.assertNotIn("src=\"http", page)
+        for name in ("daily", "sizes", "versions", "quarantine"):
+            self.assertTrue(os.path.exists(
+                os.path.join(out, "published", f"{name}.csv")))
+
+
+class Incremental(unittest.TestCase):
+    def test_only_new_files(self):
+        """A second ingest skips files already read, reads a new day's
+        file, leaves today's file alone, and reports a changed file
+        instead of counting it twice."""
+        base = os.path.abspath(self.mktemp())
+        files = write_files(os.path.join(base, "ev"), 300, seed=1, days=2)
+        store = os.path.join(base, "store")
+        first = ingest(spark(), files[:1], store, progress=QuietProgress())
+        self.assertEqual(first["files"], 1)
+        before = sorted(os.listdir(os.path.join(store, "events")))
+        again = ingest(spark(), files, store, today="2026-01-02",
+                       progress=QuietProgress())
+        self.assertEqual((again["files"], again["skipped"]), (0, 2))
+        later = ingest(spark(), files, store, today="2026-01-03",
+                       progress=QuietProgress())
+        self.assertEqual(later["files"], 1)
+        self.assertEqual(later["days"], ["2026-01-02"])
+        after = sorted(os.listdir(os.path.join(store, "events")))
+        self.assertEqual(after, before + ["day=2026-01-02"])
+        with open(files[0], "a") as f:
+            f.write("{}\n")
+        p = QuietProgress()
+        changed = ingest(spark(), files, store, today="2026-01-03",
+                         progress=p)
+        self.assertEqual(changed["files"], 0)
+        self.assertTrue(any("changed since" in line for line in p.lines))
+        total = spark().read.parquet(os.path.join(store, "events")).count()
+        self.assertEqual(total, 300)
