@@ -1,0 +1,147 @@
+"""L2 framing (spec 000 "L2 protocol", "L2 Message Framing"): handshake
+lines, Noise NNpsk0 between a Leader and a Follower, frames bigger than one
+Noise packet, arbitrary TCP splits, refusal of bad peers."""
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from twisted.trial import unittest
+
+from wormhole._dilation import _framing as F
+
+KEY = b"\x01" * 32
+
+
+def pair(key_l=KEY, key_f=KEY):
+    """A Leader and a Follower session after the Noise handshake."""
+    leader = F.NoiseSession(F.derive_dilation_key(key_l), True)
+    follower = F.NoiseSession(F.derive_dilation_key(key_f), False)
+    r_f = F.FrameReader(b"")
+    r_l = F.FrameReader(b"")
+    [m1] = r_f.add_data(leader.write_handshake())
+    follower.read_handshake(m1)
+    [m2] = r_l.add_data(follower.write_handshake())
+    leader.read_handshake(m2)
+    return leader, follower
+
+
+def split_at(data, cuts):
+    cuts = sorted(set(c % (len(data) + 1) for c in cuts))
+    out, prev = [], 0
+    for c in cuts + [len(data)]:
+        out.append(data[prev:c])
+        prev = c
+    return out
+
+
+class Constants(unittest.TestCase):
+    def test_lines(self):
+        """The handshake lines of spec 000, and which one each role sends."""
+        self.assertEqual(F.handshake_lines(True),
+                         (b"Magic-Wormhole Dilation Handshake v1 Leader\n\n",
+                          b"Magic-Wormhole Dilation Handshake v1 Follower\n\n"))
+        self.assertEqual(F.handshake_lines(False),
+                         tuple(reversed(F.handshake_lines(True))))
+
+    def test_dilation_key(self):
+        """The Dilation key is HKDF-SHA256(key, info=dilation-v1, no salt, 32)."""
+        want = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
+                    info=b"dilation-v1").derive(KEY)
+        self.assertEqual(F.derive_dilation_key(KEY), want)
+
+    def test_sizes(self):
+        """65519 bytes of plaintext per Noise message, 65535 of ciphertext."""
+        self.assertEqual((F.NOISE_MAX_PLAINTEXT, F.NOISE_MAX_CIPHERTEXT), (65519, 65535))
+        self.assertEqual(F.NOISE_PROTOCOL, b"Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s")
+
+
+class Frames(unittest.TestCase):
+    def test_small_record_layout(self):
+        """A 9-byte OPEN becomes 9+16 bytes of Noise inside a 4-byte length:
+        29 bytes on the wire, as spec 000's example says."""
+        leader, follower = pair()
+        wire = leader.encrypt_frame(b"\x03" + b"\x00" * 8)
+        self.assertEqual(len(wire), 29)
+        self.assertEqual(wire[:4], b"\x00\x00\x00\x19")
+
+    def test_boundaries(self):
+        """Plaintexts at and around multiples of 65519 bytes are cut into
+        ceil(n/65519) Noise messages and come back intact."""
+        leader, follower = pair()
+        reader = F.FrameReader(b"")
+        for n in (0, 1, 65518, 65519, 65520, 2 * 65519, 2 * 65519 + 1, 300000):
+            pt = bytes(range(256)) * (n // 256) + b"x" * (n % 256)
+            wire = leader.encrypt_frame(pt)
+            pieces = max(1, -(-n // 65519))
+            self.assertEqual(len(wire), 4 + n + 16 * pieces)
+            [ct] = reader.add_data(wire)
+            self.assertEqual(follower.decrypt_frame(ct), pt)
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(st.integers(min_value=0, max_value=140000), min_size=1, max_size=6),
+           st.lists(st.integers(min_value=0), max_size=30))
+    def test_any_tcp_split(self, sizes, cuts):
+        """Frames of any size, the whole stream cut at arbitrary points
+        (including inside the handshake line and length prefixes), decode to
+        the same plaintexts in order, in both directions."""
+        leader, follower = pair()
+        for sender, receiver, line in ((leader, follower, F.LEADER_HANDSHAKE),
+                                       (follower, leader, F.FOLLOWER_HANDSHAKE)):
+            pts = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+            stream = line + b"".join(sender.encrypt_frame(p) for p in pts)
+            reader = F.FrameReader(line)
+            got = []
+            for chunk in split_at(stream, cuts):
+                got.extend(receiver.decrypt_frame(f) for f in reader.add_data(chunk))
+            self.assertEqual(got, pts)
+
+
+class BadPeers(unittest.TestCase):
+    def test_wrong_line(self):
+        """A wrong handshake line (e.g. an HTTP server) fails at the first
+        differing byte, without waiting for the whole line."""
+        r = F.FrameReader(F.LEADER_HANDSHAKE)
+        self.assertEqual(r.add_data(b"Magic-"), [])
+        self.assertRaises(F.FramingError, r.add_data, b"HTTP")
+
+    def test_follower_line_to_follower(self):
+        """Two Followers (or two Leaders) refuse each other's line."""
+        r = F.FrameReader(F.LEADER_HANDSHAKE)
+        self.assertRaises(F.FramingError, r.add_data, F.FOLLOWER_HANDSHAKE)
+
+    def test_wrong_key(self):
+        """Peers with different wormhole keys fail the Noise handshake or
+        the first transport message: never a silent success."""
+        leader = F.NoiseSession(F.derive_dilation_key(KEY), True)
+        follower = F.NoiseSession(F.derive_dilation_key(b"\x02" * 32), False)
+        r = F.FrameReader(b"")
+        [m1] = r.add_data(leader.write_handshake())
+        try:
+            follower.read_handshake(m1)
+            [m2] = r.add_data(follower.write_handshake())
+            leader.read_handshake(m2)
+            [m3] = r.add_data(follower.encrypt_frame(b"\x00"))
+            leader.decrypt_frame(m3)
+        except F.FramingError:
+            return
+        self.fail("mismatched keys were accepted")
+
+    @given(st.integers(min_value=0, max_value=70000 + 31), st.integers(0, 255))
+    @settings(max_examples=25, deadline=None)
+    def test_tampered(self, where, xor):
+        """Flipping any bit of any Noise message of a frame makes
+        decryption fail with FramingError."""
+        leader, follower = pair()
+        wire = bytearray(leader.encrypt_frame(b"z" * 70000))
+        ct = bytes(wire[4:])
+        tampered = bytearray(ct)
+        tampered[where % len(ct)] ^= (xor or 1)
+        self.assertRaises(F.FramingError, follower.decrypt_frame, bytes(tampered))
+
+    def test_frame_limit(self):
+        """No frame may claim more than 2**32-1 bytes."""
+        class Huge(bytes):
+            def __len__(self):
+                return 2 ** 32
+        self.assertRaises(ValueError, F.frame, Huge())
