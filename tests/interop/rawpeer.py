@@ -32,6 +32,7 @@ class RawResult:
         self.peer_version = None      # the decrypted plaintext, parsed
         self.peer_version_bytes = None  # ... and as sent
         self.peer_messages = []       # decrypted numbered phases, in order
+        self.peer_other = {}          # other phases (e.g. dilate-0): bytes
         self.mood = None
         self.welcome = None
         self.errors = []
@@ -88,8 +89,8 @@ class _RawProtocol(WebSocketClientProtocol):
             self.r.peer_side = side
             self.r.key = _crypto.finish_pake(self.sp, body)
             self.send(type="release", nameplate=self.nameplate)
-            self.encrypt_add("version", json.dumps(
-                {"app_versions": f.versions}).encode("utf-8"))
+            version = dict(f.version_extra, app_versions=f.versions)
+            self.encrypt_add("version", json.dumps(version).encode("utf-8"))
             for plaintext in f.to_send:
                 self.encrypt_add(str(self.sent_phase), plaintext)
                 self.sent_phase += 1
@@ -107,8 +108,11 @@ class _RawProtocol(WebSocketClientProtocol):
             self.peer_phases[int(phase)] = plaintext
             self.r.peer_messages = [self.peer_phases[i]
                                     for i in sorted(self.peer_phases)]
-        if (self.r.peer_version is not None
-                and len(self.peer_phases) >= f.expect):
+        else:
+            self.r.peer_other[phase] = plaintext
+            if f.on_other is not None:
+                f.on_other(self, phase, plaintext)
+        if f.done_when(self.r):
             self.finish("happy")
 
     def finish(self, mood):
@@ -125,15 +129,27 @@ class _RawProtocol(WebSocketClientProtocol):
 
 
 def run_raw_peer(reactor, url, appid, code, to_send=(), expect=0,
-                 versions=None, timeout=60.0):
+                 versions=None, timeout=60.0, version_extra=None,
+                 on_other=None, done_when=None):
     """Connect, exchange, close; fires with a RawResult once the server
-    closed the connection (after our ``close``)."""
+    closed the connection (after our ``close``).
+
+    By default the exchange is done once the peer's version and ``expect``
+    numbered messages arrived; ``done_when(result)`` replaces that test.
+    ``version_extra`` adds keys before ``app_versions`` in our version
+    (e.g. can-dilate); ``on_other(protocol, phase, plaintext)`` sees other
+    decrypted phases (``dilate-N``) and may answer with
+    ``protocol.encrypt_add(phase, plaintext)``."""
     f = WebSocketClientFactory(url)
     f.protocol = _RawProtocol
     f.result = RawResult()
     f.appid, f.code = appid, code
     f.to_send, f.expect = list(to_send), expect
     f.versions = versions if versions is not None else {}
+    f.version_extra = version_extra or {}
+    f.on_other = on_other
+    f.done_when = done_when or (lambda r: r.peer_version is not None
+                                and len(r.peer_messages) >= expect)
     f.done = defer.Deferred()
     connector = connectWS(f)
     # a stuck exchange ends with whatever was collected, for the test to

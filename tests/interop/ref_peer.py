@@ -20,7 +20,9 @@ ops: ["send", "<text>"] sends the UTF-8 bytes of the text,
      ["send_json", obj] sends the UTF-8 JSON encoding of obj (what the
          file-transfer app does, spec 004 chapter 9),
      ["recv", n] waits for n messages,
-     ["verifier", null], ["versions", null], ["code", null].
+     ["verifier", null], ["versions", null], ["code", null],
+     ["dilate", null] (calls w.dilate(); needs create_kwargs dilation),
+     ["sleep", seconds] (keeps the peer alive for an observer).
 
 Every result is one JSON line on stdout (flushed at once), so the harness
 can follow the exchange while it runs:
@@ -94,6 +96,13 @@ def run(reactor, script):
                     except UnicodeDecodeError:
                         text = None
                     emit(event="message", text=text, hex=body.hex())
+            elif op == "dilate":
+                # the Dilation API (spec 000): only observed, never used
+                dilated = w.dilate()
+                emit(event="dilated", type=type(dilated).__name__)
+            elif op == "sleep":
+                yield task.deferLater(reactor, arg, lambda: None)
+                emit(event="slept")
             else:
                 raise ValueError("unknown op %r" % (op,))
     except Exception:
