@@ -84,6 +84,7 @@ class TextTransfer(unittest.TestCase):
         sb, rb = self.path("sender.json"), self.path("receiver.json")
         send = self.spawn(self.ours("--dump-timing", sb, "send", "--code", "7-ab-cd",
                                     "--text", "timed"), "sender")
+        yield send.wait_for(rb"Wormhole code is")  # the receiver comes second
         recv = self.spawn(self.ours("--dump-timing", rb, "receive", "7-ab-cd"), "receiver")
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
@@ -104,7 +105,7 @@ class TextTransfer(unittest.TestCase):
         self.assertEqual(sorted(phases), ["receiver", "sender"])
         self.assertPhases(phases, "sender", TEXT_PHASES)
         self.assertPhases(phases, "receiver", TEXT_PHASES)
-        # the receiver started after the sender had claimed
+        # the receiver started after the sender had shown its code
         self.assertLess(phases["sender"][0][1], phases["receiver"][0][1])
         for side in sides.values():
             self.assertIn(f"side {side}", self.html)

@@ -96,10 +96,13 @@ class Page(unittest.TestCase):
     def test_escaping(self):
         """File names and roles are escaped, not interpreted as markup."""
         c = self.clients[0]
-        c.name = "<b>evil</b>.json"
+        c.name = "/tmp/<i>evil.json"
+        c.role = "sender <script>"
         html = render_html(self.clients, title="a < b")
-        self.assertNotIn("<b>evil", html)
-        self.assertIn("&lt;b&gt;evil", html)
+        self.assertNotIn("<i>evil", html)
+        self.assertNotIn("<script", html)
+        self.assertIn("(&lt;i&gt;evil.json)", html)
+        self.assertIn("sender &lt;script&gt;", html)
         self.assertIn("<title>a &lt; b</title>", html)
         _svg(html)
 

@@ -204,9 +204,15 @@ class ClientTimeline:
             "transfer": self._event_span("transfer"),
             "close": (self._first(tx("close")), self._first(rx("closed"))),
         }
-        if spans["transfer"][0] is None:
-            # no CLI record: the application messages bound the transfer
-            # (text mode: offer and answer, spec 004 chapter 9)
+        if spans["transfer"][0] is None and spans["transit connect"][1] is not None:
+            # no CLI record, file mode (spec 004 9.3): the data flows from
+            # the Transit connection until the wormhole is closed
+            end = spans["close"][0] or max(
+                max(ev["start"], ev.get("stop") or 0) for ev in self.events)
+            spans["transfer"] = (spans["transit connect"][1], end)
+        elif spans["transfer"][0] is None:
+            # no CLI record, text mode: the offer and the answer (spec 004
+            # chapter 9) bound the transfer
             spans["transfer"] = (self._first(app), self._last(app))
         return [(name,) + spans[name] for name in PHASES
                 if None not in spans[name]]

@@ -10,6 +10,7 @@ code, the other side starting up) are cut out and marked, so a transfer
 of a few milliseconds and a wait of seconds both fit one screen.
 """
 import bisect
+import os
 from html import escape
 
 from ._bundle import PHASES, format_duration
@@ -179,7 +180,7 @@ def _meta(clients):
     parts = []
     for c in clients:
         parts.append(f"{c.role}: side {c.side or '?'}, clock offset "
-                     f"{c.offset * 1000:+.1f} ms ({c.name})")
+                     f"{c.offset * 1000:+.1f} ms ({os.path.basename(c.name)})")
     return "; ".join(parts)
 
 
@@ -202,7 +203,16 @@ def _table(clients, axis):
                 rows.append(f"<td class=\"num\">{_rel(start)}</td>"
                             f"<td class=\"num\">{format_duration(span[2] - span[1])}</td>")
         rows.append("</tr>\n")
-    rows.append("</table>\n")
+    rows.append("<tr><td></td><th>first to last</th>")
+    for c in clients:
+        if c.phases:
+            first = min(p[1] for p in c.phases)
+            last = max(p[2] for p in c.phases)
+            rows.append(f"<td class=\"num\">{_rel(first + c.offset - axis.origin)}</td>"
+                        f"<th class=\"num\">{format_duration(last - first)}</th>")
+        else:
+            rows.append("<td></td><td></td>")
+    rows.append("</tr>\n</table>\n")
     return "".join(rows)
 
 
