@@ -169,6 +169,16 @@ class Phases(_Files, unittest.TestCase):
         self.assertSpan(sp["transit connect"], 2.029, 0.002)
         self.assertSpan(sp["transfer"], 2.031, 0.003)
 
+    def test_file_mode_without_transfer_event(self):
+        """With a Transit connection but no ``transfer`` record, the data
+        flows from the connection until the wormhole is closed (spec 004
+        9.3): that is the transfer, not the offer and answer before it."""
+        s, _ = text_transfer()
+        events = s.events + [
+            {"name": "transit connect", "start": 2.029, "stop": 2.031, "details": {}}]
+        sp = self.spans(load_bundle(self.write(events)))
+        self.assertSpan(sp["transfer"], 2.031, 0.004)  # tx close at 2.035
+
     def test_missing_phases_are_left_out(self):
         """A client that never got a welcome has no connect phase (and no
         phase with a missing end)."""
