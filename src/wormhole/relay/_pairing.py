@@ -8,7 +8,9 @@ pairs with the oldest waiting one of another side (or with any, if either
 gave no side). Observed on the reference relay and kept here: connections
 of the same side wait side by side; once one of them is paired, the others
 waiting on that token are dropped (mood ``redundant``); a connection that
-comes after a pair was made starts waiting afresh.
+comes after a pair was made starts waiting afresh. Which of several
+same-side connections is paired is not fixed on the reference; here it is
+always the oldest.
 """
 
 from zope.interface import implementer
