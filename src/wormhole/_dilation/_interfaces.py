@@ -1,0 +1,121 @@
+"""One zope Interface per Dilation machine and per object the machines
+hand each other (DESIGN.md "Interfaces are checked")."""
+
+from zope.interface import Interface
+
+
+class IDilationManager(Interface):
+    """L1 (spec 000 "Initiating Dilation"): please, hints, reconnect."""
+
+    def got_dilate(plaintext):
+        """A decrypted DILATE-n body from the peer."""
+
+    def connector_connection_made(connection):
+        """L2 chose ``connection`` as this generation's L3."""
+
+    def connector_connection_lost():
+        """The current L3 is gone."""
+
+
+class IL3Connection(Interface):
+    """What L4 may do with the selected L2 connection (spec 000 "L3
+    protocol"): send records, pause reading, be dropped."""
+
+    def send_record(record):
+        """Encode, encrypt, frame and write one record."""
+
+    def register_producer(producer):
+        """Let ``producer`` (L4 Outbound, an IPushProducer) be paused and
+        resumed by the TCP transport's buffer."""
+
+    def unregister_producer():
+        """Undo ``register_producer``."""
+
+    def pauseProducing():
+        """Stop reading from the peer (and stop delivering records already
+        read) until ``resumeProducing``."""
+
+    def resumeProducing():
+        """Undo ``pauseProducing``."""
+
+    def disconnect():
+        """Drop the connection."""
+
+
+class IOutbound(Interface):
+    """L4 outbound (spec 000 "L4 protocol"): one seqnum counter for all
+    subchannels, the queue retired by ACKs, resent on each new L3, and the
+    outbound half of "Flow Control"."""
+
+    def send_open(scid, subprotocol):
+        """Queue and (if connected) send an OPEN."""
+
+    def send_data(scid, data):
+        """Queue and (if connected) send a DATA."""
+
+    def send_close(scid):
+        """Queue and (if connected) send a CLOSE."""
+
+    def send_ack(resp_seqnum):
+        """Send an ACK now if connected (ACKs are never queued)."""
+
+    def handle_ack(resp_seqnum):
+        """Retire every queued record with seqnum <= resp_seqnum."""
+
+    def use_connection(connection):
+        """A new L3: resend the queue in order, then flow."""
+
+    def stop_using_connection():
+        """The L3 is gone: pause every subchannel."""
+
+    def subchannel_opened(subchannel):
+        """Flow control covers ``subchannel`` from now on."""
+
+    def subchannel_closed(subchannel):
+        """Flow control no longer covers ``subchannel``."""
+
+
+class IInbound(Interface):
+    """L4 inbound (spec 000 "L4 protocol"): de-duplication, ACKs, dispatch
+    to subchannels, and the inbound half of "Flow Control"."""
+
+    def got_record(record):
+        """An OPEN/DATA/CLOSE from the current L3."""
+
+    def use_connection(connection):
+        """A new L3 (paused at once if any subchannel is paused)."""
+
+    def stop_using_connection():
+        """The L3 is gone."""
+
+    def subchannel_paused(subchannel):
+        """The application paused reading from ``subchannel``."""
+
+    def subchannel_resumed(subchannel):
+        """The application resumed reading from ``subchannel``."""
+
+    def subchannel_closed(scid):
+        """Forget subchannel ``scid``."""
+
+
+class ISubChannel(Interface):
+    """What L4 tells an L5 subchannel (spec 000 "L5 subchannels")."""
+
+    def remote_data(data):
+        """A DATA payload for this subchannel."""
+
+    def remote_close():
+        """The peer's CLOSE for this subchannel."""
+
+    def local_pause():
+        """L3 is full or gone: pause the application's producer."""
+
+    def local_resume():
+        """L3 has room again: resume the application's producer."""
+
+
+class ISubchannelListener(Interface):
+    """Who accepts inbound OPENs (the endpoints of ``listener_for``)."""
+
+    def got_open(scid, subprotocol):
+        """The peer opened subchannel ``scid`` for ``subprotocol``."""

@@ -1,0 +1,111 @@
+"""L4 inbound (spec 000 "L4 protocol", "Flow Control"): ACK everything,
+deliver each seqnum once, dispatch to subchannels, stop reading while any
+subchannel is paused."""
+
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole._dilation import _interfaces as I
+from wormhole._dilation._inbound import Inbound
+from wormhole._dilation._records import Close, Data, Open
+
+from .fakes import FakeConnection, FakeListener, FakeOutbound, FakeSubChannel
+
+
+class InboundTests(unittest.TestCase):
+    def setUp(self):
+        self.events = []
+        self.i = Inbound()
+        self.listener = FakeListener(self.events)
+        self.i.wire(FakeOutbound(self.events), self.listener)
+        self.c = FakeConnection(self.events)
+
+    def test_interfaces(self):
+        """Inbound provides IInbound; the fakes provide theirs."""
+        verifyObject(I.IInbound, self.i)
+        verifyObject(I.IOutbound, FakeOutbound([]))
+        verifyObject(I.ISubchannelListener, self.listener)
+
+    def test_dispatch_and_ack(self):
+        """OPEN goes to the listener, DATA/CLOSE to that subchannel, and
+        every record is ACKed after delivery."""
+        self.i.use_connection(self.c)
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.got_record(Data(1, 1, b"hi"))
+        self.i.got_record(Close(1, 2))
+        self.assertEqual(self.events, [
+            ("listener.got_open", 1, "chat"), ("outbound.send_ack", 0),
+            ("sc1.remote_data", b"hi"), ("outbound.send_ack", 1),
+            ("sc1.remote_close",), ("outbound.send_ack", 2)])
+
+    def test_duplicates_acked_not_delivered(self):
+        """A resent record (seqnum already seen) is ACKed again but not
+        delivered again."""
+        self.i.use_connection(self.c)
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.got_record(Data(1, 1, b"a"))
+        self.i.stop_using_connection()
+        self.i.use_connection(FakeConnection(self.events, "c2"))
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.got_record(Data(1, 1, b"a"))
+        self.i.got_record(Data(1, 2, b"b"))
+        self.assertEqual(self.listener.made[1].data, [b"a", b"b"])
+        self.assertEqual([e[1] for e in self.events if e[0] == "outbound.send_ack"],
+                         [0, 1, 0, 1, 2])
+
+    def test_unknown_subchannel(self):
+        """DATA/CLOSE for a subchannel never opened are discarded (and
+        ACKed); a second OPEN of an id is ignored."""
+        self.i.use_connection(self.c)
+        self.i.got_record(Data(9, 0, b"x"))
+        self.i.got_record(Close(9, 1))
+        self.i.got_record(Open(3, 2, "a"))
+        self.i.got_record(Open(3, 3, "b"))
+        self.assertEqual([e for e in self.events if e[0] != "outbound.send_ack"],
+                         [("listener.got_open", 3, "a")])
+
+    def test_registered_local_subchannel(self):
+        """DATA for a subchannel we opened reaches it."""
+        sc = FakeSubChannel(self.events, "mine")
+        self.i.register_subchannel(2, sc)
+        self.i.use_connection(self.c)
+        self.i.got_record(Data(2, 0, b"z"))
+        self.assertEqual(sc.data, [b"z"])
+
+    def test_any_paused_pauses_reading(self):
+        """The connection is paused when the first subchannel pauses and
+        resumed only when the last paused one resumes or closes."""
+        a = FakeSubChannel(self.events, "a")
+        b = FakeSubChannel(self.events, "b")
+        self.i.register_subchannel(1, a)
+        self.i.register_subchannel(3, b)
+        self.i.use_connection(self.c)
+        self.i.subchannel_paused(a)
+        self.i.subchannel_paused(b)
+        self.i.subchannel_paused(a)
+        self.assertEqual(self.events, [("c.pauseProducing",)])
+        self.i.subchannel_resumed(a)
+        self.assertEqual(self.events, [("c.pauseProducing",)])
+        self.i.subchannel_closed(3)
+        self.assertEqual(self.events, [("c.pauseProducing",), ("c.resumeProducing",)])
+
+    def test_new_connection_starts_paused(self):
+        """A subchannel paused while there is no L3 pauses the next L3 at once."""
+        a = FakeSubChannel(self.events, "a")
+        self.i.register_subchannel(1, a)
+        self.i.subchannel_paused(a)
+        self.i.use_connection(self.c)
+        self.assertEqual(self.events, [("c.pauseProducing",)])
+        self.i.stop_using_connection()
+        self.i.subchannel_resumed(a)
+        c2 = FakeConnection(self.events, "c2")
+        self.i.use_connection(c2)
+        self.assertEqual(self.events, [("c.pauseProducing",)])
+
+    def test_seqnum_wrap(self):
+        """After 2**32-1 the next record is new, not a duplicate."""
+        self.i.use_connection(self.c)
+        self.i._last_seqnum = 2 ** 32 - 2
+        self.i.got_record(Open(1, 2 ** 32 - 1, "a"))
+        self.i.got_record(Data(1, 0, b"after-wrap"))
+        self.assertEqual(self.listener.made[1].data, [b"after-wrap"])

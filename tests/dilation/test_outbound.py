@@ -1,0 +1,134 @@
+"""L4 outbound (spec 000 "L4 protocol", "Flow Control"): one seqnum
+counter, the queue retired by ACKs and resent on every new L3, ACKs never
+queued, subchannels paused while L3 is full or gone."""
+
+from twisted.internet.interfaces import IPushProducer
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole._dilation import _interfaces as I
+from wormhole._dilation._outbound import Outbound
+from wormhole._dilation._records import Ack, Close, Data, Open
+
+from .fakes import FakeConnection, FakeSubChannel
+
+
+class OutboundTests(unittest.TestCase):
+    def setUp(self):
+        self.events = []
+        self.o = Outbound()
+        self.c = FakeConnection(self.events)
+
+    def test_interfaces(self):
+        """Outbound provides IOutbound and IPushProducer; the fakes provide theirs."""
+        verifyObject(I.IOutbound, self.o)
+        verifyObject(IPushProducer, self.o)
+        verifyObject(I.IL3Connection, self.c)
+        verifyObject(I.ISubChannel, FakeSubChannel([], "x"))
+
+    def test_one_counter_for_all_subchannels(self):
+        """OPEN/DATA/CLOSE of different subchannels share one seqnum space."""
+        self.o.use_connection(self.c)
+        self.o.send_open(1, "a")
+        self.o.send_open(2, "b")
+        self.o.send_data(1, b"x")
+        self.o.send_data(2, b"y")
+        self.o.send_close(1)
+        self.assertEqual(self.c.sent, [Open(1, 0, "a"), Open(2, 1, "b"), Data(1, 2, b"x"),
+                                       Data(2, 3, b"y"), Close(1, 4)])
+
+    def test_queued_while_disconnected_then_sent_in_order(self):
+        """Records written with no L3 are sent, in order, when one arrives."""
+        self.o.send_open(1, "a")
+        self.o.send_data(1, b"x")
+        self.o.use_connection(self.c)
+        self.assertEqual(self.c.sent, [Open(1, 0, "a"), Data(1, 1, b"x")])
+        self.assertIs(self.c.producer, self.o)
+
+    def test_resend_unacked_on_every_new_connection(self):
+        """An ACK for N retires seqnums <= N; the rest is resent on the next L3."""
+        self.o.use_connection(self.c)
+        for i in range(4):
+            self.o.send_data(1, bytes([i]))
+        self.o.handle_ack(1)
+        self.o.stop_using_connection()
+        self.o.send_data(1, b"late")
+        c2 = FakeConnection(self.events, "c2")
+        self.o.use_connection(c2)
+        self.assertEqual(c2.sent, [Data(1, 2, b"\x02"), Data(1, 3, b"\x03"), Data(1, 4, b"late")])
+        self.o.handle_ack(4)
+        self.o.stop_using_connection()
+        c3 = FakeConnection(self.events, "c3")
+        self.o.use_connection(c3)
+        self.assertEqual(c3.sent, [])
+
+    def test_acks_not_queued(self):
+        """ACKs are sent only when connected and never resent."""
+        self.o.send_ack(7)
+        self.o.use_connection(self.c)
+        self.assertEqual(self.c.sent, [])
+        self.o.send_ack(8)
+        self.assertEqual(self.c.sent, [Ack(8)])
+
+    def test_flow_control(self):
+        """Subchannels are paused with no L3, resumed when one is attached,
+        paused when the transport pauses us, resumed when it resumes us."""
+        a = FakeSubChannel(self.events, "a")
+        self.o.subchannel_opened(a)
+        self.assertEqual(self.events, [("a.local_pause",)])
+        del self.events[:]
+        self.o.use_connection(self.c)
+        self.assertEqual(self.events, [("c.register_producer",), ("a.local_resume",)])
+        del self.events[:]
+        b = FakeSubChannel(self.events, "b")
+        self.o.subchannel_opened(b)
+        self.assertEqual(self.events, [])
+        self.o.pauseProducing()
+        self.assertEqual(sorted(self.events), [("a.local_pause",), ("b.local_pause",)])
+        del self.events[:]
+        self.o.pauseProducing()
+        c = FakeSubChannel(self.events, "c")
+        self.o.subchannel_opened(c)
+        self.assertEqual(self.events, [("c.local_pause",)])
+        del self.events[:]
+        self.o.subchannel_closed(c)
+        self.o.resumeProducing()
+        self.assertEqual(sorted(self.events), [("a.local_resume",), ("b.local_resume",)])
+        del self.events[:]
+        self.o.stop_using_connection()
+        self.assertEqual(self.events[0], ("c.unregister_producer",))
+        self.assertEqual(sorted(self.events[1:]), [("a.local_pause",), ("b.local_pause",)])
+
+    def test_pause_during_resend(self):
+        """If the transport pauses us while the queue is being resent, the
+        subchannels end up paused (not resumed after the pause)."""
+        a = FakeSubChannel(self.events, "a")
+        self.o.subchannel_opened(a)
+        self.o.send_data(1, b"x" * 10)
+
+        class Pausing(FakeConnection):
+            def send_record(inner, record):
+                FakeConnection.send_record(inner, record)
+                inner.producer.pauseProducing()
+
+        c = Pausing(self.events, "p")
+        del self.events[:]
+        self.o.use_connection(c)
+        self.assertEqual(self.events[-1], ("a.local_pause",))
+
+    def test_seqnum_wraps_at_32_bits(self):
+        """The 4-byte seqnum field wraps instead of overflowing."""
+        self.o._next_seqnum = 2 ** 32 - 1
+        self.o.use_connection(self.c)
+        self.o.send_data(1, b"")
+        self.o.send_data(1, b"")
+        self.assertEqual([r.seqnum for r in self.c.sent], [2 ** 32 - 1, 0])
+
+    def test_ack_retires_across_wrap(self):
+        """An ACK after the wrap retires the records just before it too."""
+        self.o._next_seqnum = 2 ** 32 - 2
+        for _ in range(4):
+            self.o.send_data(1, b"")
+        self.o.handle_ack(0)
+        self.o.use_connection(self.c)
+        self.assertEqual([r.seqnum for r in self.c.sent], [1])
