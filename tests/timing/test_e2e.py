@@ -31,7 +31,8 @@ def ref_wormhole():
     return path
 
 
-class TextTransfer(unittest.TestCase):
+class TimedTransfers:
+    """Our server in-process; spawn CLIs; render their bundles."""
     timeout = 90
 
     @defer.inlineCallbacks
@@ -75,6 +76,9 @@ class TextTransfer(unittest.TestCase):
         for name, start, duration in got:
             self.assertGreaterEqual(duration, 0.0, f"{role} {name}: {got}")
             self.assertIn(f"<td>{name}</td>", self.html)
+
+
+class TextTransfer(TimedTransfers, unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_ours_both_sides(self):
