@@ -4,7 +4,8 @@ fakes"): each appends what it was asked to do to a shared list."""
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from wormhole.relay._interfaces import IRelayConnection, ITransportGlue, IUsageRecorder
+from wormhole.relay._interfaces import (IRelayConnection, ITransportGlue,
+                                        IUsageRecorder)
 from wormhole.relay._limits import Limits
 from wormhole.relay._connection import RelayConnection
 from wormhole.relay._pairing import Pairing

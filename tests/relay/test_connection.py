@@ -1,6 +1,7 @@
 """The per-connection machine, with recording glue, a real Pairing and a
 Clock: what each input makes it say, close and record."""
 
+from hypothesis import given, settings, strategies as st
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
@@ -320,3 +321,41 @@ class Tracing(Base):
         a.data_received(b"bad\n")
         self.assertIn(("awaiting_handshake", "_handshake_bad", "closing"),
                       seen)
+
+_pieces = st.sampled_from([
+    handshake(TOKEN, SIDE1), handshake(TOKEN, SIDE2), handshake(TOKEN),
+    handshake(TOKEN2, SIDE1), b"please relay ", b"\n", b"garbage\n",
+    b"x" * 700, b"data",
+])
+_steps = st.lists(st.tuples(
+    st.sampled_from(["data", "lose", "advance"]),
+    st.integers(min_value=0, max_value=3), _pieces), max_size=40)
+
+
+class AnyOrder(unittest.TestCase):
+    @settings(max_examples=200, deadline=None)
+    @given(_steps)
+    def test_random_inputs(self, steps):
+        """Any interleaving of bytes, losses and time over four connections
+        never crashes; once all are gone there is one record per pair plus
+        one per unpaired connection, nobody waits, and no timer is left."""
+        clock = Clock()
+        w = World(clock, handshake_timeout=30, pairing_timeout=60,
+                  idle_timeout=90, close_timeout=20)
+        conns = [w.connect(f"C{i}")[0] for i in range(4)]
+        for kind, i, piece in steps:
+            if kind == "data":
+                conns[i].data_received(piece)
+            elif kind == "lose":
+                conns[i].connection_lost()
+            else:
+                clock.advance(len(piece) % 70)
+        for c in conns:
+            c.connection_lost()
+        clock.advance(1000)
+        paired = sum(1 for e in w.events if e[1] == "write"
+                     and e[2] == b"ok\n")
+        self.assertEqual(paired % 2, 0)
+        self.assertEqual(len(w.usage.got), paired // 2 + (4 - paired))
+        self.assertEqual(w.pairing.stats(), (0, 0, 0))
+        self.assertEqual(clock.getDelayedCalls(), [])

@@ -14,7 +14,7 @@ from zope.interface.verify import verifyObject
 from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
 from wormhole.relay.testing import start_transit_relay
 
-from ._client import Clients, RawClient
+from ._client import Clients
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake
 
 

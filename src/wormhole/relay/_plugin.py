@@ -74,6 +74,11 @@ class Options(usage.Options):
         ("log-fd", None, None,
          "write JSON usage logs to this file descriptor", int),
         ("usage-db", None, None, "record usage data (SQLite)"),
+        # issue 6: JSON-lines usage events for wormhole.analytics
+        ("usage-events", None, None,
+         "write usage events (daily JSON-lines files) into this folder"),
+        ("server-id", None, None,
+         "this relay's name in usage events [default: the host name]"),
     ] + [(name, None, None, f"{text} [default: "
           f"{getattr(_defaults, field) or 0}]")
          for name, field, _, text in _LIMIT_OPTIONS]
@@ -123,10 +128,19 @@ class _RelayService(Service):
 def makeService(config, reactor=None):
     if reactor is None:
         from twisted.internet import reactor
+    extra = []
+    if config["usage-events"] is not None:
+        import socket
+
+        from .._usage_events import EventWriter, RelayEvents
+        extra.append(RelayEvents(EventWriter(
+            reactor, config["usage-events"],
+            config["server-id"] or socket.gethostname(),
+            prefix="relay-events", blur=config["blur-usage"])))
     relay = build_relay(reactor, usage_db=config["usage-db"],
                         log_fd=config["log-fd"],
                         blur_usage=config["blur-usage"],
-                        limits=config["limits"])
+                        limits=config["limits"], extra_writers=extra)
     parent = MultiService()
     # listening ports stop before the relay service drops the connections
     _RelayService(relay).setServiceParent(parent)

@@ -3,7 +3,7 @@
     r = yield start_transit_relay(reactor)
     r.hint           # "tcp:127.0.0.1:PORT", for a Transit relay hint
     r.port           # pass port=r.port later to restart on the same port
-    r.websocket_url  # "ws://127.0.0.1:WSPORT/" with websocket_port=0, else None
+    r.websocket_url  # "ws://127.0.0.1:WSPORT/" if websocket_port=0, else None
     r.usage()        # one dict per finished pair / unpaired connection
     yield r.when_usage(2)          # fires once there are 2 records
     yield r.when_mood("happy")     # fires once a record has this mood
