@@ -139,3 +139,36 @@ class Subprocess(unittest.TestCase):
                             " WHERE result='happy'").fetchall()
         conn.close()
         self.assertEqual(rows, [("happy", 20)])
+
+    @inlineCallbacks
+    def test_twistd_websocket(self):
+        """`--websocket` (URL derived from the endpoint): a WebSocket client
+        and a TCP client pair through the twistd subprocess."""
+        from ._subprocess import free_port, wait_listening
+        from .test_websocket import WSClient
+        from autobahn.twisted.websocket import WebSocketClientFactory
+        from twisted.internet.defer import Deferred
+        from twisted.internet.endpoints import TCP4ClientEndpoint
+        ws_port = free_port()
+        proc, port = yield start_twistd(
+            self, our_twistd(),
+            ["--websocket", f"tcp:{ws_port}:interface=127.0.0.1"])
+        yield wait_listening(ws_port, proc)
+        f = WebSocketClientFactory(f"ws://127.0.0.1:{ws_port}/",
+                                   reactor=reactor)
+        f.protocol = WSClient
+        f.opened = Deferred()
+        ws = yield TCP4ClientEndpoint(reactor, "127.0.0.1",
+                                      ws_port).connect(f)
+        yield f.opened
+        self.addCleanup(lambda: None if ws.gone else (
+            ws.transport.abortConnection(), ws.closed)[1])
+        clients = Clients(reactor, self)
+        b = yield clients.connect(port)
+        ws.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        self.assertEqual((yield ws.when_received(3)), b"ok\n")
+        self.assertEqual((yield b.when_received(3)), b"ok\n")
+        ws.send(b"over websocket")
+        self.assertEqual((yield b.when_received(3 + 14)),
+                         b"ok\nover websocket")
