@@ -28,12 +28,16 @@ import threading
 
 from zope.interface import Interface, implementer
 
+from .relay._interfaces import IUsageWriter as _IRelayUsageWriter
+
 SCHEMA_VERSION = 1
 
 MAILBOX_RESULTS = ("happy", "lonely", "scary", "errory", "pruney",
                    "crowded", "quiet")
+# "empty": a connection that closed (or timed out) before a whole
+# handshake line, as both relays record it (docs/relay.md)
 RELAY_RESULTS = ("happy", "lonely", "errory", "impatient", "redundant",
-                 "jilted")
+                 "jilted", "empty")
 # "bind" is one client's bind (spec 003 "bind": side and client_version):
 # the version shares come from these, deduplicated by side
 KINDS = ("nameplate", "mailbox", "relay", "bind")
@@ -217,3 +221,45 @@ def _by_day(batch):
         group.append(line)
     if group:
         yield day, group
+
+
+@implementer(_IRelayUsageWriter)
+class RelayEvents:
+    """The Transit relay's usage writer (``relay._interfaces.IUsageWriter``)
+    that turns each relay record into a ``relay`` event. The relay's
+    recorder has already blurred ``started`` and the size when
+    ``--blur-usage`` is on."""
+
+    def __init__(self, writer):
+        self._writer = IUsageEventWriter(writer)
+
+    def write_record(self, record):
+        self._writer.write("relay", record["started"], record["total_time"],
+                           record["waiting_time"], record["mood"],
+                           total_bytes=record["total_bytes"])
+
+    def write_current(self, rebooted, updated, connected, waiting,
+                      incomplete_bytes):
+        pass  # live counts are not events
+
+    def close(self):
+        self._writer.close()
+
+
+class MailboxEvents:
+    """Feeds the Mailbox server's usage records (``server/_usage.py``
+    ``UsageLog``) and binds (``server/_connection.py``) to a writer."""
+
+    def __init__(self, writer):
+        self._writer = IUsageEventWriter(writer)
+
+    def record(self, record):
+        self._writer.write(record["kind"], record["started"],
+                           record["total_time"], record["waiting_time"],
+                           record["result"], app_id=record.get("app_id"))
+
+    def bound(self, app_id, side, client_version):
+        self._writer.bound(app_id, side, client_version)
+
+    def close(self):
+        self._writer.close()

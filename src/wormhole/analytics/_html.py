@@ -68,7 +68,8 @@ def _charts(published):
             if any(vals):
                 ax.bar(days, vals, bottom=bottom, label=r)
                 bottom = [b + v for b, v in zip(bottom, vals)]
-        ax.legend(fontsize=7, ncol=7)
+        if any(bottom):
+            ax.legend(fontsize=7, ncol=7)
         ax.tick_params(axis="x", labelrotation=45, labelsize=7)
         out.append(_png(fig))
         fig, ax = _fig("Success, crowded and scary rates")

@@ -47,6 +47,9 @@ class ServerContext:
         self.limits = limits
         self.welcome = welcome  # the `welcome` dict minus permissions
         self.allow_list = allow_list
+        # issue 6: a ``wormhole._usage_events.MailboxEvents`` (set by the
+        # plugin for --usage-events) that hears of every bind
+        self.usage_events = None
 
 
 class _NameplateUse:
@@ -522,6 +525,10 @@ class Connection:
     def _do_bind(self, orig, appid, side):
         self.app = self._ctx.model.app(appid)
         self.side = side
+        if self._ctx.usage_events is not None:
+            # spec 003 "bind": client_version is [implementation, version]
+            self._ctx.usage_events.bound(appid, side,
+                                         orig.get("client_version"))
         self._np = _NameplateUse(self)
         self._mb = _MailboxUse(self)
 

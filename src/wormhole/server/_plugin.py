@@ -67,6 +67,11 @@ class Options(usage.Options):
         ("permissions", None, None,
          "what clients must submit before bind: none, hashcash:BITS, or "
          "none+hashcash:BITS (default: nothing asked, like the reference)"),
+        # issue 6: JSON-lines usage events for wormhole.analytics
+        ("usage-events", None, None,
+         "write usage events (daily JSON-lines files) into this folder"),
+        ("server-id", None, None,
+         "this server's name in usage events [default: the host name]"),
         ("commit-window", None, 0.0,
          "seconds a database batch may collect before it commits", float),
     ] + [(name, None, getattr(Limits(), field), text, conv)
@@ -113,6 +118,30 @@ class _MailboxService(Service):
         return self._mailbox.stop()
 
 
+class _EventsService(Service):
+    def __init__(self, events):
+        self._events = events
+
+    def stopService(self):
+        super().stopService()
+        self._events.close()
+
+
+def attach_usage_events(mailbox, reactor, directory, server_id=None,
+                        blur=None):
+    """Send ``mailbox``'s usage records and binds to daily JSON-lines
+    files in ``directory`` (docs/usage-events.md); returns the writer."""
+    import socket
+
+    from .._usage_events import EventWriter, MailboxEvents
+    events = MailboxEvents(EventWriter(
+        reactor, directory, server_id or socket.gethostname(),
+        prefix="mailbox-events", blur=blur))
+    mailbox.usage_log.events = events
+    mailbox.ctx.usage_events = events
+    return events
+
+
 def makeService(config, reactor=None):
     if reactor is None:
         from twisted.internet import reactor
@@ -132,10 +161,18 @@ def makeService(config, reactor=None):
         commit_window=config["commit-window"],
         limits=limits,
     )
+    events = None
+    if config["usage-events"] is not None:
+        events = attach_usage_events(mailbox, reactor, config["usage-events"],
+                                     config["server-id"],
+                                     config["blur-usage"])
     factory = make_factory(mailbox, websocket_options=config[
         "websocket-protocol-options"], reactor=reactor)
     parent = MultiService()
     # stopped after the listener (services stop in reverse order)
     _MailboxService(mailbox).setServiceParent(parent)
+    if events is not None:
+        # stopped after the mailbox: its last records are written first
+        _EventsService(events).setServiceParent(parent)
     strports.service(config["port"], factory).setServiceParent(parent)
     return parent

@@ -39,6 +39,9 @@ class UsageLog:
         self._log_file = (os.fdopen(log_fd, "w", buffering=1)
                           if log_fd is not None else None)
         self.records = collections.deque(maxlen=keep)
+        # issue 6: a ``wormhole._usage_events.MailboxEvents`` when the
+        # operator asked for --usage-events
+        self.events = None
 
     def record(self, record):
         if self._blur:
@@ -50,3 +53,5 @@ class UsageLog:
         self._store.usage_added(record)
         if self._log_file is not None:
             self._log_file.write(json.dumps(record) + "\n")
+        if self.events is not None:
+            self.events.record(record)
