@@ -101,3 +101,27 @@ class FakeOutbound:
 
     def subchannel_closed(self, subchannel):
         self.events.append(("outbound.subchannel_closed",))
+
+
+@implementer(I.IInbound)
+class FakeInbound:
+    def __init__(self, events):
+        self.events = events
+
+    def got_record(self, record):
+        self.events.append(("inbound.got_record", record))
+
+    def use_connection(self, connection):
+        self.events.append(("inbound.use_connection",))
+
+    def stop_using_connection(self):
+        self.events.append(("inbound.stop_using_connection",))
+
+    def subchannel_paused(self, subchannel):
+        self.events.append(("inbound.subchannel_paused",))
+
+    def subchannel_resumed(self, subchannel):
+        self.events.append(("inbound.subchannel_resumed",))
+
+    def subchannel_closed(self, scid):
+        self.events.append(("inbound.subchannel_closed", scid))

@@ -1,0 +1,162 @@
+"""L5 endpoints (spec 000 "Initiating Dilation", "L5 subchannels").
+
+``connector_for(name)`` gives an IStreamClientEndpoint: connect() allocates
+a subchannel id (Leader odd, Follower even, 0 reserved; the parity is
+known once the peer's ``please`` has arrived), sends OPEN with the
+subprotocol name and builds the protocol at once (no reply to OPEN is
+awaited). ``listener_for(name)`` gives an IStreamServerEndpoint whose
+factory receives the peer's OPENs for that name; OPENs that arrive before
+listen() wait (with their data) until it is called.
+"""
+
+import attr
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.interfaces import (IListeningPort, IStreamClientEndpoint,
+                                         IStreamServerEndpoint)
+from zope.interface import implementer
+
+from . import _interfaces as I
+from ._subchannel import SubChannel, SubchannelAddress
+
+
+@implementer(I.ISubchannelListener)
+class SubchannelRegistry:
+    """Creates subchannels in both directions and keeps the listeners'
+    factories. Not a protocol layer: it only routes and allocates."""
+
+    def __init__(self, eventually):
+        self._eventually = eventually
+        self._role_waiters = []
+        self._is_leader = None
+        self._failure = None
+        self._next = 0
+        self._factories = {}
+        self._unattached = {}  # subprotocol -> [SubChannel]
+        self._open = {}
+
+    def wire(self, inbound, outbound):
+        self._inbound = I.IInbound(inbound)
+        self._outbound = I.IOutbound(outbound)
+
+    # -- from the Manager --------------------------------------------------
+
+    def set_role(self, is_leader):
+        self._is_leader = bool(is_leader)
+        waiters, self._role_waiters = self._role_waiters, []
+        for d in waiters:
+            d.callback(None)
+
+    def fail(self, f):
+        """Dilation cannot happen (e.g. OldPeerCannotDilateError): every
+        pending and future connect() errbacks with ``f``."""
+        self._failure = f
+        waiters, self._role_waiters = self._role_waiters, []
+        for d in waiters:
+            d.errback(f)
+
+    # -- subchannels -------------------------------------------------------
+
+    def _when_ready(self):
+        if self._failure is not None:
+            d = Deferred()
+            d.errback(self._failure)
+            return d
+        if self._is_leader is not None:
+            return succeed(None)
+        d = Deferred()
+        self._role_waiters.append(d)
+        return d
+
+    def _allocate_scid(self):
+        # spec 000 "L5 subchannels": counter*2+1 Leader, counter*2+2
+        # Follower, 0 reserved (README wire facts)
+        n = self._next
+        self._next += 1
+        return n * 2 + (1 if self._is_leader else 2)
+
+    def _new(self, scid, subprotocol):
+        sc = SubChannel(scid, subprotocol, self._outbound, self._inbound,
+                        self._closed, self._eventually)
+        self._open[scid] = sc
+        self._outbound.subchannel_opened(sc)
+        return sc
+
+    def _closed(self, scid):
+        self._open.pop(scid, None)
+
+    def open_subchannel(self, subprotocol, factory):
+        def _open(_):
+            scid = self._allocate_scid()
+            sc = self._new(scid, subprotocol)
+            self._inbound.register_subchannel(scid, sc)
+            self._outbound.send_open(scid, subprotocol)
+            p = factory.buildProtocol(SubchannelAddress(subprotocol, scid))
+            sc.attach(p)
+            return p
+        return self._when_ready().addCallback(_open)
+
+    def got_open(self, scid, subprotocol):
+        sc = self._new(scid, subprotocol)
+        self._unattached.setdefault(subprotocol, []).append(sc)
+        if subprotocol in self._factories:
+            self._eventually(self._attach_waiting, subprotocol)
+        return sc
+
+    def listen(self, subprotocol, factory):
+        if subprotocol in self._factories:
+            raise ValueError(f"already listening for subprotocol {subprotocol!r}")
+        self._factories[subprotocol] = factory
+        self._eventually(self._attach_waiting, subprotocol)
+
+    def stop_listening(self, subprotocol):
+        self._factories.pop(subprotocol, None)
+
+    def _attach_waiting(self, subprotocol):
+        factory = self._factories.get(subprotocol)
+        if factory is None:
+            return
+        for sc in self._unattached.pop(subprotocol, []):
+            sc.attach(factory.buildProtocol(sc.getPeer()))
+
+
+@implementer(IStreamClientEndpoint)
+@attr.s
+class SubchannelConnectorEndpoint:
+    _subprotocol = attr.ib()
+    _registry = attr.ib()
+
+    def connect(self, protocolFactory):
+        return self._registry.open_subchannel(self._subprotocol, protocolFactory)
+
+
+@implementer(IListeningPort)
+@attr.s
+class SubchannelListeningPort:
+    _subprotocol = attr.ib()
+    _registry = attr.ib()
+
+    def startListening(self):
+        pass
+
+    def stopListening(self):
+        self._registry.stop_listening(self._subprotocol)
+        return succeed(None)
+
+    def getHost(self):
+        return SubchannelAddress(self._subprotocol, None)
+
+
+@implementer(IStreamServerEndpoint)
+@attr.s
+class SubchannelListenerEndpoint:
+    _subprotocol = attr.ib()
+    _registry = attr.ib()
+
+    def listen(self, protocolFactory):
+        try:
+            self._registry.listen(self._subprotocol, protocolFactory)
+        except ValueError as e:
+            d = Deferred()
+            d.errback(e)
+            return d
+        return succeed(SubchannelListeningPort(self._subprotocol, self._registry))

@@ -1,0 +1,236 @@
+"""L5 subchannels (spec 000 "L5 subchannels", "Flow Control").
+
+A SubChannel is what an application's protocol sees as its ``transport``:
+ITransport (write, loseConnection), IConsumer (register its producer, which
+L4 pauses while L3 is full or gone) and IProducer (pausing it stops reading
+from the whole L3 connection: spec 000 pauses all subchannels' input when
+any one pauses). ``dataReceived`` gets whole DATA payloads.
+
+Close handshake: loseConnection() sends CLOSE and enters "closing", where
+inbound DATA is still delivered; the peer's CLOSE then ends it. A CLOSE from
+the peer while open is answered with our own CLOSE and ends it at once.
+"""
+
+import attr
+from automat import MethodicalMachine
+from twisted.internet.error import ConnectionDone
+from twisted.internet.interfaces import (IAddress, IConsumer, IPushProducer,
+                                         ITransport)
+from twisted.python import failure, log
+from zope.interface import implementer
+
+from . import _interfaces as I
+
+
+class AlreadyClosedError(Exception):
+    """write() after loseConnection() or after the peer's CLOSE (spec 000
+    "L5 subchannels": outbound writes after close are an error)."""
+
+
+@implementer(IAddress)
+@attr.s(frozen=True)
+class SubchannelAddress:
+    """getPeer()/getHost() of a subchannel: its subprotocol and id."""
+    subprotocol = attr.ib()
+    scid = attr.ib()
+
+
+@implementer(ITransport, IConsumer, IPushProducer, I.ISubChannel)
+class SubChannel:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, scid, subprotocol, outbound, inbound, on_closed, eventually):
+        self._scid = scid
+        self._address = SubchannelAddress(subprotocol, scid)
+        self._outbound = I.IOutbound(outbound)
+        self._inbound = I.IInbound(inbound)
+        self._on_closed = on_closed  # the registry forgets us
+        self._eventually = eventually
+        self._protocol = None
+        self._pending = []  # DATA that arrived before a protocol was attached
+        # the application's producer and whether L4 has paused us: data of
+        # the IConsumer contract, orthogonal to the open/closing/closed state
+        self._producer = None
+        self._streaming = True
+        self._l4_paused = False
+
+    # -- ITransport --------------------------------------------------------
+
+    def write(self, data):
+        if not isinstance(data, bytes):
+            raise TypeError(f"subchannel write() takes bytes, not {type(data).__name__}")
+        self._write(data)
+
+    def writeSequence(self, iovec):
+        self.write(b"".join(iovec))
+
+    def getPeer(self):
+        return self._address
+
+    def getHost(self):
+        return self._address
+
+    # -- IConsumer ---------------------------------------------------------
+
+    def registerProducer(self, producer, streaming):
+        if self._producer is not None:
+            raise RuntimeError("a producer is already registered on this subchannel")
+        self._producer = producer
+        self._streaming = bool(streaming)
+        if self._l4_paused:
+            if streaming:
+                producer.pauseProducing()
+        elif not streaming:
+            self._eventually(self._pull)
+
+    def unregisterProducer(self):
+        self._producer = None
+
+    def _pull(self):
+        # a pull producer writes once per resumeProducing(); ask again while
+        # L4 has room (Twisted's IPullProducer contract)
+        if self._producer is not None and not self._streaming and not self._l4_paused:
+            self._producer.resumeProducing()
+
+    # -- ISubChannel (from L4) -------------------------------------------------
+
+    def local_pause(self):
+        if self._l4_paused:
+            return
+        self._l4_paused = True
+        if self._producer is not None and self._streaming:
+            self._producer.pauseProducing()
+
+    def local_resume(self):
+        if not self._l4_paused:
+            return
+        self._l4_paused = False
+        if self._producer is not None:
+            if self._streaming:
+                self._producer.resumeProducing()
+            else:
+                self._eventually(self._pull)
+
+    # -- IProducer (the application pauses its reading) --------------------
+
+    def pauseProducing(self):
+        self._inbound.subchannel_paused(self)
+
+    def resumeProducing(self):
+        self._inbound.subchannel_resumed(self)
+
+    def stopProducing(self):
+        self.loseConnection()
+
+    # -- states ------------------------------------------------------------
+
+    @m.state(initial=True)
+    def S_unattached(self): pass  # noqa
+
+    @m.state()
+    def S_unattached_closed(self): pass  # noqa
+
+    @m.state()
+    def S_open(self): pass  # noqa
+
+    @m.state()
+    def S_closing(self): pass  # noqa
+
+    @m.state()
+    def S_closed(self): pass  # noqa
+
+    # -- inputs ------------------------------------------------------------
+
+    @m.input()
+    def attach(self, protocol): pass  # noqa
+
+    @m.input()
+    def remote_data(self, data): pass  # noqa
+
+    @m.input()
+    def remote_close(self): pass  # noqa
+
+    @m.input()
+    def _write(self, data): pass  # noqa
+
+    @m.input()
+    def loseConnection(self): pass  # noqa
+
+    # -- outputs -----------------------------------------------------------
+
+    @m.output()
+    def set_protocol(self, protocol):
+        self._protocol = protocol
+        protocol.makeConnection(self)
+
+    @m.output()
+    def deliver_pending(self):
+        pending, self._pending = self._pending, []
+        for data in pending:
+            self._protocol.dataReceived(data)
+
+    @m.output()
+    def keep(self, data):
+        self._pending.append(data)
+
+    @m.output()
+    def deliver(self, data):
+        self._protocol.dataReceived(data)
+
+    @m.output()
+    def drop(self, data):
+        log.msg(f"Dilation: DATA for closed subchannel {self._scid} discarded")
+
+    @m.output()
+    def send_data(self, data):
+        self._outbound.send_data(self._scid, data)
+        if not self._streaming and self._producer is not None:
+            self._eventually(self._pull)
+
+    @m.output()
+    def refuse_write(self, data):
+        raise AlreadyClosedError(f"subchannel {self._scid} is closed or closing; "
+                                 "write() before loseConnection()")
+
+    @m.output()
+    def send_close(self):
+        self._outbound.send_close(self._scid)
+
+    @m.output()
+    def forget(self):
+        self._outbound.subchannel_closed(self)
+        self._inbound.subchannel_closed(self._scid)
+        self._on_closed(self._scid)
+
+    @m.output()
+    def connection_lost(self):
+        p, self._producer = self._producer, None
+        if p is not None and self._streaming:
+            p.stopProducing()
+        self._protocol.connectionLost(failure.Failure(ConnectionDone()))
+
+    # -- transitions -------------------------------------------------------
+
+    # an inbound OPEN whose listener has not listened yet: keep its data
+    S_unattached.upon(attach, enter=S_open, outputs=[set_protocol, deliver_pending])
+    S_unattached.upon(remote_data, enter=S_unattached, outputs=[keep])
+    S_unattached.upon(remote_close, enter=S_unattached_closed, outputs=[send_close, forget])
+    S_unattached_closed.upon(attach, enter=S_closed,
+                             outputs=[set_protocol, deliver_pending, connection_lost])
+
+    S_open.upon(remote_data, enter=S_open, outputs=[deliver])
+    S_open.upon(_write, enter=S_open, outputs=[send_data])
+    S_open.upon(loseConnection, enter=S_closing, outputs=[send_close])
+    S_open.upon(remote_close, enter=S_closed, outputs=[send_close, forget, connection_lost])
+
+    # spec 000: data queued before the peer saw our CLOSE is still delivered
+    S_closing.upon(remote_data, enter=S_closing, outputs=[deliver])
+    S_closing.upon(_write, enter=S_closing, outputs=[refuse_write])
+    S_closing.upon(loseConnection, enter=S_closing, outputs=[])
+    S_closing.upon(remote_close, enter=S_closed, outputs=[forget, connection_lost])
+
+    S_closed.upon(remote_data, enter=S_closed, outputs=[drop])
+    S_closed.upon(_write, enter=S_closed, outputs=[refuse_write])
+    S_closed.upon(loseConnection, enter=S_closed, outputs=[])
+    S_closed.upon(remote_close, enter=S_closed, outputs=[])
