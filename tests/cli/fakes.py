@@ -7,11 +7,14 @@ the CLI's unit tests, and a Clock that also keeps shutdown triggers.
 import sys
 
 from twisted.internet import defer, task
+from twisted.internet.error import ConnectionClosed
+from twisted.internet.interfaces import IConsumer
 from zope.interface import implementer
 
 from wormhole._interfaces import IDeferredWormhole, IInputHelper
 from wormhole.errors import KeyFormatError
 from wormhole._status import ConsumedCode, WormholeStatus
+from wormhole.transit import IRecordPipe
 
 
 class FakeReactor(task.Clock):
@@ -211,3 +214,117 @@ class FakeFactory:
                          **self._fake_kwargs)
         self.wormholes.append(w)
         return w
+
+
+@implementer(IRecordPipe, IConsumer)
+class FakePipe:
+    """A Transit record pipe in memory: what we send is kept in ``sent``;
+    ``feed(records)`` plays the peer."""
+
+    def __init__(self, log):
+        self.log = log
+        self.sent = []
+        self._inbound = []
+        self._waiting = []
+        self._consumer = None
+        self.closed = False
+
+    def describe(self):
+        return "->tcp:fake:1"
+
+    def send_record(self, record):
+        self.sent.append(bytes(record))
+
+    def write(self, data):
+        self.send_record(data)
+
+    def registerProducer(self, producer, streaming):
+        # a pull producer (basic.FileSender): ask until it unregisters
+        self._producer = producer
+        while self._producer is not None:
+            producer.resumeProducing()
+
+    def unregisterProducer(self):
+        self._producer = None
+
+    def receive_record(self):
+        if self._inbound:
+            return defer.succeed(self._inbound.pop(0))
+        d = defer.Deferred()
+        self._waiting.append(d)
+        return d
+
+    def connectConsumer(self, consumer, expected=None):
+        self._consumer = (consumer, expected, 0, defer.Deferred())
+        return self._consumer[3]
+
+    def feed(self, *records):
+        for r in records:
+            if self._consumer is not None:
+                consumer, expected, got, d = self._consumer
+                consumer.write(r)
+                got += len(r)
+                self._consumer = (consumer, expected, got, d)
+                if got >= expected:
+                    self._consumer = None
+                    d.callback(consumer)
+            elif self._waiting:
+                self._waiting.pop(0).callback(r)
+            else:
+                self._inbound.append(r)
+
+    def lose(self):
+        """The connection broke."""
+        if self._consumer is not None:
+            consumer, expected, got, d = self._consumer
+            self._consumer = None
+            d.errback(ConnectionClosed(f"closed after {got} of {expected} bytes"))
+        for d in self._waiting:
+            d.errback(ConnectionClosed("closed"))
+        self._waiting = []
+
+    def close(self):
+        self.log.append(("pipe.close",))
+        self.closed = True
+        return defer.succeed(None)
+
+
+class FakeTransit:
+    """TransitSender/TransitReceiver (spec 004 6.5) in memory; records
+    the calls in ``log``; ``connect()`` yields ``pipe``."""
+
+    def __init__(self, log, relay, no_listen=False, reactor=None, timing=None):
+        self.log = log
+        self.log.append(("transit.new", relay, no_listen))
+        self.pipe = FakePipe(log)
+        self.connect_d = None
+
+    def get_connection_abilities(self):
+        return [{"type": "direct-tcp-v1"}, {"type": "relay-v1"}]
+
+    def get_connection_hints(self):
+        return defer.succeed([{"type": "direct-tcp-v1", "hostname": "127.0.0.1",
+                               "port": 1234, "priority": 0.0}])
+
+    def add_connection_hints(self, hints):
+        self.log.append(("transit.add_connection_hints", hints))
+
+    def set_transit_key(self, key):
+        self.log.append(("transit.set_transit_key", key))
+
+    def connect(self):
+        self.log.append(("transit.connect",))
+        return defer.succeed(self.pipe)
+
+
+class FakeTransits:
+    """Stands in for the Transit classes; keeps what it made."""
+
+    def __init__(self, log):
+        self.log = log
+        self.made = []
+
+    def __call__(self, relay, no_listen=False, reactor=None, timing=None):
+        t = FakeTransit(self.log, relay, no_listen, reactor, timing)
+        self.made.append(t)
+        return t

@@ -1,7 +1,9 @@
 """``wormhole send`` logic against a recording fake wormhole and a Clock:
 what goes to the peer, to stdout, to stderr, in which order."""
+import hashlib
 import io
 import json
+import os
 
 from twisted.internet import defer
 from twisted.trial import unittest
@@ -10,7 +12,7 @@ from wormhole.cli import cmd_send
 from wormhole.cli._config import Config
 from wormhole.errors import TransferError, WrongPasswordError
 
-from .fakes import FakeFactory, FakeReactor
+from .fakes import FakeFactory, FakeReactor, FakeTransits
 
 
 def j(d):
@@ -95,13 +97,83 @@ class Send(unittest.TestCase):
         self.assertEqual(self.sent(), [{"offer": {"message": "typed"}}])
         self.assertEqual(self.cfg.stdout.getvalue(), "Text to send: ")
 
-    def test_files_not_supported(self):
-        """Sending a file is refused for now, without making a wormhole."""
-        f = self.mktemp()
-        open(f, "w").close()
-        d = self.start(what=f)
-        self.failureResultOf(d, TransferError)
-        self.assertEqual(self.factory.wormholes, [])
+    def _file_setup(self, data=b"file contents\n" * 5000):
+        self.transits = FakeTransits(self.factory.log)
+        self.cfg.transit_sender = self.transits
+        self.cfg.transit_helper = "tcp:relay.example:4001"
+        path = os.path.join(self.mktemp() + "-dir", "report.txt")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "wb") as f:
+            f.write(data)
+        return path, data
+
+    def test_file(self):
+        """A file: our transit message (abilities, hints), then the offer
+        {"file": {"filename", "filesize"}}; the receiver's hints go to
+        Transit; after file_ack the key is set, Transit connects, the
+        bytes go as records, and the receiver's ack with the right sha256
+        completes the transfer."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        [transit] = self.transits.made
+        self.assertEqual(self.sent(), [
+            {"transit": {"abilities-v1": [{"type": "direct-tcp-v1"}, {"type": "relay-v1"}],
+                         "hints-v1": [{"type": "direct-tcp-v1", "hostname": "127.0.0.1",
+                                       "port": 1234, "priority": 0.0}]}},
+            {"offer": {"file": {"filename": "report.txt", "filesize": len(data)}}}])
+        self.assertIn(("transit.new", "tcp:relay.example:4001", False), self.factory.log)
+        theirs = [{"type": "relay-v1", "hints": []}]
+        self.w.deliver(j({"transit": {"abilities-v1": [], "hints-v1": theirs}}))
+        self.assertIn(("transit.add_connection_hints", theirs), self.factory.log)
+        self.assertNotIn(("transit.connect",), self.factory.log)
+        self.w.deliver(j({"answer": {"file_ack": "ok"}}))
+        self.assertIn(("transit.connect",), self.factory.log)
+        self.assertEqual(b"".join(transit.pipe.sent), data)
+        self.assertNoResult(d)
+        transit.pipe.feed(j({"ack": "ok", "sha256": hashlib.sha256(data).hexdigest()}))
+        self.successResultOf(d)
+        self.assertTrue(transit.pipe.closed)
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+        err = self.cfg.stderr.getvalue()
+        self.assertIn(f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'", err)
+        self.assertIn("Confirmation received. Transfer complete.", err)
+
+    def test_file_wrong_hash(self):
+        """An ack whose sha256 differs from what we sent fails the send."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        self.w.deliver(j({"answer": {"file_ack": "ok"}}))
+        self.transits.made[0].pipe.feed(j({"ack": "ok", "sha256": "00" * 32}))
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("different bytes", str(f.value))
+
+    def test_file_no_ack(self):
+        """The connection closing before the ack fails the send."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        self.w.deliver(j({"answer": {"file_ack": "ok"}}))
+        self.transits.made[0].pipe.lose()
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("before the receiver confirmed", str(f.value))
+
+    def test_file_rejected(self):
+        """The receiver's error ends the send before any Transit connection."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        self.w.deliver(j({"error": "transfer rejected"}))
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("transfer rejected", str(f.value))
+        self.assertNotIn(("transit.connect",), self.factory.log)
+
+    def test_file_no_listen(self):
+        """--no-listen reaches Transit as no_listen=True."""
+        path, data = self._file_setup()
+        self.start(what=path, hide_progress=True, listen=False)
+        self.assertIn(("transit.new", "tcp:relay.example:4001", True), self.factory.log)
 
     def test_missing_file(self):
         """A WHAT that does not exist is named in the error."""

@@ -177,15 +177,13 @@ class EndToEnd(unittest.TestCase):
         self.assertNotIn(b"Traceback", recv.stderr)
 
     @defer.inlineCallbacks
-    def test_sending_a_file_is_refused(self):
-        """wormhole send FILE: not supported yet, exit 1."""
-        path = self.mktemp()
-        with open(path, "w") as f:
-            f.write("data")
-        send = self.spawn("send", path)
+    def test_sending_a_missing_file(self):
+        """wormhole send NOSUCHFILE: named in the error, exit 1, no wormhole."""
+        send = self.spawn("send", "no-such-file.bin")
         yield send.ended
         self.assertExit(send, 1)
-        self.assertIn(b"sending files is not supported yet; use --text", send.stderr)
+        self.assertIn(b"ERROR: Cannot send: no file or directory named 'no-such-file.bin'",
+                      send.stderr)
 
 
 class WelcomeErrorEndToEnd(unittest.TestCase):

@@ -6,7 +6,7 @@ same bytes on stdout (docs/cli.md "What goes to stdout and stderr").
 tests/interop/test_cli_text.py covers text both ways and wrong codes;
 this module covers the rest of the CLI's surface: the sender's stdout
 (consumed-code note, verifier question), the prompted code, -0, a
-rejected verifier, and a file offered to our text-only receiver.
+rejected verifier, and a file offered to our receiver with --only-text.
 """
 import os
 import re
@@ -145,15 +145,15 @@ class SideBySide(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_file_offer_refused(self):
-        """A file offered by the reference to our text-only receiver:
-        refused with an error message to the sender, both exit 1, no
-        traceback."""
+        """A file offered by the reference to our receiver with
+        --only-text: refused with "transfer rejected" to the sender, both
+        exit 1, no traceback."""
         path = self.mktemp()
         with open(path, "w") as f:
             f.write("file data")
-        send, recv = yield self.pair(ref, ours, [path])
+        send, recv = yield self.pair(ref, ours, [path], ["--only-text"])
         self.assertExit(send, 1)
         self.assertExit(recv, 1)
-        self.assertIn(b"receiving files is not supported yet", recv.stderr)
-        self.assertIn(b"only text", send.stderr)
+        self.assertIn(b"--only-text", recv.stderr)
+        self.assertIn(b"transfer rejected", send.stderr)
         self.assertNotIn(b"Traceback", recv.stderr)

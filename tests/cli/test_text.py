@@ -6,7 +6,8 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole.cli import _text
-from wormhole.cli._interfaces import ITextReceiver, ITextSender
+from wormhole.cli._interfaces import IReceiver, ITextSender
+from wormhole.cli._receiver import Receiver as ReceiverMachine
 from wormhole.errors import TransferError
 
 
@@ -98,14 +99,16 @@ class Receiver(unittest.TestCase):
 
     def setUp(self):
         self.events = []
-        self.r = _text.TextReceiver(
+        self.r = ReceiverMachine(
             lambda body: self.events.append(("send", json.loads(body))),
             lambda text: self.events.append(("display", text)),
+            lambda hints: self.events.append(("hints", hints)),
+            lambda kind, offer: self.events.append(("offered", kind, offer)),
             lambda error: self.events.append(("finished", error)))
 
     def test_interface(self):
-        """The receiver provides ITextReceiver."""
-        verifyObject(ITextReceiver, self.r)
+        """The receiver provides IReceiver."""
+        verifyObject(IReceiver, self.r)
 
     def test_text_offer(self):
         """A message offer is displayed, acknowledged with
@@ -124,20 +127,43 @@ class Receiver(unittest.TestCase):
         self.assertIn("boom", str(error))
 
     def test_ignores_other_messages(self):
-        """transit and unknown keys are ignored until the offer."""
-        self.r.got_message(j({"transit": {}}))
+        """Unknown keys are ignored until the offer; transit hints are
+        passed on (a malformed transit value gives no hints)."""
+        self.r.got_message(j({"transit": {"hints-v1": [{"type": "x"}]}}))
+        self.r.got_message(j({"transit": 7}))
         self.r.got_message(j({"foo": 1}))
-        self.assertEqual(self.events, [])
+        self.assertEqual(self.events, [("hints", [{"type": "x"}]), ("hints", [])])
         self.r.got_message(j({"offer": {"message": "yo"}}))
-        self.assertEqual(self.events[0], ("display", "yo"))
+        self.assertEqual(self.events[2], ("display", "yo"))
 
-    def test_file_offer_refused(self):
-        """A file offer is refused with an error to the peer (receiving
-        files is the next issue) and fails locally."""
-        self.r.got_message(j({"offer": {"file": {"filename": "a", "filesize": 1}}}))
-        [(kind, body), (fin, error)] = self.events
-        self.assertEqual((kind, list(body)), ("send", ["error"]))
-        self.assertIsInstance(error, TransferError)
+    def test_file_offer_accepted(self):
+        """A file offer is handed over for a decision; accept() answers
+        file_ack and ends the mailbox part; later messages change nothing."""
+        offer = {"filename": "a", "filesize": 1}
+        self.r.got_message(j({"offer": {"file": offer}}))
+        self.assertEqual(self.events, [("offered", "file", offer)])
+        self.r.got_message(j({"error": "late"}))
+        self.r.accept()
+        self.assertEqual(self.events[1:], [("send", {"answer": {"file_ack": "ok"}}),
+                                           ("finished", None)])
+        self.r.got_message(j({"offer": {"file": offer}}))
+        self.assertEqual(len(self.events), 3)
+
+    def test_directory_offer_declined(self):
+        """A zipfile/deflated directory offer is handed over; decline()
+        sends {"error": "transfer rejected"} and fails with the reason."""
+        offer = {"mode": "zipfile/deflated", "dirname": "d", "zipsize": 1,
+                 "numbytes": 1, "numfiles": 1}
+        self.r.got_message(j({"transit": {"hints-v1": []}, "offer": {"directory": offer}}))
+        self.assertEqual(self.events, [("hints", []), ("offered", "directory", offer)])
+        self.r.decline(TransferError("no room"))
+        self.assertEqual(self.events[2], ("send", {"error": "transfer rejected"}))
+        self.assertEqual(str(self.events[3][1]), "no room")
+
+    def test_directory_other_mode(self):
+        """A directory in another mode than zipfile/deflated is unknown."""
+        self.r.got_message(j({"offer": {"directory": {"mode": "tar"}}}))
+        self.assertEqual(self.events[0], ("send", {"error": "unknown offer type"}))
 
     def test_unknown_offer(self):
         """An offer of an unknown kind gets "unknown offer type"."""

@@ -19,6 +19,21 @@ def _default_create(*args, **kwargs):
     return create(*args, **kwargs)
 
 
+def _default_free_space(path):
+    from ._incoming import default_free_space
+    return default_free_space(path)
+
+
+def _default_transit_sender(*args, **kwargs):
+    from ..transit import TransitSender
+    return TransitSender(*args, **kwargs)
+
+
+def _default_transit_receiver(*args, **kwargs):
+    from ..transit import TransitReceiver
+    return TransitReceiver(*args, **kwargs)
+
+
 @attrs.define
 class Config:
     appid: str = APPID
@@ -51,3 +66,7 @@ class Config:
     create: object = _default_create
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
     timing: object = None
+    cwd: str = None                   # where received files go (None: os.getcwd())
+    free_space: object = _default_free_space      # free_space(dir) -> bytes
+    transit_sender: object = _default_transit_sender
+    transit_receiver: object = _default_transit_receiver

@@ -1,5 +1,5 @@
-"""Interfaces of the CLI's protocol machines (the text part of the
-file-transfer protocol, spec 004 chapter 9)."""
+"""Interfaces of the CLI's protocol machines (the file-transfer
+protocol, spec 004 chapter 9)."""
 from zope.interface import Interface
 
 
@@ -16,8 +16,28 @@ class ITextSender(Interface):
         """A (decrypted) message body arrived from the peer."""
 
 
-class ITextReceiver(Interface):
-    """The receiving side of a text transfer (spec 004 9.2)."""
+class IFileSender(Interface):
+    """The sending side of a file or directory transfer (spec 004 9.1)."""
+
+    def send_offer(transit, offer):
+        """Send our ``transit`` message, then the ``offer``."""
+
+    def reject_verification():
+        """The human said the verifiers differ: tell the peer, give up."""
 
     def got_message(body):
         """A (decrypted) message body arrived from the peer."""
+
+
+class IReceiver(Interface):
+    """The receiving side of any transfer: text, file or directory
+    (spec 004 9.2)."""
+
+    def got_message(body):
+        """A (decrypted) message body arrived from the peer."""
+
+    def accept():
+        """The file or directory offered may come: answer ``file_ack``."""
+
+    def decline(reason):
+        """We will not take the offer: tell the peer, give up."""

@@ -1,17 +1,23 @@
-"""``wormhole receive``: the recipient of spec 004 chapter 9 (9.2), text
-mode only (file and directory offers are refused for now).
+"""``wormhole receive``: the recipient of spec 004 chapter 9 (9.2): a
+text is printed; a file or directory is checked, accepted by the human
+(or ``--accept-file``) and received over Transit (9.3) under the safety
+rules of ``_incoming``.
 
-stdout carries only the received text (escaped, see ``escape_text``) and
-the code prompt; everything else goes to stderr (settled against the
-reference 0.24, docs/cli.md).
+stdout carries only the received text (escaped, see ``escape_text``), the
+code prompt and the ``ok? (Y/n): `` question; everything else goes to
+stderr (settled against the reference 0.24, docs/cli.md).
 """
+import os
+
 from twisted.internet import defer
 
 from .. import _rlcompleter
-from ..errors import KeyFormatError
-from . import _text
-from ._common import make_wormhole, run_and_close
-from ._display import escape_text
+from ..errors import KeyFormatError, TransferError
+from ..util import dict_to_bytes
+from . import _incoming, _transfer
+from ._common import ask, make_wormhole, run_and_close
+from ._display import escape_text, naturalsize
+from ._receiver import Receiver
 
 PROMPT = "Enter receive wormhole code: "
 # how long we wait for the peer before saying that we are waiting
@@ -77,13 +83,114 @@ def _receive_on(reactor, cfg, w, input_with_completion):
 
     def display(text):
         print(escape_text(text), file=cfg.stdout, flush=True)
-    receiver = _text.TextReceiver(w.send_message, display, done)
-    while not finished.called:
+    their_hints = []
+    offers = []
+
+    def offered(kind, offer):
+        offers.append((kind, offer))
+    receiver = Receiver(w.send_message, display, their_hints.extend, offered, done)
+    # a file offer stops the mailbox loop: the decision (and the human)
+    # come next, and the sender reads nothing until our answer
+    while not finished.called and not offers:
         body = yield w.get_message()
         receiver.got_message(body)
+    if offers:
+        kind, offer = offers[0]
+        yield _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
+        return
     error = yield finished
     if error is not None:
         raise error
+
+
+def _numbers(kind, offer):
+    """(bytes on the wire, bytes on disk at most) of an offer, or Refused."""
+    keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes")
+    values = [offer.get(k) for k in keys]
+    for k, v in zip(keys, values):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise _incoming.Refused(f"the sender's offer has a bad {k}: {v!r}")
+    return values[0], values[-1]
+
+
+@defer.inlineCallbacks
+def _decide(reactor, cfg, kind, offer):
+    """Check the offer and ask the human; returns the target path, or
+    raises Refused (the peer is then told 'transfer rejected')."""
+    if cfg.only_text:
+        raise _incoming.Refused(f"the sender offered a {kind}, and --only-text "
+                                "accepts only text messages")
+    cwd = cfg.cwd or os.getcwd()
+    size, unpacked = _numbers(kind, offer)
+    target = _incoming.target_path(kind, offer, cfg.output_file, cwd)
+    shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
+    _incoming.check_not_existing(target, shown)
+    needed = size if kind == "file" else size + unpacked
+    _incoming.check_room(cfg.free_space, target, needed)
+    if kind == "file":
+        print(f"Receiving file ({naturalsize(size)}) into: '{shown}'", file=cfg.stderr,
+              flush=True)
+    else:
+        print(f"Receiving directory ({naturalsize(size)}) into: '{shown}'/\n"
+              f"{offer.get('numfiles')} files, {naturalsize(unpacked)} (uncompressed)",
+              file=cfg.stderr, flush=True)
+    if not cfg.accept_file:
+        try:
+            answer = yield ask(reactor, cfg, "ok? (Y/n): ")
+        except EOFError:
+            answer = "n"
+        if answer.strip().lower() not in ("", "y", "yes"):
+            raise _incoming.Refused("transfer rejected")
+    return target, size, unpacked
+
+
+@defer.inlineCallbacks
+def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished):
+    try:
+        target, size, unpacked = yield _decide(reactor, cfg, kind, offer)
+    except _incoming.Refused as e:
+        receiver.decline(e)
+        raise
+    transit = cfg.transit_receiver(cfg.transit_helper or None, no_listen=not cfg.listen,
+                                   reactor=reactor, timing=cfg.timing)
+    ours = yield _transfer.transit_message(transit)
+    # our hints before the answer: the sender connects once it has the ack
+    w.send_message(dict_to_bytes({"transit": ours}))
+    transit.add_connection_hints(their_hints)
+    receiver.accept()
+    error = yield finished
+    if error is not None:
+        raise error
+    transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
+    pipe = yield transit.connect()
+    partial = _incoming.PartialFile(target if kind == "file" else
+                                    os.path.join(os.path.dirname(target),
+                                                 os.path.basename(target) + ".zip"))
+    # Ctrl-C (reactor shutdown) mid-transfer: no partial file stays behind
+    shutting_down = []
+
+    def on_shutdown():
+        shutting_down.append(True)
+        partial.abort()
+    trigger = reactor.addSystemEventTrigger("before", "shutdown", on_shutdown)
+    try:
+        print(f"Receiving ({pipe.describe()})..", file=cfg.stderr, flush=True)
+        with _transfer.progress_bar(cfg, size) as progress:
+            digest = yield _transfer.receive_file(pipe, partial, size, progress)
+        if kind == "file":
+            partial.commit()
+        else:
+            print("Unpacking zipfile..", file=cfg.stderr, flush=True)
+            _incoming.receive_directory_into(partial.path, target, unpacked)
+        _transfer.send_ack(pipe, digest)
+    finally:
+        if not shutting_down:
+            reactor.removeSystemEventTrigger(trigger)
+        # the zipfile of a directory, or what arrived of a failed transfer
+        partial.abort()
+        yield pipe.close()
+    what = "file" if kind == "file" else "files"
+    print(f"Received {what} written to: {target}", file=cfg.stderr, flush=True)
 
 
 @defer.inlineCallbacks

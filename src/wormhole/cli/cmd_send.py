@@ -1,5 +1,5 @@
-"""``wormhole send --text``: the sender of spec 004 chapter 9 (9.1), text
-mode only (files and directories are the next issue).
+"""``wormhole send``: the sender of spec 004 chapter 9 (9.1): a text
+through the mailbox, or a file or directory through Transit (9.3).
 
 What goes where was settled by running the reference 0.24 (docs/cli.md):
 progress and instructions on stderr; on stdout only what a script may
@@ -12,9 +12,10 @@ from twisted.internet import defer
 
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _text
+from . import _outgoing, _text, _transfer
 from ._common import ask, make_wormhole, run_and_close
 from ._display import naturalsize
+from ._filesender import FileSender
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
 
@@ -35,10 +36,6 @@ class _ConsumedNote:
 
 @defer.inlineCallbacks
 def _get_text(reactor, cfg):
-    if cfg.what is not None and cfg.text is None:
-        if not os.path.exists(cfg.what):
-            raise TransferError(f"Cannot send: no file or directory named '{cfg.what}'")
-        raise TransferError("sending files is not supported yet; use --text")
     if cfg.text == "-":
         print("Reading text message from stdin..", file=cfg.stderr)
         return cfg.stdin.read()
@@ -70,7 +67,11 @@ def _instructions(cfg, code):
 
 @defer.inlineCallbacks
 def send(reactor, cfg):
-    """Send ``cfg.text`` (or stdin, or a prompted line) to the peer."""
+    """Send ``cfg.what`` (a file or directory), or ``cfg.text`` (or stdin,
+    or a prompted line) to the peer."""
+    if cfg.what is not None and cfg.text is None:
+        yield send_path(reactor, cfg)
+        return
     text = yield _get_text(reactor, cfg)
     print(f"Sending text message ({naturalsize(len(text))})", file=cfg.stderr)
     note = _ConsumedNote(cfg.stdout)
@@ -81,7 +82,7 @@ def send(reactor, cfg):
 
 
 @defer.inlineCallbacks
-def _send_on(reactor, cfg, w, text):
+def _announce_code(cfg, w):
     if cfg.zeromode:
         w.set_code("0-")
     elif cfg.code:
@@ -91,6 +92,21 @@ def _send_on(reactor, cfg, w, text):
     code = yield w.get_code()
     print(_instructions(cfg, code), file=cfg.stderr, flush=True)
 
+
+@defer.inlineCallbacks
+def _verified(reactor, cfg, w):
+    """With --verify: whether the human accepts the verifier."""
+    if not cfg.verify:
+        return True
+    verifier = yield w.get_verifier()
+    answer = yield ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
+    return answer.strip().lower() in ("yes", "y")
+
+
+@defer.inlineCallbacks
+def _send_on(reactor, cfg, w, text):
+    yield _announce_code(cfg, w)
+
     finished = defer.Deferred()
 
     def done(error):
@@ -98,11 +114,8 @@ def _send_on(reactor, cfg, w, text):
             finished.callback(error)
     sender = _text.TextSender(w.send_message, done)
 
-    if cfg.verify:
-        verifier = yield w.get_verifier()
-        answer = yield ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
-        if answer.strip().lower() not in ("yes", "y"):
-            sender.reject_verification()
+    if not (yield _verified(reactor, cfg, w)):
+        sender.reject_verification()
     if not finished.called:
         sender.send_offer(text)
     while not finished.called:
@@ -111,3 +124,57 @@ def _send_on(reactor, cfg, w, text):
     error = yield finished
     if error is not None:
         raise error
+
+
+# -- files and directories (spec 004 9.1, 9.3) --------------------------------
+@defer.inlineCallbacks
+def send_path(reactor, cfg):
+    """Offer the file or directory ``cfg.what``; stream it over Transit."""
+    def warn(message):
+        print(f"Warning: {message}", file=cfg.stderr, flush=True)
+    if os.path.isdir(cfg.what):
+        print("Building zipfile..", file=cfg.stderr, flush=True)
+    outgoing = _outgoing.prepare(cfg.what, cfg.ignore_unsendable_files, warn)
+    try:
+        print(_outgoing.describe(outgoing), file=cfg.stderr, flush=True)
+        note = _ConsumedNote(cfg.stdout)
+        w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
+        yield run_and_close(reactor, w, lambda: _send_path_on(reactor, cfg, w, outgoing))
+    finally:
+        outgoing.cleanup()
+
+
+@defer.inlineCallbacks
+def _send_path_on(reactor, cfg, w, outgoing):
+    yield _announce_code(cfg, w)
+    finished = defer.Deferred()
+
+    def done(error):
+        if not finished.called:
+            finished.callback(error)
+    transit = cfg.transit_sender(cfg.transit_helper or None, no_listen=not cfg.listen,
+                                 reactor=reactor, timing=cfg.timing)
+    sender = FileSender(w.send_message, transit.add_connection_hints, done)
+    if not (yield _verified(reactor, cfg, w)):
+        sender.reject_verification()
+    else:
+        ours = yield _transfer.transit_message(transit)
+        sender.send_offer(ours, outgoing.offer)
+    while not finished.called:
+        body = yield w.get_message()
+        sender.got_message(body)
+    error = yield finished
+    if error is not None:
+        raise error
+    transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
+    pipe = yield transit.connect()
+    try:
+        print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
+        progress = _transfer.progress_bar(cfg, outgoing.size)
+        with outgoing.open() as f, progress:
+            digest = yield _transfer.send_file(pipe, f, progress)
+        print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
+        yield _transfer.wait_for_ack(pipe, digest)
+        print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
+    finally:
+        yield pipe.close()

@@ -1,0 +1,239 @@
+"""The receiver's safety rules for files and directories (spec 004 9.2;
+docs/cli.md "Receiving files safely").
+
+- the name comes from the offer but only its last component is used, and
+  it must be a plain name (not empty, ``.``, ``..``, no NUL);
+- an existing file or directory is never overwritten;
+- there must be room for what the offer announces (``free_space`` is
+  injectable so tests can play a full disk);
+- bytes go to a hidden temporary name in the target's directory; only
+  when the whole transfer arrived and the bytes on disk hash to what came
+  off the wire is it renamed to the final name (``PartialFile``), so an
+  interrupted transfer never leaves a partial file under the final name;
+- a zipfile is checked whole before anything is unpacked
+  (``check_zip``): no absolute names, no ``..``, no links pointing out of
+  the target, and no more bytes than the offer announced.
+"""
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+
+from ..errors import TransferError
+
+PARTIAL_PREFIX = ".wormhole-partial-"
+_CHUNK = 1 << 20
+
+
+class Refused(TransferError):
+    """We will not accept this offer; the peer is told 'transfer rejected'."""
+
+
+def _default_mode(mode):
+    """``mode`` less the umask: temporary files are private (0600) while
+    they fill, the final one gets what ``open()`` would have given it."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask
+
+
+def default_free_space(path):
+    return shutil.disk_usage(path).free
+
+
+def offered_name(kind, offer):
+    """The plain name a file or directory offer suggests, or Refused."""
+    key = "filename" if kind == "file" else "dirname"
+    raw = offer.get(key)
+    if not isinstance(raw, str):
+        raise Refused(f"the sender's offer has no {key}")
+    # a peer could send "../../.bashrc" or "/etc/passwd": keep the last part
+    name = raw.replace("\\", "/").rstrip("/").split("/")[-1]
+    if name in ("", ".", "..") or "\x00" in name:
+        raise Refused(f"the sender offered an unusable name: {raw!r}")
+    return name
+
+
+def target_path(kind, offer, output_file, cwd):
+    """Where the received file or directory goes (absolute)."""
+    if output_file:
+        return os.path.abspath(os.path.join(cwd, output_file))
+    return os.path.join(os.path.abspath(cwd), offered_name(kind, offer))
+
+
+def check_not_existing(target, shown):
+    if os.path.lexists(target):
+        raise Refused(f"refusing to overwrite existing '{shown}'")
+
+
+def check_room(free_space, target, needed):
+    """Refuse when the target's file system has less than ``needed`` bytes free."""
+    where = os.path.dirname(target)
+    if not os.path.isdir(where):
+        raise Refused(f"cannot write into '{where}': no such directory")
+    free = free_space(where)
+    if free < needed:
+        raise Refused(f"not enough free space in '{where}': the transfer needs "
+                      f"{needed} bytes, only {free} are free")
+
+
+class PartialFile:
+    """Bytes arriving for ``target``, under a temporary name beside it."""
+
+    def __init__(self, target):
+        self.target = target
+        directory, name = os.path.split(target)
+        fd, self.path = tempfile.mkstemp(prefix=PARTIAL_PREFIX + name + ".",
+                                         dir=directory)
+        self._f = os.fdopen(fd, "wb")
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data):
+        self._f.write(data)
+        self._hash.update(data)
+        self.size += len(data)
+
+    def hexdigest(self):
+        return self._hash.hexdigest()
+
+    def finish(self):
+        """Flush to disk and check the disk holds what arrived; returns
+        the sha256 (hex) of the bytes."""
+        self._f.flush()
+        os.fsync(self._f.fileno())
+        self._f.close()
+        on_disk = hashlib.sha256()
+        with open(self.path, "rb") as f:
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                on_disk.update(chunk)
+        if on_disk.hexdigest() != self._hash.hexdigest():
+            self.abort()
+            raise TransferError(f"the data written to '{self.path}' does not match "
+                                "what was received (disk error?)")
+        return self._hash.hexdigest()
+
+    def commit(self):
+        """Give the verified file its final name, never replacing one
+        that appeared meanwhile (link() fails when the name exists)."""
+        os.chmod(self.path, _default_mode(0o666))
+        try:
+            os.link(self.path, self.target)
+        except FileExistsError:
+            self.abort()
+            raise Refused(f"refusing to overwrite existing '{self.target}'") from None
+        os.unlink(self.path)
+
+    def abort(self):
+        if not self._f.closed:
+            self._f.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+
+# -- zipfiles (directories) ---------------------------------------------------
+def _is_link(info):
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _safe_parts(name):
+    """The path components of a zip entry name, or Refused."""
+    if "\x00" in name:
+        raise Refused(f"zip entry {name!r} has a NUL in its name")
+    norm = name.replace("\\", "/")
+    if norm.startswith("/") or (len(norm) > 1 and norm[1] == ":"):
+        raise Refused(f"zip entry {name!r} is an absolute path")
+    parts = [p for p in norm.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise Refused(f"zip entry {name!r} climbs out of the target with '..'")
+    return parts
+
+
+def check_zip(zf, max_bytes):
+    """Check every entry before anything is written: returns
+    [(info, parts, link_target_or_None)]."""
+    entries = []
+    total = 0
+    for info in zf.infolist():
+        parts = _safe_parts(info.filename)
+        link = None
+        if _is_link(info):
+            link = zf.read(info).decode("utf-8", "replace")
+            target = link.replace("\\", "/")
+            if target.startswith("/") or "\x00" in target:
+                raise Refused(f"zip entry {info.filename!r} is a link to an absolute "
+                              f"path ({link!r})")
+            # resolve against the link's own directory, inside the target
+            depth = parts[:-1]
+            for p in target.split("/"):
+                if p in ("", "."):
+                    continue
+                if p == "..":
+                    if not depth:
+                        raise Refused(f"zip entry {info.filename!r} is a link out of "
+                                      f"the target directory ({link!r})")
+                    depth = depth[:-1]
+                else:
+                    depth = depth + [p]
+        elif not info.is_dir():
+            total += info.file_size
+        entries.append((info, parts, link))
+    if total > max_bytes:
+        raise Refused(f"the zipfile unpacks to {total} bytes, more than the "
+                      f"{max_bytes} the sender announced")
+    return entries
+
+
+def unpack_zip(zip_path, dest, max_bytes):
+    """Unpack into ``dest`` (a fresh, empty directory). Links are made
+    last, so no entry is ever written through one."""
+    with zipfile.ZipFile(zip_path) as zf:
+        entries = check_zip(zf, max_bytes)
+        written = 0
+        links = []
+        for info, parts, link in entries:
+            if not parts:
+                continue
+            path = os.path.join(dest, *parts)
+            if link is not None:
+                links.append((path, link))
+                continue
+            if info.is_dir():
+                os.makedirs(path, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            # "x": never replace (a duplicate entry name is refused)
+            try:
+                out = open(path, "xb")
+            except FileExistsError:
+                raise Refused(f"zip entry {info.filename!r} appears twice") from None
+            with out, zf.open(info) as src:
+                for chunk in iter(lambda: src.read(_CHUNK), b""):
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise Refused("the zipfile unpacks to more bytes than the "
+                                      f"{max_bytes} the sender announced")
+                    out.write(chunk)
+        for path, link in links:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(link, path)
+
+
+def receive_directory_into(zip_path, target, max_bytes):
+    """Unpack into a hidden temporary directory beside ``target``, then
+    rename it to ``target``; nothing is left under ``target`` on failure."""
+    directory, name = os.path.split(target)
+    tmp = tempfile.mkdtemp(prefix=PARTIAL_PREFIX + name + ".", dir=directory)
+    try:
+        os.chmod(tmp, _default_mode(0o777))
+        unpack_zip(zip_path, tmp, max_bytes)
+        if os.path.lexists(target):
+            raise Refused(f"refusing to overwrite existing '{target}'")
+        os.rename(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
