@@ -23,10 +23,10 @@ class PairingModel(unittest.TestCase):
         """With two of one side waiting, a newcomer of the other side pairs
         with the oldest; the other is displaced after the pair is told."""
         a1, a2, b = self.conn("A1"), self.conn("A2"), self.conn("B")
-        self.p.add(a1, TOKEN, SIDE1, 0)
-        self.p.add(a2, TOKEN, SIDE1, 0)
+        self.p.add(a1, TOKEN, SIDE1)
+        self.p.add(a2, TOKEN, SIDE1)
         self.assertEqual(self.p.stats(), (0, 2, 0))
-        self.p.add(b, TOKEN, SIDE2, 0)
+        self.p.add(b, TOKEN, SIDE2)
         self.assertEqual(self.events, [("A1", "paired", "B"),
                                        ("B", "paired", "A1"),
                                        ("A2", "displaced")])
@@ -35,34 +35,34 @@ class PairingModel(unittest.TestCase):
     def test_sideless_pairs_with_anything(self):
         """No side on either connection: they pair."""
         a, b = self.conn("A"), self.conn("B")
-        self.p.add(a, TOKEN, SIDE1, 0)
-        self.p.add(b, TOKEN, None, 0)
+        self.p.add(a, TOKEN, SIDE1)
+        self.p.add(b, TOKEN, None)
         self.assertEqual(self.events[:2], [("A", "paired", "B"),
                                            ("B", "paired", "A")])
 
     def test_remove(self):
         """A removed connection is not paired with later."""
         a, b = self.conn("A"), self.conn("B")
-        self.p.add(a, TOKEN, SIDE1, 0)
+        self.p.add(a, TOKEN, SIDE1)
         self.p.remove(a)
-        self.p.add(b, TOKEN, SIDE2, 0)
+        self.p.add(b, TOKEN, SIDE2)
         self.assertEqual(self.events, [])
         self.assertEqual(self.p.stats(), (0, 1, 0))
 
     def test_tokens_are_separate(self):
         """Connections of different tokens never meet."""
         a, b = self.conn("A"), self.conn("B")
-        self.p.add(a, TOKEN, SIDE1, 0)
-        self.p.add(b, TOKEN2, SIDE2, 0)
+        self.p.add(a, TOKEN, SIDE1)
+        self.p.add(b, TOKEN2, SIDE2)
         self.assertEqual(self.events, [])
 
     def test_pair_counts_and_forwards(self):
         """The pair hands bytes to the other connection, counts them for
         stats() while alive, and records happy when both are gone."""
         a, b = self.conn("A"), self.conn("B")
-        self.p.add(a, TOKEN, SIDE1, 0)
+        self.p.add(a, TOKEN, SIDE1)
         self.clock.advance(2)
-        self.p.add(b, TOKEN, SIDE2, 2)
+        self.p.add(b, TOKEN, SIDE2)
         pair = a.pair
         pair.moved(a, b"abc")
         pair.moved(b, b"de")

@@ -186,7 +186,7 @@ class RelayConnection:
     @_machine.output()
     def _join(self, token, side):
         # may call paired() or crowded() on us before it returns
-        self._pairing.add(self, token, side, self.started)
+        self._pairing.add(self, token, side)
 
     @_machine.output()
     def _leave(self):

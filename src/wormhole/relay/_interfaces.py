@@ -71,7 +71,7 @@ class IPairing(Interface):
     """Tokens waiting for a partner, and the live pairs (spec 004 6.4:
     "The relay waits for a second connection that uses the same token")."""
 
-    def add(conn, token, side, started):
+    def add(conn, token, side):
         """A connection gave a good handshake. Either pairs it at once (it
         and its partner get ``paired``), or refuses it (``crowded``), or
         keeps it waiting."""

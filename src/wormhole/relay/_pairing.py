@@ -26,22 +26,28 @@ class Pairing:
         self._limits = limits
         # token -> [(side, conn)], oldest first
         self._waiting = {}
+        self._token_of = {}  # waiting conn -> its token
         self._pairs = set()
 
-    def add(self, conn, token, side, started):
+    def add(self, conn, token, side):
         conn = IRelayConnection(conn)
         waiting = self._waiting.setdefault(token, [])
-        for i, (other_side, other) in enumerate(waiting):
-            if side is None or other_side is None or other_side != side:
-                break
-        else:
+        # everyone waiting on a token has the same side (or none): anyone
+        # who could pair with them already has. The oldest match wins.
+        match = next((i for i, (other_side, _) in enumerate(waiting)
+                      if side is None or other_side is None
+                      or other_side != side), None)
+        if match is None:
             if len(waiting) >= self._limits.max_waiting_per_token:
                 conn.crowded()
                 return
             waiting.append((side, conn))
+            self._token_of[conn] = token
             return
-        del waiting[i]
+        _, other = waiting.pop(match)
         del self._waiting[token]
+        for _, c in waiting + [(None, other)]:
+            del self._token_of[c]
         pair = Pair(self, self._clock, self._usage, self._limits,
                     other, conn)
         self._pairs.add(pair)
@@ -51,14 +57,14 @@ class Pairing:
             loser.displaced()
 
     def remove(self, conn):
-        for token, waiting in list(self._waiting.items()):
-            kept = [(s, c) for (s, c) in waiting if c is not conn]
-            if len(kept) != len(waiting):
-                if kept:
-                    self._waiting[token] = kept
-                else:
-                    del self._waiting[token]
-                return
+        token = self._token_of.pop(conn, None)
+        if token is None:
+            return
+        kept = [(s, c) for (s, c) in self._waiting[token] if c is not conn]
+        if kept:
+            self._waiting[token] = kept
+        else:
+            del self._waiting[token]
 
     def stats(self):
         waiting = sum(len(w) for w in self._waiting.values())
