@@ -219,6 +219,8 @@ def unpack_zip(zip_path, dest, max_bytes):
                                       f"{max_bytes} the sender announced")
                     out.write(chunk)
         for path, link in links:
+            if os.path.lexists(path):
+                raise Refused(f"zip link entry {link!r} collides with another entry")
             os.makedirs(os.path.dirname(path), exist_ok=True)
             os.symlink(link, path)
 

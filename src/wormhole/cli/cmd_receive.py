@@ -173,6 +173,12 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         shutting_down.append(True)
         partial.abort()
     trigger = reactor.addSystemEventTrigger("before", "shutdown", on_shutdown)
+
+    def cleanup():
+        if not shutting_down:
+            reactor.removeSystemEventTrigger(trigger)
+        # the zipfile of a directory, or what arrived of a failed transfer
+        partial.abort()
     try:
         print(f"Receiving ({pipe.describe()})..", file=cfg.stderr, flush=True)
         with _transfer.progress_bar(cfg, size) as progress:
@@ -183,12 +189,12 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
             print("Unpacking zipfile..", file=cfg.stderr, flush=True)
             _incoming.receive_directory_into(partial.path, target, unpacked)
         _transfer.send_ack(pipe, digest)
-    finally:
-        if not shutting_down:
-            reactor.removeSystemEventTrigger(trigger)
-        # the zipfile of a directory, or what arrived of a failed transfer
-        partial.abort()
-        yield pipe.close()
+    except BaseException:
+        cleanup()
+        pipe.close()
+        raise
+    cleanup()
+    yield pipe.close()
     what = "file" if kind == "file" else "files"
     print(f"Received {what} written to: {target}", file=cfg.stderr, flush=True)
 

@@ -175,6 +175,8 @@ def _send_path_on(reactor, cfg, w, outgoing):
             digest = yield _transfer.send_file(pipe, f, progress)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
         yield _transfer.wait_for_ack(pipe, digest)
-        print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
-    finally:
-        yield pipe.close()
+    except BaseException:
+        pipe.close()
+        raise
+    print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
+    yield pipe.close()
