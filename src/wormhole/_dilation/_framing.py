@@ -116,6 +116,9 @@ class NoiseSession:
         n.start_handshake()
         self._noise = n
 
+    def handshake_done(self) -> bool:
+        return self._noise.handshake_finished
+
     def write_handshake(self) -> bytes:
         """Our handshake message, framed."""
         return frame(bytes(self._noise.write_message()))

@@ -119,3 +119,34 @@ class ISubchannelListener(Interface):
 
     def got_open(scid, subprotocol):
         """The peer opened subchannel ``scid`` for ``subprotocol``."""
+
+
+class IDilationConnector(Interface):
+    """L2 for one generation (spec 000 "L2 protocol", "L3 protocol"):
+    races hints, collects viable connections, selects one."""
+
+    def add_candidate(connection):
+        """``connection`` finished the Noise handshake and got a KCM."""
+
+    def candidate_lost(connection):
+        """``connection`` closed before it was selected."""
+
+
+class IRecordReceiver(Interface):
+    """Who gets the records of the selected L3 connection (the Manager)."""
+
+    def got_record(connection, record):
+        """A decoded record from ``connection``."""
+
+    def connection_lost(connection):
+        """The selected ``connection`` is gone."""
+
+
+class IDilatedConnection(Interface):
+    """The L2 connection protocol as its Connector sees it."""
+
+    def select(receiver):
+        """Make this the generation's L3; records go to ``receiver``."""
+
+    def disconnect():
+        """Drop it (a loser of the selection, or a stale generation)."""

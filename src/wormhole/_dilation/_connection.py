@@ -1,0 +1,352 @@
+"""L2 connection protocol and L3 keepalives (spec 000 "L2 protocol",
+"L3 protocol").
+
+One DilatedConnectionProtocol per TCP connection of one generation. It
+optionally speaks the relay handshake first (``please relay ... for side
+...`` / ``ok``), then the handshake lines, then Noise NNpsk0 with the Leader
+as initiator. The Follower sends its KCM as its first transport message;
+the Leader, having seen it, offers the connection to the Connector, and on
+selection sends its own KCM; the Follower offers the connection when that
+KCM arrives. After selection every record goes to the Manager.
+
+Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
+the last tick, send a PONG with id 0; the Leader drops the connection if it
+heard nothing for a whole 60 s period. Time comes from an injected clock.
+
+Receive-side flow control: pauseProducing() stops the transport reading
+*and* stops delivering frames already read, until resumeProducing().
+"""
+
+from automat import MethodicalMachine
+from twisted.internet.interfaces import IPushProducer
+from twisted.internet.protocol import Protocol
+from twisted.python import log
+from zope.interface import implementer
+
+from . import _interfaces as I
+from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
+from ._records import KCM, Pong, RecordError, encode_record, parse_record
+
+IDLE_PONG_INTERVAL = 30.0
+LEADER_SILENCE_TIMEOUT = 60.0
+RELAY_OK = b"ok\n"
+_KCM = encode_record(KCM())
+_IDLE_PONG = encode_record(Pong(b"\x00\x00\x00\x00"))
+
+
+@implementer(I.IDilatedConnection, I.IL3Connection)
+class DilatedConnectionProtocol(Protocol):
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, dilation_key, is_leader, connector, clock,
+                 relay_handshake=None, description="?"):
+        self._is_leader = is_leader
+        self._connector = I.IDilationConnector(connector)
+        self._clock = clock
+        self._relay_line = relay_handshake
+        self.description = description
+        self._noise = NoiseSession(dilation_key, is_leader)
+        self._send_line, expected = handshake_lines(is_leader)
+        self._reader = FrameReader(expected)
+        self._relay_buf = b""
+        self._receiver = None
+        self._held = []          # frames read while paused
+        self._paused = False
+        self._wrote = False
+        self._heard = False
+        self._timers = []
+
+    # -- Twisted Protocol glue (validated, routed to inputs) ---------------
+
+    def connectionMade(self):
+        if self._relay_line is not None:
+            self._connected_via_relay()
+        else:
+            self._connected_direct()
+
+    def dataReceived(self, data):
+        try:
+            if self._relay_line is not None and self._relay_buf is not None:
+                data = self._relay_data(data)
+                if not data:
+                    return
+            frames = self._reader.add_data(data)
+        except FramingError as e:
+            self._bad(str(e))
+            return
+        if frames:
+            self._heard = True
+            self._held.extend(frames)
+            self._deliver_frames()
+
+    def _relay_data(self, data):
+        buf = self._relay_buf + data
+        if not RELAY_OK.startswith(buf[:len(RELAY_OK)]):
+            raise FramingError(f"transit relay refused: {buf[:80]!r}")
+        if len(buf) < len(RELAY_OK):
+            self._relay_buf = buf
+            return b""
+        self._relay_buf = None
+        self._relay_ok()
+        return buf[len(RELAY_OK):]
+
+    def _deliver_frames(self):
+        held = self._held
+        while held and not self._paused:
+            f = held.pop(0)
+            try:
+                if not self._noise.handshake_done():
+                    self._noise.read_handshake(f)
+                    self._got_handshake()
+                    continue
+                record = parse_record(self._noise.decrypt_frame(f))
+            except (FramingError, RecordError) as e:
+                del held[:]
+                self._bad(str(e))
+                return
+            if isinstance(record, KCM):
+                self._got_kcm()
+            else:
+                self._got_record(record)
+
+    def connectionLost(self, reason=None):
+        self._lost()
+
+    # -- IL3Connection (used by L4 and the Manager once selected) ----------
+
+    def send_record(self, record):
+        self._write_frame(encode_record(record))
+
+    def register_producer(self, producer):
+        self.transport.registerProducer(IPushProducer(producer), True)
+
+    def unregister_producer(self):
+        self.transport.unregisterProducer()
+
+    def pauseProducing(self):
+        if not self._paused:
+            self._paused = True
+            self.transport.pauseProducing()
+
+    def resumeProducing(self):
+        if self._paused:
+            self._paused = False
+            self.transport.resumeProducing()
+            self._deliver_frames()
+
+    # -- states ------------------------------------------------------------
+
+    @m.state(initial=True)
+    def S_unconnected(self): pass  # noqa
+
+    @m.state()
+    def S_relaying(self): pass  # noqa
+
+    @m.state()
+    def S_handshaking(self): pass  # noqa
+
+    @m.state()
+    def S_want_kcm(self): pass  # noqa
+
+    @m.state()
+    def S_candidate(self): pass  # noqa
+
+    @m.state()
+    def S_selected(self): pass  # noqa
+
+    @m.state()
+    def S_disconnecting(self): pass  # noqa
+
+    @m.state()
+    def S_dropping_l3(self): pass  # noqa
+
+    @m.state()
+    def S_closed(self): pass  # noqa
+
+    # -- inputs ------------------------------------------------------------
+
+    @m.input()
+    def _connected_direct(self): pass  # noqa
+
+    @m.input()
+    def _connected_via_relay(self): pass  # noqa
+
+    @m.input()
+    def _relay_ok(self): pass  # noqa
+
+    @m.input()
+    def _got_handshake(self): pass  # noqa
+
+    @m.input()
+    def _got_kcm(self): pass  # noqa
+
+    @m.input()
+    def _got_record(self, record): pass  # noqa
+
+    @m.input()
+    def _bad(self, why): pass  # noqa
+
+    @m.input()
+    def _lost(self): pass  # noqa
+
+    @m.input()
+    def select(self, receiver): pass  # noqa
+
+    @m.input()
+    def disconnect(self): pass  # noqa
+
+    # -- outputs -----------------------------------------------------------
+
+    def _write_frame(self, plaintext):
+        self._wrote = True
+        self.transport.write(self._noise.encrypt_frame(plaintext))
+
+    @m.output()
+    def send_relay_line(self):
+        self.transport.write(self._relay_line)
+
+    @m.output()
+    def send_prologue(self):
+        # spec 000 "L2 protocol": the line, and the Leader's first Noise
+        # message right away (the Follower answers after reading it)
+        out = self._send_line
+        if self._is_leader:
+            out += self._noise.write_handshake()
+        self.transport.write(out)
+
+    @m.output()
+    def answer_handshake(self):
+        # the Follower: its own handshake message, then the empty KCM as
+        # its first transport message
+        if not self._is_leader:
+            self.transport.write(self._noise.write_handshake())
+            self._write_frame(_KCM)
+
+    @m.output()
+    def offer_if_leader(self):
+        if self._is_leader:
+            self._connector.add_candidate(self)
+
+    @m.output()
+    def offer_if_follower(self):
+        if not self._is_leader:
+            self._connector.add_candidate(self)
+
+    @m.output()
+    def become_l3(self, receiver):
+        self._receiver = I.IRecordReceiver(receiver)
+        if self._is_leader:
+            self._write_frame(_KCM)
+        self._wrote = False
+        self._heard = False
+        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
+        if self._is_leader:
+            self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+
+    @m.output()
+    def deliver(self, record):
+        self._receiver.got_record(self, record)
+
+    @m.output()
+    def complain(self, why):
+        log.msg(f"Dilation connection {self.description} dropped: {why}")
+
+    @m.output()
+    def complain_kcm(self):
+        log.msg(f"Dilation connection {self.description}: unexpected KCM, dropped")
+
+    @m.output()
+    def complain_record(self, record):
+        log.msg(f"Dilation connection {self.description}: record before selection, dropped")
+
+    @m.output()
+    def drop(self):
+        self.transport.loseConnection()
+
+    @m.output()
+    def stop_timers(self):
+        timers, self._timers = self._timers, []
+        for t in timers:
+            if t.active():
+                t.cancel()
+
+    @m.output()
+    def tell_connector(self):
+        self._connector.candidate_lost(self)
+
+    @m.output()
+    def tell_receiver(self):
+        self._receiver.connection_lost(self)
+
+    # keepalive ticks: data, not transitions (spec 000 "L3 protocol")
+    def _idle_tick(self):
+        if not self._wrote:
+            self._write_frame(_IDLE_PONG)
+        self._wrote = False
+        self._timers = [t for t in self._timers if t.active()]
+        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
+
+    def _silence_tick(self):
+        self._timers = [t for t in self._timers if t.active()]
+        if not self._heard:
+            self.disconnect()
+            return
+        self._heard = False
+        self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+
+    # -- transitions -------------------------------------------------------
+
+    S_unconnected.upon(_connected_direct, enter=S_handshaking, outputs=[send_prologue])
+    S_unconnected.upon(_connected_via_relay, enter=S_relaying, outputs=[send_relay_line])
+    S_unconnected.upon(disconnect, enter=S_closed, outputs=[])
+    S_unconnected.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_relaying.upon(_relay_ok, enter=S_handshaking, outputs=[send_prologue])
+    S_relaying.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
+    S_relaying.upon(disconnect, enter=S_disconnecting, outputs=[drop])
+    S_relaying.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_handshaking.upon(_got_handshake, enter=S_want_kcm, outputs=[answer_handshake])
+    S_handshaking.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
+    S_handshaking.upon(disconnect, enter=S_disconnecting, outputs=[drop])
+    S_handshaking.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_want_kcm.upon(_got_kcm, enter=S_candidate, outputs=[offer_if_leader, offer_if_follower])
+    S_want_kcm.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
+    S_want_kcm.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
+    S_want_kcm.upon(disconnect, enter=S_disconnecting, outputs=[drop])
+    S_want_kcm.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_candidate.upon(select, enter=S_selected, outputs=[become_l3])
+    S_candidate.upon(_got_kcm, enter=S_disconnecting, outputs=[complain_kcm, drop])
+    S_candidate.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
+    S_candidate.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
+    S_candidate.upon(disconnect, enter=S_disconnecting, outputs=[drop])
+    S_candidate.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_selected.upon(_got_record, enter=S_selected, outputs=[deliver])
+    S_selected.upon(_got_kcm, enter=S_dropping_l3, outputs=[complain_kcm, stop_timers, drop])
+    S_selected.upon(_bad, enter=S_dropping_l3, outputs=[complain, stop_timers, drop])
+    S_selected.upon(disconnect, enter=S_dropping_l3, outputs=[stop_timers, drop])
+    S_selected.upon(_lost, enter=S_closed, outputs=[stop_timers, tell_receiver])
+
+    # the L3 dropped by us (keepalive, bad data, Manager): the Manager
+    # learns of it when TCP reports the loss
+    S_dropping_l3.upon(_got_record, enter=S_dropping_l3, outputs=[])
+    S_dropping_l3.upon(_got_kcm, enter=S_dropping_l3, outputs=[])
+    S_dropping_l3.upon(_bad, enter=S_dropping_l3, outputs=[])
+    S_dropping_l3.upon(disconnect, enter=S_dropping_l3, outputs=[])
+    S_dropping_l3.upon(_lost, enter=S_closed, outputs=[tell_receiver])
+
+    # dropped by us: the loss still has to reach whoever holds us
+    S_disconnecting.upon(_got_record, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(_got_kcm, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(_bad, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(disconnect, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(_relay_ok, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(_got_handshake, enter=S_disconnecting, outputs=[])
+    S_disconnecting.upon(_lost, enter=S_closed, outputs=[tell_connector])
+
+    S_closed.upon(disconnect, enter=S_closed, outputs=[])
+    S_closed.upon(select, enter=S_closed, outputs=[])
