@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 from twisted.trial import unittest
 
 from wormhole._timeline import format_duration, load_bundle, merge, render_html
-from wormhole._timeline._render import GAP, GAP_WIDTH, _Axis, _lanes
+from wormhole._timeline._render import GAP, GAP_WIDTH, WORK_WIDTH, _Axis, _lanes
 
 from ._scripted import text_transfer
 
@@ -93,6 +93,25 @@ class Page(unittest.TestCase):
         self.assertTrue(labels)
         self.assertTrue(all(label.endswith(" s") for label in labels))
 
+    def test_quiet_transfer_is_not_idle(self):
+        """A long Transit transfer sends no Mailbox message: its stretch is
+        cut too, but drawn wider, in the transfer's colour, and labelled
+        'of transfer' rather than 'idle' (spec 004 9.3: the data is the
+        point of the exercise)."""
+        s, r = self.clients
+        for c in (s, r):
+            c.phases = [p for p in c.phases if p[0] != "transfer"] + [
+                ("transit connect", 2.040, 2.041), ("transfer", 2.041, 3.5)]
+            c.events.append({"name": "transit connect", "start": 2.040, "stop": 2.041,
+                             "details": {}})
+        svg = _svg(render_html(self.clients))
+        cuts = [r for r in svg.iter(SVG + "rect") if r.get("class") == "cut"]
+        self.assertEqual(sorted(float(c.get("width")) for c in cuts),
+                         [GAP_WIDTH, WORK_WIDTH])
+        labels = [t.text for t in svg.iter(SVG + "text") if t.get("class") == "cutlabel"]
+        self.assertIn("idle", labels)
+        self.assertIn("of transfer", labels)
+
     def test_escaping(self):
         """File names and roles are escaped, not interpreted as markup."""
         c = self.clients[0]
@@ -121,7 +140,15 @@ class Axis(unittest.TestCase):
         self.assertAlmostEqual(axis.x(0.005), (xs[0] + xs[1]) / 2)
         runs, cuts = axis.runs()
         self.assertEqual(len(cuts), 1)
+        self.assertEqual(cuts[0][4], "")  # idle
         self.assertEqual(len(runs), 2)
+
+    def test_working_cut(self):
+        """A cut inside a working span is named after it and WORK_WIDTH wide."""
+        axis = _Axis([0.0, 0.01, 2.0, 2.01], working=[(0.01, 2.0, "transfer")])
+        _, cuts = axis.runs()
+        self.assertEqual([c[4] for c in cuts], ["transfer"])
+        self.assertAlmostEqual(axis.x(2.0) - axis.x(0.01), WORK_WIDTH)
 
     def test_single_time(self):
         """One instant (or none) still draws."""

@@ -16,7 +16,9 @@ from html import escape
 from ._bundle import PHASES, format_duration
 
 GAP = 0.25          # seconds of nothing that are drawn as a cut
-GAP_WIDTH = 64      # pixels a cut takes
+GAP_WIDTH = 64      # pixels an idle cut takes
+WORK_WIDTH = 190    # pixels a cut takes while data moves (it is the point)
+WORKING = ("transit connect", "dilation connect", "transfer")
 LEFT = 170          # room for the row titles
 RIGHT = 60
 TARGET = 1500       # pixels the busy time should take, roughly
@@ -53,24 +55,35 @@ svg .lbl-out { fill: #1f5fbf; }
 svg .lbl-in { fill: #2a8a3a; }
 svg .cut { fill: #f2f2f2; }
 svg .cuttext { fill: #777; text-anchor: middle; }
+svg .cutlabel { fill: #333; text-anchor: middle; font-weight: bold; }
 svg .phase { stroke: #666; stroke-width: 0.5; }
 ul.legend { font-size: 13px; color: #444; }
 """
 
 
 class _Axis:
-    """Maps a (server-clock) time to x, cutting long idle stretches."""
+    """Maps a (server-clock) time to x, cutting long quiet stretches.
 
-    def __init__(self, times):
+    ``working`` are (start, end, phase) spans during which data moves
+    without any Mailbox message (a Transit transfer): a cut inside one is
+    named after it and drawn wider, so a long transfer does not look like
+    nothing happened."""
+
+    def __init__(self, times, working=()):
         ts = sorted(set(times)) or [0.0]
         self.origin = ts[0]
         busy = sum(b - a for a, b in zip(ts, ts[1:]) if b - a <= GAP)
         self.scale = min(max(TARGET / busy if busy > 0 else 1000.0, 200.0), 200000.0)
-        self.segments = []  # (t0, t1, x0, x1, cut)
+        self.segments = []  # (t0, t1, x0, x1, cut): cut is None, "" (idle) or a phase
         x = LEFT
         for a, b in zip(ts, ts[1:]):
-            cut = b - a > GAP
-            w = GAP_WIDTH if cut else (b - a) * self.scale
+            if b - a <= GAP:
+                cut, w = None, (b - a) * self.scale
+            else:
+                mid = (a + b) / 2
+                cut = next((name for start, end, name in working
+                            if start <= mid <= end), "")
+                w = WORK_WIDTH if cut else GAP_WIDTH
             self.segments.append((a, b, x, x + w, cut))
             x += w
         self._starts = [s[0] for s in self.segments]
@@ -87,14 +100,15 @@ class _Axis:
         return x0 + (t - t0) / (t1 - t0) * (x1 - x0)
 
     def runs(self):
-        """Uncut stretches as (t0, t1), and the cuts as (t0, t1, x0, x1)."""
+        """Uncut stretches as (t0, t1), and the cuts as (t0, t1, x0, x1,
+        phase or "")."""
         runs, cuts, start = [], [], None
         for t0, t1, x0, x1, cut in self.segments:
-            if cut:
+            if cut is not None:
                 if start is not None:
                     runs.append((start, t0))
                 start = None
-                cuts.append((t0, t1, x0, x1))
+                cuts.append((t0, t1, x0, x1, cut))
             elif start is None:
                 start = t0
         if start is not None:
@@ -164,7 +178,9 @@ def render_html(clients, title="Magic Wormhole timing"):
                 times.append(m.server)
         for _, start, end in c.phases:
             times += [start + c.offset, end + c.offset]
-    axis = _Axis(times)
+    working = [(start + c.offset, end + c.offset, name)
+               for c in clients for name, start, end in c.phases if name in WORKING]
+    axis = _Axis(times, working)
     svg = _svg(clients, axis)
     return "".join([
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
@@ -219,8 +235,11 @@ def _table(clients, axis):
 def _legend():
     return ("<ul class=\"legend\">"
             "<li>Time runs left to right (the server's clock; each client's clock "
-            "is shifted by the offset above). Grey bands are idle stretches cut "
-            "out of the picture, with their length.</li>"
+            "is shifted by the offset above). Long quiet stretches are cut out of "
+            "the picture and drawn as narrow bands marked with their length: grey "
+            "when nothing happens (a client not started yet, a human typing), in "
+            "a phase's colour when data is moving without Mailbox messages (the "
+            "file going over Transit).</li>"
             "<li>Blue arrows: client to server; green: server to client; grey: the "
             "server echoing a client's own message back to it. Acks are not "
             "drawn. Hover an arrow for the whole message.</li>"
@@ -264,7 +283,7 @@ def _svg(clients, axis):
                    f"markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">"
                    f"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"{color}\"/></marker>")
     out.append("</defs>")
-    out += _grid(axis, height)
+    out += _grid(axis, height, server_y)
     out.append(f"<line class=\"row\" x1=\"{LEFT}\" y1=\"{server_y}\" x2=\"{axis.end}\" "
                f"y2=\"{server_y}\"/>")
     out.append(f"<text class=\"title\" x=\"8\" y=\"{server_y + 4}\">Mailbox server</text>")
@@ -274,16 +293,23 @@ def _svg(clients, axis):
     return "\n".join(out)
 
 
-def _grid(axis, height):
+def _grid(axis, height, server_y):
     out = []
     runs, cuts = axis.runs()
-    for t0, t1, x0, x1 in cuts:
+    for t0, t1, x0, x1, phase in cuts:
+        # an idle cut is grey; one while data moves takes its phase's colour
+        fill = f" style=\"fill:{COLORS.get(phase, '#ddd')};opacity:0.45\"" if phase else ""
         out.append(f"<rect class=\"cut\" x=\"{x0:.1f}\" y=\"22\" width=\"{x1 - x0:.1f}\" "
-                   f"height=\"{height - 44}\"/>")
+                   f"height=\"{height - 44}\"{fill}/>")
         mid = (x0 + x1) / 2
         for yy in (34, height - 18):
             out.append(f"<text class=\"cuttext\" x=\"{mid:.1f}\" y=\"{yy}\">"
                        f"&#8943; {format_duration(t1 - t0)}</text>")
+        what = f"of {phase}" if phase else "idle"
+        out.append(f"<text class=\"cutlabel\" x=\"{mid:.1f}\" y=\"{server_y - 8}\">"
+                   f"{format_duration(t1 - t0)}</text>")
+        out.append(f"<text class=\"cutlabel\" x=\"{mid:.1f}\" y=\"{server_y + 16}\">"
+                   f"{escape(what)}</text>")
     step = _nice_step(90 / axis.scale)
     for t0, t1 in runs:
         # each stretch starts with its own label, then round multiples
