@@ -24,7 +24,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from ._handshake import BadHandshake, HandshakeParser
-from ._interfaces import IPair, IPairing, IRelayConnection, ITransportGlue
+from ._interfaces import (IPair, IPairing, IRelayConnection, ITransportGlue,
+                          IUsageRecorder)
 
 OK = b"ok\n"
 BAD_HANDSHAKE = b"bad handshake\n"
@@ -42,13 +43,12 @@ class RelayConnection:
         self._glue = ITransportGlue(glue)
         self.glue = self._glue  # the partner streams from it
         self._pairing = IPairing(pairing)
-        self._usage = usage
+        self._usage = IUsageRecorder(usage)
         self._clock = clock
         self._limits = limits
         self._parser = HandshakeParser(limits.max_handshake_length)
         self._timer = None
         self._pair = None
-        self._partner = None
         # what the record of an unpaired connection will say; set by the
         # output that decides it, read when the connection is finally lost
         self._mood = "empty"
@@ -228,14 +228,13 @@ class RelayConnection:
     @_machine.output()
     def _say_ok(self, pair, partner):
         self._pair = IPair(pair)
-        self._partner = IRelayConnection(partner)
         self._glue.write(OK)
 
     @_machine.output()
     def _stream_from_partner(self, pair, partner):
         # backpressure: when our client reads slower than the partner
         # writes, Twisted pauses reading from the partner
-        self._glue.stream_from(partner.glue)
+        self._glue.stream_from(IRelayConnection(partner).glue)
 
     @_machine.output()
     def _hand_to_pair(self, data):
