@@ -1,0 +1,58 @@
+"""A real file transfer with ``--dump-timing`` on both sides (issue 5):
+the timeline has the Transit connection and the transfer of the data
+between the version exchange and the close.
+
+Our CLI processes, our Mailbox server and our Transit relay, all on
+127.0.0.1 (--no-listen on both sides: the only hint is the relay's)."""
+import os
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from wormhole.relay.testing import start_transit_relay
+
+from tests.cli._process import our_cli
+
+from .test_e2e import TimedTransfers
+
+FILE_PHASES = ["connect", "allocate/claim", "PAKE", "version", "transit connect",
+               "transfer", "close"]
+SIZE = 2 * 1000 * 1000
+
+
+class FileTransfer(TimedTransfers, unittest.TestCase):
+
+    @defer.inlineCallbacks
+    def setUp(self):
+        yield TimedTransfers.setUp(self)
+        relay = yield start_transit_relay(reactor)
+        self.addCleanup(relay.stop)
+        self.helper = f"tcp:127.0.0.1:{relay.port}"
+
+    def ours(self, *args):
+        return our_cli("--relay-url", self.srv.url, "--transit-helper", self.helper, *args)
+
+    @defer.inlineCallbacks
+    def test_file_both_sides(self):
+        """Our sender and receiver move a file through the relay; both
+        timelines show every phase, Transit included, in order."""
+        payload = self.path("payload.bin")
+        data = os.urandom(SIZE)
+        with open(payload, "wb") as f:
+            f.write(data)
+        got = self.path("received.bin")
+        sb, rb = self.path("sender.json"), self.path("receiver.json")
+        send = self.spawn(self.ours("--dump-timing", sb, "send", "--no-listen",
+                                    "--hide-progress", "--code", "9-ab-cd", payload),
+                          "sender")
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.spawn(self.ours("--dump-timing", rb, "receive", "--no-listen",
+                                    "--hide-progress", "--accept-file", "-o", got,
+                                    "9-ab-cd"), "receiver")
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        with open(got, "rb") as f:
+            self.assertEqual(f.read(), data)
+        phases = yield self.render(sb, rb)
+        self.assertPhases(phases, "sender", FILE_PHASES)
+        self.assertPhases(phases, "receiver", FILE_PHASES)
