@@ -102,6 +102,26 @@ class CLIText:
                              (send.describe(), recv.describe()))
 
     @defer.inlineCallbacks
+    def test_code_typed_on_stdin(self):
+        """receive without a code reads it from stdin (not a terminal):
+        both receivers print the prompt of spec 004 1.1 ("Enter receive
+        wormhole code: ") on stdout, then the text."""
+        srv = yield self.start_server()
+        for n, (snd, rcv) in enumerate(((our_cli_argv, ref_cli_argv),
+                                        (ref_cli_argv, our_cli_argv))):
+            code = "%d-typed-code" % (50 + n)
+            send = self.spawn(snd(srv.url, "send", "--text", TEXT,
+                                  "--code", code), "sender")
+            recv = self.spawn(rcv(srv.url, "receive"), "receiver",
+                              stdin=code.encode("ascii") + b"\n")
+            yield self.wait_all([send, recv])
+            self.assertExited(send)
+            self.assertExited(recv)
+            self.assertEqual(recv.stdout,
+                             b"Enter receive wormhole code: "
+                             + cli_text_stdout(TEXT), recv.describe())
+
+    @defer.inlineCallbacks
     def check_wrong_code(self, sender_argv, receiver_argv):
         srv = yield self.start_server()
         send = self.spawn(sender_argv(srv.url, "send", "--text", TEXT,
