@@ -9,6 +9,7 @@ without a newline the reference closes without a word and we say
 They are pinned at the end, against both.
 """
 
+import json
 import os
 
 from twisted.internet import reactor
@@ -31,7 +32,7 @@ def settle():
     return deferLater(reactor, 0.2, lambda: None)
 
 
-class Interop(unittest.TestCase):
+class _Both(unittest.TestCase):
     timeout = 120
 
     @inlineCallbacks
@@ -58,6 +59,8 @@ class Interop(unittest.TestCase):
             c.send(first)
         returnValue(c)
 
+
+class Interop(_Both):
     @inlineCallbacks
     def test_pair_relay_close(self):
         """Sides: ok to both, bytes each way, and the close of one reaches
@@ -238,3 +241,84 @@ class Interop(unittest.TestCase):
             c = yield self.client(port, b"x" * 2000)
             got.append((yield c.closed))
         self.assertEqual(got, [b"bad handshake\n", b""])
+
+
+class UsageInterop(_Both):
+    timeout = 120
+
+    @inlineCallbacks
+    def test_moods_match_the_reference(self):
+        """The same script against both twistd relays (ours and the
+        reference, each with --log-fd 3): the JSON lines carry the same
+        keys, the same moods, and the same byte counts."""
+        from ._subprocess import our_twistd
+        ref = reference_twistd()
+        if not os.path.exists(ref):
+            self.fail(f"no reference relay at {ref}: run ./dev test")
+        self.clients = Clients(reactor, self)
+
+        @inlineCallbacks
+        def script(port):
+            # happy, 7 + 3 bytes
+            a = yield self.client(port, handshake(TOKEN, SIDE1))
+            b = yield self.client(port, handshake(TOKEN, SIDE2))
+            yield a.when_received(3)
+            yield b.when_received(3)
+            a.send(b"1234567")
+            b.send(b"abc")
+            yield b.when_received(10)
+            yield a.when_received(6)
+            a.transport.loseConnection()
+            yield b.closed
+            # errory
+            c = yield self.client(port, b"nonsense\n")
+            yield c.closed
+            # impatient
+            c = yield self.client(port, handshake("f" * 64, SIDE1) + b"!")
+            yield c.closed
+            # lonely
+            c = yield self.client(port, handshake("9" * 64, SIDE1))
+            yield settle()
+            c.transport.loseConnection()
+            yield c.closed
+            # empty
+            c = yield self.client(port, b"please rel")
+            yield settle()
+            c.transport.loseConnection()
+            yield c.closed
+            # redundant, and a happy pair with 1 byte
+            a1 = yield self.client(port, handshake("8" * 64, SIDE1))
+            yield settle()
+            a2 = yield self.client(port, handshake("8" * 64, SIDE1))
+            yield settle()
+            b = yield self.client(port, handshake("8" * 64, SIDE2))
+            got1 = yield a1.when_received(3)
+            winner, loser = (a1, a2) if got1 == b"ok\n" else (a2, a1)
+            yield loser.closed
+            yield b.when_received(3)
+            winner.send(b"z")
+            yield b.when_received(4)
+            b.transport.loseConnection()
+            yield winner.closed
+            yield settle()
+
+        results = []
+        for twistd in (our_twistd(), ref):
+            proc, port = yield start_twistd(self, twistd, ["--log-fd", "3"],
+                                            log_fd=True)
+            yield script(port)
+            yield proc.stop()
+            records = [json.loads(line) for line in proc.log_lines()]
+            # the poll that waited for the port to listen is an "empty"
+            # connection on both; it is dropped from the comparison
+            moods = sorted(r["mood"] for r in records)
+            moods.remove("empty")
+            results.append((
+                moods,
+                sorted(r["total_bytes"] for r in records
+                       if r["mood"] == "happy"),
+                sorted({tuple(sorted(r)) for r in records})))
+        self.assertEqual(results[0], results[1])
+        self.assertEqual(results[0][0], ["empty", "errory", "happy", "happy",
+                                         "impatient", "lonely", "redundant"])
+        self.assertEqual(results[0][1], [1, 10])
