@@ -15,14 +15,67 @@ from ._interfaces import ITransportGlue
 from ._messages import encode
 
 
+# Memory per idle connection matters (thousands of clients wait for their
+# peer). Autobahn keeps ~95 attributes per connection; after the opening
+# handshake these are dead weight, or hold a value that the class can hold
+# for all connections until autobahn changes it.
+_HANDSHAKE_ONLY = (
+    "http_headers", "http_request_data", "http_request_host",
+    "http_request_params", "http_request_path", "http_request_uri",
+    "http_response_data", "http_status_line", "websocket_extensions",
+    "websocket_protocols", "websocket_origin", "_wskey",
+)
+_SHARED_DEFAULTS = {
+    # only set by the closing handshake or by auto-ping (which re-creates
+    # them on the instance when it changes them)
+    "autoPingPending": None, "autoPingPendingCall": None,
+    "autoPingPendingSent": None, "autoPingTimeoutCall": None,
+    "closeHandshakeTimeoutCall": None, "openHandshakeTimeoutCall": None,
+    "closedByMe": False, "droppedByMe": False, "failedByMe": False,
+    "localCloseCode": None, "localCloseReason": None,
+    "remoteCloseCode": None, "remoteCloseReason": None,
+    "wasClean": False, "wasCloseHandshakeTimeout": False,
+    "wasMaxFramePayloadSizeExceeded": False,
+    "wasMaxMessagePayloadSizeExceeded": False, "wasNotCleanReason": None,
+    "wasOpenHandshakeTimeout": False,
+    "wasServerConnectionDropTimeout": False,
+    "wasServingFlashSocketPolicyFile": False,
+    "websocket_protocol_in_use": None, "trackedTimings": None,
+    "_perMessageCompress": None,
+    # autobahn appends to these only during the handshake
+    "websocket_extensions_in_use": (),
+    # only used by synchronous/chopped writes, which we never ask for
+    "send_queue": (), "triggered": False,
+}
+
+
 @implementer(ITransportGlue)
 class MailboxWebSocketProtocol(WebSocketServerProtocol):
     _conn = None
     _paused = False
     _unread = 0
     _gone = False
+    locals().update(_SHARED_DEFAULTS)
+
+    def _slim(self):
+        attrs = self.__dict__
+        for name in _HANDSHAKE_ONLY:
+            attrs.pop(name, None)
+        for name, value in _SHARED_DEFAULTS.items():
+            if name not in attrs:
+                continue
+            current = attrs[name]
+            if isinstance(value, tuple):
+                same = not current  # an empty deque or list
+            else:
+                same = type(current) is type(value) and current == value
+            if same:
+                del attrs[name]
+        # a dict does not shrink when keys go: copy it into a compact one
+        self.__dict__ = dict(attrs)
 
     def onOpen(self):
+        self._slim()
         self.transport.registerProducer(self, True)
         self._conn = self.factory.mailbox.connection_for(self)
         self._conn.connected()
@@ -96,3 +149,18 @@ class MailboxWebSocketFactory(WebSocketServerFactory):
     def __init__(self, url, mailbox, reactor=None):
         super().__init__(url, reactor=reactor)
         self.mailbox = mailbox
+
+    def setProtocolOptions(self, **options):
+        super().setProtocolOptions(**options)
+        # Autobahn copies each of its ~30 options onto every connection
+        # unless the protocol class already has it: give them to a
+        # per-factory subclass instead (same values, one copy).
+        base = self.__class__.protocol
+        shared = {name: getattr(self, name) for name in base.CONFIG_ATTRS
+                  if hasattr(self, name)}
+        # a function option (perMessageCompressionAccept) must not become
+        # a method of the class: clients offering permessage-deflate (Go's
+        # wormhole-william) would hang in the opening handshake
+        shared = {name: staticmethod(v) if callable(v) else v
+                  for name, v in shared.items()}
+        self.protocol = type(base.__name__, (base,), shared)
