@@ -4,6 +4,7 @@ between the version exchange and the close.
 
 Our CLI processes, our Mailbox server and our Transit relay, all on
 127.0.0.1 (--no-listen on both sides: the only hint is the relay's)."""
+import json
 import os
 
 from twisted.internet import defer, reactor
@@ -53,6 +54,13 @@ class FileTransfer(TimedTransfers, unittest.TestCase):
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
         with open(got, "rb") as f:
             self.assertEqual(f.read(), data)
+        for fn in (sb, rb):
+            with open(fn) as f:
+                timed = [ev for ev in json.load(f) if ev["name"] == "transfer"]
+            # the CLI times the bytes: sender until the ack, receiver until it sent it
+            self.assertEqual(len(timed), 1, fn)
+            self.assertEqual(timed[0]["details"], {"bytes": SIZE})
+            self.assertGreaterEqual(timed[0]["stop"], timed[0]["start"])
         phases = yield self.render(sb, rb)
         self.assertPhases(phases, "sender", FILE_PHASES)
         self.assertPhases(phases, "receiver", FILE_PHASES)

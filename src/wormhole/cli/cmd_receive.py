@@ -181,6 +181,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         partial.abort()
     try:
         print(f"Receiving ({pipe.describe()})..", file=cfg.stderr, flush=True)
+        timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
         with _transfer.progress_bar(cfg, size) as progress:
             digest = yield _transfer.receive_file(pipe, partial, size, progress)
         if kind == "file":
@@ -189,6 +190,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
             print("Unpacking zipfile..", file=cfg.stderr, flush=True)
             _incoming.receive_directory_into(partial.path, target, unpacked)
         _transfer.send_ack(pipe, digest)
+        timed.finish()
     except BaseException:
         cleanup()
         pipe.close()

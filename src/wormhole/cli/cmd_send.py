@@ -171,10 +171,12 @@ def _send_path_on(reactor, cfg, w, outgoing):
     try:
         print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
         progress = _transfer.progress_bar(cfg, outgoing.size)
+        timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
         with outgoing.open() as f, progress:
             digest = yield _transfer.send_file(pipe, f, progress)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
         yield _transfer.wait_for_ack(pipe, digest)
+        timed.finish()
     except BaseException:
         pipe.close()
         raise
