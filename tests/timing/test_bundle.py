@@ -5,8 +5,8 @@ import os
 
 from twisted.trial import unittest
 
-from wormhole._timeline import (PHASES, TimingError, format_duration, load_bundle,
-                                merge)
+from wormhole._timeline import (PHASES, TimingError, format_duration, format_size,
+                                load_bundle, merge, phase_label)
 
 from ._scripted import LATENCY, ScriptedClient, text_transfer
 
@@ -168,6 +168,19 @@ class Phases(_Files, unittest.TestCase):
         sp = self.spans(c)
         self.assertSpan(sp["transit connect"], 2.029, 0.002)
         self.assertSpan(sp["transfer"], 2.031, 0.003)
+        self.assertIsNone(c.transfer_bytes)
+
+    def test_transfer_size_and_rate(self):
+        """A transfer event with ``bytes`` (the CLI's) gives the phase label
+        the payload's size and rate."""
+        s, _ = text_transfer()
+        events = s.events + [{"name": "transfer", "start": 2.031, "stop": 2.531,
+                              "details": {"bytes": 50_000_000}}]
+        c = load_bundle(self.write(events))
+        self.assertEqual(c.transfer_bytes, 50_000_000)
+        self.assertEqual(phase_label(c, "transfer", 2.031, 2.531),
+                         "transfer 500.0 ms, 50.0 MB at 100.0 MB/s")
+        self.assertEqual(phase_label(c, "close", 2.0, 2.5), "close 500.0 ms")
 
     def test_file_mode_without_transfer_event(self):
         """With a Transit connection but no ``transfer`` record, the data
@@ -224,3 +237,10 @@ class Durations(unittest.TestCase):
         self.assertEqual(format_duration(0.0123), "12.3 ms")
         self.assertEqual(format_duration(0.0), "0.0 ms")
         self.assertEqual(format_duration(2.5), "2.50 s")
+
+    def test_sizes(self):
+        """Decimal units, as the CLI prints sizes."""
+        self.assertEqual(format_size(999), "999 B")
+        self.assertEqual(format_size(1500), "1.5 kB")
+        self.assertEqual(format_size(20_000_000), "20.0 MB")
+        self.assertEqual(format_size(3e12), "3000.0 GB")

@@ -6,8 +6,8 @@ self-contained HTML page (inline SVG, no scripts, no external files).
 See docs/timing.md.
 """
 from ._bundle import (PHASES, ClientTimeline, Message, TimingError, format_duration,
-                      load_bundle, merge)
+                      format_size, load_bundle, merge, phase_label)
 from ._render import render_html
 
 __all__ = ["PHASES", "ClientTimeline", "Message", "TimingError", "format_duration",
-           "load_bundle", "merge", "render_html"]
+           "format_size", "load_bundle", "merge", "phase_label", "render_html"]

@@ -69,6 +69,10 @@ class ClientTimeline:
         self.messages = self._find_messages(events)
         self.offset = self._find_offset(self.messages)
         self.phases = self._find_phases()
+        # the payload size, when the transfer event says (the CLI does)
+        ev = self._first_event("transfer")
+        size = (ev.get("details") or {}).get("bytes") if ev else None
+        self.transfer_bytes = size if isinstance(size, int) and size >= 0 else None
 
     # -- who ------------------------------------------------------------
     @staticmethod
@@ -241,6 +245,25 @@ def merge(timelines):
         if c.role is None:
             c.role = f"client {i + 1}"
     return out
+
+
+def format_size(n):
+    """Decimal units, as the CLI prints sizes."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000.0
+
+
+def phase_label(client, name, start, end):
+    """'transfer 406.0 ms, 50.0 MB at 123.2 MB/s': a phase and its duration,
+    with the payload's size and rate for a transfer of known size."""
+    text = f"{name} {format_duration(end - start)}"
+    if name == "transfer" and client.transfer_bytes is not None:
+        text += f", {format_size(client.transfer_bytes)}"
+        if end > start:
+            text += f" at {format_size(client.transfer_bytes / (end - start))}/s"
+    return text
 
 
 def format_duration(seconds):

@@ -13,7 +13,7 @@ import bisect
 import os
 from html import escape
 
-from ._bundle import PHASES, format_duration
+from ._bundle import PHASES, format_duration, phase_label
 
 GAP = 0.25          # seconds of nothing that are drawn as a cut
 GAP_WIDTH = 64      # pixels an idle cut takes
@@ -254,7 +254,7 @@ def _svg(clients, axis):
         bars = []
         for name, start, end in c.phases:
             x0, x1 = axis.x(start + c.offset), axis.x(end + c.offset)
-            text = f"{name} {format_duration(end - start)}"
+            text = phase_label(c, name, start, end)
             bars.append((x0, max(x1, x0 + CHAR * len(text) + 8), (name, x1, text)))
         bars, nb = _lanes(bars)
         layouts.append((labels, max(nl, 1), bars, max(nb, 1)))
