@@ -160,6 +160,10 @@ class Boss:
         self._next_tx_phase += 1
         self._send(phase, plaintext)
 
+    def send_dilate_phase(self, phase, plaintext):
+        # Dilation numbers its own ``dilate-N`` phases (spec 000)
+        self._send(phase, plaintext)
+
     @m.input()
     def _send(self, phase, plaintext): pass  # noqa
 

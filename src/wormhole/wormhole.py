@@ -60,6 +60,7 @@ class _WormholeBase:
         self._relay_url = relay_url
         self._key = None
         self._welcomed = False
+        self._dilator = None  # set by create(dilation=True)
         self._boss = None  # set by create()
 
     # -- commands ------------------------------------------------------------
@@ -92,8 +93,21 @@ class _WormholeBase:
             raise NoKeyError()
         return derive_key(self._key, to_bytes(purpose), length)
 
-    def dilate(self, *args, **kwargs):
-        raise NotImplementedError("Dilation is not available in this version")
+    def dilate(self, transit_relay_location=None, no_listen=False, status_update=None,
+               ping_interval=None, expected_subprotocols=None, on_status_update=None,
+               _listen_addresses=None):
+        # spec 000 "Initiating Dilation"; on_status_update is the reference
+        # 0.24's spelling of status_update
+        if self._dilator is None:
+            raise ValueError("dilate() needs wormhole.create(..., dilation=True)")
+        return self._dilator.dilate(
+            transit_relay_location=transit_relay_location, no_listen=no_listen,
+            status_update=status_update or on_status_update, ping_interval=ping_interval,
+            expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses)
+
+    def _stop_dilation(self):
+        if self._dilator is not None:
+            self._dilator.stop()
 
     def debug_set_trace(self, client_name, which="B N M S O K R RC L C I A T", file=sys.stderr):
         self._boss._set_trace(client_name, which, file)
@@ -145,6 +159,7 @@ class DeferredWormhole(_WormholeBase):
 
     def close(self):
         d = self._closed_observer.when_fired()
+        self._stop_dilation()
         self._boss.close()
         return d
 
@@ -192,6 +207,7 @@ class DelegatedWormhole(_WormholeBase):
         self._journal = journal
 
     def close(self):
+        self._stop_dilation()
         self._boss.close()
 
     def _deliver(self, method, *args):
@@ -262,10 +278,16 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
         w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url)
     w._on_status_update = on_status_update  # Dilation will report here too
     w._dilation = bool(dilation or _enable_dilate)
+    w._dilator = None
+    if w._dilation:
+        from ._dilation._dilator import Dilator
+        w._dilator = Dilator(reactor, eq)
     b = Boss(w, side, relay_url, appid, versions, ("python", __version__), reactor, eq,
              journal, tor, timing, dilation=w._dilation, reconnect_delay=_reconnect_delay,
              reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory,
-             on_status_update=on_status_update)
+             on_status_update=on_status_update, dilator=w._dilator)
+    if w._dilator is not None:
+        w._dilator.wire(b.send_dilate_phase)
     w._boss = b
     b.start()
     return w

@@ -10,11 +10,14 @@ class IDilationManager(Interface):
     def got_dilate(plaintext):
         """A decrypted DILATE-n body from the peer."""
 
+    def send_hints(hints):
+        """The Connector's hint dicts, to go out as ``connection-hints``."""
+
     def connector_connection_made(connection):
         """L2 chose ``connection`` as this generation's L3."""
 
-    def connector_connection_lost():
-        """The current L3 is gone."""
+    def stop():
+        """The wormhole is closing: drop everything."""
 
 
 class IL3Connection(Interface):

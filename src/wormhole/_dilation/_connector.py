@@ -1,0 +1,220 @@
+"""L2 for one generation (spec 000 "Initiating Dilation", "L2 protocol",
+"L3 protocol": connection selection).
+
+A Connector listens (unless told not to) and advertises direct-tcp-v1
+hints for the addresses Transit allows (``wormhole._transit._addresses``:
+``listen_addresses=`` or WORMHOLE_TRANSIT_ADDRESSES restrict both what we
+bind and what we advertise), advertises its relay as a relay-v1 hint, and
+dials every hint the peer sends (relays after a short delay, so a direct
+connection can win first). Each TCP connection gets its own
+DilatedConnectionProtocol. The first connection that proves the key (the
+Follower's KCM on the Leader; the Leader's KCM on the Follower) is selected:
+the others are dropped, pending dials cancelled, listeners closed.
+"""
+
+from automat import MethodicalMachine
+from twisted.internet.protocol import ClientFactory
+from twisted.python import log
+from zope.interface import implementer
+
+from .._transit._codec import relay_handshake
+from .._transit._hints import DirectTCPV1Hint, RelayV1Hint, TorTCPV1Hint, parse_hints
+from . import _interfaces as I
+from ._connection import DilatedConnectionProtocol
+
+RELAY_DELAY = 2.0  # seconds a relay waits behind direct hints
+DIRECT_PRIORITY = 0.0
+RELAY_PRIORITY = -1.0
+
+
+class _ProtocolFactory(ClientFactory):
+    def __init__(self, connector, relay_line=None, description="?"):
+        self._connector = connector
+        self._relay_line = relay_line
+        self._description = description
+
+    def buildProtocol(self, addr):
+        return self._connector._build(self._relay_line, self._description)
+
+    def clientConnectionFailed(self, connector, reason):
+        pass  # another hint may still work; the Manager never gives up
+
+
+@implementer(I.IDilationConnector)
+class Connector:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
+                 relay_hint=None, addresses=("127.0.0.1",), no_listen=False):
+        self._key = dilation_key
+        self._is_leader = is_leader
+        self._side = side
+        self._reactor = reactor
+        self._clock = clock
+        self._manager = manager  # IDilationManager and IRecordReceiver
+        self._relay = relay_hint
+        self._addresses = list(addresses)
+        self._no_listen = no_listen
+        self._listeners = []
+        self._dials = []          # IConnector from reactor.connectTCP
+        self._timers = []
+        self._protocols = set()
+        self._dialled = set()
+
+    def _build(self, relay_line, description):
+        p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
+                                      relay_handshake=relay_line, description=description)
+        self._protocols.add(p)
+        return p
+
+    # -- public, routed to inputs --------------------------------------------
+
+    def got_hints(self, hint_dicts):
+        hints, dropped = parse_hints(hint_dicts)
+        for why in dropped:
+            log.msg(f"Dilation: ignoring a peer hint: {why}")
+        self._got_hints(hints)
+
+    # -- states ------------------------------------------------------------
+
+    @m.state(initial=True)
+    def S_idle(self): pass  # noqa
+
+    @m.state()
+    def S_connecting(self): pass  # noqa
+
+    @m.state()
+    def S_selected(self): pass  # noqa
+
+    @m.state()
+    def S_stopped(self): pass  # noqa
+
+    # -- inputs ------------------------------------------------------------
+
+    @m.input()
+    def start(self): pass  # noqa
+
+    @m.input()
+    def _got_hints(self, hints): pass  # noqa
+
+    @m.input()
+    def add_candidate(self, connection): pass  # noqa
+
+    @m.input()
+    def candidate_lost(self, connection): pass  # noqa
+
+    @m.input()
+    def stop(self): pass  # noqa
+
+    # -- outputs -----------------------------------------------------------
+
+    @m.output()
+    def listen_and_advertise(self):
+        hints = []
+        if not self._no_listen:
+            f = _ProtocolFactory(self, description="inbound")
+            for addr in self._addresses:
+                port = self._reactor.listenTCP(0, f, interface=addr)
+                self._listeners.append(port)
+                hints.append(DirectTCPV1Hint(addr, port.getHost().port, DIRECT_PRIORITY))
+        if self._relay is not None:
+            hints.append(self._relay)
+        if hints:
+            self._manager.send_hints([h.to_dict() for h in hints])
+        if self._relay is not None:
+            # our own relay is dialled even if the peer never names it:
+            # both sides must reach it for it to pair us
+            self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, self._relay))
+
+    @m.output()
+    def dial(self, hints):
+        for h in hints:
+            if isinstance(h, DirectTCPV1Hint):
+                self._dial_direct(h)
+            elif isinstance(h, RelayV1Hint):
+                self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
+            elif isinstance(h, TorTCPV1Hint):
+                log.msg("Dilation: tor-tcp-v1 hints are not supported yet; ignored")
+
+    def _dial_direct(self, h):
+        if ("direct", h.hostname, h.port) in self._dialled:
+            return
+        self._dialled.add(("direct", h.hostname, h.port))
+        f = _ProtocolFactory(self, description=f"->tcp:{h.hostname}:{h.port}")
+        self._dials.append(self._reactor.connectTCP(h.hostname, h.port, f))
+
+    def _dial_relay(self, relay):
+        line = relay_handshake(self._key, self._side)
+        for h in relay.hints:
+            if not isinstance(h, DirectTCPV1Hint):
+                continue
+            if ("relay", h.hostname, h.port) in self._dialled:
+                continue
+            self._dialled.add(("relay", h.hostname, h.port))
+            f = _ProtocolFactory(self, relay_line=line,
+                                 description=f"->relay:{h.hostname}:{h.port}")
+            self._dials.append(self._reactor.connectTCP(h.hostname, h.port, f))
+
+    @m.output()
+    def select_it(self, connection):
+        connection.select(self._manager)
+
+    @m.output()
+    def drop_others(self, connection):
+        self._stop_all(keep=connection)
+
+    @m.output()
+    def report(self, connection):
+        self._manager.connector_connection_made(connection)
+
+    @m.output()
+    def forget(self, connection):
+        self._protocols.discard(connection)
+
+    @m.output()
+    def drop_candidate(self, connection):
+        connection.disconnect()
+
+    @m.output()
+    def stop_everything(self):
+        self._stop_all(keep=None)
+
+    def _stop_all(self, keep):
+        for t in self._timers:
+            if t.active():
+                t.cancel()
+        self._timers = []
+        for port in self._listeners:
+            port.stopListening()
+        self._listeners = []
+        for d in self._dials:
+            if d.state == "connecting":
+                d.stopConnecting()
+        self._dials = []
+        for p in list(self._protocols):
+            if p is not keep:
+                p.disconnect()
+        self._protocols = set()
+
+    # -- transitions -------------------------------------------------------
+
+    S_idle.upon(start, enter=S_connecting, outputs=[listen_and_advertise])
+    S_idle.upon(stop, enter=S_stopped, outputs=[])
+
+    S_connecting.upon(_got_hints, enter=S_connecting, outputs=[dial])
+    # spec 000: the Leader selects the first viable connection (no wait for
+    # a "better" one yet); the Follower takes the one the Leader's KCM names
+    S_connecting.upon(add_candidate, enter=S_selected, outputs=[select_it, drop_others, report])
+    S_connecting.upon(candidate_lost, enter=S_connecting, outputs=[forget])
+    S_connecting.upon(stop, enter=S_stopped, outputs=[stop_everything])
+
+    S_selected.upon(_got_hints, enter=S_selected, outputs=[])
+    S_selected.upon(add_candidate, enter=S_selected, outputs=[drop_candidate])
+    S_selected.upon(candidate_lost, enter=S_selected, outputs=[])
+    S_selected.upon(stop, enter=S_stopped, outputs=[])
+
+    S_stopped.upon(_got_hints, enter=S_stopped, outputs=[])
+    S_stopped.upon(add_candidate, enter=S_stopped, outputs=[drop_candidate])
+    S_stopped.upon(candidate_lost, enter=S_stopped, outputs=[])
+    S_stopped.upon(stop, enter=S_stopped, outputs=[])
