@@ -224,6 +224,35 @@ class Errors(_Files, unittest.TestCase):
         e = self.assertRaises(TimingError, load_bundle, fn)
         self.assertIn("list of events", str(e))
 
+    def test_bad_events(self):
+        """Events without a name or a finite start, with a stop that is not
+        a time, or details that are not an object: the error names the
+        event."""
+        for events, why in (
+                ([{"start": 1.0}], "event 0 is not an object with a name"),
+                ([{"name": "a", "start": 1.0}, {"name": "b", "start": "x"}],
+                 "event 1 (b) has no start time"),
+                ([{"name": "a", "start": float("nan")}], "event 0 (a) has no start time"),
+                ([{"name": "a", "start": True}], "event 0 (a) has no start time"),
+                ([{"name": "a", "start": 1.0, "stop": "later"}],
+                 "event 0 (a) has a stop that is not a time"),
+                ([{"name": "a", "start": 1.0, "details": [1]}],
+                 "event 0 (a) has details that are not an object")):
+            e = self.assertRaises(TimingError, load_bundle, self.write(events))
+            self.assertIn(why, str(e))
+
+    def test_odd_server_stamps_ignored(self):
+        """A server stamp that is not a finite number is no stamp."""
+        c = ScriptedClient("sender", "cc")
+        c.event("ws_send", 1.0, _side="cc", type="claim", id="0001")
+        c.event("ws_receive", 1.1, _side="cc",
+                message={"type": "ack", "id": "0001", "server_tx": float("nan")})
+        c.event("ws_receive", 1.2, _side="cc",
+                message={"type": "claimed", "server_tx": "soon"})
+        t = load_bundle(self.write(c.events))
+        self.assertEqual([m.server for m in t.messages], [None, None, None])
+        self.assertEqual(t.offset, 0.0)
+
     def test_missing_file(self):
         """A missing file: the error names it."""
         e = self.assertRaises(TimingError, load_bundle, "/nonexistent/t.json")

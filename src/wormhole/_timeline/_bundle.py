@@ -20,6 +20,7 @@ reference's: the shape is the same).  From each one this module finds:
   order (``PHASES``).
 """
 import json
+import math
 import os
 import re
 
@@ -79,7 +80,7 @@ class ClientTimeline:
     def _find_role(name, events):
         for ev in events:
             d = ev.get("details") or {}
-            if ev.get("name") == "command" and d.get("role"):
+            if ev.get("name") == "command" and isinstance(d.get("role"), str) and d["role"]:
                 return d["role"]
         for ev in events:
             which = (ev.get("details") or {}).get("which")
@@ -95,11 +96,11 @@ class ClientTimeline:
     def _find_side(events):
         for ev in events:
             d = ev.get("details") or {}
-            if ev.get("name") == "wormhole" and d.get("side"):
+            if ev.get("name") == "wormhole" and isinstance(d.get("side"), str):
                 return d["side"]
         for ev in events:
             d = ev.get("details") or {}
-            if ev.get("name") == "ws_send" and d.get("_side"):
+            if ev.get("name") == "ws_send" and isinstance(d.get("_side"), str):
                 return d["_side"]
         return None
 
@@ -115,17 +116,18 @@ class ClientTimeline:
                 out.append(Message(True, ev["start"], msg))
             elif ev.get("name") == "ws_receive" and isinstance(d.get("message"), dict):
                 msg = d["message"]
-                out.append(Message(False, ev["start"], msg, msg.get("server_tx")))
+                out.append(Message(False, ev["start"], msg, _num(msg.get("server_tx"))))
                 # spec 004 ch. 7: the ack and direct responses copy the id;
                 # server_rx (responses) or server_tx (ack) is its arrival
                 mid = msg.get("id")
-                stamp = msg.get("server_rx", msg.get("server_tx")
-                                if msg.get("type") == "ack" else None)
-                if mid is not None and isinstance(stamp, (int, float)):
+                stamp = _num(msg.get("server_rx", msg.get("server_tx")
+                                     if msg.get("type") == "ack" else None))
+                if isinstance(mid, (str, int)) and stamp is not None:
                     arrival[mid] = min(stamp, arrival.get(mid, stamp))
         for m in out:
-            if m.outbound:
-                m.server = arrival.get(m.msg.get("id"))
+            mid = m.msg.get("id")
+            if m.outbound and isinstance(mid, (str, int)):
+                m.server = arrival.get(mid)
         return out
 
     @staticmethod
@@ -229,11 +231,33 @@ def load_bundle(path):
             events = json.load(f)
     except (OSError, ValueError) as e:
         raise TimingError(f"cannot read timing bundle {path}: {e}")
-    if not isinstance(events, list) or not all(
-            isinstance(ev, dict) and "name" in ev and "start" in ev for ev in events):
+    if not isinstance(events, list):
         raise TimingError(f"{path} is not a --dump-timing bundle "
                           f"(expected a JSON list of events with name and start)")
+    for i, ev in enumerate(events):
+        problem = _event_problem(ev)
+        if problem:
+            raise TimingError(f"{path} is not a --dump-timing bundle: event {i} {problem}")
     return ClientTimeline(path, events)
+
+
+def _event_problem(ev):
+    if not isinstance(ev, dict) or not isinstance(ev.get("name"), str):
+        return "is not an object with a name"
+    if _num(ev.get("start")) is None:
+        return f"({ev['name']}) has no start time"
+    if ev.get("stop") is not None and _num(ev["stop"]) is None:
+        return f"({ev['name']}) has a stop that is not a time"
+    if not isinstance(ev.get("details", {}), dict):
+        return f"({ev['name']}) has details that are not an object"
+    return None
+
+
+def _num(x):
+    """A finite number (JSON allows NaN and Infinity; booleans are not times)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    return float(x)
 
 
 def merge(timelines):
