@@ -27,12 +27,16 @@ class CLIProcess(protocol.ProcessProtocol):
         self._waiters = []
 
     @classmethod
-    def spawn(cls, testcase, reactor, argv, stdin=None, name="wormhole"):
+    def spawn(cls, testcase, reactor, argv, stdin=None, name="wormhole", env=None,
+              cwd=None):
+        """``env`` is added to ours (less any WORMHOLE_RELAY_URL and
+        WORMHOLE_TRANSIT_HELPER); ``cwd`` is the child's directory."""
         p = cls(name)
-        env = dict(os.environ)
-        env.pop("WORMHOLE_RELAY_URL", None)
-        env.pop("WORMHOLE_TRANSIT_HELPER", None)
-        reactor.spawnProcess(p, argv[0], argv, env=env)
+        full_env = dict(os.environ)
+        full_env.pop("WORMHOLE_RELAY_URL", None)
+        full_env.pop("WORMHOLE_TRANSIT_HELPER", None)
+        full_env.update(env or {})
+        reactor.spawnProcess(p, argv[0], argv, env=full_env, path=cwd)
         if stdin is not None:
             p.transport.write(stdin)
             p.transport.closeStdin()
