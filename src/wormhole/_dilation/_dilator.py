@@ -39,6 +39,8 @@ class Dilator:
         self._manager = None  # applications poke _boss._D._manager.send_ping
         self._options = None
         self._next_phase = 0
+        # tests force the Leader/Follower role with a side of all f or all 0
+        self._forced_side = None
 
     def wire(self, send_phase):
         """``send_phase(phase, plaintext)``: the Boss sends one phase."""
@@ -91,7 +93,7 @@ class Dilator:
                 "the peer's wormhole cannot dilate (no shared can-dilate "
                 f"version in {self._versions.get('can-dilate')!r}); upgrade it"))
             return
-        side = make_side()
+        side = self._forced_side or make_side()
         dilation_key = derive_dilation_key(self._key)
         addresses = configured_addresses(self._listen_addresses)
         if addresses is None:
