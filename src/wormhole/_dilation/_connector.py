@@ -13,6 +13,7 @@ the others are dropped, pending dials cancelled, listeners closed.
 """
 
 from automat import MethodicalMachine
+from twisted.internet.error import NotConnectingError
 from twisted.internet.protocol import ClientFactory
 from twisted.python import log
 from zope.interface import implementer
@@ -189,8 +190,10 @@ class Connector:
             port.stopListening()
         self._listeners = []
         for d in self._dials:
-            if d.state == "connecting":
+            try:
                 d.stopConnecting()
+            except NotConnectingError:
+                pass  # already connected (then its protocol is dropped below) or failed
         self._dials = []
         for p in list(self._protocols):
             if p is not keep:

@@ -1,0 +1,146 @@
+"""L2 Connector (spec 000 "Initiating Dilation", "L3 protocol" selection):
+listening and advertising only allowed addresses, dialling direct and relay
+hints, selecting the first proven connection and dropping the rest."""
+
+from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.trial import unittest
+from zope.interface import implementer
+from zope.interface.verify import verifyObject
+
+from wormhole._dilation import _interfaces as I
+from wormhole._dilation._connection import DilatedConnectionProtocol
+from wormhole._dilation._connector import RELAY_DELAY, Connector
+from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint
+
+KEY = b"\x05" * 32
+SIDE = "a" * 16
+
+
+@implementer(I.IDilationManager, I.IRecordReceiver)
+class FakeManager:
+    def __init__(self):
+        self.hints = []
+        self.made = []
+
+    def got_dilate(self, plaintext):
+        pass
+
+    def send_hints(self, hints):
+        self.hints.append(hints)
+
+    def connector_connection_made(self, connection):
+        self.made.append(connection)
+
+    def stop(self):
+        pass
+
+    def got_record(self, connection, record):
+        pass
+
+    def connection_lost(self, connection):
+        pass
+
+
+@implementer(I.IDilatedConnection)
+class FakeCandidate:
+    def __init__(self):
+        self.selected = None
+        self.disconnected = False
+
+    def select(self, receiver):
+        self.selected = receiver
+
+    def disconnect(self):
+        self.disconnected = True
+
+
+class ConnectorTests(unittest.TestCase):
+    def make(self, relay=None, no_listen=False, addresses=("127.0.0.1",)):
+        self.reactor = MemoryReactorClock()
+        self.manager = FakeManager()
+        self.c = Connector(KEY, True, SIDE, self.reactor, self.reactor, self.manager,
+                           relay_hint=relay, addresses=addresses, no_listen=no_listen)
+        return self.c
+
+    def test_interfaces(self):
+        """The Connector provides IDilationConnector."""
+        verifyObject(I.IDilationConnector, self.make())
+        verifyObject(I.IDilatedConnection, FakeCandidate())
+
+    def test_listen_and_advertise(self):
+        """start() listens on each allowed address only and advertises them,
+        plus the relay; our relay is dialled after the relay delay."""
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 4001, 0.0),))
+        c = self.make(relay=relay, addresses=("127.0.0.1", "127.0.0.2"))
+        c.start()
+        self.assertEqual([s[3] for s in self.reactor.tcpServers], ["127.0.0.1", "127.0.0.2"])
+        [hints] = self.manager.hints
+        self.assertEqual([h["type"] for h in hints], ["direct-tcp-v1", "direct-tcp-v1", "relay-v1"])
+        self.assertEqual([h["hostname"] for h in hints[:2]], ["127.0.0.1", "127.0.0.2"])
+        self.assertEqual(self.reactor.tcpClients, [])
+        self.reactor.advance(RELAY_DELAY)
+        self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients], [("127.0.0.1", 4001)])
+        # the dial speaks the relay handshake before Dilation's
+        p = self.reactor.tcpClients[0][2].buildProtocol(None)
+        self.assertIsInstance(p, DilatedConnectionProtocol)
+        self.assertTrue(p._relay_line.startswith(b"please relay "))
+        self.assertTrue(p._relay_line.endswith(b" for side " + SIDE.encode() + b"\n"))
+
+    def test_no_listen(self):
+        """no_listen: no listening socket and no direct hints."""
+        c = self.make(no_listen=True)
+        c.start()
+        self.assertEqual(self.reactor.tcpServers, [])
+        self.assertEqual(self.manager.hints, [])
+
+    def test_dial_hints_once(self):
+        """Direct hints are dialled at once, each only once; relay hints
+        after the delay; unusable hints are ignored."""
+        c = self.make(no_listen=True)
+        c.start()
+        hints = [{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000},
+                 {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000},
+                 {"type": "nonsense"},
+                 {"type": "relay-v1", "hints": [{"hostname": "127.0.0.1", "port": 6000}]}]
+        c.got_hints(hints)
+        self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients], [("127.0.0.1", 5000)])
+        self.reactor.advance(RELAY_DELAY)
+        self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients],
+                         [("127.0.0.1", 5000), ("127.0.0.1", 6000)])
+
+    def test_first_candidate_wins(self):
+        """The first proven connection is selected and reported; listeners
+        close, pending dials and timers stop, other connections drop; a
+        later candidate is dropped."""
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 4001, 0.0),))
+        c = self.make(relay=relay)
+        c.start()
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        dial = self.reactor.connectors[0]
+        other = self.reactor.tcpServers[0][1].buildProtocol(None)
+        t = StringTransport()
+        other.makeConnection(t)
+        winner = FakeCandidate()
+        c.add_candidate(winner)
+        self.assertIs(winner.selected, self.manager)
+        self.assertEqual(self.manager.made, [winner])
+        self.assertTrue(dial.stoppedConnecting)
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+        self.assertTrue(t.disconnecting)
+        late = FakeCandidate()
+        c.add_candidate(late)
+        self.assertTrue(late.disconnected)
+        self.assertFalse(winner.disconnected)
+
+    def test_stop(self):
+        """stop() before selection cancels everything."""
+        c = self.make()
+        c.start()
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        c.stop()
+        self.assertTrue(self.reactor.connectors[0].stoppedConnecting)
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5001}])
+        self.assertEqual(len(self.reactor.tcpClients), 1)
+        late = FakeCandidate()
+        c.add_candidate(late)
+        self.assertTrue(late.disconnected)

@@ -1,0 +1,198 @@
+"""L1 Manager (spec 000 "Initiating Dilation", "Leaders and Followers"):
+please, roles by side, connection-hints, reconnect/reconnecting and
+generations, record dispatch; with recording fakes."""
+
+import json
+
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole._dilation import _interfaces as I
+from wormhole._dilation._records import Ack, Data, Ping, Pong
+from wormhole._dilation.manager import (DilatedWormhole, Manager, choose_version,
+                                        make_side)
+
+from .fakes import FakeConnection, FakeInbound, FakeOutbound
+
+MID = "8" * 16
+
+
+class FakeConnector:
+    def __init__(self, events, is_leader, generation):
+        self.events = events
+        self.gen = generation
+        events.append(("connector.new", is_leader, generation))
+
+    def start(self):
+        self.events.append(("connector.start", self.gen))
+
+    def got_hints(self, hints):
+        self.events.append(("connector.got_hints", self.gen, hints))
+
+    def stop(self):
+        self.events.append(("connector.stop", self.gen))
+
+
+class FakeRegistry:
+    def __init__(self, events):
+        self.events = events
+
+    def set_role(self, is_leader):
+        self.events.append(("registry.set_role", is_leader))
+
+
+def please(side, version="ged"):
+    return json.dumps({"type": "please", "side": side, "use-version": version}).encode()
+
+
+def msg(kind, **kw):
+    kw["type"] = kind
+    return json.dumps(kw).encode()
+
+
+class ManagerTests(unittest.TestCase):
+    def setUp(self):
+        self.events = []
+        self.sent = []
+        self.m = Manager(MID, "ged", self.sent.append, FakeInbound(self.events),
+                         FakeOutbound(self.events), FakeRegistry(self.events),
+                         lambda lead, gen, mgr: FakeConnector(self.events, lead, gen))
+        self.m.start()
+
+    def test_interfaces(self):
+        """The Manager provides IDilationManager and IRecordReceiver."""
+        verifyObject(I.IDilationManager, self.m)
+        verifyObject(I.IRecordReceiver, self.m)
+
+    def test_helpers(self):
+        """Sides are 16 hex digits; the version is our best shared one."""
+        s = make_side()
+        self.assertEqual(len(s), 16)
+        int(s, 16)
+        self.assertEqual(choose_version(["x", "ged"]), "ged")
+        self.assertIsNone(choose_version(["x"]))
+        self.assertIsNone(choose_version(None))
+        self.assertEqual(DilatedWormhole(None).connector_for("a")._subprotocol, "a")
+        self.assertRaises(TypeError, DilatedWormhole(None).listener_for, b"a")
+
+    def test_please_first(self):
+        """start() sends please with our side and use-version."""
+        self.assertEqual(self.sent, [{"type": "please", "side": MID, "use-version": "ged"}])
+
+    def test_leader_by_larger_side(self):
+        """A peer with a smaller side makes us Leader, generation 1 starts."""
+        self.m.got_dilate(please("0" * 16))
+        self.assertEqual(self.events, [("registry.set_role", True), ("connector.new", True, 1),
+                                       ("connector.start", 1)])
+
+    def test_follower_by_smaller_side(self):
+        """A peer with a larger side makes us Follower."""
+        self.m.got_dilate(please("f" * 16))
+        self.assertEqual(self.events[0], ("registry.set_role", False))
+        self.assertEqual(self.events[1], ("connector.new", False, 1))
+
+    def test_bad_messages_ignored(self):
+        """Unparseable messages, unknown types, our own side, duplicates:
+        ignored without raising."""
+        for bad in (b"not json", b"[]", msg("unknown"), please(MID), please(None)):
+            self.m.got_dilate(bad)
+        self.assertEqual(self.events, [])
+        self.m.got_dilate(please("0" * 16))
+        self.m.got_dilate(please("0" * 16))
+        self.m.got_dilate(msg("reconnecting"))
+        self.assertEqual(len([e for e in self.events if e[0] == "connector.new"]), 1)
+
+    def test_hints_to_current_connector(self):
+        """connection-hints go to the connector of the current generation;
+        send_hints sends ours."""
+        self.m.got_dilate(please("0" * 16))
+        self.m.got_dilate(msg("connection-hints", hints=[{"type": "x"}]))
+        self.assertEqual(self.events[-1], ("connector.got_hints", 1, [{"type": "x"}]))
+        self.m.send_hints([{"type": "y"}])
+        self.assertEqual(self.sent[-1], {"type": "connection-hints", "hints": [{"type": "y"}]})
+
+    def test_leader_reconnects(self):
+        """The Leader, losing its L3, stops using it, sends reconnect, waits
+        for reconnecting, then starts generation 2."""
+        self.m.got_dilate(please("0" * 16))
+        c = FakeConnection(self.events)
+        self.m.connector_connection_made(c)
+        self.assertIn(("outbound.use_connection",), self.events)
+        self.assertIn(("inbound.use_connection",), self.events)
+        del self.events[:]
+        self.m.connection_lost(FakeConnection(self.events))  # not ours: ignored
+        self.assertEqual(self.events, [])
+        self.m.connection_lost(c)
+        self.assertEqual(self.events, [("outbound.stop_using_connection",),
+                                       ("inbound.stop_using_connection",),
+                                       ("connector.stop", 1)])
+        self.assertEqual(self.sent[-1], {"type": "reconnect"})
+        del self.events[:]
+        self.m.got_dilate(msg("connection-hints", hints=[]))  # stale: ignored
+        self.assertEqual(self.events, [])
+        self.m.got_dilate(msg("reconnecting"))
+        self.assertEqual(self.events, [("connector.new", True, 2), ("connector.start", 2)])
+
+    def test_follower_answers_reconnect(self):
+        """The Follower drops its L3 on reconnect, stops the old connector,
+        sends reconnecting, and starts the next generation."""
+        self.m.got_dilate(please("f" * 16))
+        c = FakeConnection(self.events, "c")
+        self.m.connector_connection_made(c)
+        del self.events[:]
+        self.m.got_dilate(msg("reconnect"))
+        self.assertEqual(self.events, [("outbound.stop_using_connection",),
+                                       ("inbound.stop_using_connection",),
+                                       ("c.disconnect",), ("connector.stop", 1),
+                                       ("connector.new", False, 2), ("connector.start", 2)])
+        self.assertEqual(self.sent[-1], {"type": "reconnecting"})
+
+    def test_follower_waits_after_loss(self):
+        """A Follower that loses its L3 waits for the Leader's reconnect
+        (no new generation of its own)."""
+        self.m.got_dilate(please("f" * 16))
+        c = FakeConnection(self.events)
+        self.m.connector_connection_made(c)
+        del self.events[:]
+        self.m.connection_lost(c)
+        self.assertEqual([e[0] for e in self.events],
+                         ["outbound.stop_using_connection", "inbound.stop_using_connection"])
+        self.assertEqual(self.sent[-1]["type"], "please")
+        self.m.got_dilate(msg("reconnect"))
+        self.assertEqual(self.sent[-1], {"type": "reconnecting"})
+        self.assertEqual(self.events[-2:], [("connector.new", False, 2), ("connector.start", 2)])
+
+    def test_records_dispatched(self):
+        """PING is answered with PONG, PONG fires send_ping's callback, ACK
+        goes to Outbound, others to Inbound; a stale connection's records
+        are ignored."""
+        self.m.got_dilate(please("0" * 16))
+        c = FakeConnection(self.events)
+        self.m.connector_connection_made(c)
+        del self.events[:]
+        self.m.got_record(c, Ping(b"abcd"))
+        self.assertEqual(c.sent, [Pong(b"abcd")])
+        pongs = []
+        self.m.send_ping(7, lambda: pongs.append(7))
+        self.assertEqual(c.sent[-1], Ping(b"\x00\x00\x00\x07"))
+        self.m.got_record(c, Pong(b"\x00\x00\x00\x07"))
+        self.assertEqual(pongs, [7])
+        self.m.got_record(c, Ack(3))
+        self.m.got_record(c, Data(1, 0, b"x"))
+        self.m.got_record(FakeConnection(self.events), Data(1, 1, b"stale"))
+        self.assertEqual(self.events, [("outbound.handle_ack", 3),
+                                       ("inbound.got_record", Data(1, 0, b"x"))])
+
+    def test_stop(self):
+        """stop() drops the L3 and the connector; later messages are ignored."""
+        self.m.got_dilate(please("0" * 16))
+        c = FakeConnection(self.events, "c")
+        self.m.connector_connection_made(c)
+        del self.events[:]
+        self.m.stop()
+        self.assertIn(("c.disconnect",), self.events)
+        self.assertIn(("connector.stop", 1), self.events)
+        del self.events[:]
+        self.m.got_dilate(msg("reconnecting"))
+        self.m.connection_lost(c)
+        self.assertEqual(self.events, [])
