@@ -6,7 +6,7 @@ servers and usage).
 Everything listens on 127.0.0.1 only, on kernel-chosen ports, and every
 process a test starts is stopped by PID in a cleanup, also on failure.
 """
-from twisted.internet import defer
+from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
@@ -44,27 +44,22 @@ class InteropTestCase(unittest.TestCase):
         self.ref_venv = reference_venv()
 
     def spawn(self, argv, name, **kwargs):
-        from twisted.internet import reactor
         return spawn(self, reactor, argv, name, **kwargs)
 
     def start_ref_server(self, extra_args=(), port=0, basedir=None):
-        from twisted.internet import reactor
         return RefMailboxServer.start(self, reactor, extra_args, port=port,
                                       basedir=basedir)
 
     def start_our_server(self):
-        from twisted.internet import reactor
         return start_our_server(self, reactor)
 
     def start_our_twistd_server(self, extra_args=()):
         """Our server, started exactly like the reference one."""
-        from twisted.internet import reactor
         return TwistdMailboxServer.start(self, reactor, our_twistd(),
                                          "our mailbox server (twistd)",
                                          extra_args)
 
     def wait_for_moods(self, server, predicate):
-        from twisted.internet import reactor
         return wait_for_moods(reactor, server, predicate)
 
     def assertExited(self, run, code=0):
@@ -93,7 +88,6 @@ class InteropTestCase(unittest.TestCase):
     def poll_until(self, predicate, what, timeout=30.0):
         """Poll ``predicate()`` until true; fail naming ``what`` if it is
         still false after ``timeout`` seconds."""
-        from twisted.internet import reactor
         deadline = reactor.seconds() + timeout
         while not predicate():
             if reactor.seconds() > deadline:
@@ -102,8 +96,6 @@ class InteropTestCase(unittest.TestCase):
 
     def start_tap(self, upstream_url):
         """A recording proxy in front of ``upstream_url`` (wiretap.py)."""
-        from twisted.internet import reactor
-
         from .wiretap import WireTap
         tap = WireTap.start(reactor, upstream_url)
         self.addCleanup(tap.stop)
