@@ -59,6 +59,10 @@ class Config:
     accept_file: bool = False
     output_file: str = None
     allocate: bool = False
+    # ssh invite / accept
+    ssh_user: str = None
+    key_file: str = None
+    yes: bool = False
     # the outside world
     stdin: object = attrs.field(factory=lambda: sys.stdin)
     stdout: object = attrs.field(factory=lambda: sys.stdout)

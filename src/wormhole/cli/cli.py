@@ -265,6 +265,61 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     return _run(ctx, cmd_receive.receive, cfg)
 
 
+@wormhole.group()
+def ssh():
+    """Facilitate sending/receiving SSH public keys"""
+
+
+def _tor_options(f):
+    for option in reversed([
+            click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+            click.option("--launch-tor", is_flag=True,
+                         help="launch Tor, rather than use existing control/socks port "
+                              "(not supported yet)"),
+            click.option("--tor-control-port", default=None, metavar="ENDPOINT",
+                         help="endpoint descriptor for Tor control port (not supported yet)")]):
+        f = option(f)
+    return f
+
+
+@ssh.command()
+@click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
+              type=click.IntRange(min=1), help="length of code (in bytes/words)")
+@click.option("-u", "--user", "user", default=None, metavar="USER",
+              help="Add to USER's ~/.ssh/authorized_keys")
+@_tor_options
+@click.pass_context
+def invite(ctx, code_length, user, tor, launch_tor, tor_control_port):
+    """Add a public-key to a ~/.ssh/authorized_keys file"""
+    from . import cmd_ssh
+    cfg = ctx.obj["config"]
+    _fill(cfg, False, code_length, False, True, True, tor, launch_tor, tor_control_port,
+          None, None)
+    cfg.ssh_user = user
+    return _run(ctx, cmd_ssh.invite, cfg)
+
+
+@ssh.command()
+@click.option("-F", "--key-file", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="the public key to send (default: the only ~/.ssh/*.pub)")
+@click.option("-y", "--yes", is_flag=True, help="Skip confirmation prompt to send key")
+@_tor_options
+@click.argument("code")
+@click.pass_context
+def accept(ctx, key_file, yes, tor, launch_tor, tor_control_port, code):
+    """Send your SSH public-key
+
+    In response to a 'wormhole ssh invite' this will send the public key
+    you specify (or the only one in ~/.ssh/*.pub).
+    """
+    from . import cmd_ssh
+    cfg = ctx.obj["config"]
+    _fill(cfg, False, 2, False, True, True, tor, launch_tor, tor_control_port, None, code)
+    cfg.key_file = key_file
+    cfg.yes = yes
+    return _run(ctx, cmd_ssh.accept, cfg)
+
+
 @wormhole.command(name="help")
 @click.pass_context
 def help_(ctx):
