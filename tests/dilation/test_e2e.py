@@ -5,12 +5,16 @@ close (spec 000). Waits on events only; every test leaves the reactor clean."""
 import hashlib
 
 from twisted.internet import defer, reactor
+from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
+from zope.interface import implementer
 
 import wormhole
 from wormhole.server.testing import start_mailbox_server
+
+from ._proxy import CuttableProxy
 
 APPID = "example.com/dilation-e2e"
 
@@ -46,7 +50,7 @@ def collector_factory(expect=None):
     return f
 
 
-class E2E(unittest.TestCase):
+class _Base(unittest.TestCase):
     @defer.inlineCallbacks
     def setUp(self):
         self.srv = yield start_mailbox_server(reactor, channel_db=self.mktemp())
@@ -82,6 +86,8 @@ class E2E(unittest.TestCase):
                 print("close failed", repr(e))
         yield deferLater(reactor, 0.05, lambda: None)
 
+
+class E2E(_Base):
     @defer.inlineCallbacks
     def test_subchannels_both_ways(self):
         """Both sides dilate; each opens a subchannel to the other's
@@ -119,3 +125,187 @@ class E2E(unittest.TestCase):
         got = yield f2.lost
         self.assertEqual(len(got), sent)
         self.assertEqual(hashlib.sha256(got).hexdigest(), h.hexdigest())
+
+
+@implementer(IPushProducer)
+class Source:
+    """Writes ``total`` bytes of a deterministic stream in chunks while not
+    paused, one reactor turn per burst; closes when done."""
+
+    def __init__(self, transport, total, chunk=65536):
+        self.t = transport
+        self.total = total
+        self.sent = 0
+        self.paused = False
+        self.pauses = 0
+        self.h = hashlib.sha256()
+        self.block = bytes(i % 251 for i in range(chunk))
+        self._call = None
+        self.done = defer.Deferred()
+
+    def start(self):
+        self.t.registerProducer(self, True)
+        self._schedule()
+
+    def _schedule(self):
+        if self._call is None and not self.paused and self.sent < self.total:
+            self._call = reactor.callLater(0, self._pump)
+
+    def _pump(self):
+        self._call = None
+        burst = 0
+        while not self.paused and self.sent < self.total and burst < 16:
+            n = min(len(self.block), self.total - self.sent)
+            data = self.block[:n]
+            self.h.update(data)
+            self.t.write(data)
+            self.sent += n
+            burst += 1
+        if self.sent >= self.total:
+            self.t.unregisterProducer()
+            self.t.loseConnection()
+            if not self.done.called:
+                self.done.callback(None)
+        else:
+            self._schedule()
+
+    def pauseProducing(self):
+        if not self.paused:
+            self.pauses += 1
+        self.paused = True
+
+    def resumeProducing(self):
+        self.paused = False
+        self._schedule()
+
+    def stopProducing(self):
+        self.paused = True
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
+
+
+class Sink(Protocol):
+    """Hashes what arrives; calls ``factory.on_progress(self, total)``."""
+
+    def connectionMade(self):
+        self.h = hashlib.sha256()
+        self.n = 0
+        self.factory.made_d.callback(self)
+
+    def dataReceived(self, data):
+        self.h.update(data)
+        self.n += len(data)
+        self.factory.on_progress(self, self.n)
+
+    def connectionLost(self, reason):
+        self.factory.lost.callback((self.n, self.h.hexdigest()))
+
+
+def sink_factory(on_progress=lambda p, n: None):
+    f = Factory.forProtocol(Sink)
+    f.made_d, f.lost, f.on_progress = defer.Deferred(), defer.Deferred(), on_progress
+    return f
+
+
+class Relayed(_Base):
+    @defer.inlineCallbacks
+    def setUp(self):
+        yield _Base.setUp(self)
+        from wormhole.relay.testing import start_transit_relay
+        self.relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(self.relay.stop)
+
+    @defer.inlineCallbacks
+    def test_relay_only(self):
+        """Neither side listens: both reach each other through our relay,
+        and subchannels work both ways."""
+        w1, w2, d1, d2 = yield self.pair(no_listen=True,
+                                         transit_relay_location=self.relay.hint)
+        f2 = collector_factory()
+        yield d2.listener_for("x").listen(f2)
+        p1 = yield d1.connector_for("x").connect(collector_factory())
+        p1.transport.write(b"via the relay")
+        p1.transport.loseConnection()
+        self.assertEqual((yield f2.lost), b"via the relay")
+        for w in (w1, w2):
+            self.assertTrue(w._dilator._manager._connection is None
+                            or w._dilator._manager._connection.description.startswith("->relay"))
+
+    @defer.inlineCallbacks
+    def test_three_cuts_mid_stream(self):
+        """A proxy in front of the relay cuts every connection three times
+        while 24 MB stream; the Leader reconnects each time and the stream
+        completes exactly once, in order (length and sha256)."""
+        host, port = self.relay.hint.split(":")[1:]
+        proxy = CuttableProxy(reactor, host, int(port))
+        lp = reactor.listenTCP(0, proxy, interface="127.0.0.1")
+        self.addCleanup(lp.stopListening)
+        self.addCleanup(proxy.cut)
+        hint = f"tcp:127.0.0.1:{lp.getHost().port}"
+        w1, w2, d1, d2 = yield self.pair(no_listen=True, transit_relay_location=hint)
+        total = 24 * 1000 * 1000
+        marks = [total // 4, total // 2, 3 * total // 4]
+
+        def progress(p, n):
+            if marks and n >= marks[0]:
+                marks.pop(0)
+                reactor.callLater(0, proxy.cut)
+        f2 = sink_factory(progress)
+        yield d2.listener_for("bulk").listen(f2)
+        p1 = yield d1.connector_for("bulk").connect(collector_factory())
+        src = Source(p1.transport, total)
+        src.start()
+        n, digest = yield f2.lost
+        self.assertEqual(proxy.cuts, 3)
+        self.assertEqual(n, total)
+        self.assertEqual(digest, src.h.hexdigest())
+
+
+class Backpressure(_Base):
+    @defer.inlineCallbacks
+    def test_slow_consumer_pauses_sender(self):
+        """The receiver pauses its subchannel: reading stops, the sender's
+        producer is paused and has written only a bounded amount; after
+        resumeProducing everything arrives."""
+        w1, w2, d1, d2 = yield self.pair()
+        total = 200 * 1000 * 1000
+        state = {}
+
+        def progress(p, n):
+            if "paused_at" not in state and n >= 1000000:
+                state["paused_at"] = n
+                p.transport.pauseProducing()
+                state["sink"] = p
+            elif "paused_at" in state and "resumed" not in state:
+                state["late"] = n  # nothing may arrive while paused
+        f2 = sink_factory(progress)
+        yield d2.listener_for("slow").listen(f2)
+        p1 = yield d1.connector_for("slow").connect(collector_factory())
+        src = Source(p1.transport, total)
+        src.start()
+        # wait until the sender stays paused (TCP buffers full end to end)
+        last, stable = -1, 0
+        for _ in range(500):
+            yield deferLater(reactor, 0.02, lambda: None)
+            if src.paused and "paused_at" in state and src.sent == last:
+                stable += 1
+                if stable >= 10:
+                    break
+            else:
+                stable = 0
+            last = src.sent
+        self.assertTrue(src.paused, "the sender was never paused")
+        self.assertGreaterEqual(stable, 10, "the sender never stopped writing")
+        sent_while_paused = src.sent
+        self.assertNotIn("late", state, "data was delivered while the reader was paused")
+        self.assertLess(sent_while_paused, 64 * 1000 * 1000)
+        state["resumed"] = True
+        src.stopProducing()  # we only need to see it bounded: finish quickly
+        src.total = src.sent
+        src.paused = False
+        state["sink"].transport.resumeProducing()
+        src._pump()
+        n, digest = yield f2.lost
+        self.assertEqual(n, src.sent)
+        self.assertEqual(digest, src.h.hexdigest())

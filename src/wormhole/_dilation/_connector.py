@@ -125,8 +125,13 @@ class Connector:
             self._manager.send_hints([h.to_dict() for h in hints])
         if self._relay is not None:
             # our own relay is dialled even if the peer never names it:
-            # both sides must reach it for it to pair us
-            self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, self._relay))
+            # both sides must reach it for it to pair us. Without a listener
+            # of ours there is no direct path to wait for.
+            if self._no_listen:
+                self._dial_relay(self._relay)
+            else:
+                self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay,
+                                                          self._relay))
 
     @m.output()
     def dial(self, hints):
