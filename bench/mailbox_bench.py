@@ -474,7 +474,7 @@ def parse_args(argv):
                    help="start a run only when the rest of the machine uses "
                    "less than this %% of one core ...")
     p.add_argument("--quiet-wait", type=float,
-                   help="... waiting at most this many seconds (default 20, "
+                   help="... waiting at most this many seconds (default 10, "
                    "5 with --quick)")
     p.add_argument("--settle", type=float, default=3.0,
                    help="seconds after the idle connections left")
@@ -509,7 +509,7 @@ def parse_args(argv):
     if a.rounds is None:
         a.rounds = 2 if a.quick else 3
     if a.quiet_wait is None:
-        a.quiet_wait = 5.0 if a.quick else 20.0
+        a.quiet_wait = 5.0 if a.quick else 10.0
     if a.conns is None:
         a.conns = 2000 if a.quick else 10000
     a.levels = [int(x) for x in a.levels.split(",") if x]
