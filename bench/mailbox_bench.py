@@ -235,6 +235,9 @@ def run_pairs(server, conc, args):
             failures[k] = failures.get(k, 0) + v
     cpu1 = _procstat.cpu_seconds(server.pid) if server.alive() else cpu0
     busy1 = _procstat.machine_busy_seconds()
+    # every client socket is gone by now: a server still holding many fds
+    # leaks connections
+    fds_after = _procstat.open_fds(server.pid) if server.alive() else -1
     wall = max(last_end - start_at, 1e-9)
     lat.sort()
     n = len(lat)
@@ -256,6 +259,7 @@ def run_pairs(server, conc, args):
         "failures": sum(failures.values()),
         "failure_kinds": failures,
         "quiet_wait_s": quiet_waited,
+        "server_fds_after": fds_after,
         "alive": server.alive(),
     }
 
@@ -366,6 +370,7 @@ PAIR_METRICS = ["pairs_per_s", "wall_s", "latency_p50_ms", "latency_p99_ms",
                 "server_cpu_ms_per_pair", "server_cpu_pct",
                 "client_cpu_ms_per_pair", "client_cpu_pct", "other_cpu_pct",
                 "pairs", "rounds_pairs_per_s", "quiet_wait_s",
+                "server_fds_after",
                 "failures"]
 IDLE_METRICS = ["rss_per_conn_kib", "rss_before_mib", "rss_open_mib",
                 "rss_after_close_mib", "rss_returned_pct", "opens_per_s",
