@@ -93,6 +93,14 @@ class RelayOnlyOurRelay(_Transfers, unittest.TestCase):
     def servers(self):
         return s.Servers.start(self, relay="ours")
 
+    def test_empty_file_ours_to_reference(self):
+        """An empty file: no records at all, then the ack of the empty hash."""
+        return self.run_file("ours", "ref", size=0)
+
+    def test_empty_file_reference_to_ours(self):
+        """An empty file from the reference."""
+        return self.run_file("ref", "ours", size=0)
+
 
 class RelayOnlyReferenceRelay(_Transfers, unittest.TestCase):
     """--no-listen on both sides: through the reference relay 0.5."""
