@@ -204,3 +204,48 @@ class Errors(unittest.TestCase):
         d = cli._main(None, lambda reactor, cfg: defer.succeed(None), self.cfg)
         self.successResultOf(d)
         self.assertEqual(self.cfg.stderr.getvalue(), "")
+
+
+class DescribeError(unittest.TestCase):
+
+    def test_transit_error(self):
+        """A Transit failure is one readable message naming the relay."""
+        from wormhole.cli._config import Config
+        from wormhole.cli.cli import describe_error
+        from wormhole.transit import TransitError
+        message = describe_error(TransitError("all attempts failed"),
+                                 Config(transit_helper="tcp:relay.example:4001"))
+        self.assertIn("all attempts failed", message)
+        self.assertIn("tcp:relay.example:4001", message)
+        self.assertTrue(message.startswith("ERROR: "))
+
+
+class SSHParsing(unittest.TestCase):
+    invoke = Parsing.invoke
+
+    def test_invite(self):
+        """ssh invite -c N -u USER reaches cmd_ssh.invite."""
+        from wormhole.cli import cmd_ssh
+        r = self.invoke(["ssh", "invite", "-c", "3", "-u", "alice"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        [(command, cfg)] = self.calls
+        self.assertIs(command, cmd_ssh.invite)
+        self.assertEqual((cfg.code_length, cfg.ssh_user), (3, "alice"))
+
+    def test_accept(self):
+        """ssh accept -F FILE -y CODE reaches cmd_ssh.accept."""
+        from wormhole.cli import cmd_ssh
+        path = self.mktemp()
+        with open(path, "w") as f:
+            f.write("k")
+        r = self.invoke(["ssh", "accept", "-F", path, "-y", "4-a-b"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        [(command, cfg)] = self.calls
+        self.assertIs(command, cmd_ssh.accept)
+        self.assertEqual((cfg.key_file, cfg.yes, cfg.code), (path, True, "4-a-b"))
+
+    def test_accept_needs_code(self):
+        """ssh accept without CODE is a usage error."""
+        r = self.invoke(["ssh", "accept"])
+        self.assertNotEqual(r.exit_code, 0)
+        self.assertEqual(self.calls, [])

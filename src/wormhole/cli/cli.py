@@ -56,6 +56,11 @@ def describe_error(exc, cfg):
         return f"ERROR: bad --relay-url {cfg.relay_url!r}: {exc}"
     if isinstance(exc, TransferError):
         return f"ERROR: {exc}"
+    from ..transit import TransitError
+    if isinstance(exc, TransitError):
+        return (f"ERROR: no connection to the other side for the transfer: {exc}\n"
+                "Neither a direct connection nor the Transit relay worked "
+                f"(--transit-helper {cfg.transit_helper}).")
     if isinstance(exc, WormholeError):
         return f"ERROR: {type(exc).__name__}: {exc}"
     return None
