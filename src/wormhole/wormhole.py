@@ -287,7 +287,7 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
              reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory,
              on_status_update=on_status_update, dilator=w._dilator)
     if w._dilator is not None:
-        w._dilator.wire(b.send_dilate_phase)
+        w._dilator.wire(b.send_dilate_phase, lambda: b._status.current)
     w._boss = b
     b.start()
     return w

@@ -122,6 +122,49 @@ class E2E(_Base):
         self.assertEqual(digest, src.h.hexdigest())
 
     @defer.inlineCallbacks
+    def test_status_and_close(self):
+        """status_update gets DilationStatus values (mailbox status inside)
+        up to a connected peer; closing the wormhole ends open subchannels."""
+        statuses = []
+        w1, w2, d1, d2 = yield self.pair(status_update=statuses.append)
+        f2 = collector_factory()
+        yield d2.listener_for("s").listen(f2)
+        f1 = collector_factory()
+        p1 = yield d1.connector_for("s").connect(f1)
+        p1.transport.write(b"x")
+        yield f2.made_d
+        for _ in range(100):
+            if any(type(s.peer_connection).__name__ == "ConnectedPeer" for s in statuses):
+                break
+            yield deferLater(reactor, 0.02, lambda: None)
+        # both wormholes report to the same callback here
+        kinds = [type(s.peer_connection).__name__ for s in statuses]
+        self.assertEqual(kinds[:2], ["NoPeer", "NoPeer"])
+        self.assertIn("ConnectedPeer", kinds)
+        self.assertLess(kinds.index("ConnectingPeer"), kinds.index("ConnectedPeer"))
+        connected = statuses[kinds.index("ConnectedPeer")]
+        self.assertEqual(type(connected.mailbox).__name__, "WormholeStatus")
+        self.assertEqual(connected.generation, 1)
+        yield w1.close()
+        self.assertEqual((yield f1.lost), b"")  # ended by close(), no CLOSE handshake
+        self.assertRaises(Exception, p1.transport.write, b"after close")
+
+    @defer.inlineCallbacks
+    def test_old_peer(self):
+        """A peer created without dilation: connect() fails with
+        OldPeerCannotDilateError; dilate() without dilation=True raises."""
+        from wormhole._dilation.manager import OldPeerCannotDilateError
+        w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True)
+        w2 = wormhole.create(APPID, self.srv.url, reactor)
+        self.addCleanup(self._close, w1, w2)
+        self.assertRaises(ValueError, w2.dilate)
+        w1.allocate_code()
+        w2.set_code((yield w1.get_code()))
+        d1 = w1.dilate(_listen_addresses=["127.0.0.1"])
+        yield self.assertFailure(d1.connector_for("x").connect(collector_factory()),
+                                 OldPeerCannotDilateError)
+
+    @defer.inlineCallbacks
     def test_writes_before_connection(self):
         """Large writes made before any L3 exists are queued and delivered."""
         w1, w2, d1, d2 = yield self.pair()

@@ -148,3 +148,16 @@ class Pair(unittest.TestCase):
         reg = self.leader.registry
         SubchannelListenerEndpoint("a", reg).listen(factory())
         self.failureResultOf(SubchannelListenerEndpoint("a", reg).listen(factory()), ValueError)
+
+    def test_close_all(self):
+        """close_all() ends open subchannels on both kinds and fails
+        connect() calls still waiting for the role."""
+        self.leader.registry.set_role(True)
+        got = []
+        SubchannelConnectorEndpoint("x", self.leader.registry).connect(
+            factory()).addCallback(got.append)
+        waiting = SubchannelConnectorEndpoint("x", self.follower.registry).connect(factory())
+        self.follower.registry.close_all()
+        self.failureResultOf(waiting)
+        self.leader.registry.close_all()
+        self.assertTrue(got[0].lost)

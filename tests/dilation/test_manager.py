@@ -196,3 +196,23 @@ class ManagerTests(unittest.TestCase):
         self.m.got_dilate(msg("reconnecting"))
         self.m.connection_lost(c)
         self.assertEqual(self.events, [])
+
+    def test_status_reports(self):
+        """Generation and peer state are reported: connecting, connected
+        (with the hint description), reconnecting, connecting gen 2."""
+        reports = []
+        m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                    FakeRegistry([]), lambda lead, gen, mgr: FakeConnector([], lead, gen),
+                    on_status=lambda g, p: reports.append((g, type(p).__name__,
+                                                           getattr(p, "hint_description", None))))
+        m.start()
+        m.got_dilate(please("0" * 16))
+        c = FakeConnection()
+        c.description = "->tcp:127.0.0.1:1"
+        m.connector_connection_made(c)
+        m.connection_lost(c)
+        m.got_dilate(msg("reconnecting"))
+        self.assertEqual(reports, [(1, "ConnectingPeer", None),
+                                   (1, "ConnectedPeer", "->tcp:127.0.0.1:1"),
+                                   (1, "ReconnectingPeer", None),
+                                   (2, "ConnectingPeer", None)])

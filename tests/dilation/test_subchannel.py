@@ -171,3 +171,13 @@ class SubChannelTests(unittest.TestCase):
         self.assertEqual(self.events[1:], [("inbound.subchannel_paused",),
                                            ("inbound.subchannel_resumed",),
                                            ("outbound.send_close", 5)])
+
+    def test_abandon(self):
+        """When the wormhole closes, an open or closing subchannel ends with
+        connectionLost and no CLOSE record; an unattached one just goes."""
+        self.sc.attach(self.p)
+        self.sc.abandon()
+        self.sc.abandon()
+        self.assertEqual(self.events[1:], [("registry.closed", 5),
+                                           ("p.connectionLost", "ConnectionDone")])
+        self.assertRaises(AlreadyClosedError, self.sc.write, b"x")

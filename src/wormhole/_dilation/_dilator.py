@@ -13,6 +13,7 @@ import json
 from zope.interface import implementer
 
 from .._interfaces import IDilator
+from .._status import DilationStatus, NoPeer, WormholeStatus
 from .._transit._addresses import configured_addresses, discover_addresses
 from .._transit._hints import parse_relay_string
 from ._connector import Connector
@@ -38,13 +39,17 @@ class Dilator:
         self._dilated = None
         self._manager = None  # applications poke _boss._D._manager.send_ping
         self._options = None
+        self._status_update = None
+        self._mailbox_status = WormholeStatus
         self._next_phase = 0
         # tests force the Leader/Follower role with a side of all f or all 0
         self._forced_side = None
 
-    def wire(self, send_phase):
-        """``send_phase(phase, plaintext)``: the Boss sends one phase."""
+    def wire(self, send_phase, mailbox_status=None):
+        """``send_phase(phase, plaintext)``: the Boss sends one phase;
+        ``mailbox_status()``: the current WormholeStatus, for DilationStatus."""
         self._send_phase = send_phase
+        self._mailbox_status = mailbox_status or WormholeStatus
 
     # -- IDilator ----------------------------------------------------------
 
@@ -74,6 +79,8 @@ class Dilator:
         if transit_relay_location is not None:
             relay = parse_relay_string(transit_relay_location)
         self._options = dict(relay=relay, no_listen=bool(no_listen))
+        self._status_update = status_update
+        self._report_status(0, NoPeer())
         self._inbound = Inbound()
         self._outbound = Outbound()
         self._registry = SubchannelRegistry(self._eq.eventually)
@@ -106,11 +113,20 @@ class Dilator:
                              no_listen=opts["no_listen"])
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
-                                self._registry, make_connector)
+                                self._registry, make_connector, clock=self._reactor,
+                                on_status=self._report_status)
         self._manager.start()
         early, self._early = self._early, []
         for plaintext in early:
             self._manager.got_dilate(plaintext)
+
+    def _report_status(self, generation, peer_connection):
+        # spec 000: status_update gets a DilationStatus whose .mailbox is
+        # the wormhole's current WormholeStatus; in a later turn, like the
+        # wormhole's own status updates
+        if self._status_update is not None:
+            status = DilationStatus(self._mailbox_status(), generation, peer_connection)
+            self._eq.eventually(self._status_update, status)
 
     def _send(self, msg):
         # spec 000: our own counter, phases dilate-0, dilate-1, ...
@@ -121,3 +137,5 @@ class Dilator:
     def stop(self):
         if self._manager is not None:
             self._manager.stop()
+        if self._dilated is not None:
+            self._registry.close_all()

@@ -11,6 +11,7 @@ listen() wait (with their data) until it is called.
 
 import attr
 from twisted.internet.defer import Deferred, succeed
+from twisted.internet.error import ConnectionDone
 from twisted.internet.interfaces import (IListeningPort, IStreamClientEndpoint,
                                          IStreamServerEndpoint)
 from zope.interface import implementer
@@ -55,6 +56,16 @@ class SubchannelRegistry:
             d.errback(f)
 
     # -- subchannels -------------------------------------------------------
+
+    def close_all(self):
+        """The wormhole is closing: every subchannel ends now, and
+        connect() calls still waiting fail."""
+        for sc in list(self._open.values()):
+            sc.abandon()
+        self._unattached = {}
+        self._factories = {}
+        if self._failure is None:
+            self.fail(ConnectionDone("the wormhole was closed"))
 
     def _when_ready(self):
         if self._failure is not None:

@@ -157,6 +157,9 @@ class SubChannel:
     @m.input()
     def loseConnection(self): pass  # noqa
 
+    @m.input()
+    def abandon(self): pass  # noqa
+
     # -- outputs -----------------------------------------------------------
 
     @m.output()
@@ -204,6 +207,10 @@ class SubChannel:
         self._on_closed(self._scid)
 
     @m.output()
+    def forget_quietly(self):
+        self._on_closed(self._scid)
+
+    @m.output()
     def connection_lost(self):
         p, self._producer = self._producer, None
         if p is not None and self._streaming:
@@ -234,3 +241,11 @@ class SubChannel:
     S_closed.upon(_write, enter=S_closed, outputs=[refuse_write])
     S_closed.upon(loseConnection, enter=S_closed, outputs=[])
     S_closed.upon(remote_close, enter=S_closed, outputs=[])
+
+    # the wormhole is closing (spec 000 "L5 subchannels": subchannels end
+    # when the wormhole does): no CLOSE handshake, the connection is gone
+    S_unattached.upon(abandon, enter=S_closed, outputs=[forget_quietly])
+    S_unattached_closed.upon(abandon, enter=S_closed, outputs=[])
+    S_open.upon(abandon, enter=S_closed, outputs=[forget_quietly, connection_lost])
+    S_closing.upon(abandon, enter=S_closed, outputs=[forget_quietly, connection_lost])
+    S_closed.upon(abandon, enter=S_closed, outputs=[])

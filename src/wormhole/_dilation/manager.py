@@ -20,6 +20,7 @@ from automat import MethodicalMachine
 from twisted.python import log
 from zope.interface import implementer
 
+from .._status import ConnectedPeer, ConnectingPeer, ReconnectingPeer
 from ..util import bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
@@ -77,8 +78,12 @@ class Manager:
     set_trace = m._setTrace
 
     def __init__(self, side, use_version, send_dilate, inbound, outbound, registry,
-                 make_connector):
+                 make_connector, clock=None, on_status=None):
         self._side = side
+        self._clock = clock
+        # on_status(generation, peer_connection): UX only (spec 000
+        # "Initiating Dilation", DilationStatus)
+        self._on_status = on_status or (lambda generation, peer: None)
         self._use_version = use_version
         self._send_dilate = send_dilate        # f(dict) -> the next dilate-N
         self._inbound = I.IInbound(inbound)
@@ -229,11 +234,25 @@ class Manager:
         self._is_leader = False
         self._registry.set_role(False)
 
+    def _now(self):
+        return self._clock.seconds() if self._clock is not None else 0.0
+
     @m.output()
     def start_connector(self):
         self._generation += 1
+        self._on_status(self._generation, ConnectingPeer(self._now()))
         self._connector = self._make_connector(self._is_leader, self._generation, self)
         self._connector.start()
+
+    @m.output()
+    def report_connected(self, connection):
+        self._on_status(self._generation,
+                        ConnectedPeer(self._now(), None,
+                                      getattr(connection, "description", "?")))
+
+    @m.output()
+    def report_reconnecting(self):
+        self._on_status(self._generation, ReconnectingPeer(self._now()))
 
     @m.output()
     def stop_connector(self):
@@ -286,14 +305,15 @@ class Manager:
 
     S2_leader_connecting.upon(_rx_hints, enter=S2_leader_connecting, outputs=[hints_to_connector])
     S2_leader_connecting.upon(connector_connection_made, enter=S3_leader_connected,
-                              outputs=[use_connection])
+                              outputs=[use_connection, report_connected])
     S2_leader_connecting.upon(stop, enter=S9_stopped, outputs=[stop_connector])
 
     S3_leader_connected.upon(_rx_hints, enter=S3_leader_connected, outputs=[])
     # spec 000: the Leader alone decides a connection is gone and asks
     # for the next generation; it waits for "reconnecting" before dialling
     S3_leader_connected.upon(_l3_lost, enter=S4_leader_flushing,
-                             outputs=[stop_using_connection, stop_connector, send_reconnect])
+                             outputs=[stop_using_connection, stop_connector, send_reconnect,
+                                      report_reconnecting])
     S3_leader_connected.upon(stop, enter=S9_stopped, outputs=[stop_connector, drop_connection])
 
     S4_leader_flushing.upon(_rx_hints, enter=S4_leader_flushing, outputs=[])
@@ -306,14 +326,14 @@ class Manager:
     S2_follower_connecting.upon(_rx_hints, enter=S2_follower_connecting,
                                 outputs=[hints_to_connector])
     S2_follower_connecting.upon(connector_connection_made, enter=S3_follower_connected,
-                                outputs=[use_connection])
+                                outputs=[use_connection, report_connected])
     S2_follower_connecting.upon(_rx_reconnect, enter=S2_follower_connecting,
                                 outputs=[stop_connector, send_reconnecting, start_connector])
     S2_follower_connecting.upon(stop, enter=S9_stopped, outputs=[stop_connector])
 
     S3_follower_connected.upon(_rx_hints, enter=S3_follower_connected, outputs=[])
     S3_follower_connected.upon(_l3_lost, enter=S2_follower_connecting,
-                               outputs=[stop_using_connection])
+                               outputs=[stop_using_connection, report_reconnecting])
     S3_follower_connected.upon(_rx_reconnect, enter=S2_follower_connecting,
                                outputs=[drop_connection, stop_connector, send_reconnecting,
                                         start_connector])
