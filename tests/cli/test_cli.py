@@ -249,3 +249,15 @@ class SSHParsing(unittest.TestCase):
         r = self.invoke(["ssh", "accept"])
         self.assertNotEqual(r.exit_code, 0)
         self.assertEqual(self.calls, [])
+
+
+class ReceiveYes(unittest.TestCase):
+    invoke = Parsing.invoke
+
+    def test_yes_is_accept_file(self):
+        """receive --yes is --accept-file (the reference only has the latter)."""
+        r = self.invoke(["receive", "--yes", "4-a-b"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        self.assertTrue(self.calls[0][1].accept_file)
+        r = self.invoke(["receive", "4-a-b"])
+        self.assertFalse(self.calls[0][1].accept_file)

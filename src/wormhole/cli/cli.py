@@ -241,7 +241,8 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
 @_common_options
 @click.option("-t", "--only-text", is_flag=True,
               help="refuse file transfers, only accept text transfers")
-@click.option("--accept-file", is_flag=True, envvar="WORMHOLE_ACCEPT_FILE", show_envvar=True,
+@click.option("--accept-file", "--yes", "accept_file", is_flag=True,
+              envvar="WORMHOLE_ACCEPT_FILE", show_envvar=True,
               help="accept file transfer without asking for confirmation")
 @click.option("-o", "--output-file", default=None, metavar="FILENAME|DIRNAME",
               help="The file or directory to create, overriding the name suggested "
