@@ -12,7 +12,7 @@ import os
 from twisted.internet import defer
 
 from .. import _rlcompleter
-from ..errors import KeyFormatError, TransferError
+from ..errors import KeyFormatError
 from ..util import dict_to_bytes
 from . import _incoming, _transfer
 from ._common import ask, make_wormhole, run_and_close
