@@ -30,10 +30,11 @@ def blur_duration(seconds):
 
 @implementer(IUsageRecorder)
 class UsageLog:
-    """Keeps recent records in memory, and sends each to the store (the
-    ``--usage-db``) and, if given, as a JSON line to ``log_fd``."""
+    """Keeps the last ``keep`` records in memory (None: all, for tests),
+    and sends each to the store (the ``--usage-db``) and, if given, as a
+    JSON line to ``log_fd``."""
 
-    def __init__(self, store, blur=None, log_fd=None, keep=100000):
+    def __init__(self, store, blur=None, log_fd=None, keep=1000):
         self._store = IChannelStore(store)
         self._blur = blur
         self._log_file = (os.fdopen(log_fd, "w", buffering=1)

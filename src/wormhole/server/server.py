@@ -9,6 +9,9 @@ run.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import random
 
 from autobahn.websocket.types import ConnectionDeny
@@ -27,6 +30,18 @@ from ._websocket import MailboxWebSocketFactory, MailboxWebSocketProtocol
 log = Logger()
 
 
+def _load_malloc_trim():
+    """glibc's malloc_trim, or None elsewhere."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _load_malloc_trim()
+
+
 class MailboxServer:
     """Owns the model and the connections of one server."""
 
@@ -41,6 +56,9 @@ class MailboxServer:
         self.ctx = ServerContext(clock, self.model, store, policy, limits,
                                  welcome, allow_list)
         self.connections = set()
+        self._departed = 0
+        self._last_trim = 0.0
+        self._trim_call = None
         self._sweeper = LoopingCall(self._sweep)
         self._sweeper.clock = clock
         self._pruner = LoopingCall(self.prune)
@@ -53,6 +71,22 @@ class MailboxServer:
 
     def forget(self, conn):
         self.connections.discard(conn)
+        # When many clients have left, hand the memory they used back to
+        # the OS (the allocators keep it otherwise); at most every 2 s.
+        self._departed += 1
+        if self._trim_call is None and (
+                self._departed >= 1024 or
+                (self._departed >= 64 and not self.connections)):
+            delay = max(1.0, self._last_trim + 2.0 - self.clock.seconds())
+            self._trim_call = self.clock.callLater(delay, self._trim)
+
+    def _trim(self):
+        self._trim_call = None
+        self._departed = 0
+        self._last_trim = self.clock.seconds()
+        gc.collect()
+        if _malloc_trim is not None:
+            _malloc_trim(0)
 
     def start(self):
         limits = self.limits
@@ -64,6 +98,9 @@ class MailboxServer:
         for loop in (self._sweeper, self._pruner):
             if loop.running:
                 loop.stop()
+        if self._trim_call is not None:
+            self._trim_call.cancel()
+            self._trim_call = None
         return self.store.close()
 
     def _sweep(self):
@@ -84,7 +121,7 @@ class MailboxServer:
 def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
                   signal_error=None, advertise_version=None, allow_list=False,
                   permissions=None, blur_usage=None, log_fd=None,
-                  commit_window=0.0, rng=None, limits=None):
+                  commit_window=0.0, rng=None, limits=None, keep_usage=1000):
     """A ``MailboxServer`` from the operator's options (docs/server.md)."""
     limits = limits or Limits()
     if channel_db is None and usage_db is None:
@@ -92,7 +129,7 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
     else:
         store = SQLiteStore(reactor, channel_db or ":memory:", usage_db,
                             commit_window=commit_window)
-    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd)
+    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd, keep=keep_usage)
     welcome = {}
     if motd is not None:
         welcome["motd"] = motd

@@ -50,7 +50,7 @@ def start_mailbox_server(reactor, channel_db=None, usage_db=None, port=0,
         signal_error=signal_error, advertise_version=advertise_version,
         allow_list=allow_list, permissions=permissions,
         blur_usage=blur_usage, commit_window=commit_window, rng=rng,
-        limits=Limits(**limits))
+        limits=Limits(**limits), keep_usage=None)
     factory = make_factory(mailbox, reactor=reactor)
     listening = yield reactor.listenTCP(port, factory, interface="127.0.0.1")
     mailbox.start()
