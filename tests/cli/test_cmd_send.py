@@ -169,6 +169,18 @@ class Send(unittest.TestCase):
         self.assertIn("transfer rejected", str(f.value))
         self.assertNotIn(("transit.connect",), self.factory.log)
 
+    def test_file_verify_rejected(self):
+        """--verify answered no: an error goes instead of transit and
+        offer, and Transit never connects."""
+        path, data = self._file_setup()
+        self.answers.append("no")
+        d = self.start(what=path, hide_progress=True, verify=True)
+        self.w.got_key()
+        self.w.got_verifier()
+        self.failureResultOf(d, TransferError)
+        self.assertEqual([list(m) for m in self.sent()], [["error"]])
+        self.assertNotIn(("transit.connect",), self.factory.log)
+
     def test_file_no_listen(self):
         """--no-listen reaches Transit as no_listen=True."""
         path, data = self._file_setup()
