@@ -145,3 +145,38 @@ class BadPeers(unittest.TestCase):
             def __len__(self):
                 return 2 ** 32
         self.assertRaises(ValueError, F.frame, Huge())
+
+
+class SameAsNoisePackage(unittest.TestCase):
+    def test_transport_messages(self):
+        """Our transport encryption (ChaChaPoly run directly after the
+        handshake) produces and accepts exactly the noise package's own
+        transport messages, across several pieces and nonces."""
+        from noise.connection import NoiseConnection
+        key = F.derive_dilation_key(KEY)
+        ours = F.NoiseSession(key, True)
+        raw = NoiseConnection.from_name(F.NOISE_PROTOCOL)
+        raw.set_psks(psk=key)
+        raw.set_as_responder()
+        raw.start_handshake()
+        r = F.FrameReader(b"")
+        [m1] = r.add_data(ours.write_handshake())
+        raw.read_message(bytes(m1))
+        ours.read_handshake(bytes(raw.write_message()))
+        for size in (0, 10, 65519, 70000, 140000):
+            pt = bytes(i % 253 for i in range(size))
+            wire = ours.encrypt_frame(pt)
+            ct = wire[4:]
+            got = b"".join(bytes(raw.decrypt(ct[i:i + 65535])) for i in range(0, len(ct), 65535))
+            self.assertEqual(got, pt)
+            back = bytes(raw.encrypt(pt[:65519]))
+            self.assertEqual(ours.decrypt_frame(back), pt[:65519])
+
+    def test_parts_equal_whole(self):
+        """encrypt_parts(head, body) is the frame of head + body."""
+        a1, b1 = pair()
+        a2, b2 = pair()
+        head, body = b"\x04" + b"\x00" * 8, bytes(200000)
+        p1 = b"".join(a1.encrypt_parts(head, body))
+        self.assertEqual(b1.decrypt_frame(p1[4:]), head + body)
+        self.assertEqual(len(p1), len(a2.encrypt_frame(head + body)))

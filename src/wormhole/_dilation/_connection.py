@@ -25,7 +25,8 @@ from zope.interface import implementer
 
 from . import _interfaces as I
 from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
-from ._records import KCM, Pong, RecordError, encode_record, parse_record
+from ._records import (KCM, Pong, RecordError, encode_record, encode_record_parts,
+                       parse_record)
 
 IDLE_PONG_INTERVAL = 30.0
 LEADER_SILENCE_TIMEOUT = 60.0
@@ -116,7 +117,9 @@ class DilatedConnectionProtocol(Protocol):
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
     def send_record(self, record):
-        self._write_frame(encode_record(record))
+        self._wrote = True
+        head, body = encode_record_parts(record)
+        self.transport.writeSequence(self._noise.encrypt_parts(head, body))
 
     def register_producer(self, producer):
         self.transport.registerProducer(IPushProducer(producer), True)
@@ -200,7 +203,7 @@ class DilatedConnectionProtocol(Protocol):
 
     def _write_frame(self, plaintext):
         self._wrote = True
-        self.transport.write(self._noise.encrypt_frame(plaintext))
+        self.transport.writeSequence(self._noise.encrypt_parts(plaintext))
 
     @m.output()
     def send_relay_line(self):

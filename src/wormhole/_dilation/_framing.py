@@ -14,6 +14,8 @@ feeds bytes in and writes what comes out.
 
 import struct
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from noise.connection import NoiseConnection
 
 from .._crypto import derive_key
@@ -28,6 +30,7 @@ NOISE_MAC = 16
 NOISE_MAX_PLAINTEXT = NOISE_MAX_CIPHERTEXT - NOISE_MAC  # 65519
 MAX_FRAME = 2 ** 32 - 1
 _LENGTH = struct.Struct(">L")
+_NONCE_PAD = b"\x00\x00\x00\x00"
 
 
 class FramingError(Exception):
@@ -58,13 +61,19 @@ def frame(payload: bytes) -> bytes:
 class FrameReader:
     """Splits the inbound byte stream: first the peer's handshake line
     (checked byte by byte, so a stray HTTP server fails at once), then
-    length-prefixed frames. ``add_data`` returns the frames now complete."""
+    length-prefixed frames. ``add_data`` returns the frames now complete.
+
+    Frames are returned as memoryviews of the (immutable) bytes read, so a
+    frame that arrived within one read is never copied; only a frame split
+    across reads is joined once.
+    """
 
     def __init__(self, expected_line: bytes):
         self._expected = expected_line
         self._matched = 0
-        self._buf = bytearray()
-        self._pos = 0
+        self._chunks = []   # the unfinished tail: bytes/memoryviews
+        self._have = 0
+        self._need = 4      # bytes needed before the tail can advance
 
     def add_data(self, data) -> list:
         if self._matched < len(self._expected):
@@ -78,26 +87,34 @@ class FrameReader:
             data = data[need:]
             if not data:
                 return []
-        buf = self._buf
-        buf += data
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        if self._chunks:
+            self._chunks.append(data)
+            self._have += len(data)
+            if self._have < self._need:
+                return []
+            data = b"".join(self._chunks)
+            self._chunks = []
+            self._have = 0
         frames = []
-        pos = self._pos
-        end = len(buf)
-        while end - pos >= 4:
-            (length,) = _LENGTH.unpack_from(buf, pos)
-            if end - pos - 4 < length:
+        mv = memoryview(data)
+        pos, n = 0, len(data)
+        need = 4
+        while n - pos >= 4:
+            (length,) = _LENGTH.unpack_from(data, pos)
+            end = pos + 4 + length
+            if end > n:
+                need = 4 + length
                 break
-            frames.append(bytes(buf[pos + 4:pos + 4 + length]))
-            pos += 4 + length
-        # compact only when the consumed head is large: avoids an O(n)
-        # move per small frame on a busy stream
-        if pos == end:
-            buf.clear()
-            pos = 0
-        elif pos > 1 << 20:
-            del buf[:pos]
-            pos = 0
-        self._pos = pos
+            frames.append(mv[pos + 4:end])
+            pos = end
+        else:
+            need = 4
+        if pos < n:
+            self._chunks = [mv[pos:]]
+            self._have = n - pos
+            self._need = need
         return frames
 
 
@@ -115,9 +132,24 @@ class NoiseSession:
             n.set_as_responder()
         n.start_handshake()
         self._noise = n
+        self._enc = self._dec = None
+        self._enc_n = self._dec_n = 0
 
     def handshake_done(self) -> bool:
-        return self._noise.handshake_finished
+        if self._enc is None and self._noise.handshake_finished:
+            self._take_transport_keys()
+        return self._enc is not None
+
+    def _take_transport_keys(self):
+        # Noise transport messages are ChaChaPoly with an empty AD and a
+        # 64-bit little-endian counter nonce (Noise spec 5.1, 12.4). We run
+        # them on `cryptography` directly: the same bytes as the noise
+        # package's CipherState, without its per-message checks and copies,
+        # and on memoryview slices of what we read.
+        p = self._noise.noise_protocol
+        enc, dec = p.cipher_state_encrypt, p.cipher_state_decrypt
+        self._enc, self._enc_n = ChaCha20Poly1305(bytes(enc.k)), enc.n
+        self._dec, self._dec_n = ChaCha20Poly1305(bytes(dec.k)), dec.n
 
     def write_handshake(self) -> bytes:
         """Our handshake message, framed."""
@@ -125,31 +157,56 @@ class NoiseSession:
 
     def read_handshake(self, message: bytes):
         try:
-            self._noise.read_message(message)
+            self._noise.read_message(bytes(message))
         except Exception as e:  # noise raises several types for bad input
             raise FramingError(f"bad Noise handshake message: {e!r}") from None
 
-    def encrypt_frame(self, plaintext: bytes) -> bytes:
-        """One record as one frame: pieces of at most 65519 bytes, each its
-        own Noise message, behind one length prefix (spec 000)."""
-        enc = self._noise.encrypt
-        if len(plaintext) <= NOISE_MAX_PLAINTEXT:
-            return frame(enc(bytes(plaintext)))
-        mv = memoryview(plaintext)
-        parts = [enc(bytes(mv[i:i + NOISE_MAX_PLAINTEXT]))
-                 for i in range(0, len(mv), NOISE_MAX_PLAINTEXT)]
-        return frame(b"".join(parts))
+    def _seal(self, piece):
+        n = self._enc_n
+        self._enc_n = n + 1
+        return self._enc.encrypt(_NONCE_PAD + n.to_bytes(8, "little"), piece, None)
 
-    def decrypt_frame(self, ciphertext: bytes) -> bytes:
-        """The plaintext of one frame: cut every 65535 bytes, decrypt each."""
-        dec = self._noise.decrypt
+    def _open(self, piece):
+        n = self._dec_n
         try:
-            if len(ciphertext) <= NOISE_MAX_CIPHERTEXT:
-                return bytes(dec(bytes(ciphertext)))
-            mv = memoryview(ciphertext)
-            return b"".join(bytes(dec(bytes(mv[i:i + NOISE_MAX_CIPHERTEXT])))
-                            for i in range(0, len(mv), NOISE_MAX_CIPHERTEXT))
-        except FramingError:
-            raise
-        except Exception as e:
-            raise FramingError(f"undecryptable Noise message: {e!r}") from None
+            out = self._dec.decrypt(_NONCE_PAD + n.to_bytes(8, "little"), piece, None)
+        except InvalidTag:
+            raise FramingError("undecryptable Noise message (wrong key or corrupted)") from None
+        self._dec_n = n + 1
+        return out
+
+    def encrypt_parts(self, head: bytes, body=b"") -> list:
+        """The frame of the plaintext ``head + body`` as a list of byte
+        strings to write in order (length prefix, then each Noise message):
+        pieces of at most 65519 bytes, each its own Noise message, behind
+        one length prefix (spec 000 "L2 Message Framing"). Only the first
+        piece is assembled; the rest are encrypted from slices of ``body``."""
+        self.handshake_done()
+        if len(head) > NOISE_MAX_PLAINTEXT:
+            raise ValueError("a record header cannot exceed one Noise message")
+        total = len(head) + len(body)
+        first = NOISE_MAX_PLAINTEXT - len(head)
+        if len(body) <= first:
+            c = self._seal(head + body if head else body)
+            return [_LENGTH.pack(len(c)), c]
+        mv = memoryview(body)
+        parts = [self._seal(head + mv[:first])]
+        for i in range(first, len(mv), NOISE_MAX_PLAINTEXT):
+            parts.append(self._seal(mv[i:i + NOISE_MAX_PLAINTEXT]))
+        length = total + NOISE_MAC * len(parts)
+        if length > MAX_FRAME:
+            raise ValueError(f"frame of {length} bytes exceeds 2**32-1")
+        return [_LENGTH.pack(length)] + parts
+
+    def encrypt_frame(self, plaintext: bytes) -> bytes:
+        """One record as one frame, as a single byte string."""
+        return b"".join(self.encrypt_parts(b"", bytes(plaintext)))
+
+    def decrypt_frame(self, ciphertext) -> bytes:
+        """The plaintext of one frame: cut every 65535 bytes, decrypt each."""
+        self.handshake_done()
+        if len(ciphertext) <= NOISE_MAX_CIPHERTEXT:
+            return self._open(ciphertext)
+        mv = memoryview(ciphertext)
+        return b"".join([self._open(mv[i:i + NOISE_MAX_CIPHERTEXT])
+                         for i in range(0, len(mv), NOISE_MAX_CIPHERTEXT)])

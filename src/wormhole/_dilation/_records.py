@@ -110,6 +110,14 @@ def encode_record(r) -> bytes:
     raise TypeError(f"not a Dilation record: {r!r}")
 
 
+def encode_record_parts(r):
+    """(head, body) with ``head + body == encode_record(r)``: a DATA
+    payload is not copied into its record (the framer encrypts from it)."""
+    if isinstance(r, Data):
+        return _TAG_TWO_U32.pack(T_DATA, r.scid, r.seqnum), r.data
+    return encode_record(r), b""
+
+
 def _exact(plaintext, length, name):
     if len(plaintext) != length:
         raise RecordError(f"{name} record must be {length} bytes, got {len(plaintext)}")

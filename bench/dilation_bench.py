@@ -1,0 +1,157 @@
+"""Dilation throughput, CPU and memory: ours and the reference 0.24 side by
+side in one run (issue 4 "Benchmark"; results in docs/performance.md).
+
+Each scenario runs a receiving and a sending process (bench/dilation_peer.py
+under our venv's or the reference venv's Python) through our Mailbox
+server (and our Transit relay for relay-only), in a loopback-only network
+namespace (re-executes itself under ``unshare -n``; needs root), because the
+reference listens on and advertises every local address.
+
+  .venv/bin/python bench/dilation_bench.py [--size-mib 1024] [--rounds 1] [--markdown]
+
+One machine-readable line per figure:
+  dilation impl=ours scenario=one-direct mib=1024 mib_per_s=... send_cpu_s_per_gib=...
+        recv_cpu_s_per_gib=... send_rss_mib=... recv_rss_mib=...
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEER = os.path.join(REPO, "bench", "dilation_peer.py")
+PYTHONS = {"ours": os.path.join(REPO, ".venv", "bin", "python"),
+           "ref": os.path.join(os.environ.get("WORMHOLE_REFERENCE_VENV")
+                               or os.path.join(REPO, ".venv-ref"), "bin", "python")}
+SCENARIOS = [("one-direct", 1, False), ("eight-direct", 8, False), ("one-relay", 1, True)]
+
+
+def reexec_in_namespace():
+    if os.environ.get("DILATION_BENCH_NETNS") == "1":
+        return
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if not (unshare and ip and os.geteuid() == 0):
+        sys.exit("dilation_bench: needs root, unshare(1) and ip(8) for a loopback-only namespace")
+    env = dict(os.environ, DILATION_BENCH_NETNS="1")
+    cmd = "ip link set lo up && exec " + " ".join(
+        [sys.executable, os.path.abspath(__file__)] + [f"'{a}'" for a in sys.argv[1:]])
+    sys.exit(subprocess.call([unshare, "-n", "--", "sh", "-c", cmd], env=env))
+
+
+def child_env(impl):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith("WORMHOLE_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def start_servers(with_relay):
+    """Our Mailbox server (and relay) as twistd processes on 127.0.0.1."""
+    import socket
+    procs, ports = [], {}
+    twistd = os.path.join(REPO, ".venv", "bin", "twistd")
+    for name in (["mailbox", "relay"] if with_relay else ["mailbox"]):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if name == "mailbox":
+            args = ["wormhole-mailbox", f"--port=tcp:{port}:interface=127.0.0.1",
+                    f"--channel-db=/tmp/dilbench-{port}.sqlite"]
+        else:
+            args = ["transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
+        p = subprocess.Popen([twistd, "-n", "--pidfile=", "--logfile=/dev/null"] + args,
+                             cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(p)
+        ports[name] = port
+        for _ in range(200):
+            c = socket.socket()
+            try:
+                c.connect(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.05)
+            finally:
+                c.close()
+        else:
+            raise SystemExit(f"{name} did not start: {p.stderr.read().decode()}")
+    return procs, ports
+
+
+def run_pair(impl, url, size, nsub, relay, no_listen):
+    py = PYTHONS[impl]
+    common = [url, str(size), str(nsub), relay or "-", "1" if no_listen else "0"]
+    recv = subprocess.Popen([py, PEER, "recv"] + common, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=child_env(impl))
+    try:
+        code = json.loads(recv.stdout.readline())["code"]
+        send = subprocess.Popen([py, PEER, "send"] + common + [code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=child_env(impl))
+        try:
+            s_out, s_err = send.communicate(timeout=900)
+            r_line = recv.stdout.readline()
+            recv.wait(timeout=60)
+        finally:
+            if send.poll() is None:
+                send.kill()
+        if not r_line or not s_out.strip():
+            raise SystemExit(f"{impl} peers failed:\nsend: {s_err.decode()[-2000:]}\n"
+                             f"recv: {recv.stderr.read().decode()[-2000:]}")
+        s = json.loads(s_out.decode().strip().splitlines()[-1])
+        r = json.loads(r_line)
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+    if r["bytes"] != size:
+        raise SystemExit(f"{impl}: received {r['bytes']} of {size} bytes")
+    secs = r["t_end"] - s["t_start"]
+    gib = size / 2 ** 30
+    return {"mib_per_s": size / 2 ** 20 / secs, "seconds": secs,
+            "send_cpu_s_per_gib": s["cpu_s"] / gib, "recv_cpu_s_per_gib": r["cpu_s"] / gib,
+            "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mib", type=int, default=1024)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--impls", default="ours,ref")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args()
+    reexec_in_namespace()
+    size = args.size_mib * 2 ** 20
+    procs, ports = start_servers(with_relay=True)
+    url = f"ws://127.0.0.1:{ports['mailbox']}/v1"
+    relay = f"tcp:127.0.0.1:{ports['relay']}"
+    results = {}
+    try:
+        for name, nsub, use_relay in SCENARIOS:
+            for impl in args.impls.split(","):
+                best = None
+                for _ in range(args.rounds):
+                    r = run_pair(impl, url, size, nsub, relay if use_relay else None, use_relay)
+                    if best is None or r["mib_per_s"] > best["mib_per_s"]:
+                        best = r
+                results[(name, impl)] = best
+                print(f"dilation impl={impl} scenario={name} mib={args.size_mib} "
+                      + " ".join(f"{k}={v:.2f}" for k, v in best.items()), flush=True)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+    if args.markdown:
+        keys = ["mib_per_s", "send_cpu_s_per_gib", "recv_cpu_s_per_gib", "send_rss_mib",
+                "recv_rss_mib"]
+        print("\n| scenario | impl | " + " | ".join(keys) + " |")
+        print("|---|---|" + "---|" * len(keys))
+        for (name, impl), r in results.items():
+            print(f"| {name} | {impl} | " + " | ".join(f"{r[k]:.2f}" for k in keys) + " |")
+
+
+if __name__ == "__main__":
+    main()

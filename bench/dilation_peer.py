@@ -1,0 +1,142 @@
+"""One side of the Dilation benchmark (bench/dilation_bench.py).
+
+Uses only the public Dilation API that ours and the reference 0.24 share
+(create(dilation=True), dilate(), connector_for, listener_for), so the same
+file runs under either implementation's interpreter; the driver picks the
+interpreter. Never imported by the project.
+
+  recv URL SIZE NSUB RELAY|- NO_LISTEN   prints {"code": ...}, then a result
+  send URL SIZE NSUB RELAY|- NO_LISTEN CODE
+
+Result line: {"role", "t_start" (send) / "t_end" (recv), "bytes", "cpu_s"
+(process CPU from the first write / first byte to the end), "rss_kib"
+(peak RSS of the process)}.
+"""
+
+import json
+import resource
+import sys
+import time
+
+from twisted.internet import defer, protocol, task
+from twisted.internet.interfaces import IPushProducer
+from zope.interface import implementer
+
+import wormhole
+
+APPID = "example.com/bench-dilation"
+CHUNK = 65536
+
+
+def out(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def peak_rss_kib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+@implementer(IPushProducer)
+class Source:
+    def __init__(self, reactor, transport, total, done):
+        self.reactor, self.t, self.total, self.done = reactor, transport, total, done
+        self.sent, self.paused, self.call = 0, False, None
+        self.block = bytes(i % 251 for i in range(CHUNK))
+
+    def start(self):
+        self.t.registerProducer(self, True)
+        self.schedule()
+
+    def schedule(self):
+        if self.call is None and not self.paused and self.sent < self.total:
+            self.call = self.reactor.callLater(0, self.pump)
+
+    def pump(self):
+        self.call = None
+        n = 0
+        while not self.paused and self.sent < self.total and n < 32:
+            k = min(CHUNK, self.total - self.sent)
+            self.t.write(self.block if k == CHUNK else self.block[:k])
+            self.sent += k
+            n += 1
+        if self.sent >= self.total:
+            self.t.unregisterProducer()
+            self.t.loseConnection()
+        else:
+            self.schedule()
+
+    def pauseProducing(self):
+        self.paused = True
+
+    def resumeProducing(self):
+        self.paused = False
+        self.schedule()
+
+    def stopProducing(self):
+        self.paused = True
+
+
+class Closed(protocol.Protocol):
+    def connectionLost(self, reason):
+        self.factory.closed += 1
+        if self.factory.closed == self.factory.want and not self.factory.all_closed.called:
+            self.factory.all_closed.callback(None)
+
+
+class Sink(protocol.Protocol):
+    def dataReceived(self, data):
+        f = self.factory
+        if f.cpu0 is None:
+            f.cpu0 = time.process_time()
+        f.bytes += len(data)
+
+    def connectionLost(self, reason):
+        f = self.factory
+        f.closed += 1
+        if f.closed == f.want and not f.all_closed.called:
+            f.all_closed.callback(None)
+
+
+@defer.inlineCallbacks
+def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
+    size, nsub = int(size), int(nsub)
+    w = wormhole.create(APPID, url, reactor, dilation=True)
+    if role == "recv":
+        w.allocate_code()
+        out({"code": (yield w.get_code())})
+    else:
+        w.set_code(code)
+    kw = {"no_listen": no_listen == "1"}
+    if relay != "-":
+        kw["transit_relay_location"] = relay
+    dw = w.dilate(**kw)
+    if role == "recv":
+        f = protocol.Factory.forProtocol(Sink)
+        f.bytes, f.closed, f.want, f.cpu0 = 0, 0, nsub, None
+        f.all_closed = defer.Deferred()
+        yield dw.listener_for("bench").listen(f)
+        yield f.all_closed
+        t_end = time.time()
+        out({"role": "recv", "t_end": t_end, "bytes": f.bytes,
+             "cpu_s": time.process_time() - (f.cpu0 or time.process_time()),
+             "rss_kib": peak_rss_kib()})
+    else:
+        f = protocol.Factory.forProtocol(Closed)
+        f.closed, f.want, f.all_closed = 0, nsub, defer.Deferred()
+        protos = []
+        for i in range(nsub):
+            protos.append((yield dw.connector_for("bench").connect(f)))
+        t_start, cpu0 = time.time(), time.process_time()
+        per = size // nsub
+        for i, p in enumerate(protos):
+            Source(reactor, p.transport, per + (size - per * nsub if i == 0 else 0),
+                   None).start()
+        # every CLOSE answered: the peer has read everything
+        yield f.all_closed
+        out({"role": "send", "t_start": t_start, "bytes": size,
+             "cpu_s": time.process_time() - cpu0, "rss_kib": peak_rss_kib()})
+    yield w.close()
+
+
+if __name__ == "__main__":
+    task.react(main, sys.argv[1:])
