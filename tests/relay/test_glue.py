@@ -6,7 +6,7 @@ from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import ITransportGlue
+from wormhole.relay._interfaces import ITransitRelay, ITransportGlue
 from wormhole.relay._tcp import RelayTCPFactory
 from wormhole.relay.server import build_relay
 
@@ -44,9 +44,11 @@ class Glue(unittest.TestCase):
         return pa, ta, pb, tb
 
     def test_provides(self):
-        """The TCP protocol provides ITransportGlue."""
+        """The TCP protocol provides ITransportGlue, the relay
+        ITransitRelay."""
         p, t = self.connect()
         verifyObject(ITransportGlue, p)
+        verifyObject(ITransitRelay, self.relay)
 
     def test_ok_and_relay(self):
         """ok\\n goes out on both transports, then bytes cross over."""

@@ -10,6 +10,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.task import deferLater
+from zope.interface.verify import verifyObject
+
+from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
 from .test_server import Base
@@ -104,6 +107,9 @@ class WebSocket(WSBase):
         self.assertEqual((yield a.when_received(3)), b"ok\n")
         self.assertEqual((yield b.when_received(3)), b"ok\n")
         yield self.check_relays(a, b)
+        for c in self.r.relay.connections():
+            verifyObject(IRelayConnection, c)
+            verifyObject(ITransportGlue, c.glue)
 
     @inlineCallbacks
     def test_websocket_with_tcp(self):

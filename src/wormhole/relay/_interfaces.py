@@ -128,3 +128,36 @@ class IUsageWriter(Interface):
 
     def close():
         """Flush and close."""
+
+
+class ITransitRelay(Interface):
+    """The whole relay as the glue and the services see it: it makes one
+    machine per connection and knows every live one."""
+
+    pairing = Attribute("the IPairing")
+    usage = Attribute("the IUsageRecorder")
+    limits = Attribute("the Limits")
+
+    def connection_for(glue):
+        """A new IRelayConnection driving ``glue`` (an ITransportGlue)."""
+
+    def forget(conn):
+        """``conn`` is gone."""
+
+    def connections():
+        """Every live IRelayConnection."""
+
+    def set_trace(tracer):
+        """Trace every machine made from now on."""
+
+    def update_current():
+        """Hand the live counts to the usage recorder."""
+
+    def start():
+        """Start the periodic ``current`` updates."""
+
+    def drop_all():
+        """Abort every connection; a Deferred fires when all are gone."""
+
+    def stop():
+        """Stop the updates, write the last counts, close the writers."""

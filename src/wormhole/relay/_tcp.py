@@ -5,7 +5,7 @@ from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Factory, Protocol
 from zope.interface import implementer
 
-from ._interfaces import ITransportGlue
+from ._interfaces import ITransitRelay, ITransportGlue
 
 
 @implementer(IPushProducer)
@@ -77,4 +77,4 @@ class RelayTCPFactory(Factory):
     protocol = RelayTCPProtocol
 
     def __init__(self, relay):
-        self.relay = relay
+        self.relay = ITransitRelay(relay)

@@ -14,7 +14,7 @@ from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
-from ._interfaces import ITransportGlue
+from ._interfaces import ITransitRelay, ITransportGlue
 from ._tcp import ReadingProducer
 
 # RFC 6455 section 7.4.1
@@ -105,4 +105,12 @@ class RelayWebSocketFactory(WebSocketServerFactory):
 
     def __init__(self, url, relay, reactor=None):
         super().__init__(url, reactor=reactor)
-        self.relay = relay
+        self.relay = ITransitRelay(relay)
+        # autobahn's timers go through txaio's batched timer, which rounds
+        # the due time down to a whole second: its default 1 s closing
+        # handshake timeout can fire a few ms after our close frame, abort
+        # the TCP connection, and the reset makes the client lose the last
+        # bytes and the close frame. Our own close timer bounds a client
+        # that never answers, so give autobahn's at least as long.
+        self.setProtocolOptions(
+            closeHandshakeTimeout=relay.limits.close_timeout or 30.0)

@@ -11,7 +11,10 @@ build through here.
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 from ._connection import RelayConnection
-from ._interfaces import IPairing, IUsageRecorder
+from zope.interface import implementer
+
+from ._interfaces import (IPairing, ITransitRelay, ITransportGlue,
+                          IUsageRecorder)
 from ._limits import Limits
 from ._pairing import Pairing
 from ._tcp import RelayTCPFactory
@@ -19,6 +22,7 @@ from ._usage import JSONLogWriter, SQLiteWriter, UsageRecorder
 from ._websocket import RelayWebSocketFactory
 
 
+@implementer(ITransitRelay)
 class TransitRelay:
     """Every live connection, the pairing and the usage recorder."""
 
@@ -40,8 +44,8 @@ class TransitRelay:
         self._trace = tracer
 
     def connection_for(self, glue):
-        conn = RelayConnection(glue, self.pairing, self.usage, self._clock,
-                               self.limits)
+        conn = RelayConnection(ITransportGlue(glue), self.pairing,
+                               self.usage, self._clock, self.limits)
         if self._trace is not None:
             conn.set_trace(self._trace)
         self._connections[conn] = glue
