@@ -92,6 +92,21 @@ class WSBase(Base):
 
 
 class WebSocket(WSBase):
+    def test_close_handshake_timeout(self):
+        """autobahn's closing handshake timeout is the relay's
+        close_timeout, not its 1 s default (which txaio's batched timer can
+        fire after a few ms, aborting before the client read our last
+        bytes)."""
+        from twisted.internet.task import Clock
+        from wormhole.relay._limits import Limits
+        from wormhole.relay.server import build_relay, make_websocket_factory
+        f = make_websocket_factory(build_relay(Clock()), "ws://127.0.0.1:1/")
+        self.assertEqual(f.closeHandshakeTimeout, Limits().close_timeout)
+        f = make_websocket_factory(
+            build_relay(Clock(), limits=Limits(close_timeout=5.0)),
+            "ws://127.0.0.1:1/")
+        self.assertEqual(f.closeHandshakeTimeout, 5.0)
+
     def test_url(self):
         """websocket_port=0 gives a ws:// URL on 127.0.0.1 with the port."""
         self.assertEqual(self.r.websocket_url,
