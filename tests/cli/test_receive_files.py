@@ -233,3 +233,25 @@ class ReceiveFiles(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(os.path.dirname(self.dir),
                                                      "escaped.txt")))
         self.assertEqual(pipe.sent, [])
+
+    def test_disk_fills_up_during_the_transfer(self):
+        """A write failing with ENOSPC mid-transfer: the connection is
+        closed, the error says why, and no file is left."""
+        import errno
+        from wormhole.cli import _incoming
+        real_write = _incoming.PartialFile.write
+
+        def failing_write(partial, data):
+            if partial.size + len(data) > 1000:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_write(partial, data)
+        self.patch(_incoming.PartialFile, "write", failing_write)
+        d = self.offer(self.file_offer(), accept_file=True)
+        pipe = self.transits.made[0].pipe
+        pipe.feed(DATA[:500])
+        pipe.feed(DATA[500:2000])
+        self.assertTrue(pipe.closed)
+        pipe.lose()
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("No space left on device", str(f.value))
+        self.assertEqual(os.listdir(self.dir), [])

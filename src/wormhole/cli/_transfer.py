@@ -72,11 +72,15 @@ def wait_for_ack(pipe, sent_digest):
 
 @implementer(interfaces.IConsumer)
 class _ToPartial:
-    """The record pipe's consumer: every record into the PartialFile."""
+    """The record pipe's consumer: every record into the PartialFile. A
+    write that fails (the disk filled up after all) is kept, the
+    connection is closed, and the transfer fails with that reason."""
 
-    def __init__(self, partial, progress):
+    def __init__(self, partial, progress, pipe):
         self._partial = partial
         self._progress = progress
+        self._pipe = pipe
+        self.error = None
 
     def registerProducer(self, producer, streaming):
         pass
@@ -85,7 +89,14 @@ class _ToPartial:
         pass
 
     def write(self, data):
-        self._partial.write(data)
+        if self.error is not None:
+            return
+        try:
+            self._partial.write(data)
+        except OSError as e:
+            self.error = e
+            self._pipe.close()
+            return
         self._progress.update(len(data))
 
 
@@ -93,11 +104,16 @@ class _ToPartial:
 def receive_file(pipe, partial, size, progress):
     """Fill ``partial`` with ``size`` bytes from ``pipe``; fires with the
     sha256 (hex) of the bytes as verified on disk."""
+    sink = _ToPartial(partial, progress, pipe)
     if size > 0:
         try:
-            yield pipe.connectConsumer(_ToPartial(partial, progress), expected=size)
+            yield pipe.connectConsumer(sink, expected=size)
         except Exception as e:
-            raise TransferError(f"the transfer was interrupted: {e}") from None
+            if sink.error is None:
+                raise TransferError(f"the transfer was interrupted: {e}") from None
+        if sink.error is not None:
+            raise TransferError(f"cannot write the received data: "
+                                f"{sink.error.strerror or sink.error}") from None
     if partial.size != size:
         raise TransferError(f"the sender sent {partial.size} bytes, "
                             f"{size} were announced")
