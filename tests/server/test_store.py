@@ -112,12 +112,25 @@ class Store(unittest.TestCase):
         """A database of another schema version is refused at start."""
         path = os.path.abspath(self.mktemp())
         db = sqlite3.connect(path)
-        db.execute("CREATE TABLE version (version INTEGER)")
-        db.execute("INSERT INTO version VALUES (99)")
+        db.execute("CREATE TABLE schema_marker (name TEXT, version INTEGER)")
+        db.execute("INSERT INTO schema_marker VALUES "
+                   "('wormhole-twisted-mailbox', 99)")
         db.commit()
         db.close()
         e = self.assertRaises(ValueError, SQLiteStore, reactor, path)
         self.assertIn("schema 99", str(e))
+
+    def test_foreign_database(self):
+        """A database made by another server (e.g. the reference's
+        relay.sqlite) is refused with a message naming the fix."""
+        path = os.path.abspath(self.mktemp())
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE version (version INTEGER)")
+        db.execute("CREATE TABLE nameplates (id INTEGER)")
+        db.commit()
+        db.close()
+        e = self.assertRaises(ValueError, SQLiteStore, reactor, path)
+        self.assertIn("not made by this server", str(e))
 
 
 def deferLater0():

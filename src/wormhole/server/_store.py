@@ -26,8 +26,12 @@ log = Logger()
 
 SCHEMA_VERSION = 1
 
+# Our own marker table: the reference server's database (same default file
+# name, relay.sqlite) has other tables, and must not be mistaken for ours.
+SCHEMA_NAME = "wormhole-twisted-mailbox"
+
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS version (version INTEGER);
+CREATE TABLE IF NOT EXISTS schema_marker (name TEXT, version INTEGER);
 CREATE TABLE IF NOT EXISTS nameplates (
   app_id TEXT, name TEXT, mailbox_id TEXT, created REAL,
   PRIMARY KEY (app_id, name));
@@ -124,13 +128,24 @@ def _open_db(path, usage_path):
         # costs one fsync of the log (spec 003 "Persistence").
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
+    tables = {r[0] for r in db.execute(
+        "SELECT name FROM sqlite_master WHERE type='table'")}
+    if tables and "schema_marker" not in tables:
+        db.close()
+        raise ValueError(
+            f"{path}: this database was not made by this server (perhaps by "
+            "the reference magic-wormhole-mailbox-server); give "
+            "--channel-db a new file name")
     db.executescript(_SCHEMA)
-    row = db.execute("SELECT version FROM version").fetchone()
+    row = db.execute("SELECT name, version FROM schema_marker").fetchone()
     if row is None:
-        db.execute("INSERT INTO version VALUES (?)", (SCHEMA_VERSION,))
-    elif row[0] != SCHEMA_VERSION:
-        raise ValueError(f"{path}: channel database schema {row[0]}, this "
-                         f"server knows only {SCHEMA_VERSION}")
+        db.execute("INSERT INTO schema_marker VALUES (?, ?)",
+                   (SCHEMA_NAME, SCHEMA_VERSION))
+    elif row != (SCHEMA_NAME, SCHEMA_VERSION):
+        db.close()
+        raise ValueError(f"{path}: channel database schema {row[1]} of "
+                         f"{row[0]!r}, this server knows only "
+                         f"{SCHEMA_VERSION}")
     if usage_path is not None:
         db.execute("ATTACH DATABASE ? AS usage", (usage_path,))
         if usage_path != ":memory:":
@@ -219,7 +234,11 @@ class SQLiteStore(_Recorder):
         log.failure("mailbox database commit failed; {n} outputs withheld",
                     f, n=len(outputs))
         self._in_flight = False
-        if self._closing is not None:
+        if self._ops or self._outputs:
+            # try again with what came since (it may well work: a full
+            # disk gets space back); what was withheld stays withheld
+            self._flush()
+        elif self._closing is not None:
             self._finish_close()
 
     def _release(self, outputs):
