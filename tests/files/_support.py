@@ -175,7 +175,7 @@ def sha256_of(path):
     return h.hexdigest()
 
 
-def make_tree(root, empty_dir=True):
+def make_tree(root, empty_dir=False):
     """Nested folders, empty files and non-ASCII names."""
     files = {
         "readme.txt": b"hello\n",

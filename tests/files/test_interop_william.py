@@ -70,8 +70,19 @@ class WormholeWilliam(unittest.TestCase):
     def test_directory_william_to_ours(self):
         """wormhole-william's zipfile of a tree unpacks here into the same tree."""
         src = os.path.abspath(self.mktemp())
-        tree = s.make_tree(os.path.join(src, "tree"), empty_dir=False)
+        tree = s.make_tree(os.path.join(src, "tree"))
         send, recv, out = yield s.transfer(self, self.servers, "ww", "ours", tree,
+                                           ns=self.ns)
+        s.assert_ok(self, send, recv)
+        self.assertEqual(s.tree_of(os.path.join(out, "tree")), s.tree_of(tree))
+
+    @defer.inlineCallbacks
+    def test_directory_ours_to_william(self):
+        """Our zipfile of a tree unpacks at wormhole-william into the
+        same tree."""
+        src = os.path.abspath(self.mktemp())
+        tree = s.make_tree(os.path.join(src, "tree"))
+        send, recv, out = yield s.transfer(self, self.servers, "ours", "ww", tree,
                                            ns=self.ns)
         s.assert_ok(self, send, recv)
         self.assertEqual(s.tree_of(os.path.join(out, "tree")), s.tree_of(tree))

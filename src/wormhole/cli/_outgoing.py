@@ -64,8 +64,9 @@ def prepare(path, ignore_unsendable=False, warn=None, tmpdir=None):
 
 def _zip_directory(path, ignore_unsendable, warn, tmpdir):
     """Deflate the tree under ``path`` into a temporary zipfile. Entry
-    names are relative, '/'-separated; empty directories get an entry of
-    their own so the receiver recreates them. Files that cannot be read
+    names are relative, '/'-separated; only files get entries, as with the
+    reference (wormhole-william unpacks a directory entry as an empty
+    file), so empty directories do not travel. Files that cannot be read
     stop the send, or are skipped with a warning when
     ``ignore_unsendable`` (--ignore-unsendable-files)."""
     fd, zpath = tempfile.mkstemp(prefix="wormhole-send-", suffix=".zip", dir=tmpdir)
@@ -77,8 +78,6 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
                 dirs.sort()
                 rel_root = os.path.relpath(root, path)
                 prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
-                if prefix and not dirs and not files:
-                    zf.writestr(zipfile.ZipInfo(prefix), b"")
                 for name in sorted(files):
                     local = os.path.join(root, name)
                     try:
