@@ -220,10 +220,11 @@ def _env(kind):
 
 @defer.inlineCallbacks
 def transfer(testcase, servers, sender, receiver, path, ns=None, no_listen=False,
-             send_args=(), recv_args=()):
+             send_args=(), recv_args=(), ask=False):
     """Send ``path`` (a file or directory) from ``sender`` to ``receiver``
     ("ours", "ref" or "ww"); returns (send run, receive run, where the
-    receiver wrote). When one side fails, the other is killed."""
+    receiver wrote). With ``ask`` the receiver asks and "y" is typed.
+    When one side fails, the other is killed."""
     code = f"{next(_codes)}-file-transfer"
     out = os.path.abspath(testcase.mktemp())
     os.makedirs(out)
@@ -235,9 +236,10 @@ def transfer(testcase, servers, sender, receiver, path, ns=None, no_listen=False
         r_argv = ww_argv(servers, "receive", "--hide-progress", *recv_args, code)
         stdin = b"y\n"
     else:
-        r_argv = ARGV[receiver](servers, "receive", "--hide-progress", "--accept-file",
+        accept = [] if ask else ["--accept-file"]
+        r_argv = ARGV[receiver](servers, "receive", "--hide-progress", *accept,
                                 *listen, *recv_args, code)
-        stdin = None
+        stdin = b"y\n" if ask else None
     send = spawn(testcase, s_argv, f"{sender} sender", ns=ns, env=_env(sender),
                  cwd=os.path.dirname(os.path.abspath(path)))
     recv = spawn(testcase, r_argv, f"{receiver} receiver", ns=ns, env=_env(receiver),

@@ -92,6 +92,30 @@ class RelayOnlyOurRelay(_Transfers, unittest.TestCase):
     def servers(self):
         return s.Servers.start(self, relay="ours")
 
+    @defer.inlineCallbacks
+    def test_same_stdout(self):
+        """A file with the receiver asking: both receivers print exactly
+        'ok? (Y/n): ' on stdout, both senders the consumed-code note, in
+        both directions."""
+        servers = yield self.servers()
+        outputs = {}
+        for sender, receiver in (("ours", "ref"), ("ref", "ours")):
+            src = os.path.abspath(self.mktemp())
+            os.makedirs(src)
+            path = os.path.join(src, "f.txt")
+            s.write_file(path, 1000)
+            send, recv, out = yield s.transfer(self, servers, sender, receiver, path,
+                                               no_listen=True, ask=True)
+            s.assert_ok(self, send, recv)
+            self.assertEqual(os.listdir(out), ["f.txt"])
+            outputs[sender] = send.stdout
+            outputs[receiver + " receiving"] = recv.stdout
+        self.assertEqual(outputs["ours receiving"], b"ok? (Y/n): ")
+        self.assertEqual(outputs["ref receiving"], outputs["ours receiving"])
+        self.assertEqual(outputs["ours"], outputs["ref"])
+        self.assertEqual(outputs["ours"],
+                         b"Note: code has been consumed and can no longer be used.\n")
+
     def test_empty_file_ours_to_reference(self):
         """An empty file: no records at all, then the ack of the empty hash."""
         return self.run_file("ours", "ref", size=0)
