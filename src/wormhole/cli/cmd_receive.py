@@ -115,8 +115,9 @@ def _numbers(kind, offer):
 
 @defer.inlineCallbacks
 def _decide(reactor, cfg, kind, offer):
-    """Check the offer and ask the human; returns the target path, or
-    raises Refused (the peer is then told 'transfer rejected')."""
+    """Check the offer and ask the human; returns (target path, bytes on
+    the wire, bytes unpacked at most), or raises Refused (the peer is then
+    told 'transfer rejected')."""
     if cfg.only_text:
         raise _incoming.Refused(f"the sender offered a {kind}, and --only-text "
                                 "accepts only text messages")
