@@ -3,6 +3,7 @@ independent computation in plain Python over the same event files
 (issue 6 "Acceptance": generated data with heavy tails and several days,
 servers and app ids)."""
 
+import bisect
 import collections
 import json
 import math
@@ -17,13 +18,6 @@ from wormhole.analytics._report import run_report
 from wormhole._usage_events import day_of
 
 from ._spark import QuietProgress, spark
-
-
-def nearest_rank(values, p):
-    """The p-th percentile by nearest rank: what percentile_approx gives
-    exactly while a group has fewer values than its accuracy."""
-    v = sorted(values)
-    return v[max(1, math.ceil(p * len(v))) - 1]
 
 
 def oracle(files):
@@ -116,8 +110,9 @@ class Aggregates(unittest.TestCase):
                 self.assertEqual(row.bytes, sum(e["bytes"] for e in evs))
 
     def test_percentiles(self):
-        """Waiting and total time percentiles (heavy-tailed) equal the
-        nearest-rank percentiles of each group."""
+        """Waiting and total time percentiles (heavy-tailed) are values of
+        the group whose rank is within the sketch's error bound (1% of the
+        group, KLL k=1000) of the nearest-rank percentile."""
         groups, _, _, _ = self.oracle
         for row in self.tables["daily"].itertuples(index=False):
             evs = groups[(row.day, row.kind, row.server, row.app_id)]
@@ -126,15 +121,22 @@ class Aggregates(unittest.TestCase):
             totals = [e["total_time"] for e in evs]
             for p in A.PERCENTILES:
                 col = int(p * 100)
-                self.assertEqual(getattr(row, f"total_p{col}"),
-                                 nearest_rank(totals, p))
+                self.assertRankClose(totals, p, getattr(row, f"total_p{col}"))
+                got = getattr(row, f"waiting_p{col}")
                 if waits:
-                    self.assertEqual(getattr(row, f"waiting_p{col}"),
-                                     nearest_rank(waits, p))
+                    self.assertRankClose(waits, p, got)
                 else:
-                    self.assertTrue(math.isnan(getattr(
-                        row, f"waiting_p{col}")) or getattr(
-                        row, f"waiting_p{col}") is None)
+                    self.assertTrue(got is None or math.isnan(got), got)
+
+    def assertRankClose(self, values, p, got):
+        v = sorted(values)
+        self.assertIn(got, v)
+        want = max(1, math.ceil(p * len(v)))
+        lo = bisect.bisect_left(v, got) + 1
+        hi = bisect.bisect_right(v, got)
+        slack = 0.01 * len(v) + 1
+        self.assertTrue(lo - slack <= want <= hi + slack,
+                        (p, len(v), want, lo, hi, got))
 
     def test_versions_dedup_by_side(self):
         """Version shares count each side once a day per server."""
@@ -207,3 +209,27 @@ class Incremental(unittest.TestCase):
         self.assertTrue(any("changed since" in line for line in p.lines))
         total = spark().read.parquet(os.path.join(store, "events")).count()
         self.assertEqual(total, 300)
+
+    def test_day_added_to_later(self):
+        """Events for a day that is already summarised (another server's
+        file, ingested in a later run) are merged: the day's summary is
+        recomputed from all its events, and other days are not touched."""
+        base = os.path.abspath(self.mktemp())
+        a = write_files(os.path.join(base, "a"), 200, seed=2, days=1)
+        b = write_files(os.path.join(base, "b"), 150, seed=3, days=1,
+                        servers=1)
+        other = os.path.join(base, "b", "more-2026-01-01.jsonl")
+        os.rename(b[0], other)
+        store = os.path.join(base, "store")
+        ingest(spark(), a, store, progress=QuietProgress())
+        ingest(spark(), [other], store, progress=QuietProgress())
+        tables = run_report(spark(), store, os.path.join(base, "out"),
+                            progress=QuietProgress())
+        binds = 0
+        for path in a + [other]:
+            with open(path) as f:
+                binds += sum('"kind":"bind"' in line for line in f)
+        d = tables["daily"]
+        self.assertEqual(int(d[d["server"] == A.ALL]["n"].sum()),
+                         350 - binds)
+        self.assertEqual(int(tables["versions"]["sides"].sum()), binds)

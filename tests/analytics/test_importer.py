@@ -135,6 +135,8 @@ class Importer(unittest.TestCase):
                      progress=QuietProgress())
         self.assertEqual((got["events"], got["quarantined"]), (11, 2))
         from wormhole.analytics import _aggregate as A
-        ev = A.read_table(spark(), store, "events")
-        v = {(r["impl"], r["sides"]) for r in A.versions(ev).collect()}
+        summary = A.read_table(spark(), os.path.join(store, "summary",
+                                                     "versions"))
+        v = {(r["impl"], r["sides"])
+             for r in A.versions(summary).collect()}
         self.assertEqual(v, {("python", 1), ("go", 1)})

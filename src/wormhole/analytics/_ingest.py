@@ -189,9 +189,40 @@ def ingest(spark, inputs, store, today=None, include_open=False,
                        "batch": batch}
     _save_manifest(store, manifest)
     shutil.rmtree(os.path.join(store, "_staging", batch), ignore_errors=True)
+    progress.say(f"summarising {len(days)} days")
+    summarise_days(spark, store, sorted(days))
     progress.say(f"ingested {result['events']} events, quarantined "
                  f"{result['quarantined']}, days {', '.join(result['days'])}")
     return result
+
+
+def summarise_days(spark, store, days):
+    """(Re)compute the summaries of ``days`` from everything the store
+    holds for them, replacing only those day partitions."""
+    from . import _aggregate as A
+    events = A.read_days(spark, os.path.join(store, "events"), days)
+    quarantine = A.read_days(spark, os.path.join(store, "quarantine"), days)
+    if events is None:
+        if quarantine is None:
+            return
+        tables = {"quarantine": A.summarise(
+            spark.createDataFrame([], _empty_events_schema()),
+            quarantine)["quarantine"]}
+    else:
+        tables = A.summarise(events, quarantine)
+    for name, df in tables.items():
+        (df.write.mode("overwrite").partitionBy("day")
+         .option("partitionOverwriteMode", "dynamic")
+         .parquet(os.path.join(store, "summary", name)))
+
+
+def _empty_events_schema():
+    from pyspark.sql import types as T
+
+    from . import _schema as S
+    return T.StructType([f for f in S.EVENT_JSON.fields
+                         if f.name != S.CORRUPT]
+                        + [T.StructField("day", T.StringType())])
 
 
 def _publish(staging, store, batch):

@@ -1,6 +1,7 @@
 """``report``: the daily aggregates as Parquet (partitioned by day),
 published CSV tables with small cells suppressed, and one self-contained
-HTML page (docs/analytics.md)."""
+HTML page (docs/analytics.md). It reads the per-day summaries that
+``ingest`` keeps (``summary/``), never the events themselves."""
 
 import os
 
@@ -14,37 +15,33 @@ def run_report(spark, store, out, since=None, until=None,
                min_cell=DEFAULT_MIN_CELL, progress=None, title=None):
     """Compute, write and render; returns the collected (small) pandas
     tables: ``daily``, ``sizes``, ``versions``, ``quarantine``."""
+    import pandas as pd
     progress = progress or Progress("report")
     os.makedirs(out, exist_ok=True)
-    events = A.read_table(spark, store, "events", since, until)
-    quarantine = A.read_table(spark, store, "quarantine", since, until)
+    summary = {name: A.read_table(spark, os.path.join(store, "summary", name),
+                                  since, until)
+               for name in A.SUMMARIES}
+    if summary["daily"] is None:
+        progress.say(f"no ingested events in {store} for these days")
+    steps = (("daily", A.daily, "daily"), ("sizes", A.sizes, "daily"),
+             ("versions", A.versions, "versions"),
+             ("quarantine", A.quarantine_counts, "quarantine"))
     tables = {}
-    if events is None:
-        progress.say(f"no ingested events in {store}")
-        import pandas as pd
-        tables = {k: pd.DataFrame() for k in ("daily", "sizes", "versions")}
-    else:
-        for name, fn in (("daily", A.daily), ("sizes", A.sizes),
-                         ("versions", A.versions)):
-            progress.say(f"aggregating {name}")
-            # small results: collect once, write the Parquet from pandas'
-            # copy through Spark so the layout is Spark's
-            df = fn(events).cache()
-            df.write.mode("overwrite").partitionBy("day").parquet(
-                os.path.join(out, name))
-            tables[name] = df.toPandas()
-            df.unpersist()
-    if quarantine is not None:
-        progress.say("counting quarantine")
-        q = A.quarantine_counts(quarantine)
-        q.write.mode("overwrite").partitionBy("day").parquet(
-            os.path.join(out, "quarantine"))
-        tables["quarantine"] = q.toPandas()
-    else:
-        import pandas as pd
+    for name, fn, source in steps:
+        if summary[source] is None:
+            tables[name] = pd.DataFrame()
+            continue
+        progress.say(f"aggregating {name}")
+        # the result is small (rows per day, not per event): collect it
+        # once and write the Parquet from the same rows
+        t = fn(summary[source]).toPandas()
+        spark.createDataFrame(t).write.mode("overwrite").partitionBy(
+            "day").parquet(os.path.join(out, name)) if len(t) else None
+        tables[name] = t
+    if not len(tables["quarantine"]):
         tables["quarantine"] = pd.DataFrame(columns=["day", "reason", "n"])
     for name, t in tables.items():
-        if len(t.columns):
+        if len(t):
             t.sort_values(list(t.columns[:4]), inplace=True,
                           ignore_index=True)
     progress.say("writing published tables and HTML")

@@ -17,6 +17,8 @@ DEFAULT_CONF = {
     # day=2026-01-01 stays a string: no date parsing of folder names, and
     # the quarantine's day=unknown lives beside real days
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    # the report's small results go to pandas (HTML, CSV) and back
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
 
 
