@@ -27,3 +27,24 @@ class Signatures(unittest.TestCase):
         w = f.create("appid", "ws://x/v1", FakeReactor())
         verifyObject(IDeferredWormhole, w)
         verifyObject(IInputHelper, w.input_code())
+
+    def test_fake_transit_matches(self):
+        """The fake Transit has the real Transit's methods (spec 004 6.5)
+        with the same parameters, and the positional/keyword arguments the
+        CLI passes; its pipe provides the real IRecordPipe."""
+        from wormhole.cli._transfer import TRANSIT_KEY_LENGTH  # noqa: F401
+        from wormhole.transit import IRecordPipe, TransitReceiver, TransitSender
+
+        from .fakes import FakeTransit, FakeTransits
+        for name in ("get_connection_abilities", "get_connection_hints",
+                     "add_connection_hints", "set_transit_key", "connect"):
+            for real in (TransitSender, TransitReceiver):
+                self.assertEqual(
+                    list(inspect.signature(getattr(real, name)).parameters),
+                    list(inspect.signature(getattr(FakeTransit, name)).parameters), name)
+        real_init = inspect.signature(TransitSender.__init__).parameters
+        fake_init = inspect.signature(FakeTransits.__call__).parameters
+        for p in ("no_listen", "reactor", "timing"):
+            self.assertIn(p, real_init)
+            self.assertIn(p, fake_init)
+        verifyObject(IRecordPipe, FakeTransits([])("tcp:r:1").pipe)
