@@ -32,7 +32,6 @@ class Signatures(unittest.TestCase):
         """The fake Transit has the real Transit's methods (spec 004 6.5)
         with the same parameters, and the positional/keyword arguments the
         CLI passes; its pipe provides the real IRecordPipe."""
-        from wormhole.cli._transfer import TRANSIT_KEY_LENGTH  # noqa: F401
         from wormhole.transit import IRecordPipe, TransitReceiver, TransitSender
 
         from .fakes import FakeTransit, FakeTransits
