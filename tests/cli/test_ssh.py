@@ -111,6 +111,13 @@ class Invite(_Base):
         self.assertRaises(cmd_ssh.PubkeyError, cmd_ssh.authorized_keys_path,
                           "no-such-user-here")
 
+    def test_unwritable_checked_first(self):
+        """An authorized_keys we could not write fails before any wormhole."""
+        self.patch(os, "access", lambda path, mode: False)
+        f = self.failureResultOf(cmd_ssh.invite(self.reactor, self.cfg), cmd_ssh.PubkeyError)
+        self.assertIn("cannot write", str(f.value))
+        self.assertEqual(self.factory.wormholes, [])
+
 
 class Accept(_Base):
 

@@ -159,10 +159,21 @@ def append_key(path, line):
         f.write(line + "\n")
 
 
+def _check_writable(path):
+    """Fail before the code is even allocated if the key could not be
+    written (the peer would be told "ok" for nothing)."""
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.access(existing, os.W_OK):
+        raise PubkeyError(f"cannot write '{path}' ('{existing}' is not writable)")
+
+
 @defer.inlineCallbacks
 def invite(reactor, cfg):
     """Allocate a code, wait for a key, append it to authorized_keys."""
     path = authorized_keys_path(cfg.ssh_user)
+    _check_writable(path)
     if not os.path.exists(path):
         print(f"Note: '{path}' not found; will be created", file=cfg.stderr, flush=True)
     cfg.appid = _appid(cfg)
