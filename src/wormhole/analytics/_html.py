@@ -69,7 +69,8 @@ def _charts(published):
                 ax.bar(days, vals, bottom=bottom, label=r)
                 bottom = [b + v for b, v in zip(bottom, vals)]
         if any(bottom):
-            ax.legend(fontsize=7, ncol=7)
+            ax.legend(fontsize=7, ncol=7, loc="lower center",
+                      bbox_to_anchor=(0.5, 1.08), frameon=False)
         ax.tick_params(axis="x", labelrotation=45, labelsize=7)
         out.append(_png(fig))
         fig, ax = _fig("Success, crowded and scary rates")
@@ -139,6 +140,14 @@ def _table(df, columns=None, limit=400):
     return "<table>" + "".join(rows) + "</table>" + more
 
 
+def _human(n):
+    """Bytes with an SI unit, for the headline."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+
+
 def _headline(tables):
     d = tables["daily"]
     q = tables["quarantine"]
@@ -154,7 +163,8 @@ def _headline(tables):
         rl = d[(d["kind"] == "relay") & (d["server"] == A.ALL)]
         if len(rl):
             figures += [("relay sessions", f"{int(rl['n'].sum())}"),
-                        ("relay bytes", f"{int(rl['bytes'].fillna(0).sum())}")]
+                        ("relay bytes",
+                         _human(int(rl["bytes"].fillna(0).sum())))]
     figures.append(("quarantined lines",
                     f"{int(q['n'].sum()) if len(q) else 0}"))
     return "".join(f"<div class=big><b>{html.escape(v)}</b>"
