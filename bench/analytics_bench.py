@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from analytics_gen import generate  # noqa: E402
+from analytics_gen import generate
 
 _TICK = os.sysconf("SC_CLK_TCK")
 PY = sys.executable

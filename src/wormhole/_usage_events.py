@@ -132,7 +132,8 @@ class DailyFiles:
     def append(self, day, lines):
         if day != self._day:
             self.close()
-            self._f = open(self.path_for(day), "a", encoding="utf-8")
+            self._f = open(  # noqa: SIM115 (kept open for the day)
+                self.path_for(day), "a", encoding="utf-8")
             self._day = day
         self._f.write("".join(lines))
         self._f.flush()

@@ -11,11 +11,11 @@ import os
 
 from twisted.trial import unittest
 
+from wormhole._usage_events import day_of
 from wormhole.analytics import _aggregate as A
 from wormhole.analytics._generate import write_files
 from wormhole.analytics._ingest import ingest
 from wormhole.analytics._report import run_report
-from wormhole._usage_events import day_of
 
 from ._spark import QuietProgress, spark
 
@@ -47,7 +47,7 @@ def oracle(files):
                 if e["kind"] == "relay":
                     b = e["bytes"]
                     bucket = 0 if b <= 0 else 1 if b < 1000 else min(
-                        int(math.floor(math.log10(b))) - 1,
+                        math.floor(math.log10(b)) - 1,
                         len(A.SIZE_BUCKETS) - 1)
                     sizes[(day, e["server"], bucket)] += 1
     versions = collections.Counter(
@@ -86,7 +86,7 @@ class Aggregates(unittest.TestCase):
     def test_ingest_counts(self):
         """Ingest counts every line: events plus quarantined equals the
         lines written."""
-        groups, bad, _, _ = self.oracle
+        _, bad, _, _ = self.oracle
         self.assertEqual(self.ingested["quarantined"], bad)
         self.assertEqual(self.ingested["events"] + bad, 6000)
 

@@ -92,8 +92,7 @@ class Parser(unittest.TestCase):
     def _classify(self, lines):
         path = os.path.join(self.mktemp() + ".jsonl")
         with open(path, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
+            f.writelines(line + "\n" for line in lines)
         rows = _ingest.checked_events(spark(), [path]).select(
             "_reason", "_raw", "server", "result").collect()
         return rows

@@ -62,7 +62,7 @@ def write_files(folder, n, seed=0, days=7, servers=3, bad_every=0):
         for i, e in enumerate(events(n, seed, days=days, servers=servers)):
             day = day_of(e["started"])
             if day not in handles:
-                handles[day] = open(os.path.join(
+                handles[day] = open(os.path.join(  # noqa: SIM115 (closed below)
                     folder, f"usage-events-{day}.jsonl"), "w")
             line = json.dumps(e, separators=(",", ":"))
             if bad_every and i % bad_every == bad_every - 1:

@@ -6,6 +6,7 @@ revealed by a bar's height."""
 import base64
 import html
 import io
+import math
 
 from . import _aggregate as A
 
@@ -27,7 +28,7 @@ def _num(v):
         f = float(v)
     except (TypeError, ValueError):
         return None
-    return None if f != f else f
+    return None if math.isnan(f) else f
 
 
 def _png(fig):
@@ -193,9 +194,9 @@ def render(tables, published, min_cell, since=None, until=None,
            f"{html.escape(until or '...')})" if since or until else "")
         + "</p>",
         _headline(tables),
-        f"<p class=note>Published tables and charts show counts below "
-        f"{min_cell} as &lt;{min_cell} and leave figures derived from them "
-        "blank. Times in seconds; days are UTC.</p>",
+        (f"<p class=note>Published tables and charts show counts below "
+         f"{min_cell} as &lt;{min_cell} and leave figures derived from "
+         "them blank. Times in seconds; days are UTC.</p>"),
         "<h2>Charts</h2>", *_charts(published),
         "<h2>All servers, per day</h2>",
         _table(overall, [c for c in cols if c in overall.columns]),

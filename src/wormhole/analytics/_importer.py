@@ -83,9 +83,9 @@ def relay_log_events(path, server_id):
                 continue
             try:
                 rec = json.loads(line)
-                if not isinstance(rec, dict):
-                    raise ValueError
             except ValueError:
+                rec = None
+            if not isinstance(rec, dict):
                 yield line.rstrip("\n")
                 continue
             yield build_event(
@@ -112,7 +112,8 @@ def write_events(events, out_dir, server_id):
                 line = json.dumps(e, separators=(",", ":"))
             name = os.path.join(out_dir, f"imported-{server_id}-{day}.jsonl")
             if name not in files:
-                files[name] = open(name, "w", encoding="utf-8")
+                files[name] = open(  # noqa: SIM115 (closed below)
+                    name, "w", encoding="utf-8")
                 counts[name] = 0
             files[name].write(line + "\n")
             counts[name] += 1

@@ -6,8 +6,7 @@ would change type when one line is odd."""
 
 from pyspark.sql import types as T
 
-from .._usage_events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, \
-    SCHEMA_VERSION
+from .._usage_events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, SCHEMA_VERSION
 
 CORRUPT = "_corrupt"
 
@@ -34,5 +33,12 @@ EVENT_JSON = T.StructType([
 
 EVENT_COLUMNS = [f.name for f in EVENT_JSON.fields if f.name != CORRUPT]
 
-__all__ = ["EVENT_JSON", "EVENT_COLUMNS", "CORRUPT", "KINDS",
-           "MAILBOX_RESULTS", "RELAY_RESULTS", "SCHEMA_VERSION"]
+__all__ = [
+    "CORRUPT",
+    "EVENT_COLUMNS",
+    "EVENT_JSON",
+    "KINDS",
+    "MAILBOX_RESULTS",
+    "RELAY_RESULTS",
+    "SCHEMA_VERSION",
+]
