@@ -111,6 +111,9 @@ class FakeInbound:
     def got_record(self, record):
         self.events.append(("inbound.got_record", record))
 
+    def end_of_batch(self):
+        self.events.append(("inbound.end_of_batch",))
+
     def use_connection(self, connection):
         self.events.append(("inbound.use_connection",))
 

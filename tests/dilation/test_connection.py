@@ -36,6 +36,9 @@ class Recorder:
     def connection_lost(self, connection):
         self.events.append((self.name + ".connection_lost", connection))
 
+    def end_of_batch(self, connection):
+        pass
+
 
 class Base(unittest.TestCase):
     def setUp(self):
@@ -225,13 +228,13 @@ class ReadPause(Base):
     def test_pause_inside_delivery(self):
         """A pause requested while one record is being delivered holds the
         rest of the same read."""
-        l, tl, f, tf = self.selected_pair()
         orig = self.rf.got_record
 
         def pausing(connection, record):
             orig(connection, record)
             connection.pauseProducing()
         self.rf.got_record = pausing
+        l, tl, f, tf = self.selected_pair()
         for i in range(3):
             l.send_record(Data(1, i, b"%d" % i))
         self.pump(l, tl, f, tf)

@@ -40,6 +40,9 @@ class FakeManager:
     def connection_lost(self, connection):
         pass
 
+    def end_of_batch(self, connection):
+        pass
+
 
 @implementer(I.IDilatedConnection)
 class FakeCandidate:

@@ -52,6 +52,7 @@ class Side:
             self.outbound.handle_ack(r.resp_seqnum)
         else:
             self.inbound.got_record(r)
+            self.inbound.end_of_batch()
 
 
 class Pair(unittest.TestCase):

@@ -27,15 +27,16 @@ class InboundTests(unittest.TestCase):
         verifyObject(I.ISubchannelListener, self.listener)
 
     def test_dispatch_and_ack(self):
-        """OPEN goes to the listener, DATA/CLOSE to that subchannel, and
-        every record is ACKed after delivery."""
+        """OPEN goes to the listener, DATA/CLOSE to that subchannel; at the
+        end of a read batch one cumulative ACK covers them all."""
         self.i.use_connection(self.c)
         self.i.got_record(Open(1, 0, "chat"))
         self.i.got_record(Data(1, 1, b"hi"))
         self.i.got_record(Close(1, 2))
+        self.i.end_of_batch()
+        self.i.end_of_batch()
         self.assertEqual(self.events, [
-            ("listener.got_open", 1, "chat"), ("outbound.send_ack", 0),
-            ("sc1.remote_data", b"hi"), ("outbound.send_ack", 1),
+            ("listener.got_open", 1, "chat"), ("sc1.remote_data", b"hi"),
             ("sc1.remote_close",), ("outbound.send_ack", 2)])
 
     def test_duplicates_acked_not_delivered(self):
@@ -44,14 +45,28 @@ class InboundTests(unittest.TestCase):
         self.i.use_connection(self.c)
         self.i.got_record(Open(1, 0, "chat"))
         self.i.got_record(Data(1, 1, b"a"))
+        self.i.end_of_batch()
         self.i.stop_using_connection()
         self.i.use_connection(FakeConnection(self.events, "c2"))
         self.i.got_record(Open(1, 0, "chat"))
         self.i.got_record(Data(1, 1, b"a"))
         self.i.got_record(Data(1, 2, b"b"))
+        self.i.end_of_batch()
         self.assertEqual(self.listener.made[1].data, [b"a", b"b"])
         self.assertEqual([e[1] for e in self.events if e[0] == "outbound.send_ack"],
-                         [0, 1, 0, 1, 2])
+                         [1, 0, 1, 2])
+
+    def test_no_ack_without_connection(self):
+        """An ACK still due when the connection goes is dropped (the peer
+        resends and the duplicate is ACKed); records with no connection are
+        ignored."""
+        self.i.use_connection(self.c)
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.stop_using_connection()
+        self.i.end_of_batch()
+        self.i.got_record(Data(1, 1, b"x"))
+        self.assertEqual([e for e in self.events if e[0] == "outbound.send_ack"], [])
+        self.assertEqual(self.listener.made[1].data, [])
 
     def test_unknown_subchannel(self):
         """DATA/CLOSE for a subchannel never opened are discarded (and

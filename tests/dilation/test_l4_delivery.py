@@ -60,6 +60,10 @@ class Pair:
             r = self.ab.sent[0] if dup else self.ab.sent.pop(0)
             self.b_in.got_record(r)
 
+    def end_of_batch(self):
+        if self.connected:
+            self.b_in.end_of_batch()
+
     def deliver_ba(self):
         if self.connected and self.ba.sent:
             r = self.ba.sent.pop(0)
@@ -69,12 +73,15 @@ class Pair:
     def drain(self):
         if not self.connected:
             self.connect()
-        while self.ab.sent or self.ba.sent:
+        while True:
+            self.end_of_batch()
+            if not (self.ab.sent or self.ba.sent):
+                break
             self.deliver_ab()
             self.deliver_ba()
 
 
-ops = st.lists(st.sampled_from(["write", "ab", "ab", "ba", "dup", "cut", "reconnect"]),
+ops = st.lists(st.sampled_from(["write", "ab", "ab", "ba", "dup", "cut", "reconnect", "batch"]),
                max_size=200)
 
 
@@ -82,8 +89,8 @@ class Delivery(unittest.TestCase):
     @settings(max_examples=200, deadline=None)
     @given(ops)
     def test_exactly_once_in_order(self, script):
-        """Random writes, deliveries, duplicate deliveries, connection cuts
-        and reconnections: the peer gets 0..n-1 exactly once, in order, and
+        """Random writes, deliveries, duplicate deliveries, ends of read
+        batches (cumulative ACKs), connection cuts and reconnections: the peer gets 0..n-1 exactly once, in order, and
         once everything is ACKed the sender's queue is empty."""
         p = Pair()
         for op in script:
@@ -95,6 +102,8 @@ class Delivery(unittest.TestCase):
                 p.deliver_ab(dup=True)
             elif op == "ba":
                 p.deliver_ba()
+            elif op == "batch":
+                p.end_of_batch()
             elif op == "cut":
                 p.cut()
             elif op == "reconnect":

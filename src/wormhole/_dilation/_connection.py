@@ -17,6 +17,9 @@ Receive-side flow control: pauseProducing() stops the transport reading
 *and* stops delivering frames already read, until resumeProducing().
 """
 
+from collections import deque
+from functools import partial
+
 from automat import MethodicalMachine
 from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Protocol
@@ -32,6 +35,10 @@ IDLE_PONG_INTERVAL = 30.0
 LEADER_SILENCE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
 _KCM = encode_record(KCM())
+
+
+def _nothing():
+    pass
 _IDLE_PONG = encode_record(Pong(b"\x00\x00\x00\x00"))
 
 
@@ -52,7 +59,11 @@ class DilatedConnectionProtocol(Protocol):
         self._reader = FrameReader(expected)
         self._relay_buf = b""
         self._receiver = None
-        self._held = []          # frames read while paused
+        self._held = deque()     # frames read but not yet delivered
+        # per-record hot path, installed by the machine's outputs: the
+        # _got_record input until selected, then the receiver directly
+        self._on_record = self._got_record
+        self._on_batch_end = _nothing
         self._paused = False
         self._wrote = False
         self._heard = False
@@ -94,8 +105,9 @@ class DilatedConnectionProtocol(Protocol):
 
     def _deliver_frames(self):
         held = self._held
+        delivered = False
         while held and not self._paused:
-            f = held.pop(0)
+            f = held.popleft()
             try:
                 if not self._noise.handshake_done():
                     self._noise.read_handshake(f)
@@ -103,13 +115,17 @@ class DilatedConnectionProtocol(Protocol):
                     continue
                 record = parse_record(self._noise.decrypt_frame(f))
             except (FramingError, RecordError) as e:
-                del held[:]
+                held.clear()
                 self._bad(str(e))
                 return
             if isinstance(record, KCM):
                 self._got_kcm()
             else:
-                self._got_record(record)
+                # the machine input, or once selected the receiver itself
+                self._on_record(record)
+                delivered = True
+        if delivered:
+            self._on_batch_end()
 
     def connectionLost(self, reason=None):
         self._lost()
@@ -239,6 +255,8 @@ class DilatedConnectionProtocol(Protocol):
     @m.output()
     def become_l3(self, receiver):
         self._receiver = I.IRecordReceiver(receiver)
+        self._on_record = partial(self._receiver.got_record, self)
+        self._on_batch_end = partial(self._receiver.end_of_batch, self)
         if self._is_leader:
             self._write_frame(_KCM)
         self._wrote = False
@@ -266,6 +284,11 @@ class DilatedConnectionProtocol(Protocol):
     @m.output()
     def drop(self):
         self.transport.loseConnection()
+
+    @m.output()
+    def slow_path(self):
+        self._on_record = self._got_record
+        self._on_batch_end = _nothing
 
     @m.output()
     def stop_timers(self):
@@ -328,11 +351,14 @@ class DilatedConnectionProtocol(Protocol):
     S_candidate.upon(disconnect, enter=S_disconnecting, outputs=[drop])
     S_candidate.upon(_lost, enter=S_closed, outputs=[tell_connector])
 
+    # (records reach the receiver by the path become_l3 installs; this
+    # transition is the same behaviour for a record delivered otherwise)
     S_selected.upon(_got_record, enter=S_selected, outputs=[deliver])
-    S_selected.upon(_got_kcm, enter=S_dropping_l3, outputs=[complain_kcm, stop_timers, drop])
-    S_selected.upon(_bad, enter=S_dropping_l3, outputs=[complain, stop_timers, drop])
-    S_selected.upon(disconnect, enter=S_dropping_l3, outputs=[stop_timers, drop])
-    S_selected.upon(_lost, enter=S_closed, outputs=[stop_timers, tell_receiver])
+    S_selected.upon(_got_kcm, enter=S_dropping_l3, outputs=[complain_kcm, slow_path, stop_timers,
+                                                            drop])
+    S_selected.upon(_bad, enter=S_dropping_l3, outputs=[complain, slow_path, stop_timers, drop])
+    S_selected.upon(disconnect, enter=S_dropping_l3, outputs=[slow_path, stop_timers, drop])
+    S_selected.upon(_lost, enter=S_closed, outputs=[slow_path, stop_timers, tell_receiver])
 
     # the L3 dropped by us (keepalive, bad data, Manager): the Manager
     # learns of it when TCP reports the loss

@@ -85,6 +85,9 @@ class IInbound(Interface):
     def got_record(record):
         """An OPEN/DATA/CLOSE from the current L3."""
 
+    def end_of_batch():
+        """Send one ACK for the newest record delivered since the last one."""
+
     def use_connection(connection):
         """A new L3 (paused at once if any subchannel is paused)."""
 
@@ -140,6 +143,10 @@ class IRecordReceiver(Interface):
 
     def got_record(connection, record):
         """A decoded record from ``connection``."""
+
+    def end_of_batch(connection):
+        """Every record of the latest read has been delivered (ACKs for
+        them may go out now, as one cumulative ACK)."""
 
     def connection_lost(connection):
         """The selected ``connection`` is gone."""

@@ -42,10 +42,30 @@ class Outbound:
         self._queue_record(Open(scid, self._allocate(), subprotocol))
 
     def send_data(self, scid, data):
-        self._queue_record(Data(scid, self._allocate(), data))
+        # the hot path: no Automat transition per record. Queueing does not
+        # depend on the state; sending needs the connection that the
+        # machine's attach/detach outputs set and clear
+        seqnum = self._next_seqnum
+        self._next_seqnum = (seqnum + 1) & 0xFFFFFFFF
+        record = Data(scid, seqnum, data)
+        self._queue.append(record)
+        if self._connection is not None:
+            self._connection.send_record(record)
 
     def send_close(self, scid):
         self._queue_record(Close(scid, self._allocate()))
+
+    def _queue_record(self, record):
+        self._queue.append(record)
+        if self._connection is not None:
+            self._connection.send_record(record)
+
+    def handle_ack(self, resp_seqnum):
+        # retire every seqnum <= resp_seqnum, in serial-number order
+        # (RFC 1982 style) so the 4-byte counter may wrap; in any state
+        q = self._queue
+        while q and ((resp_seqnum - q[0].seqnum) & 0xFFFFFFFF) < 0x80000000:
+            q.popleft()
 
     # -- states ------------------------------------------------------------
 
@@ -61,13 +81,7 @@ class Outbound:
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def _queue_record(self, record): pass  # noqa
-
-    @m.input()
     def send_ack(self, resp_seqnum): pass  # noqa
-
-    @m.input()
-    def handle_ack(self, resp_seqnum): pass  # noqa
 
     @m.input()
     def use_connection(self, connection): pass  # noqa
@@ -93,23 +107,8 @@ class Outbound:
     # -- outputs -----------------------------------------------------------
 
     @m.output()
-    def queue(self, record):
-        self._queue.append(record)
-
-    @m.output()
-    def send(self, record):
-        self._connection.send_record(record)
-
-    @m.output()
     def send_ack_now(self, resp_seqnum):
         self._connection.send_record(Ack(resp_seqnum))
-
-    @m.output()
-    def retire(self, resp_seqnum):
-        # serial-number order (RFC 1982 style), so the 4-byte counter may wrap
-        q = self._queue
-        while q and ((resp_seqnum - q[0].seqnum) & 0xFFFFFFFF) < 0x80000000:
-            q.popleft()
 
     @m.output()
     def attach(self, connection):
@@ -155,9 +154,7 @@ class Outbound:
 
     # -- transitions -------------------------------------------------------
 
-    S_disconnected.upon(_queue_record, enter=S_disconnected, outputs=[queue])
     S_disconnected.upon(send_ack, enter=S_disconnected, outputs=[])
-    S_disconnected.upon(handle_ack, enter=S_disconnected, outputs=[retire])
     S_disconnected.upon(use_connection, enter=S_flowing, outputs=[attach, resume_all, resend_queue])
     S_disconnected.upon(pauseProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(resumeProducing, enter=S_disconnected, outputs=[])
@@ -165,9 +162,7 @@ class Outbound:
     S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add, pause_one])
     S_disconnected.upon(subchannel_closed, enter=S_disconnected, outputs=[remove])
 
-    S_flowing.upon(_queue_record, enter=S_flowing, outputs=[queue, send])
     S_flowing.upon(send_ack, enter=S_flowing, outputs=[send_ack_now])
-    S_flowing.upon(handle_ack, enter=S_flowing, outputs=[retire])
     S_flowing.upon(stop_using_connection, enter=S_disconnected, outputs=[detach, pause_all])
     S_flowing.upon(pauseProducing, enter=S_paused, outputs=[pause_all])
     S_flowing.upon(resumeProducing, enter=S_flowing, outputs=[])
@@ -176,10 +171,8 @@ class Outbound:
     S_flowing.upon(subchannel_closed, enter=S_flowing, outputs=[remove])
 
     # paused: the transport still takes writes (it buffers); subchannels
-    # are asked to stop, and a record they still write is not lost
-    S_paused.upon(_queue_record, enter=S_paused, outputs=[queue, send])
+    # are asked to stop, and a record they still write is sent, not lost
     S_paused.upon(send_ack, enter=S_paused, outputs=[send_ack_now])
-    S_paused.upon(handle_ack, enter=S_paused, outputs=[retire])
     S_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
     S_paused.upon(pauseProducing, enter=S_paused, outputs=[])
     S_paused.upon(resumeProducing, enter=S_flowing, outputs=[resume_all])

@@ -54,13 +54,18 @@ class SubChannel:
         self._producer = None
         self._streaming = True
         self._l4_paused = False
+        # per-message hot paths, installed and removed by the machine's
+        # outputs: in "open" a write goes straight to L4 and inbound data
+        # straight to the protocol, without an Automat transition each
+        self._on_write = self._write
+        self._on_data = self._remote_data
 
     # -- ITransport --------------------------------------------------------
 
     def write(self, data):
         if not isinstance(data, bytes):
             raise TypeError(f"subchannel write() takes bytes, not {type(data).__name__}")
-        self._write(data)
+        self._on_write(data)
 
     def writeSequence(self, iovec):
         self.write(b"".join(iovec))
@@ -94,6 +99,14 @@ class SubChannel:
             self._producer.resumeProducing()
 
     # -- ISubChannel (from L4) -------------------------------------------------
+
+    def remote_data(self, data):
+        self._on_data(data)
+
+    def _send_fast(self, data):
+        self._outbound.send_data(self._scid, data)
+        if not self._streaming and self._producer is not None:
+            self._eventually(self._pull)
 
     def local_pause(self):
         if self._l4_paused:
@@ -146,7 +159,7 @@ class SubChannel:
     def attach(self, protocol): pass  # noqa
 
     @m.input()
-    def remote_data(self, data): pass  # noqa
+    def _remote_data(self, data): pass  # noqa
 
     @m.input()
     def remote_close(self): pass  # noqa
@@ -161,6 +174,20 @@ class SubChannel:
     def abandon(self): pass  # noqa
 
     # -- outputs -----------------------------------------------------------
+
+    @m.output()
+    def fast_paths(self, protocol):
+        self._on_write = self._send_fast
+        self._on_data = protocol.dataReceived
+
+    @m.output()
+    def slow_write(self):
+        self._on_write = self._write
+
+    @m.output()
+    def slow_paths(self):
+        self._on_write = self._write
+        self._on_data = self._remote_data
 
     @m.output()
     def set_protocol(self, protocol):
@@ -220,24 +247,27 @@ class SubChannel:
     # -- transitions -------------------------------------------------------
 
     # an inbound OPEN whose listener has not listened yet: keep its data
-    S_unattached.upon(attach, enter=S_open, outputs=[set_protocol, deliver_pending])
-    S_unattached.upon(remote_data, enter=S_unattached, outputs=[keep])
+    S_unattached.upon(attach, enter=S_open, outputs=[fast_paths, set_protocol, deliver_pending])
+    S_unattached.upon(_remote_data, enter=S_unattached, outputs=[keep])
     S_unattached.upon(remote_close, enter=S_unattached_closed, outputs=[send_close, forget])
     S_unattached_closed.upon(attach, enter=S_closed,
                              outputs=[set_protocol, deliver_pending, connection_lost])
 
-    S_open.upon(remote_data, enter=S_open, outputs=[deliver])
+    # in "open", writes and inbound DATA take the paths fast_paths installed
+    # (the same behaviour as these two transitions)
+    S_open.upon(_remote_data, enter=S_open, outputs=[deliver])
     S_open.upon(_write, enter=S_open, outputs=[send_data])
-    S_open.upon(loseConnection, enter=S_closing, outputs=[send_close])
-    S_open.upon(remote_close, enter=S_closed, outputs=[send_close, forget, connection_lost])
+    S_open.upon(loseConnection, enter=S_closing, outputs=[slow_write, send_close])
+    S_open.upon(remote_close, enter=S_closed,
+                outputs=[slow_paths, send_close, forget, connection_lost])
 
     # spec 000: data queued before the peer saw our CLOSE is still delivered
-    S_closing.upon(remote_data, enter=S_closing, outputs=[deliver])
+    S_closing.upon(_remote_data, enter=S_closing, outputs=[deliver])
     S_closing.upon(_write, enter=S_closing, outputs=[refuse_write])
     S_closing.upon(loseConnection, enter=S_closing, outputs=[])
-    S_closing.upon(remote_close, enter=S_closed, outputs=[forget, connection_lost])
+    S_closing.upon(remote_close, enter=S_closed, outputs=[slow_paths, forget, connection_lost])
 
-    S_closed.upon(remote_data, enter=S_closed, outputs=[drop])
+    S_closed.upon(_remote_data, enter=S_closed, outputs=[drop])
     S_closed.upon(_write, enter=S_closed, outputs=[refuse_write])
     S_closed.upon(loseConnection, enter=S_closed, outputs=[])
     S_closed.upon(remote_close, enter=S_closed, outputs=[])
@@ -246,6 +276,6 @@ class SubChannel:
     # when the wormhole does): no CLOSE handshake, the connection is gone
     S_unattached.upon(abandon, enter=S_closed, outputs=[forget_quietly])
     S_unattached_closed.upon(abandon, enter=S_closed, outputs=[])
-    S_open.upon(abandon, enter=S_closed, outputs=[forget_quietly, connection_lost])
-    S_closing.upon(abandon, enter=S_closed, outputs=[forget_quietly, connection_lost])
+    S_open.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
+    S_closing.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
     S_closed.upon(abandon, enter=S_closed, outputs=[])

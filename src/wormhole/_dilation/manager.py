@@ -24,7 +24,7 @@ from .._status import ConnectedPeer, ConnectingPeer, ReconnectingPeer
 from ..util import bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
-from ._records import Ack, Ping, Pong
+from ._records import Ack, Data, Ping, Pong
 
 SUPPORTED_VERSIONS = ["ged"]  # best first (spec 000 "Versions and can-dilate")
 
@@ -131,7 +131,9 @@ class Manager:
     def got_record(self, connection, record):
         if connection is not self._connection:
             return  # a stale generation's straggler
-        if isinstance(record, Ping):
+        if isinstance(record, Data):
+            self._inbound.got_record(record)
+        elif isinstance(record, Ping):
             connection.send_record(Pong(record.ping_id))
         elif isinstance(record, Pong):
             cb = self._pongs.pop(record.ping_id, None)
@@ -141,6 +143,10 @@ class Manager:
             self._outbound.handle_ack(record.resp_seqnum)
         else:
             self._inbound.got_record(record)
+
+    def end_of_batch(self, connection):
+        if connection is self._connection:
+            self._inbound.end_of_batch()
 
     def connection_lost(self, connection):
         if connection is self._connection:
