@@ -34,6 +34,7 @@ from ._records import (KCM, Pong, RecordError, encode_record, encode_record_part
 IDLE_PONG_INTERVAL = 30.0
 LEADER_SILENCE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
+TRANSPORT_BUFFER = 1 << 20
 _KCM = encode_record(KCM())
 
 
@@ -72,6 +73,10 @@ class DilatedConnectionProtocol(Protocol):
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
 
     def connectionMade(self):
+        # bigger reads and a bigger write buffer before the transport
+        # pauses us: fewer calls per MB (Twisted's default is 64 KiB)
+        if hasattr(self.transport, "bufferSize"):
+            self.transport.bufferSize = TRANSPORT_BUFFER
         if self._relay_line is not None:
             self._connected_via_relay()
         else:

@@ -60,6 +60,12 @@ class Outbound:
         if self._connection is not None:
             self._connection.send_record(record)
 
+    def send_ack(self, resp_seqnum):
+        # ACKs are never queued (spec 000 "L4 protocol"): sent if there is
+        # a connection, else dropped (the peer resends, we ACK again)
+        if self._connection is not None:
+            self._connection.send_record(Ack(resp_seqnum))
+
     def handle_ack(self, resp_seqnum):
         # retire every seqnum <= resp_seqnum, in serial-number order
         # (RFC 1982 style) so the 4-byte counter may wrap; in any state
@@ -79,9 +85,6 @@ class Outbound:
     def S_paused(self): pass  # noqa
 
     # -- inputs ------------------------------------------------------------
-
-    @m.input()
-    def send_ack(self, resp_seqnum): pass  # noqa
 
     @m.input()
     def use_connection(self, connection): pass  # noqa
@@ -105,10 +108,6 @@ class Outbound:
     def subchannel_closed(self, subchannel): pass  # noqa
 
     # -- outputs -----------------------------------------------------------
-
-    @m.output()
-    def send_ack_now(self, resp_seqnum):
-        self._connection.send_record(Ack(resp_seqnum))
 
     @m.output()
     def attach(self, connection):
@@ -154,7 +153,6 @@ class Outbound:
 
     # -- transitions -------------------------------------------------------
 
-    S_disconnected.upon(send_ack, enter=S_disconnected, outputs=[])
     S_disconnected.upon(use_connection, enter=S_flowing, outputs=[attach, resume_all, resend_queue])
     S_disconnected.upon(pauseProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(resumeProducing, enter=S_disconnected, outputs=[])
@@ -162,7 +160,6 @@ class Outbound:
     S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add, pause_one])
     S_disconnected.upon(subchannel_closed, enter=S_disconnected, outputs=[remove])
 
-    S_flowing.upon(send_ack, enter=S_flowing, outputs=[send_ack_now])
     S_flowing.upon(stop_using_connection, enter=S_disconnected, outputs=[detach, pause_all])
     S_flowing.upon(pauseProducing, enter=S_paused, outputs=[pause_all])
     S_flowing.upon(resumeProducing, enter=S_flowing, outputs=[])
@@ -172,7 +169,6 @@ class Outbound:
 
     # paused: the transport still takes writes (it buffers); subchannels
     # are asked to stop, and a record they still write is sent, not lost
-    S_paused.upon(send_ack, enter=S_paused, outputs=[send_ack_now])
     S_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
     S_paused.upon(pauseProducing, enter=S_paused, outputs=[])
     S_paused.upon(resumeProducing, enter=S_flowing, outputs=[resume_all])
