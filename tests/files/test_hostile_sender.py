@@ -30,9 +30,9 @@ class HostileSender(unittest.TestCase):
         os.makedirs(self.out)
 
     @defer.inlineCallbacks
-    def scripted_send(self, code, offer, payload, upto):
+    def scripted_send(self, code, offer, payload, upto, hang_up=True):
         """Offer ``offer``; once accepted, send ``payload[:upto]`` over
-        Transit and hang up."""
+        Transit and hang up (or return the open pipe)."""
         w = create(APPID, self.servers.url, reactor)
         self.addCleanup(lambda: w.close().addErrback(lambda f: None))
         w.set_code(code)
@@ -53,6 +53,9 @@ class HostileSender(unittest.TestCase):
         pipe = yield t.connect()
         if upto:
             pipe.send_record(payload[:upto])
+        if not hang_up:
+            self.addCleanup(pipe.close)
+            return pipe
         yield pipe.close()
 
     def receiver(self, code):
@@ -72,6 +75,27 @@ class HostileSender(unittest.TestCase):
         yield recv.ended
         self.assertEqual(recv.status, 1, recv.describe())
         self.assertIn(b"interrupted", recv.stderr)
+        self.assertNotIn(b"Traceback", recv.stderr)
+        self.assertEqual(os.listdir(self.out), [])
+
+    @defer.inlineCallbacks
+    def test_ctrl_c_mid_transfer(self):
+        """Ctrl-C (SIGINT) while bytes are arriving: the receiver stops and
+        removes its temporary file; nothing is left in the directory."""
+        from twisted.internet.task import deferLater
+        data = os.urandom(300000)
+        recv = self.receiver("24-ctrl-c")
+        yield self.scripted_send("24-ctrl-c",
+                                 {"file": {"filename": "big.bin", "filesize": len(data)}},
+                                 data, 100000, hang_up=False)
+        # wait (no time limit but the test's) until the partial file holds
+        # what was sent: the transfer is then certainly under way
+        while not any(os.path.getsize(os.path.join(self.out, n)) >= 100000
+                      for n in os.listdir(self.out)):
+            yield deferLater(reactor, 0.05, lambda: None)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "big.bin")))
+        recv.transport.signalProcess("INT")
+        yield recv.ended
         self.assertNotIn(b"Traceback", recv.stderr)
         self.assertEqual(os.listdir(self.out), [])
 
