@@ -134,9 +134,9 @@ class ReferenceClientsAcrossOurServerRestart(InteropTestCase):
     @defer.inlineCallbacks
     def test_restart_between_the_two_sides(self):
         """Reference peer A claims, opens and adds its pake; our server
-        (SQLite channel DB) is stopped and restarted on the same port;
-        A reconnects by itself; peer B arrives only now, and both finish
-        the exchange happily."""
+        (SQLite channel DB) is stopped; A retries while it is down; the
+        server is restarted on the same port; A gets back by itself; peer
+        B arrives only now, and both finish the exchange happily."""
         import os
 
         from twisted.internet import reactor
@@ -161,11 +161,13 @@ class ReferenceClientsAcrossOurServerRestart(InteropTestCase):
             return any(i in acks for i in adds)
         yield self.poll_until(a_pake_acked, "peer a's pake to be acked")
         yield srv.stop()
+        # peer a tries again while the server is down (the tap hangs up on
+        # it, as a missing server would), then gets back once it is up
+        yield self.poll_until(lambda: tap.connections >= 2,
+                              "peer a to retry while the server is down")
         srv2 = yield start_mailbox_server(reactor, channel_db=db,
                                           port=srv.port)
         stopped.append(srv2)
-        yield self.poll_until(lambda: tap.connections >= 2,
-                              "peer a to reconnect")
         b = self.spawn(ref_peer_argv(script("b")), "peer b")
         yield self.wait_all([a, b])
         for run, other in ((a, "b"), (b, "a")):

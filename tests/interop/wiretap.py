@@ -52,6 +52,15 @@ class _Upstream(_Tracked, WebSocketClientProtocol):
         self.factory.downstream.upstream_closed()
 
 
+class _UpstreamFactory(WebSocketClientFactory):
+
+    def clientConnectionFailed(self, connector, reason):
+        # the server is not there (e.g. being restarted): hang up on the
+        # client too, so that it reconnects later, as it would have
+        # without the tap in between
+        self.downstream.upstream_closed()
+
+
 class _Downstream(_Tracked, WebSocketServerProtocol):
 
     def onConnect(self, request):
@@ -61,7 +70,7 @@ class _Downstream(_Tracked, WebSocketServerProtocol):
         self._upstream = None
         self._pending = []
         self._closed = False
-        f = WebSocketClientFactory(tap.upstream_url)
+        f = _UpstreamFactory(tap.upstream_url)
         f.protocol = _Upstream
         f.setProtocolOptions(**NO_TIMERS)
         f.downstream = self
@@ -89,7 +98,10 @@ class _Downstream(_Tracked, WebSocketServerProtocol):
         _forward(self, payload, is_binary)
 
     def upstream_closed(self):
-        self.sendClose()
+        if self.state == self.STATE_OPEN:
+            self.sendClose()
+        else:
+            self.transport.abortConnection()
 
     def onClose(self, wasClean, code, reason):
         self._closed = True
