@@ -56,3 +56,33 @@ class HappyPath(unittest.TestCase):
         srv = yield self.start(channel_db=path)
         got = yield happy_exchange(reactor, srv.url)
         self.assertEqual(len(got), 4)
+
+
+class Timeouts(unittest.TestCase):
+    """The timeouts over a real connection (the sweep runs on the reactor;
+    nothing here asserts how long anything took)."""
+
+    @inlineCallbacks
+    def test_bind_timeout(self):
+        """A client that never binds gets an error and a 1008 close."""
+        srv = yield start_mailbox_server(reactor, bind_timeout=0.5)
+        self.addCleanup(srv.stop)
+        c = yield connect(reactor, srv.url)
+        err = yield c.next("error")
+        self.assertIn("no bind within", err["error"])
+        code, _ = yield c.when_closed()
+        self.assertEqual(code, 1008)
+
+    @inlineCallbacks
+    def test_idle_timeout(self):
+        """A bound client that goes quiet gets an error and a 1000 close;
+        the server forgets the connection."""
+        srv = yield start_mailbox_server(reactor, idle_timeout=0.5)
+        self.addCleanup(srv.stop)
+        c = yield connect(reactor, srv.url)
+        c.send(type="bind", appid="a", side="s")
+        err = yield c.next("error")
+        self.assertIn("closing idle connection", err["error"])
+        code, _ = yield c.when_closed()
+        self.assertEqual(code, 1000)
+        self.assertEqual(srv.mailbox.connections, set())
