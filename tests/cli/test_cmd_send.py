@@ -181,6 +181,15 @@ class Send(unittest.TestCase):
         self.assertEqual([list(m) for m in self.sent()], [["error"]])
         self.assertNotIn(("transit.connect",), self.factory.log)
 
+    def test_bad_transit_helper(self):
+        """A malformed --transit-helper is one readable error."""
+        path, data = self._file_setup()
+        self.cfg.transit_sender = __import__("wormhole.transit").transit.TransitSender
+        d = self.start(what=path, hide_progress=True, transit_helper="nonsense")
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("bad --transit-helper 'nonsense'", str(f.value))
+        self.assertEqual(self.factory.wormholes, [])
+
     def test_file_no_listen(self):
         """--no-listen reaches Transit as no_listen=True."""
         path, data = self._file_setup()

@@ -20,6 +20,16 @@ from ..util import bytes_to_dict, dict_to_bytes
 TRANSIT_KEY_LENGTH = 32
 
 
+def make_transit(factory, reactor, cfg):
+    """A TransitSender/Receiver with the CLI's relay and --no-listen; a
+    malformed --transit-helper is a readable error."""
+    try:
+        return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
+                       reactor=reactor, timing=cfg.timing)
+    except ValueError as e:
+        raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
+
+
 def transit_key(w, appid):
     return w.derive_key(appid + "/transit-key", TRANSIT_KEY_LENGTH)
 

@@ -152,8 +152,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     except _incoming.Refused as e:
         receiver.decline(e)
         raise
-    transit = cfg.transit_receiver(cfg.transit_helper or None, no_listen=not cfg.listen,
-                                   reactor=reactor, timing=cfg.timing)
+    transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
     ours = yield _transfer.transit_message(transit)
     # our hints before the answer: the sender connects once it has the ack
     w.send_message(dict_to_bytes({"transit": ours}))

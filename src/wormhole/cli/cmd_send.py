@@ -137,23 +137,24 @@ def send_path(reactor, cfg):
     outgoing = _outgoing.prepare(cfg.what, cfg.ignore_unsendable_files, warn)
     try:
         print(_outgoing.describe(outgoing), file=cfg.stderr, flush=True)
+        # made now: a bad --transit-helper fails before a code is allocated
+        transit = _transfer.make_transit(cfg.transit_sender, reactor, cfg)
         note = _ConsumedNote(cfg.stdout)
         w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
-        yield run_and_close(reactor, w, lambda: _send_path_on(reactor, cfg, w, outgoing))
+        yield run_and_close(
+            reactor, w, lambda: _send_path_on(reactor, cfg, w, outgoing, transit))
     finally:
         outgoing.cleanup()
 
 
 @defer.inlineCallbacks
-def _send_path_on(reactor, cfg, w, outgoing):
+def _send_path_on(reactor, cfg, w, outgoing, transit):
     yield _announce_code(cfg, w)
     finished = defer.Deferred()
 
     def done(error):
         if not finished.called:
             finished.callback(error)
-    transit = cfg.transit_sender(cfg.transit_helper or None, no_listen=not cfg.listen,
-                                 reactor=reactor, timing=cfg.timing)
     sender = FileSender(w.send_message, transit.add_connection_hints, done)
     if not (yield _verified(reactor, cfg, w)):
         sender.reject_verification()
