@@ -190,6 +190,20 @@ class Send(unittest.TestCase):
         self.assertIn("bad --transit-helper 'nonsense'", str(f.value))
         self.assertEqual(self.factory.wormholes, [])
 
+    def test_ctrl_c_removes_temporary_zipfile(self):
+        """Ctrl-C while a directory is being offered removes the
+        temporary zipfile."""
+        path, data = self._file_setup()
+        tmpdir = os.path.abspath(self.mktemp())
+        os.makedirs(tmpdir)
+        d = self.start(what=os.path.dirname(path), hide_progress=True, tmpdir=tmpdir)
+        self.w.got_key()
+        self.assertEqual(list(self.sent()[1]["offer"]), ["directory"])
+        self.assertEqual(len(os.listdir(tmpdir)), 1)
+        self.reactor.shut_down()
+        self.assertEqual(os.listdir(tmpdir), [])
+        self.assertNoResult(d)
+
     def test_file_no_listen(self):
         """--no-listen reaches Transit as no_listen=True."""
         path, data = self._file_setup()

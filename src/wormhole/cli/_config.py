@@ -71,6 +71,7 @@ class Config:
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
     timing: object = None
     cwd: str = None                   # where received files go (None: os.getcwd())
+    tmpdir: str = None                # where a sent directory is zipped (None: $TMPDIR)
     free_space: object = _default_free_space      # free_space(dir) -> bytes
     transit_sender: object = _default_transit_sender
     transit_receiver: object = _default_transit_receiver

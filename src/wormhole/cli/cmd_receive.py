@@ -15,7 +15,7 @@ from .. import _rlcompleter
 from ..errors import KeyFormatError
 from ..util import dict_to_bytes
 from . import _incoming, _transfer
-from ._common import ask, make_wormhole, run_and_close
+from ._common import OnShutdown, ask, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize
 from ._receiver import Receiver
 
@@ -167,16 +167,10 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
                                     os.path.join(os.path.dirname(target),
                                                  os.path.basename(target) + ".zip"))
     # Ctrl-C (reactor shutdown) mid-transfer: no partial file stays behind
-    shutting_down = []
-
-    def on_shutdown():
-        shutting_down.append(True)
-        partial.abort()
-    trigger = reactor.addSystemEventTrigger("before", "shutdown", on_shutdown)
+    on_shutdown = OnShutdown(reactor, partial.abort)
 
     def cleanup():
-        if not shutting_down:
-            reactor.removeSystemEventTrigger(trigger)
+        on_shutdown.cancel()
         # the zipfile of a directory, or what arrived of a failed transfer
         partial.abort()
     try:

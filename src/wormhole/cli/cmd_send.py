@@ -13,7 +13,7 @@ from twisted.internet import defer
 from .._status import ConsumedCode
 from ..errors import TransferError
 from . import _outgoing, _text, _transfer
-from ._common import ask, make_wormhole, run_and_close
+from ._common import OnShutdown, ask, make_wormhole, run_and_close
 from ._display import naturalsize
 from ._filesender import FileSender
 
@@ -134,7 +134,10 @@ def send_path(reactor, cfg):
         print(f"Warning: {message}", file=cfg.stderr, flush=True)
     if os.path.isdir(cfg.what):
         print("Building zipfile..", file=cfg.stderr, flush=True)
-    outgoing = _outgoing.prepare(cfg.what, cfg.ignore_unsendable_files, warn)
+    outgoing = _outgoing.prepare(cfg.what, cfg.ignore_unsendable_files, warn,
+                                 tmpdir=cfg.tmpdir)
+    # a directory's temporary zipfile goes on every path, Ctrl-C included
+    on_shutdown = OnShutdown(reactor, outgoing.cleanup)
     try:
         print(_outgoing.describe(outgoing), file=cfg.stderr, flush=True)
         # made now: a bad --transit-helper fails before a code is allocated
@@ -144,6 +147,7 @@ def send_path(reactor, cfg):
         yield run_and_close(
             reactor, w, lambda: _send_path_on(reactor, cfg, w, outgoing, transit))
     finally:
+        on_shutdown.cancel()
         outgoing.cleanup()
 
 
