@@ -45,7 +45,8 @@ def reexec_in_namespace():
 def child_env(impl):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
-           and not k.startswith("WORMHOLE_")}
+           and not k.startswith("WORMHOLE_")
+           and (impl == "ours" or not k.startswith("DILATION_PEER_PROFILE"))}
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

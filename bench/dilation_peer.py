@@ -139,4 +139,14 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
 
 
 if __name__ == "__main__":
-    task.react(main, sys.argv[1:])
+    import os
+    prof = os.environ.get("DILATION_PEER_PROFILE")  # e.g. /tmp/recv.prof
+    if prof and sys.argv[1] in os.environ.get("DILATION_PEER_PROFILE_ROLE", "recv"):
+        import cProfile
+        profiler = cProfile.Profile(time.process_time)  # CPU, not wall time
+        try:
+            profiler.runcall(task.react, main, sys.argv[1:])
+        finally:
+            profiler.dump_stats(prof)
+    else:
+        task.react(main, sys.argv[1:])

@@ -29,7 +29,7 @@ from zope.interface import implementer
 from . import _interfaces as I
 from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
 from ._records import (KCM, Pong, RecordError, encode_record, encode_record_parts,
-                       parse_record)
+                       parse_record_pieces)
 
 IDLE_PONG_INTERVAL = 30.0
 LEADER_SILENCE_TIMEOUT = 60.0
@@ -118,7 +118,7 @@ class DilatedConnectionProtocol(Protocol):
                     self._noise.read_handshake(f)
                     self._got_handshake()
                     continue
-                record = parse_record(self._noise.decrypt_frame(f))
+                record = parse_record_pieces(self._noise.decrypt_pieces(f))
             except (FramingError, RecordError) as e:
                 held.clear()
                 self._bad(str(e))

@@ -202,6 +202,16 @@ class NoiseSession:
         """One record as one frame, as a single byte string."""
         return b"".join(self.encrypt_parts(b"", bytes(plaintext)))
 
+    def decrypt_pieces(self, ciphertext) -> list:
+        """The plaintexts of one frame's Noise messages, in order (their
+        concatenation is the record; see _records.parse_record_pieces)."""
+        self.handshake_done()
+        if len(ciphertext) <= NOISE_MAX_CIPHERTEXT:
+            return [self._open(ciphertext)]
+        mv = memoryview(ciphertext)
+        return [self._open(mv[i:i + NOISE_MAX_CIPHERTEXT])
+                for i in range(0, len(mv), NOISE_MAX_CIPHERTEXT)]
+
     def decrypt_frame(self, ciphertext) -> bytes:
         """The plaintext of one frame: cut every 65535 bytes, decrypt each."""
         self.handshake_done()

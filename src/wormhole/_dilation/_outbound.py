@@ -16,7 +16,7 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._records import Ack, Close, Data, Open
+from ._records import Ack, Close, Open, data_unchecked
 
 
 @implementer(I.IOutbound, IPushProducer)
@@ -47,7 +47,7 @@ class Outbound:
         # machine's attach/detach outputs set and clear
         seqnum = self._next_seqnum
         self._next_seqnum = (seqnum + 1) & 0xFFFFFFFF
-        record = Data(scid, seqnum, data)
+        record = data_unchecked(scid, seqnum, data)
         self._queue.append(record)
         if self._connection is not None:
             self._connection.send_record(record)
