@@ -136,6 +136,19 @@ class Names(unittest.TestCase):
         self.assertRaises(Refused, _incoming.check_room, free, os.path.join(base, "f"), 101)
         self.assertEqual(asked, [base, base])
 
+    def test_unwritable_or_missing_directory(self):
+        """A target directory that is missing or not writable is refused
+        before anything is accepted."""
+        base = os.path.abspath(self.mktemp())
+        e = self.assertRaises(Refused, _incoming.check_room, lambda p: 10**9,
+                              os.path.join(base, "f"), 1)
+        self.assertIn("no such directory", str(e))
+        os.makedirs(base)
+        self.patch(os, "access", lambda path, mode: False)
+        e = self.assertRaises(Refused, _incoming.check_room, lambda p: 10**9,
+                              os.path.join(base, "f"), 1)
+        self.assertIn("permission denied", str(e))
+
 
 class Partial(unittest.TestCase):
 

@@ -73,6 +73,8 @@ def check_room(free_space, target, needed):
     where = os.path.dirname(target)
     if not os.path.isdir(where):
         raise Refused(f"cannot write into '{where}': no such directory")
+    if not os.access(where, os.W_OK):
+        raise Refused(f"cannot write into '{where}': permission denied")
     free = free_space(where)
     if free < needed:
         raise Refused(f"not enough free space in '{where}': the transfer needs "
