@@ -84,6 +84,28 @@ def start_servers(with_relay):
     return procs, ports
 
 
+def start_cut_proxy(relay_port, count, interval):
+    p = subprocess.Popen([PYTHONS["ours"], os.path.join(REPO, "bench", "dilation_cut_proxy.py"),
+                          str(relay_port), str(count), str(interval)],
+                         stdout=subprocess.PIPE, env=child_env("ours"))
+    port = json.loads(p.stdout.readline())["port"]
+    return p, port
+
+
+def recovery_times(proxy, gaps):
+    """For each cut: seconds from the cut to the first byte after it."""
+    proxy.terminate()
+    cuts = [json.loads(line)["cut"] for line in proxy.stdout.read().splitlines()
+            if line.strip()]
+    proxy.wait()
+    out = []
+    for c in cuts:
+        after = [end for start, end in gaps if end > c and start <= c + 0.001]
+        if after:
+            out.append(min(after) - c)
+    return out
+
+
 def run_pair(impl, url, size, nsub, relay, no_listen):
     py = PYTHONS[impl]
     common = [url, str(size), str(nsub), relay or "-", "1" if no_listen else "0"]
@@ -112,7 +134,7 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
         raise SystemExit(f"{impl}: received {r['bytes']} of {size} bytes")
     secs = r["t_end"] - s["t_start"]
     gib = size / 2 ** 30
-    return {"mib_per_s": size / 2 ** 20 / secs, "seconds": secs,
+    return {"gaps": r.get("gaps", []), "mib_per_s": size / 2 ** 20 / secs, "seconds": secs,
             "send_cpu_s_per_gib": s["cpu_s"] / gib, "recv_cpu_s_per_gib": r["cpu_s"] / gib,
             "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024}
 
@@ -123,6 +145,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--impls", default="ours,ref")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--cuts", type=int, default=0,
+                    help="also measure recovery after this many cuts (relay-only, via a proxy)")
+    ap.add_argument("--scenarios", default=",".join(n for n, _, _ in SCENARIOS))
     args = ap.parse_args()
     reexec_in_namespace()
     size = args.size_mib * 2 ** 20
@@ -131,16 +156,32 @@ def main():
     relay = f"tcp:127.0.0.1:{ports['relay']}"
     results = {}
     try:
-        for name, nsub, use_relay in SCENARIOS:
+        for name, nsub, use_relay in [sc for sc in SCENARIOS
+                                      if sc[0] in args.scenarios.split(",")]:
             for impl in args.impls.split(","):
                 best = None
                 for _ in range(args.rounds):
                     r = run_pair(impl, url, size, nsub, relay if use_relay else None, use_relay)
                     if best is None or r["mib_per_s"] > best["mib_per_s"]:
                         best = r
+                best.pop("gaps")
                 results[(name, impl)] = best
                 print(f"dilation impl={impl} scenario={name} mib={args.size_mib} "
                       + " ".join(f"{k}={v:.2f}" for k, v in best.items()), flush=True)
+        if args.cuts:
+            # relay-only through a proxy that cuts every connection
+            # args.cuts times: how long until data flows again
+            for impl in args.impls.split(","):
+                proxy, pport = start_cut_proxy(ports["relay"], args.cuts, 1.0)
+                try:
+                    r = run_pair(impl, url, size, 1, f"tcp:127.0.0.1:{pport}", True)
+                finally:
+                    rec = recovery_times(proxy, r["gaps"] if "r" in dir() else [])
+                rec.sort()
+                med = rec[len(rec) // 2] if rec else float("nan")
+                print(f"dilation impl={impl} scenario=cuts cuts={len(rec)} "
+                      f"recovery_median_s={med:.3f} recovery_max_s={max(rec or [float('nan')]):.3f}",
+                      flush=True)
     finally:
         for p in procs:
             p.terminate()

@@ -86,8 +86,12 @@ class Closed(protocol.Protocol):
 class Sink(protocol.Protocol):
     def dataReceived(self, data):
         f = self.factory
+        now = time.time()
         if f.cpu0 is None:
             f.cpu0 = time.process_time()
+        elif now - f.last > 0.02:
+            f.gaps.append((f.last, now))  # data stopped, e.g. a cut
+        f.last = now
         f.bytes += len(data)
 
     def connectionLost(self, reason):
@@ -113,13 +117,14 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
     if role == "recv":
         f = protocol.Factory.forProtocol(Sink)
         f.bytes, f.closed, f.want, f.cpu0 = 0, 0, nsub, None
+        f.last, f.gaps = 0.0, []
         f.all_closed = defer.Deferred()
         yield dw.listener_for("bench").listen(f)
         yield f.all_closed
         t_end = time.time()
         out({"role": "recv", "t_end": t_end, "bytes": f.bytes,
              "cpu_s": time.process_time() - (f.cpu0 or time.process_time()),
-             "rss_kib": peak_rss_kib()})
+             "rss_kib": peak_rss_kib(), "gaps": f.gaps})
     else:
         f = protocol.Factory.forProtocol(Closed)
         f.closed, f.want, f.all_closed = 0, nsub, defer.Deferred()
