@@ -37,7 +37,7 @@ class InteropTestCase(unittest.TestCase):
     generous per-test timeout (a hung peer fails the test with its output
     through ProcessRun's own timeout long before this one)."""
 
-    timeout = 180
+    timeout = 300
 
     def setUp(self):
         # fail (never skip) when the reference is missing

@@ -8,7 +8,9 @@ import re
 
 from twisted.internet import defer, error, protocol
 
-PROCESS_TIMEOUT = 60.0
+# generous: a loaded CI machine (load 10 on 2 cores happens here) makes
+# every Python start slow; a hang is still reported, with the output
+PROCESS_TIMEOUT = 120.0
 # a child that says this on stderr crashed, whatever its exit code
 CRASH_SIGNS = (b"Traceback (most recent call last)", b"No module named")
 STOP_GRACE = 5.0
