@@ -107,9 +107,10 @@ class RelayConversations:
         self.assertEqual(c.data, b"bad handshake\n")
 
     @defer.inlineCallbacks
-    def test_token_not_64_hex(self):
-        """A token that is not 64 hex digits gets "bad handshake\\n" and
-        the connection is closed."""
+    def test_short_token(self):
+        """A 3-character token (the reference wants 64 word characters,
+        not only hex, see tests/relay) gets "bad handshake\\n" and the
+        connection is closed."""
         port = yield self.start_relay()
         c = yield self.connect(port, b"please relay XYZ for side 1\n")
         yield c.wait(lambda p: p.closed)
