@@ -76,9 +76,10 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._session import get_session
-    spark = get_session(args.master, conf=_conf(args.conf),
-                        progress=not args.quiet)
+    from ._session import SHORT_JOB_CONF, get_session
+    conf = dict(SHORT_JOB_CONF) if args.command == "report" else {}
+    conf.update(_conf(args.conf))
+    spark = get_session(args.master, conf=conf, progress=not args.quiet)
     try:
         if args.command == "ingest":
             from ._ingest import ingest

@@ -11,6 +11,20 @@ from ._progress import Progress
 DEFAULT_MIN_CELL = 5
 
 
+def _write_parquet(df, folder):
+    """A small table as Parquet partitioned by day, written by the driver
+    (pyarrow): the report's results are rows per day, and a Spark job per
+    table would cost more than the data."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    shutil.rmtree(folder, ignore_errors=True)
+    if len(df):
+        pq.write_to_dataset(pa.Table.from_pandas(df, preserve_index=False),
+                            folder, partition_cols=["day"])
+
+
 def run_report(spark, store, out, since=None, until=None,
                min_cell=DEFAULT_MIN_CELL, progress=None, title=None):
     """Compute, write and render; returns the collected (small) pandas
@@ -35,8 +49,7 @@ def run_report(spark, store, out, since=None, until=None,
         # the result is small (rows per day, not per event): collect it
         # once and write the Parquet from the same rows
         t = fn(summary[source]).toPandas()
-        spark.createDataFrame(t).write.mode("overwrite").partitionBy(
-            "day").parquet(os.path.join(out, name)) if len(t) else None
+        _write_parquet(t, os.path.join(out, name))
         tables[name] = t
     if not len(tables["quarantine"]):
         tables["quarantine"] = pd.DataFrame(columns=["day", "reason", "n"])

@@ -17,8 +17,19 @@ DEFAULT_CONF = {
     # day=2026-01-01 stays a string: no date parsing of folder names, and
     # the quarantine's day=unknown lives beside real days
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
-    # the report's small results go to pandas (HTML, CSV) and back
+    # the report's small results go to pandas (HTML, CSV)
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # ingest writes partitioned by day: keep a writer per day open instead
+    # of sorting every task's rows by day first (measured: the parse and
+    # write stage took half the time)
+    "spark.sql.maxConcurrentOutputFileWriters": "64",
+}
+
+# The report's jobs are small and short: the JIT's first tier compiles
+# Spark's generated code in a fraction of the time (measured: half the CPU
+# of the report). Not for ingest, whose long stages want the full JIT.
+SHORT_JOB_CONF = {
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
 
 
