@@ -140,3 +140,40 @@ class EventWriterTests(unittest.TestCase):
                          ("bind", DAY1 + 7, None, None, "app"))
         self.assertEqual(e["clients"], [
             {"side": "side1", "impl": "python", "version": "0.24"}])
+
+
+class Adapters(unittest.TestCase):
+    def test_relay_events(self):
+        """RelayEvents is a relay IUsageWriter that turns each relay record
+        into a relay event (mood -> result, total_bytes -> bytes) and
+        ignores the live counts."""
+        from wormhole.relay._interfaces import IUsageWriter
+        clock = Clock()
+        clock.advance(DAY1)
+        d = self.mktemp()
+        a = ue.RelayEvents(ue.EventWriter(clock, d, "r1"))
+        verifyObject(IUsageWriter, a)
+        a.write_current(0, 0, 1, 2, 3)
+        a.write_record({"started": DAY1, "total_time": 2.0,
+                        "waiting_time": 1.0, "total_bytes": 42,
+                        "mood": "happy"})
+        a.close()
+        [e] = _read(os.path.join(d, "usage-events-2026-01-01.jsonl"))
+        self.assertEqual((e["kind"], e["result"], e["bytes"], e["server"]),
+                         ("relay", "happy", 42, "r1"))
+
+    def test_mailbox_events(self):
+        """MailboxEvents writes the Mailbox server's usage records (kind,
+        app id, times, result) and binds."""
+        clock = Clock()
+        clock.advance(DAY1)
+        d = self.mktemp()
+        m = ue.MailboxEvents(ue.EventWriter(clock, d, "m1"))
+        m.record({"kind": "mailbox", "app_id": "a", "started": DAY1,
+                  "waiting_time": None, "total_time": 3.0,
+                  "result": "lonely"})
+        m.bound("a", "s1", ["python", "0.24"])
+        m.close()
+        got = _read(os.path.join(d, "usage-events-2026-01-01.jsonl"))
+        self.assertEqual([(e["kind"], e["result"]) for e in got],
+                         [("mailbox", "lonely"), ("bind", None)])
