@@ -95,12 +95,16 @@ def start_cut_proxy(relay_port, count, interval):
 def recovery_times(proxy, gaps):
     """For each cut: seconds from the cut to the first byte after it."""
     proxy.terminate()
-    cuts = [json.loads(line)["cut"] for line in proxy.stdout.read().splitlines()
-            if line.strip()]
+    lines = [json.loads(line) for line in proxy.stdout.read().splitlines() if line.strip()]
+    cuts = [m["cut"] for m in lines]
+    # a cut only counts if data was flowing through the proxy
+    print(f"# proxy bytes at each cut: {[m['bytes_so_far'] for m in lines]}", flush=True)
     proxy.wait()
     out = []
     for c in cuts:
-        after = [end for start, end in gaps if end > c and start <= c + 0.001]
+        # the first stall that began around the cut (data already in the
+        # receiver's buffers may still trickle in for a moment after it)
+        after = [end for start, end in gaps if end > c and start <= c + 0.1]
         if after:
             out.append(min(after) - c)
     return out
@@ -127,6 +131,9 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
                              f"recv: {recv.stderr.read().decode()[-2000:]}")
         s = json.loads(s_out.decode().strip().splitlines()[-1])
         r = json.loads(r_line)
+        if os.environ.get("DILATION_PEER_TIMELINE"):
+            recv.wait(timeout=60)
+            print(s_err.decode() + recv.stderr.read().decode(), file=sys.stderr)
     finally:
         if recv.poll() is None:
             recv.kill()

@@ -60,7 +60,7 @@ def _back(front):
 
 
 def cut():
-    out({"cut": time.time()})
+    out({"cut": time.time(), "bytes_so_far": STATE["bytes"]})
     for f in list(LIVE):
         f.transport.abortConnection()
         if f.back is not None:

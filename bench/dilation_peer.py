@@ -14,6 +14,7 @@ Result line: {"role", "t_start" (send) / "t_end" (recv), "bytes", "cpu_s"
 """
 
 import json
+import os
 import resource
 import sys
 import time
@@ -113,6 +114,12 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
     kw = {"no_listen": no_listen == "1"}
     if relay != "-":
         kw["transit_relay_location"] = relay
+    if os.environ.get("DILATION_PEER_TIMELINE"):
+        # ours only (the reference spells it on_status_update): print each
+        # DilationStatus with a timestamp, to stderr
+        kw["status_update"] = lambda s: print(
+            f"{time.time():.3f} {role} gen={s.generation} {type(s.peer_connection).__name__}",
+            file=sys.stderr, flush=True)
     dw = w.dilate(**kw)
     if role == "recv":
         f = protocol.Factory.forProtocol(Sink)

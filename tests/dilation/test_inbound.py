@@ -53,8 +53,9 @@ class InboundTests(unittest.TestCase):
         self.i.got_record(Data(1, 2, b"b"))
         self.i.end_of_batch()
         self.assertEqual(self.listener.made[1].data, [b"a", b"b"])
+        # the first ACK on the new connection is sent when it is attached
         self.assertEqual([e[1] for e in self.events if e[0] == "outbound.send_ack"],
-                         [1, 0, 1, 2])
+                         [1, 1, 0, 1, 2])
 
     def test_no_ack_without_connection(self):
         """An ACK still due when the connection goes is dropped (the peer

@@ -100,11 +100,14 @@ class OutboundTests(unittest.TestCase):
         self.assertEqual(sorted(self.events[1:]), [("a.local_pause",), ("b.local_pause",)])
 
     def test_pause_during_resend(self):
-        """If the transport pauses us while the queue is being resent, the
-        subchannels end up paused (not resumed after the pause)."""
+        """The resend writes only as much as the transport takes: when it
+        pauses us, the rest waits for resumeProducing; subchannels stay
+        paused until the whole queue is resent, and new records queue
+        behind the resend (order is kept)."""
         a = FakeSubChannel(self.events, "a")
         self.o.subchannel_opened(a)
-        self.o.send_data(1, b"x" * 10)
+        for i in range(3):
+            self.o.send_data(1, bytes([i]))
 
         class Pausing(FakeConnection):
             def send_record(inner, record):
@@ -114,7 +117,19 @@ class OutboundTests(unittest.TestCase):
         c = Pausing(self.events, "p")
         del self.events[:]
         self.o.use_connection(c)
-        self.assertEqual(self.events[-1], ("a.local_pause",))
+        self.assertEqual([r.seqnum for r in c.sent], [0])
+        self.o.send_data(1, b"new")
+        self.assertEqual([r.seqnum for r in c.sent], [0])
+        self.o.resumeProducing()
+        self.assertEqual([r.seqnum for r in c.sent], [0, 1])
+        self.assertNotIn(("a.local_resume",), self.events)
+        self.o.handle_ack(2)  # the peer already had 2: it is skipped
+        self.o.resumeProducing()
+        self.assertEqual([r.seqnum for r in c.sent], [0, 1, 3])
+        self.o.resumeProducing()  # caught up (and the transport has room)
+        self.assertEqual(self.events[-1], ("a.local_resume",))
+        self.o.send_data(1, b"direct")
+        self.assertEqual([r.seqnum for r in c.sent], [0, 1, 3, 4])
 
     def test_seqnum_wraps_at_32_bits(self):
         """The 4-byte seqnum field wraps instead of overflowing."""

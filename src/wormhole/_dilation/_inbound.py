@@ -143,6 +143,10 @@ class Inbound:
     def attach(self, connection):
         self._connection = I.IL3Connection(connection)
         self._on_new = self._accept
+        # tell the peer at once what we already have, so its resend on this
+        # new connection skips it (an ACK for an old seqnum is harmless)
+        if self._last_seqnum is not None:
+            self._outbound.send_ack(self._last_seqnum)
 
     @m.output()
     def detach(self):

@@ -7,6 +7,13 @@ new L3 connection. ACKs themselves are never queued.
 
 Flow control: while there is no L3, or the L3's TCP buffer is full (the
 transport pauses us, an IPushProducer), every open subchannel is paused.
+
+Resending: on a new L3 the queue is written as the transport takes it
+(paused when its buffer is full, resumed when it drains), not all at once,
+and records retired by ACKs meanwhile are skipped. The peer ACKs the last
+record it had as soon as it uses the new L3 (``_inbound``), so after a
+reconnection little that it already has is sent again. Subchannels stay
+paused, and their new records queued behind the resend, until it is done.
 """
 
 from collections import deque
@@ -29,6 +36,12 @@ class Outbound:
         self._queue = deque()
         self._connection = None
         self._subchannels = set()
+        # installed by the machine: the connection's send_record while we
+        # are caught up (flowing or paused), None while disconnected or
+        # resending (then new records only queue, behind the resend)
+        self._send_now = None
+        self._resend_index = 0     # next queue position to resend
+        self._transport_full = False
 
     # -- public, validated, routed to inputs --------------------------------
 
@@ -42,27 +55,26 @@ class Outbound:
         self._queue_record(Open(scid, self._allocate(), subprotocol))
 
     def send_data(self, scid, data):
-        # the hot path: no Automat transition per record. Queueing does not
-        # depend on the state; sending needs the connection that the
-        # machine's attach/detach outputs set and clear
+        # the hot path: no Automat transition per record
         seqnum = self._next_seqnum
         self._next_seqnum = (seqnum + 1) & 0xFFFFFFFF
         record = data_unchecked(scid, seqnum, data)
         self._queue.append(record)
-        if self._connection is not None:
-            self._connection.send_record(record)
+        if self._send_now is not None:
+            self._send_now(record)
 
     def send_close(self, scid):
         self._queue_record(Close(scid, self._allocate()))
 
     def _queue_record(self, record):
         self._queue.append(record)
-        if self._connection is not None:
-            self._connection.send_record(record)
+        if self._send_now is not None:
+            self._send_now(record)
 
     def send_ack(self, resp_seqnum):
         # ACKs are never queued (spec 000 "L4 protocol"): sent if there is
-        # a connection, else dropped (the peer resends, we ACK again)
+        # a connection (even mid-resend: they carry no seqnum), else dropped
+        # (the peer resends, we ACK again)
         if self._connection is not None:
             self._connection.send_record(Ack(resp_seqnum))
 
@@ -70,13 +82,22 @@ class Outbound:
         # retire every seqnum <= resp_seqnum, in serial-number order
         # (RFC 1982 style) so the 4-byte counter may wrap; in any state
         q = self._queue
+        retired = 0
         while q and ((resp_seqnum - q[0].seqnum) & 0xFFFFFFFF) < 0x80000000:
             q.popleft()
+            retired += 1
+        self._resend_index = max(0, self._resend_index - retired)
 
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
     def S_disconnected(self): pass  # noqa
+
+    @m.state()
+    def S_resending(self): pass  # noqa
+
+    @m.state()
+    def S_resending_paused(self): pass  # noqa
 
     @m.state()
     def S_flowing(self): pass  # noqa
@@ -107,11 +128,16 @@ class Outbound:
     @m.input()
     def subchannel_closed(self, subchannel): pass  # noqa
 
+    @m.input()
+    def _resent_all(self): pass  # noqa
+
     # -- outputs -----------------------------------------------------------
 
     @m.output()
     def attach(self, connection):
         self._connection = I.IL3Connection(connection)
+        self._resend_index = 0
+        self._transport_full = False
         # the transport pauses us when its buffer is full ("Flow Control")
         self._connection.register_producer(self)
 
@@ -119,15 +145,33 @@ class Outbound:
     def detach(self):
         self._connection.unregister_producer()
         self._connection = None
+        self._send_now = None
 
     @m.output()
-    def resend_queue(self):
+    def mark_full(self):
+        self._transport_full = True
+
+    @m.output()
+    def mark_room(self):
+        self._transport_full = False
+
+    @m.output()
+    def resend_some(self):
         # spec 000 "L4 protocol": everything unacknowledged, in seqnum
-        # order, on every new L3. A snapshot: ACKs may retire records
-        # while we write.
-        c = self._connection
-        for record in list(self._queue):
-            c.send_record(record)
+        # order. As much as the transport takes now; resumeProducing brings
+        # us back for the rest. ACKs arriving in between retire records
+        # (handle_ack moves the index back), so they are never sent again.
+        q, c = self._queue, self._connection
+        while not self._transport_full and self._resend_index < len(q):
+            record = q[self._resend_index]
+            self._resend_index += 1
+            c.send_record(record)  # may pause us (mark_full) synchronously
+        if self._resend_index >= len(q) and self._connection is c:
+            self._resent_all()
+
+    @m.output()
+    def caught_up(self):
+        self._send_now = self._connection.send_record
 
     @m.output()
     def pause_all(self):
@@ -153,12 +197,30 @@ class Outbound:
 
     # -- transitions -------------------------------------------------------
 
-    S_disconnected.upon(use_connection, enter=S_flowing, outputs=[attach, resume_all, resend_queue])
+    S_disconnected.upon(use_connection, enter=S_resending, outputs=[attach, resend_some])
     S_disconnected.upon(pauseProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(resumeProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(stopProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add, pause_one])
     S_disconnected.upon(subchannel_closed, enter=S_disconnected, outputs=[remove])
+
+    # subchannels stay paused while the queue is resent
+    S_resending.upon(_resent_all, enter=S_flowing, outputs=[caught_up, resume_all])
+    S_resending.upon(pauseProducing, enter=S_resending_paused, outputs=[mark_full])
+    S_resending.upon(resumeProducing, enter=S_resending, outputs=[])
+    S_resending.upon(stopProducing, enter=S_resending, outputs=[])
+    S_resending.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
+    S_resending.upon(subchannel_opened, enter=S_resending, outputs=[add, pause_one])
+    S_resending.upon(subchannel_closed, enter=S_resending, outputs=[remove])
+
+    S_resending_paused.upon(resumeProducing, enter=S_resending, outputs=[mark_room, resend_some])
+    # the last resent record filled the transport: caught up, but full
+    S_resending_paused.upon(_resent_all, enter=S_paused, outputs=[caught_up])
+    S_resending_paused.upon(pauseProducing, enter=S_resending_paused, outputs=[])
+    S_resending_paused.upon(stopProducing, enter=S_resending_paused, outputs=[])
+    S_resending_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
+    S_resending_paused.upon(subchannel_opened, enter=S_resending_paused, outputs=[add, pause_one])
+    S_resending_paused.upon(subchannel_closed, enter=S_resending_paused, outputs=[remove])
 
     S_flowing.upon(stop_using_connection, enter=S_disconnected, outputs=[detach, pause_all])
     S_flowing.upon(pauseProducing, enter=S_paused, outputs=[pause_all])
