@@ -147,3 +147,42 @@ class ConnectorTests(unittest.TestCase):
         late = FakeCandidate()
         c.add_candidate(late)
         self.assertTrue(late.disconnected)
+
+    def test_failed_dials_retried_with_backoff(self):
+        """A dial that fails, or connects and is lost before selection, is
+        tried again after 1 s, then 2 s, 4 s...; never after selection."""
+        from twisted.internet.error import ConnectionRefusedError
+        from twisted.python.failure import Failure
+        c = self.make(no_listen=True)
+        c.start()
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        self.assertEqual(len(self.reactor.tcpClients), 1)
+        f = self.reactor.tcpClients[0][2]
+        f.clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.reactor.advance(0.9)
+        self.assertEqual(len(self.reactor.tcpClients), 1)
+        self.reactor.advance(0.1)
+        self.assertEqual(len(self.reactor.tcpClients), 2)
+        # the second attempt connects, then drops before selection
+        p = self.reactor.tcpClients[1][2].buildProtocol(None)
+        p.makeConnection(StringTransport())
+        p.connectionLost(Failure(ConnectionRefusedError()))
+        self.reactor.advance(1.9)
+        self.assertEqual(len(self.reactor.tcpClients), 2)
+        self.reactor.advance(0.1)
+        self.assertEqual(len(self.reactor.tcpClients), 3)
+        # selected: a failure now schedules nothing
+        c.add_candidate(FakeCandidate())
+        self.reactor.tcpClients[2][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+    def test_stop_cancels_retries(self):
+        """stop() cancels pending retries."""
+        from twisted.internet.error import ConnectionRefusedError
+        from twisted.python.failure import Failure
+        c = self.make(no_listen=True)
+        c.start()
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        self.reactor.tcpClients[0][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        c.stop()
+        self.assertEqual(self.reactor.getDelayedCalls(), [])

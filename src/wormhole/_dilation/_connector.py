@@ -28,17 +28,24 @@ DIRECT_PRIORITY = 0.0
 RELAY_PRIORITY = -1.0
 
 
+RETRY_FIRST = 1.0   # seconds before a failed dial is tried again
+RETRY_MAX = 30.0    # the backoff doubles up to this
+
+
 class _ProtocolFactory(ClientFactory):
-    def __init__(self, connector, relay_line=None, description="?"):
+    def __init__(self, connector, relay_line=None, description="?", dial_key=None):
         self._connector = connector
         self._relay_line = relay_line
         self._description = description
+        self._dial_key = dial_key  # None for the listener's connections
 
     def buildProtocol(self, addr):
-        return self._connector._build(self._relay_line, self._description)
+        p = self._connector._build(self._relay_line, self._description)
+        p._dial_key = self._dial_key
+        return p
 
     def clientConnectionFailed(self, connector, reason):
-        pass  # another hint may still work; the Manager never gives up
+        self._connector._dial_failed(self._dial_key)
 
 
 @implementer(I.IDilationConnector)
@@ -61,7 +68,7 @@ class Connector:
         self._dials = []          # IConnector from reactor.connectTCP
         self._timers = []
         self._protocols = set()
-        self._dialled = set()
+        self._dialled = {}  # dial key -> failed attempts so far
 
     def _build(self, relay_line, description):
         p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
@@ -70,6 +77,11 @@ class Connector:
         return p
 
     # -- public, routed to inputs --------------------------------------------
+
+    def _dial_failed(self, key):
+        """A dial (or what it connected to, before selection) failed."""
+        if key is not None:
+            self._retry(key)
 
     def got_hints(self, hint_dicts):
         hints, dropped = parse_hints(hint_dicts)
@@ -108,6 +120,9 @@ class Connector:
     @m.input()
     def stop(self): pass  # noqa
 
+    @m.input()
+    def _retry(self, key): pass  # noqa
+
     # -- outputs -----------------------------------------------------------
 
     @m.output()
@@ -144,23 +159,37 @@ class Connector:
                 log.msg("Dilation: tor-tcp-v1 hints are not supported yet; ignored")
 
     def _dial_direct(self, h):
-        if ("direct", h.hostname, h.port) in self._dialled:
-            return
-        self._dialled.add(("direct", h.hostname, h.port))
-        f = _ProtocolFactory(self, description=f"->tcp:{h.hostname}:{h.port}")
-        self._dials.append(self._reactor.connectTCP(h.hostname, h.port, f))
+        key = ("direct", h.hostname, h.port, None)
+        if key not in self._dialled:
+            self._dialled[key] = 0
+            self._dial(key)
 
     def _dial_relay(self, relay):
         line = relay_handshake(self._key, self._side)
         for h in relay.hints:
             if not isinstance(h, DirectTCPV1Hint):
                 continue
-            if ("relay", h.hostname, h.port) in self._dialled:
-                continue
-            self._dialled.add(("relay", h.hostname, h.port))
-            f = _ProtocolFactory(self, relay_line=line,
-                                 description=f"->relay:{h.hostname}:{h.port}")
-            self._dials.append(self._reactor.connectTCP(h.hostname, h.port, f))
+            key = ("relay", h.hostname, h.port, line)
+            if key not in self._dialled:
+                self._dialled[key] = 0
+                self._dial(key)
+
+    def _dial(self, key):
+        kind, host, port, line = key
+        f = _ProtocolFactory(self, relay_line=line, description=f"->{kind.replace('direct', 'tcp')}:"
+                             f"{host}:{port}", dial_key=key)
+        self._dials.append(self._reactor.connectTCP(host, port, f))
+
+    @m.output()
+    def schedule_retry(self, key):
+        # spec 000 "Initiating Dilation": the agent tries forever. Each
+        # hint is dialled again after a doubling delay until a connection
+        # of this generation is selected or the generation is stopped.
+        n = self._dialled.get(key, 0)
+        self._dialled[key] = n + 1
+        delay = min(RETRY_MAX, RETRY_FIRST * 2 ** n)
+        self._timers = [t for t in self._timers if t.active()]
+        self._timers.append(self._clock.callLater(delay, self._dial, key))
 
     @m.output()
     def select_it(self, connection):
@@ -177,6 +206,12 @@ class Connector:
     @m.output()
     def forget(self, connection):
         self._protocols.discard(connection)
+
+    @m.output()
+    def retry_if_dialled(self, connection):
+        key = getattr(connection, "_dial_key", None)
+        if key is not None:
+            self._retry(key)
 
     @m.output()
     def drop_candidate(self, connection):
@@ -209,20 +244,24 @@ class Connector:
 
     S_idle.upon(start, enter=S_connecting, outputs=[listen_and_advertise])
     S_idle.upon(stop, enter=S_stopped, outputs=[])
+    S_idle.upon(_retry, enter=S_idle, outputs=[])
 
     S_connecting.upon(_got_hints, enter=S_connecting, outputs=[dial])
     # spec 000: the Leader selects the first viable connection (no wait for
     # a "better" one yet); the Follower takes the one the Leader's KCM names
     S_connecting.upon(add_candidate, enter=S_selected, outputs=[select_it, drop_others, report])
-    S_connecting.upon(candidate_lost, enter=S_connecting, outputs=[forget])
+    S_connecting.upon(candidate_lost, enter=S_connecting, outputs=[forget, retry_if_dialled])
+    S_connecting.upon(_retry, enter=S_connecting, outputs=[schedule_retry])
     S_connecting.upon(stop, enter=S_stopped, outputs=[stop_everything])
 
     S_selected.upon(_got_hints, enter=S_selected, outputs=[])
     S_selected.upon(add_candidate, enter=S_selected, outputs=[drop_candidate])
     S_selected.upon(candidate_lost, enter=S_selected, outputs=[])
+    S_selected.upon(_retry, enter=S_selected, outputs=[])
     S_selected.upon(stop, enter=S_stopped, outputs=[])
 
     S_stopped.upon(_got_hints, enter=S_stopped, outputs=[])
     S_stopped.upon(add_candidate, enter=S_stopped, outputs=[drop_candidate])
     S_stopped.upon(candidate_lost, enter=S_stopped, outputs=[])
+    S_stopped.upon(_retry, enter=S_stopped, outputs=[])
     S_stopped.upon(stop, enter=S_stopped, outputs=[])
