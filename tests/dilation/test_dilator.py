@@ -1,0 +1,89 @@
+"""The Dilator (the Boss's IDilator when dilation=True): it waits for the
+key, the peer's versions and dilate(), keeps early DILATE-n messages, sends
+its own as dilate-0, dilate-1, ..., and fails connect() for an old peer."""
+
+import json
+
+from twisted.internet.testing import MemoryReactorClock
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole._eventual import EventualQueue
+from wormhole._interfaces import IDilator
+from wormhole._dilation._dilator import Dilator
+from wormhole._dilation.manager import OldPeerCannotDilateError
+
+from .test_e2e import collector_factory
+
+KEY = b"\x09" * 32
+CAN = {"can-dilate": ["ged"], "dilation-abilities": [{"type": "direct-tcp-v1"}]}
+
+
+class DilatorTests(unittest.TestCase):
+    def setUp(self):
+        self.reactor = MemoryReactorClock()
+        self.eq = EventualQueue(self.reactor)
+        self.d = Dilator(self.reactor, self.eq)
+        self.sent = []
+        self.d.wire(lambda phase, plaintext: self.sent.append((phase, json.loads(plaintext))))
+
+    def test_interface(self):
+        """The Dilator provides IDilator."""
+        verifyObject(IDilator, self.d)
+
+    def test_waits_for_all_three(self):
+        """Nothing is sent until the key, the versions and dilate() are all
+        there, in any order; then please goes out as dilate-0."""
+        self.d.got_key(KEY)
+        dw = self.d.dilate(listen_addresses=["127.0.0.1"])
+        self.assertIs(self.d.dilate(), dw)  # dilate() twice: the same object
+        self.assertEqual(self.sent, [])
+        self.d.got_wormhole_versions(CAN)
+        self.assertEqual(self.sent[0][0], "dilate-0")
+        self.assertEqual(self.sent[0][1]["type"], "please")
+        self.assertEqual(self.sent[0][1]["use-version"], "ged")
+        self.assertEqual(len(self.sent[0][1]["side"]), 16)
+
+    def test_early_messages_kept(self):
+        """A please that arrives before dilate() is replayed once the
+        Manager exists: we become Leader/Follower and send hints as dilate-1."""
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions(CAN)
+        peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
+        self.d.received_dilate(peer.encode())
+        self.assertEqual(self.sent, [])
+        self.d._forced_side = "f" * 16
+        self.d.dilate(listen_addresses=["127.0.0.1"])
+        self.assertEqual([p for p, _ in self.sent], ["dilate-0", "dilate-1"])
+        self.assertEqual(self.sent[1][1]["type"], "connection-hints")
+        self.assertEqual([h["hostname"] for h in self.sent[1][1]["hints"]], ["127.0.0.1"])
+        self.assertEqual([s[3] for s in self.reactor.tcpServers], ["127.0.0.1"])
+        self.d.stop()
+
+    def test_old_peer(self):
+        """A peer without a shared can-dilate version: connect() errbacks
+        with OldPeerCannotDilateError, before and after the versions."""
+        dw = self.d.dilate()
+        d1 = dw.connector_for("x").connect(collector_factory())
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions({"app_versions": {}})
+        f = self.failureResultOf(d1, OldPeerCannotDilateError)
+        self.assertIn("upgrade", str(f.value))
+        self.failureResultOf(dw.connector_for("y").connect(collector_factory()),
+                             OldPeerCannotDilateError)
+        self.assertEqual(self.sent, [])
+
+    def test_relay_location(self):
+        """transit_relay_location is parsed at dilate() (a bad one raises
+        there) and advertised as a relay-v1 hint."""
+        self.assertRaises(ValueError, self.d.dilate, transit_relay_location="nope")
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions(CAN)
+        self.d._forced_side = "f" * 16
+        self.d.dilate(transit_relay_location="tcp:127.0.0.1:4001", no_listen=True)
+        peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
+        self.d.received_dilate(peer.encode())
+        hints = self.sent[1][1]["hints"]
+        self.assertEqual([h["type"] for h in hints], ["relay-v1"])
+        self.assertEqual(self.reactor.tcpServers, [])
+        self.d.stop()
