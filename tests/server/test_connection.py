@@ -136,6 +136,23 @@ class Basics(Base):
         self.send(a3, type="close", mailbox=mb)
         self.assertEqual(ga3.types(), ["ack", "released", "ack", "closed"])
 
+    def test_prune_between_bind_and_claim(self):
+        """Pruning forgets an empty AppID namespace; sides bound before it
+        still meet afterwards (nobody keeps an orphaned namespace)."""
+        a, ga = self.bound("a")
+        self.model.prune(self.clock.seconds() + 10**6,
+                         self.clock.seconds() + 10**6)
+        self.assertEqual(self.model.apps, {})
+        b, gb = self.bound("b")
+        self.send(a, type="claim", nameplate="4")
+        self.send(b, type="claim", nameplate="4")
+        self.assertEqual(ga.pop()[1]["mailbox"], gb.pop()[1]["mailbox"])
+        self.model.compact()
+        self.send(a, type="open", mailbox="m")
+        self.send(b, type="open", mailbox="m")
+        self.send(a, type="add", phase="p", body="00")
+        self.assertEqual(gb.types()[-1], "message")
+
     def test_lost_stops_delivery(self):
         """A lost connection is unsubscribed from its mailbox."""
         a, ga = self.bound("a")

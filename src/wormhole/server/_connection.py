@@ -314,7 +314,7 @@ class Connection:
     def __init__(self, ctx, glue):
         self._ctx = ctx
         self._glue = ITransportGlue(glue)
-        self.app = None
+        self._appid = None
         self.side = None
         self.now = ctx.clock.seconds()
         self.opened_at = self.now
@@ -364,6 +364,12 @@ class Connection:
 
     def deliver(self, message):
         self._send(message.as_wire())
+
+    @property
+    def app(self):
+        """The namespace of our AppID, looked up each time: pruning forgets
+        empty namespaces, and a connection must not keep an orphan."""
+        return self._ctx.model.app(self._appid)
 
     # helpers for the machines' outputs
 
@@ -523,7 +529,7 @@ class Connection:
 
     @_machine.output()
     def _do_bind(self, orig, appid, side):
-        self.app = self._ctx.model.app(appid)
+        self._appid = appid
         self.side = side
         if self._ctx.usage_events is not None:
             # spec 003 "bind": client_version is [implementation, version]

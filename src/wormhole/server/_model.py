@@ -428,6 +428,16 @@ class Model:
                 del self.apps[app_id]
         return removed
 
+    def compact(self):
+        """Forget empty AppIDs and shrink the others' tables (a dict keeps
+        its size after its entries go)."""
+        for app_id, ns in list(self.apps.items()):
+            if ns.is_empty():
+                del self.apps[app_id]
+            else:
+                ns.nameplates = dict(ns.nameplates)
+                ns.mailboxes = dict(ns.mailboxes)
+
     def restore(self, rows, now):
         """Rebuild from what ``IChannelStore.load`` returned."""
         for app_id, mailbox_id, for_nameplate, created in rows["mailboxes"]:

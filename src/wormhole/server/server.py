@@ -58,6 +58,7 @@ class MailboxServer:
         self.connections = set()
         self._departed = 0
         self._last_trim = 0.0
+        self.compactors = []  # called at a trim: shrink grown containers
         self._trim_call = None
         self._sweeper = LoopingCall(self._sweep)
         self._sweeper.clock = clock
@@ -84,6 +85,11 @@ class MailboxServer:
         self._trim_call = None
         self._departed = 0
         self._last_trim = self.clock.seconds()
+        # sets and dicts never shrink as entries go: copy the big ones
+        self.connections = set(self.connections)
+        self.model.compact()
+        for compact in self.compactors:
+            compact()
         gc.collect()
         if _malloc_trim is not None:
             _malloc_trim(0)
@@ -173,6 +179,9 @@ class _Factory(MailboxWebSocketFactory):
         self.live = set()
         self.waiters = []
 
+    def compact(self):
+        self.live = set(self.live)
+
     def drop_all(self):
         """Abort every connection; fires when all are gone."""
         if not self.live:
@@ -190,6 +199,7 @@ def make_factory(mailbox, url=None, websocket_options=(),
     """The WebSocket factory for ``mailbox``; ``websocket_options`` are
     (name, value) pairs for autobahn (``--websocket-protocol-option``)."""
     factory = _Factory(url, mailbox, reactor=reactor)
+    mailbox.compactors.append(factory.compact)
     limits = mailbox.limits
     options = {
         # bigger than our own limit, so that a message a little too large
