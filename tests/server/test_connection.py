@@ -153,6 +153,21 @@ class Basics(Base):
         self.send(a, type="add", phase="p", body="00")
         self.assertEqual(gb.types()[-1], "message")
 
+    def test_internal_error(self):
+        """A bug while handling a message is logged, answered with an
+        error, and the connection keeps working."""
+        conn, glue = self.bound()
+
+        def broken(*a):
+            raise ZeroDivisionError()
+        self.model.app("app").allocate = broken
+        self.send(conn, type="allocate")
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        self.assertEqual(glue.types(), ["ack", "error"])
+        self.assertIn("internal error", glue.sent[1]["error"])
+        self.send(conn, type="ping", ping=1)
+        self.assertEqual(glue.types()[-1], "pong")
+
     def test_lost_stops_delivery(self):
         """A lost connection is unsubscribed from its mailbox."""
         a, ga = self.bound("a")

@@ -13,12 +13,15 @@ made before it are committed (spec 003 "Persistence").
 from __future__ import annotations
 
 from automat import MethodicalMachine
+from twisted.logger import Logger
 from zope.interface import implementer
 
 from ._interfaces import IConnection, IMailboxListener, ITransportGlue
 from ._messages import BadMessage, check_type, decode, fields, safe_orig
 from ._model import ModelError
 from ._permissions import new_secret
+
+log = Logger()
 
 # WebSocket close codes (RFC 6455 section 7.4.1)
 CLOSE_NORMAL = 1000
@@ -344,6 +347,11 @@ class Connection:
         self._collect = []
         try:
             self._route(payload)
+        except Exception:
+            # a bug of ours: tell the client, keep serving everyone else
+            log.failure("error while handling a client message")
+            self.error("internal error in the Mailbox server; please report "
+                       "it to the server's operator", "<not echoed>")
         finally:
             out, self._collect = self._collect, None
             if out:
