@@ -93,9 +93,11 @@ class _Peer(protocol.ProcessProtocol):
                 pass
 
 
-def spawn_reference_peer(reactor, url, code, relay, no_listen):
+def spawn_reference_peer(reactor, url, code, relay, no_listen, ping_interval=None):
     proto = _Peer()
     argv = [reference_python(), REF_PEER, url, code, relay, "1" if no_listen else "0"]
+    if ping_interval is not None:
+        argv.append(str(ping_interval))
     t = reactor.spawnProcess(proto, argv[0], argv, env=_child_env())
     proto.pid = t.pid
     return proto

@@ -3,10 +3,12 @@ namespace that has only loopback (run by test_interop under ``unshare -n``;
 the reference advertises every local address, which here is 127.0.0.1).
 
 Usage (inside the namespace):
-  python -m tests.dilation.netns_interop ROLE RELAY
+  python -m tests.dilation.netns_interop ROLE RELAY [ping]
 ROLE: leader|follower (ours); RELAY: none (direct only), ours (our
 Transit relay offered too), only (both sides no_listen: every byte goes
 through our relay), ref-only (the same through the reference relay 0.5).
+ping: both sides dilate with ping_interval=0.5 and the run lasts 3 s
+longer; "generation" in the result shows whether anyone reconnected.
 Prints one JSON line: {"ok": true, ...} or {"ok": false, "error": ...}.
 """
 
@@ -59,7 +61,7 @@ class _Cleanups:
 
 
 @defer.inlineCallbacks
-def exchange(reactor, role, relay_mode):
+def exchange(reactor, role, relay_mode, ping=None):
     cleanups = []
     result = {"ok": False}
     try:
@@ -75,14 +77,17 @@ def exchange(reactor, role, relay_mode):
             from tests.transit._support import start_reference_relay
             relay = yield start_reference_relay(_Cleanups(cleanups))
         no_listen = relay_mode in ("only", "ref-only")
-        peer = spawn_reference_peer(reactor, srv.url, "-", relay or "-", no_listen)
+        ping_interval = 0.5 if ping == "ping" else None
+        peer = spawn_reference_peer(reactor, srv.url, "-", relay or "-", no_listen,
+                                    ping_interval)
         cleanups.append(peer.stop)
         msg = yield peer.read()
         code = msg["code"]
         w = wormhole.create(APPID, srv.url, reactor, dilation=True)
         w._dilator._forced_side = ("f" if role == "leader" else "0") * 16
         w.set_code(code)
-        kw = {"_listen_addresses": ["127.0.0.1"], "no_listen": no_listen}
+        kw = {"_listen_addresses": ["127.0.0.1"], "no_listen": no_listen,
+              "ping_interval": ping_interval}
         if relay:
             kw["transit_relay_location"] = relay
         dw = w.dilate(**kw)
@@ -101,6 +106,11 @@ def exchange(reactor, role, relay_mode):
         result["hello_ok"] = (hashlib.sha256(got).hexdigest() == info["hello_sha256"]
                               and len(got) == info["hello_len"])
         result["their_scid"] = hello.made[0].transport.getPeer().scid
+        if ping_interval:
+            from twisted.internet.task import deferLater
+            yield deferLater(reactor, 3.0, lambda: None)  # six ping intervals
+        result["generation"] = w._dilator._manager._generation
+        result["pings_answered"] = w._dilator._manager._pings_answered
         p.transport.loseConnection()
         yield echo.lost
         msg = yield peer.read()
@@ -120,11 +130,11 @@ def exchange(reactor, role, relay_mode):
     return result
 
 
-def main(reactor, role, relay_mode):
-    d = exchange(reactor, role, relay_mode)
+def main(reactor, role, relay_mode, ping=None):
+    d = exchange(reactor, role, relay_mode, ping)
     d.addCallback(lambda result: print(json.dumps(result), flush=True))
     return d
 
 
 if __name__ == "__main__":
-    task.react(main, sys.argv[1:3])
+    task.react(main, sys.argv[1:4])

@@ -2,7 +2,7 @@
 reference's own interpreter ($WORMHOLE_REFERENCE_VENV/bin/python), never
 imported by our tests. It uses the reference's public API only.
 
-Usage: ref_peer.py MAILBOX_URL CODE|- RELAY|- NO_LISTEN(0/1)
+Usage: ref_peer.py MAILBOX_URL CODE|- RELAY|- NO_LISTEN(0/1) [PING_INTERVAL]
 
 It dilates, listens for subprotocol "echo" (echoes every message back) and
 opens a subchannel for "hello" on which it writes one blob and closes. It
@@ -38,7 +38,7 @@ class Echo(protocol.Protocol):
 
 
 @defer.inlineCallbacks
-def main(reactor, url, code, relay, no_listen):
+def main(reactor, url, code, relay, no_listen, ping_interval=None):
     try:
         w = wormhole.create(APPID, url, reactor, dilation=True)
         if code == "-":
@@ -50,6 +50,8 @@ def main(reactor, url, code, relay, no_listen):
         kw = {"no_listen": no_listen == "1"}
         if relay != "-":
             kw["transit_relay_location"] = relay
+        if ping_interval is not None:
+            kw["ping_interval"] = float(ping_interval)
         dw = w.dilate(**kw)
         ef = protocol.Factory.forProtocol(Echo)
         ef.done = defer.Deferred()
@@ -67,4 +69,4 @@ def main(reactor, url, code, relay, no_listen):
 
 
 if __name__ == "__main__":
-    task.react(main, sys.argv[1:5])
+    task.react(main, sys.argv[1:6])

@@ -27,13 +27,14 @@ class Interop(unittest.TestCase):
     timeout = TIMEOUT
 
     @defer.inlineCallbacks
-    def run_in_namespace(self, role, relay):
+    def run_in_namespace(self, role, relay, extra=""):
         reference_python()  # fails (not skips) when the reference is missing
         unshare, ip = shutil.which("unshare"), shutil.which("ip")
         self.assertTrue(unshare and ip, "needs unshare(1) and ip(8), and root, to run "
                         "the reference in a loopback-only namespace")
         python = os.path.join(REPO_ROOT, ".venv", "bin", "python")
-        script = f"ip link set lo up && {python} -m tests.dilation.netns_interop {role} {relay}"
+        script = (f"ip link set lo up && {python} -m tests.dilation.netns_interop "
+                  f"{role} {relay} {extra}")
         env = dict(os.environ)
         env["PYTHONPATH"] = REPO_ROOT
         out, err, code = yield getProcessOutputAndValue(
@@ -94,3 +95,19 @@ class Interop(unittest.TestCase):
         """As the Follower, through the reference relay 0.5 only."""
         r = yield self.run_in_namespace("follower", "ref-only")
         self.assertTrue(r["via"].startswith("->relay:127.0.0.1:"), r)
+
+    @defer.inlineCallbacks
+    def test_ping_interval_we_follow(self):
+        """The reference Leader with ping_interval=0.5 PINGs us; we answer
+        each with a PONG, so it never drops the connection (generation 1
+        after six intervals; unanswered, it reconnects every interval)."""
+        r = yield self.run_in_namespace("follower", "none", "ping")
+        self.assertEqual(r["generation"], 1, r)
+
+    @defer.inlineCallbacks
+    def test_ping_interval_we_lead(self):
+        """Our Leader with ping_interval=0.5 PINGs the reference, which
+        answers in time: no reconnection."""
+        r = yield self.run_in_namespace("leader", "none", "ping")
+        self.assertEqual(r["generation"], 1, r)
+        self.assertGreaterEqual(r["pings_answered"], 4, r)

@@ -216,3 +216,40 @@ class ManagerTests(unittest.TestCase):
                                    (1, "ConnectedPeer", "->tcp:127.0.0.1:1"),
                                    (1, "ReconnectingPeer", None),
                                    (2, "ConnectingPeer", None)])
+
+
+class PingInterval(unittest.TestCase):
+    def make(self, side):
+        from twisted.internet.task import Clock
+        self.clock = Clock()
+        self.events = []
+        ids = iter([b"id01", b"id02", b"id03"])
+        self.m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                         FakeRegistry([]), lambda lead, gen, mgr: FakeConnector([], lead, gen),
+                         clock=self.clock, ping_interval=1.0, entropy=lambda n: next(ids))
+        self.m.start()
+        self.m.got_dilate(please(side))
+        self.c = FakeConnection(self.events, "c")
+        self.m.connector_connection_made(self.c)
+
+    def test_leader_pings_and_drops_silent(self):
+        """ping_interval (the reference 0.24's wire behaviour): the Leader
+        sends a PING with a random id each interval; answered, it pings
+        again; unanswered by the next tick, it drops the connection."""
+        self.make("0" * 16)
+        self.clock.advance(1)
+        self.assertEqual(self.c.sent, [Ping(b"id01")])
+        self.m.got_record(self.c, Pong(b"id01"))
+        self.clock.advance(1)
+        self.assertEqual(self.c.sent[-1], Ping(b"id02"))
+        self.assertNotIn(("c.disconnect",), self.events)
+        self.clock.advance(1)
+        self.assertIn(("c.disconnect",), self.events)
+        self.m.connection_lost(self.c)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def test_follower_does_not_ping(self):
+        """Only the Leader pings."""
+        self.make("f" * 16)
+        self.clock.advance(5)
+        self.assertEqual(self.c.sent, [])

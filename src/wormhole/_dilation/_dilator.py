@@ -78,7 +78,13 @@ class Dilator:
         relay = None
         if transit_relay_location is not None:
             relay = parse_relay_string(transit_relay_location)
-        self._options = dict(relay=relay, no_listen=bool(no_listen))
+        if ping_interval is not None and (
+                isinstance(ping_interval, bool) or not isinstance(ping_interval, (int, float))
+                or ping_interval <= 0):
+            raise ValueError(f"ping_interval must be a positive number of seconds, "
+                             f"not {ping_interval!r}")
+        self._options = dict(relay=relay, no_listen=bool(no_listen),
+                             ping_interval=ping_interval)
         self._status_update = status_update
         self._report_status(0, NoPeer())
         self._inbound = Inbound()
@@ -114,7 +120,8 @@ class Dilator:
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,
-                                on_status=self._report_status)
+                                on_status=self._report_status,
+                                ping_interval=opts["ping_interval"])
         self._manager.start()
         early, self._early = self._early, []
         for plaintext in early:

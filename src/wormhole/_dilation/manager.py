@@ -78,9 +78,19 @@ class Manager:
     set_trace = m._setTrace
 
     def __init__(self, side, use_version, send_dilate, inbound, outbound, registry,
-                 make_connector, clock=None, on_status=None):
+                 make_connector, clock=None, on_status=None, ping_interval=None,
+                 entropy=os.urandom):
         self._side = side
         self._clock = clock
+        # dilate(ping_interval=P), as the reference 0.24 behaves on the
+        # wire: the Leader sends a PING (random 4-byte id) every P seconds
+        # and drops the connection (so reconnects) when the previous PING
+        # got no PONG by the next tick
+        self._ping_interval = ping_interval
+        self._entropy = entropy
+        self._ping_timer = None
+        self._ping_outstanding = None
+        self._pings_answered = 0  # for tests and debugging
         # on_status(generation, peer_connection): UX only (spec 000
         # "Initiating Dilation", DilationStatus)
         self._on_status = on_status or (lambda generation, peer: None)
@@ -136,6 +146,9 @@ class Manager:
         elif isinstance(record, Ping):
             connection.send_record(Pong(record.ping_id))
         elif isinstance(record, Pong):
+            if record.ping_id == self._ping_outstanding:
+                self._ping_outstanding = None
+                self._pings_answered += 1
             cb = self._pongs.pop(record.ping_id, None)
             if cb is not None:
                 cb()
@@ -275,8 +288,27 @@ class Manager:
         self._connection = connection
         self._outbound.use_connection(connection)
         self._inbound.use_connection(connection)
+        if self._is_leader and self._ping_interval and self._clock is not None:
+            self._ping_outstanding = None
+            self._ping_timer = self._clock.callLater(self._ping_interval, self._ping_tick)
+
+    def _ping_tick(self):
+        self._ping_timer = None
+        c = self._connection
+        if c is None:
+            return
+        if self._ping_outstanding is not None:
+            log.msg("Dilation: no PONG within ping_interval; dropping the connection")
+            c.disconnect()  # its loss makes us reconnect
+            return
+        self._ping_outstanding = self._entropy(4)
+        c.send_record(Ping(self._ping_outstanding))
+        self._ping_timer = self._clock.callLater(self._ping_interval, self._ping_tick)
 
     def _detach(self):
+        if self._ping_timer is not None and self._ping_timer.active():
+            self._ping_timer.cancel()
+        self._ping_timer = None
         c, self._connection = self._connection, None
         self._outbound.stop_using_connection()
         self._inbound.stop_using_connection()
