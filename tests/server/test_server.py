@@ -18,7 +18,7 @@ class Timers(unittest.TestCase):
 
     def build(self, **limits):
         mailbox = build_mailbox(self.clock, rng=random.Random(3),
-                                limits=Limits(**limits))
+                                keep_usage=None, limits=Limits(**limits))
         mailbox.start()
         self.addCleanup(mailbox.stop)
         return mailbox

@@ -24,7 +24,7 @@ class Usage(unittest.TestCase):
     def test_blur(self):
         """--blur-usage rounds the start down and the durations to
         buckets."""
-        log = UsageLog(MemoryStore(), blur=3600)
+        log = UsageLog(MemoryStore(), blur=3600, keep=None)
         log.record(dict(REC))
         (rec,) = log.records
         self.assertEqual(rec["started"], 1234567.8 // 3600 * 3600)
@@ -32,7 +32,7 @@ class Usage(unittest.TestCase):
 
     def test_unblurred(self):
         """Without blurring the record is kept as it is."""
-        log = UsageLog(MemoryStore())
+        log = UsageLog(MemoryStore(), keep=None)
         log.record(dict(REC))
         self.assertEqual(list(log.records), [REC])
 

@@ -30,11 +30,12 @@ def blur_duration(seconds):
 
 @implementer(IUsageRecorder)
 class UsageLog:
-    """Keeps the last ``keep`` records in memory (None: all, for tests),
-    and sends each to the store (the ``--usage-db``) and, if given, as a
-    JSON line to ``log_fd``."""
+    """Sends each record to the store (the ``--usage-db``) and, if given, as
+    a JSON line to ``log_fd``; keeps the last ``keep`` in memory (None:
+    all, for tests; the server keeps none: records made as clients leave
+    would pin the allocator's arenas and keep their memory from the OS)."""
 
-    def __init__(self, store, blur=None, log_fd=None, keep=1000):
+    def __init__(self, store, blur=None, log_fd=None, keep=0):
         self._store = IChannelStore(store)
         self._blur = blur
         self._log_file = (os.fdopen(log_fd, "w", buffering=1)

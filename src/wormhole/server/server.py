@@ -127,7 +127,7 @@ class MailboxServer:
 def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
                   signal_error=None, advertise_version=None, allow_list=False,
                   permissions=None, blur_usage=None, log_fd=None,
-                  commit_window=0.0, rng=None, limits=None, keep_usage=1000):
+                  commit_window=0.0, rng=None, limits=None, keep_usage=0):
     """A ``MailboxServer`` from the operator's options (docs/server.md)."""
     limits = limits or Limits()
     if channel_db is None and usage_db is None:
