@@ -33,7 +33,7 @@ from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
 
 # Dilation is advertised in the version message (spec 000 "can-dilate");
-# the Dilation machines themselves are a later issue.
+# the Dilation machines live in wormhole._dilation.
 DILATION_VERSIONS = ["ged"]
 DILATION_ABILITIES = [{"type": "direct-tcp-v1"}, {"type": "relay-v1"}]
 
@@ -68,8 +68,8 @@ class Boss:
                      "dilation-abilities": DILATION_ABILITIES}
 
         self._status = StatusTracker(on_status_update, eventual_queue)
-        # Dilation (a later issue) plugs in here; it sends its dilate-N
-        # phases through self._S like any other phase
+        # Dilation plugs in here (wormhole._dilation._dilator); it sends its
+        # dilate-N phases through send_dilate_phase like any other phase
         self._D = _interfaces.IDilator(dilator or NullDilator())
         self._N = Nameplate(self._status)
         self._M = Mailbox(side)

@@ -410,8 +410,8 @@ class ITorManager(Interface):
 
 
 class IDilator(Interface):
-    """What the Boss tells Dilation (spec 000; the machines are a later
-    issue). Until then a null Dilator ignores everything."""
+    """What the Boss tells Dilation (spec 000): ``wormhole._dilation._dilator``
+    when ``create(dilation=True)``, else a null Dilator that ignores it."""
 
     def got_key(key):
         """The shared key exists (Dilation derives its own keys from it)."""
