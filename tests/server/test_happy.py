@@ -86,3 +86,34 @@ class Timeouts(unittest.TestCase):
         code, _ = yield c.when_closed()
         self.assertEqual(code, 1000)
         self.assertEqual(srv.mailbox.connections, set())
+
+
+class Restart(unittest.TestCase):
+    @inlineCallbacks
+    def test_same_port_and_db(self):
+        """stop() and start_mailbox_server(port=old, channel_db=same) bring
+        the server back at the same URL with the mailbox's messages."""
+        db = self.mktemp()
+        srv = yield start_mailbox_server(reactor, channel_db=db)
+        a = yield connect(reactor, srv.url)
+        a.send(type="bind", appid="app", side="aaaa")
+        a.send(type="claim", nameplate="3")
+        mailbox = (yield a.next("claimed"))["mailbox"]
+        a.send(type="open", mailbox=mailbox)
+        a.send(type="add", phase="pake", body="abcd", id="x")
+        yield a.next("message")
+        yield srv.stop()
+        yield a.when_closed()
+        srv2 = yield start_mailbox_server(reactor, channel_db=db,
+                                          port=srv.port)
+        self.addCleanup(srv2.stop)
+        self.assertEqual(srv2.url, srv.url)
+        b = yield connect(reactor, srv2.url)
+        self.addCleanup(b.close)
+        b.send(type="bind", appid="app", side="bbbb")
+        b.send(type="claim", nameplate="3")
+        self.assertEqual((yield b.next("claimed"))["mailbox"], mailbox)
+        b.send(type="open", mailbox=mailbox)
+        msg = yield b.next("message")
+        self.assertEqual((msg["side"], msg["phase"], msg["body"]),
+                         ("aaaa", "pake", "abcd"))
