@@ -90,9 +90,12 @@ class Client:
 
 
 @inlineCallbacks
-def connect(reactor, url):
+def connect(reactor, url, **options):
+    """A connected Client; ``options`` are autobahn client options."""
     client = Client()
     factory = WebSocketClientFactory(url, reactor=reactor)
+    if options:
+        factory.setProtocolOptions(**options)
     factory.protocol = _Proto
     factory.client = client
     connectWS(factory)

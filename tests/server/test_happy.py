@@ -50,6 +50,20 @@ class HappyPath(unittest.TestCase):
         self.assertIn("server_rx", pong)
 
     @inlineCallbacks
+    def test_permessage_deflate_offer(self):
+        """A client offering permessage-deflate (as Go's wormhole-william
+        does) completes the opening handshake and is served."""
+        from autobahn.websocket.compress import PerMessageDeflateOffer
+        srv = yield self.start()
+        c = yield connect(reactor, srv.url,
+                          perMessageCompressionOffers=[
+                              PerMessageDeflateOffer()])
+        self.addCleanup(c.close)
+        yield c.next("welcome")
+        c.send(type="ping", ping=1)
+        yield c.next("pong")
+
+    @inlineCallbacks
     def test_sqlite(self):
         """The happy path on an SQLite database on disk."""
         path = self.mktemp()
