@@ -186,3 +186,93 @@ class ConnectorTests(unittest.TestCase):
         self.reactor.tcpClients[0][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
         c.stop()
         self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+
+class LeaderPrefersDirect(unittest.TestCase):
+    """spec 000 "L3 protocol": the Leader may wait for a better connection.
+    A relay candidate is held (HOLD_RELAY at most) while one of our direct
+    dials is still in progress."""
+
+    def setUp(self):
+        from wormhole._dilation._connector import HOLD_RELAY
+        self.hold = HOLD_RELAY
+        self.reactor = MemoryReactorClock()
+        self.manager = FakeManager()
+
+    def make(self, is_leader=True):
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 4001, 0.0),))
+        c = Connector(KEY, is_leader, SIDE, self.reactor, self.reactor, self.manager,
+                      relay_hint=relay, no_listen=True)
+        c.start()  # no_listen: our relay is dialled at once
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        return c
+
+    def candidate(self, index):
+        """The protocol of the index-th dial, as a fake that has passed the
+        handshake (keeps the dial key the factory gave it)."""
+        p = self.reactor.tcpClients[index][2].buildProtocol(None)
+        fake = FakeCandidate()
+        fake._dial_key = p._dial_key
+        return fake
+
+    def test_direct_beats_held_relay(self):
+        """A relay candidate arriving first is held; the direct one that
+        follows is selected and the relay one dropped."""
+        c = self.make()
+        relay_c, direct_c = self.candidate(0), self.candidate(1)
+        self.assertEqual(relay_c._dial_key[0], "relay")
+        c.add_candidate(relay_c)
+        self.assertEqual(self.manager.made, [])
+        c.add_candidate(direct_c)
+        self.assertEqual(self.manager.made, [direct_c])
+        self.assertIsNone(relay_c.selected)
+
+    def test_relay_after_the_window(self):
+        """With no direct candidate within the window, the relay one wins."""
+        c = self.make()
+        relay_c = self.candidate(0)
+        c.add_candidate(relay_c)
+        self.reactor.advance(self.hold)
+        self.assertEqual(self.manager.made, [relay_c])
+        self.assertIs(relay_c.selected, self.manager)
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+    def test_relay_when_direct_fails(self):
+        """When the last direct dial fails, the held relay one is taken at once."""
+        from twisted.internet.error import ConnectionRefusedError
+        from twisted.python.failure import Failure
+        c = self.make()
+        relay_c = self.candidate(0)
+        c.add_candidate(relay_c)
+        self.reactor.tcpClients[1][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.assertEqual(self.manager.made, [relay_c])
+
+    def test_held_relay_lost(self):
+        """A held relay candidate that goes away is forgotten (and its dial
+        retried); a later candidate is selected normally."""
+        c = self.make()
+        relay_c = self.candidate(0)
+        c.add_candidate(relay_c)
+        c.candidate_lost(relay_c)
+        self.reactor.advance(self.hold)
+        self.assertEqual(self.manager.made, [])
+        direct_c = self.candidate(1)
+        c.add_candidate(direct_c)
+        self.assertEqual(self.manager.made, [direct_c])
+
+    def test_follower_takes_relay_at_once(self):
+        """The Follower never holds: the Leader already chose."""
+        c = self.make(is_leader=False)
+        relay_c = self.candidate(0)
+        c.add_candidate(relay_c)
+        self.assertEqual(self.manager.made, [relay_c])
+
+    def test_no_direct_pending(self):
+        """Without a direct dial in progress a relay candidate wins at once."""
+        relay = RelayV1Hint((DirectTCPV1Hint("127.0.0.1", 4001, 0.0),))
+        c = Connector(KEY, True, SIDE, self.reactor, self.reactor, self.manager,
+                      relay_hint=relay, no_listen=True)
+        c.start()
+        relay_c = self.candidate(0)
+        c.add_candidate(relay_c)
+        self.assertEqual(self.manager.made, [relay_c])

@@ -28,6 +28,8 @@ DIRECT_PRIORITY = 0.0
 RELAY_PRIORITY = -1.0
 
 
+HOLD_RELAY = 0.5    # the Leader holds a relay candidate this long for a
+                    # direct one still being dialled
 RETRY_FIRST = 1.0   # seconds before a failed dial is tried again
 RETRY_MAX = 30.0    # the backoff doubles up to this
 
@@ -69,6 +71,8 @@ class Connector:
         self._timers = []
         self._protocols = set()
         self._dialled = {}  # dial key -> failed attempts so far
+        self._direct_pending = set()  # direct dials not yet failed or proven
+        self._held = None   # the relay candidate the Leader is holding
 
     def _build(self, relay_line, description):
         p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
@@ -81,7 +85,26 @@ class Connector:
     def _dial_failed(self, key):
         """A dial (or what it connected to, before selection) failed."""
         if key is not None:
+            self._direct_over(key)
             self._retry(key)
+
+    def _direct_over(self, key):
+        if key in self._direct_pending:
+            self._direct_pending.discard(key)
+            if not self._direct_pending:
+                self._no_direct_pending()
+
+    def add_candidate(self, connection):
+        # spec 000 "L3 protocol": the Leader may wait for a better
+        # connection. A relay candidate waits (HOLD_RELAY at most) while a
+        # direct dial of ours is still in progress; everything else, and
+        # every candidate on the Follower (the Leader chose it), is taken.
+        key = getattr(connection, "_dial_key", None)
+        if (self._is_leader and key is not None and key[0] == "relay"
+                and self._direct_pending):
+            self._relay_candidate(connection)
+        else:
+            self._candidate(connection)
 
     def got_hints(self, hint_dicts):
         hints, dropped = parse_hints(hint_dicts)
@@ -101,6 +124,9 @@ class Connector:
     def S_selected(self): pass  # noqa
 
     @m.state()
+    def S_holding_relay(self): pass  # noqa
+
+    @m.state()
     def S_stopped(self): pass  # noqa
 
     # -- inputs ------------------------------------------------------------
@@ -112,10 +138,28 @@ class Connector:
     def _got_hints(self, hints): pass  # noqa
 
     @m.input()
-    def add_candidate(self, connection): pass  # noqa
+    def _candidate(self, connection): pass  # noqa
 
     @m.input()
-    def candidate_lost(self, connection): pass  # noqa
+    def _relay_candidate(self, connection): pass  # noqa
+
+    @m.input()
+    def _hold_expired(self): pass  # noqa
+
+    @m.input()
+    def _no_direct_pending(self): pass  # noqa
+
+    def candidate_lost(self, connection):
+        if connection is not None and connection is self._held:
+            self._held_lost(connection)
+        else:
+            self._candidate_lost(connection)
+
+    @m.input()
+    def _candidate_lost(self, connection): pass  # noqa
+
+    @m.input()
+    def _held_lost(self, connection): pass  # noqa
 
     @m.input()
     def stop(self): pass  # noqa
@@ -176,6 +220,8 @@ class Connector:
 
     def _dial(self, key):
         kind, host, port, line = key
+        if kind == "direct":
+            self._direct_pending.add(key)
         f = _ProtocolFactory(self, relay_line=line, description=f"->{kind.replace('direct', 'tcp')}:"
                              f"{host}:{port}", dial_key=key)
         self._dials.append(self._reactor.connectTCP(host, port, f))
@@ -211,7 +257,32 @@ class Connector:
     def retry_if_dialled(self, connection):
         key = getattr(connection, "_dial_key", None)
         if key is not None:
+            self._direct_over(key)
             self._retry(key)
+
+    @m.output()
+    def hold(self, connection):
+        self._held = connection
+        self._hold_timer = self._clock.callLater(HOLD_RELAY, self._hold_expired)
+        self._timers.append(self._hold_timer)
+
+    @m.output()
+    def cancel_hold(self):
+        self._held = None
+        if self._hold_timer.active():
+            self._hold_timer.cancel()
+
+    @m.output()
+    def select_held(self):
+        c, self._held = self._held, None
+        c.select(self._manager)
+        self._stop_all(keep=c)
+        self._manager.connector_connection_made(c)
+
+    @m.output()
+    def release_held(self):
+        self._held = None  # dropped with the others by drop_others
+
 
     @m.output()
     def drop_candidate(self, connection):
@@ -246,22 +317,45 @@ class Connector:
     S_idle.upon(stop, enter=S_stopped, outputs=[])
     S_idle.upon(_retry, enter=S_idle, outputs=[])
 
+    # the Leader holds a relay candidate while a direct dial may still win
+    S_holding_relay.upon(_candidate, enter=S_selected,
+                         outputs=[release_held, select_it, drop_others, report])
+    S_holding_relay.upon(_relay_candidate, enter=S_holding_relay, outputs=[drop_candidate])
+    S_holding_relay.upon(_hold_expired, enter=S_selected, outputs=[select_held])
+    S_holding_relay.upon(_no_direct_pending, enter=S_selected, outputs=[select_held])
+    S_holding_relay.upon(_candidate_lost, enter=S_holding_relay,
+                         outputs=[forget, retry_if_dialled])
+    S_holding_relay.upon(_held_lost, enter=S_connecting,
+                         outputs=[cancel_hold, forget, retry_if_dialled])
+    S_holding_relay.upon(_got_hints, enter=S_holding_relay, outputs=[dial])
+    S_holding_relay.upon(_retry, enter=S_holding_relay, outputs=[schedule_retry])
+    S_holding_relay.upon(stop, enter=S_stopped, outputs=[release_held, stop_everything])
+
     S_connecting.upon(_got_hints, enter=S_connecting, outputs=[dial])
     # spec 000: the Leader selects the first viable connection (no wait for
     # a "better" one yet); the Follower takes the one the Leader's KCM names
-    S_connecting.upon(add_candidate, enter=S_selected, outputs=[select_it, drop_others, report])
-    S_connecting.upon(candidate_lost, enter=S_connecting, outputs=[forget, retry_if_dialled])
+    S_connecting.upon(_candidate, enter=S_selected, outputs=[select_it, drop_others, report])
+    S_connecting.upon(_relay_candidate, enter=S_holding_relay, outputs=[hold])
+    S_connecting.upon(_hold_expired, enter=S_connecting, outputs=[])
+    S_connecting.upon(_no_direct_pending, enter=S_connecting, outputs=[])
+    S_connecting.upon(_candidate_lost, enter=S_connecting, outputs=[forget, retry_if_dialled])
     S_connecting.upon(_retry, enter=S_connecting, outputs=[schedule_retry])
     S_connecting.upon(stop, enter=S_stopped, outputs=[stop_everything])
 
     S_selected.upon(_got_hints, enter=S_selected, outputs=[])
-    S_selected.upon(add_candidate, enter=S_selected, outputs=[drop_candidate])
-    S_selected.upon(candidate_lost, enter=S_selected, outputs=[])
+    S_selected.upon(_candidate, enter=S_selected, outputs=[drop_candidate])
+    S_selected.upon(_relay_candidate, enter=S_selected, outputs=[drop_candidate])
+    S_selected.upon(_hold_expired, enter=S_selected, outputs=[])
+    S_selected.upon(_no_direct_pending, enter=S_selected, outputs=[])
+    S_selected.upon(_candidate_lost, enter=S_selected, outputs=[])
     S_selected.upon(_retry, enter=S_selected, outputs=[])
     S_selected.upon(stop, enter=S_stopped, outputs=[])
 
     S_stopped.upon(_got_hints, enter=S_stopped, outputs=[])
-    S_stopped.upon(add_candidate, enter=S_stopped, outputs=[drop_candidate])
-    S_stopped.upon(candidate_lost, enter=S_stopped, outputs=[])
+    S_stopped.upon(_candidate, enter=S_stopped, outputs=[drop_candidate])
+    S_stopped.upon(_relay_candidate, enter=S_stopped, outputs=[drop_candidate])
+    S_stopped.upon(_hold_expired, enter=S_stopped, outputs=[])
+    S_stopped.upon(_no_direct_pending, enter=S_stopped, outputs=[])
+    S_stopped.upon(_candidate_lost, enter=S_stopped, outputs=[])
     S_stopped.upon(_retry, enter=S_stopped, outputs=[])
     S_stopped.upon(stop, enter=S_stopped, outputs=[])
