@@ -34,9 +34,9 @@ class Collect(protocol.Protocol):
 
     def dataReceived(self, data):
         self.buf.append(data)
-        if self.factory.want and sum(map(len, self.buf)) >= self.factory.want:
-            if not self.factory.enough.called:
-                self.factory.enough.callback(b"".join(self.buf))
+        if (self.factory.want and sum(map(len, self.buf)) >= self.factory.want
+                and not self.factory.enough.called):
+            self.factory.enough.callback(b"".join(self.buf))
 
     def connectionLost(self, reason):
         if not self.factory.lost.called:
@@ -125,8 +125,8 @@ def exchange(reactor, role, relay_mode, ping=None):
         for c in reversed(cleanups):
             try:
                 yield c()
-            except Exception:
-                pass
+            except Exception as e:  # noqa: BLE001 -- cleanup goes on; the result says what failed
+                result.setdefault("cleanup_errors", []).append(repr(e))
     return result
 
 

@@ -64,7 +64,7 @@ def main(reactor, url, code, relay, no_listen, ping_interval=None):
         yield ef.done
         result = yield w.close()
         out({"closed": repr(result)})
-    except Exception as e:  # reported to the test, which fails on it
+    except Exception as e:  # noqa: BLE001 -- reported to the test, which fails on it
         out({"error": f"{type(e).__name__}: {e}"})
 
 

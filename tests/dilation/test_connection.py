@@ -1,18 +1,21 @@
 """L2 connection protocol and L3 keepalives (spec 000 "L2 protocol",
 "L3 protocol"), two protocols joined by in-memory transports."""
 
+from twisted.internet.error import ConnectionDone
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
-from twisted.internet.error import ConnectionDone
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
 from wormhole._dilation._connection import DilatedConnectionProtocol
-from wormhole._dilation._framing import (FOLLOWER_HANDSHAKE, LEADER_HANDSHAKE,
-                                         derive_dilation_key)
+from wormhole._dilation._framing import (
+    FOLLOWER_HANDSHAKE,
+    LEADER_HANDSHAKE,
+    derive_dilation_key,
+)
 from wormhole._dilation._records import Data, Ping, Pong
 
 KEY = derive_dilation_key(b"\x07" * 32)
@@ -88,8 +91,8 @@ class Handshake(Base):
     def test_lines_first(self):
         """Each side starts with its handshake line; the Leader follows it
         with its Noise message at once, the Follower waits."""
-        l, tl = self.make(True)
-        f, tf = self.make(False)
+        _l, tl = self.make(True)
+        _f, tf = self.make(False)
         self.assertTrue(tl.value().startswith(LEADER_HANDSHAKE))
         self.assertGreater(len(tl.value()), len(LEADER_HANDSHAKE))
         self.assertEqual(tf.value(), FOLLOWER_HANDSHAKE)
@@ -162,7 +165,7 @@ class Handshake(Base):
 
     def test_lost_after_selection(self):
         """Losing the selected connection tells the receiver, not the connector."""
-        l, tl, f, tf = self.selected_pair()
+        l, _tl, f, _tf = self.selected_pair()
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events, [("l.connection_lost", l)])
         self.assertEqual(self.clock.getDelayedCalls(), list(f._timers))
@@ -185,7 +188,7 @@ class Keepalive(Base):
 
     def test_leader_drops_silent_connection(self):
         """The Leader drops a connection it heard nothing from for 60 s."""
-        l, tl, f, tf = self.selected_pair()
+        l, tl, _f, _tf = self.selected_pair()
         self.clock.advance(30)
         self.clock.advance(30)  # the Follower's PONG never arrives
         self.assertTrue(tl.disconnecting)

@@ -8,10 +8,10 @@ from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole._eventual import EventualQueue
-from wormhole._interfaces import IDilator
 from wormhole._dilation._dilator import Dilator
 from wormhole._dilation.manager import OldPeerCannotDilateError
+from wormhole._eventual import EventualQueue
+from wormhole._interfaces import IDilator
 
 from .test_e2e import collector_factory
 

@@ -31,9 +31,9 @@ class Collector(Protocol):
 
     def dataReceived(self, data):
         self.buf.append(data)
-        if self.factory.expect and sum(map(len, self.buf)) >= self.factory.expect:
-            if not self.factory.got_all.called:
-                self.factory.got_all.callback(self)
+        if (self.factory.expect and sum(map(len, self.buf)) >= self.factory.expect
+                and not self.factory.got_all.called):
+            self.factory.got_all.callback(self)
 
     def connectionLost(self, reason):
         if not self.factory.lost.called:
@@ -71,7 +71,7 @@ class _Base(unittest.TestCase):
         w1.allocate_code()
         code = yield w1.get_code()
         w2.set_code(code)
-        kw = dict(_listen_addresses=["127.0.0.1"])
+        kw = {"_listen_addresses": ["127.0.0.1"]}
         kw.update(dilate_kwargs)
         d1 = w1.dilate(**kw)
         d2 = w2.dilate(**kw)
@@ -82,7 +82,7 @@ class _Base(unittest.TestCase):
         for w in ws:
             try:
                 yield w.close()
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 -- a test may have closed it already
                 print("close failed", repr(e))
         yield deferLater(reactor, 0.05, lambda: None)
 
@@ -92,7 +92,7 @@ class E2E(_Base):
     def test_subchannels_both_ways(self):
         """Both sides dilate; each opens a subchannel to the other's
         listener; data arrives intact; a close ends both ends."""
-        w1, w2, d1, d2 = yield self.pair()
+        _w1, _w2, d1, d2 = yield self.pair()
         f1, f2 = collector_factory(), collector_factory()
         yield d1.listener_for("echo").listen(f1)
         yield d2.listener_for("echo").listen(f2)
@@ -110,7 +110,7 @@ class E2E(_Base):
     def test_200mb_sha256(self):
         """200 MB over one subchannel, written by a streaming producer,
         arrive complete and in order (length and sha256), then close."""
-        w1, w2, d1, d2 = yield self.pair()
+        _w1, _w2, d1, d2 = yield self.pair()
         total = 200 * 1000 * 1000
         f2 = sink_factory()
         yield d2.listener_for("bulk").listen(f2)
@@ -126,7 +126,7 @@ class E2E(_Base):
         """status_update gets DilationStatus values (mailbox status inside)
         up to a connected peer; closing the wormhole ends open subchannels."""
         statuses = []
-        w1, w2, d1, d2 = yield self.pair(status_update=statuses.append)
+        w1, _w2, d1, d2 = yield self.pair(status_update=statuses.append)
         f2 = collector_factory()
         yield d2.listener_for("s").listen(f2)
         f1 = collector_factory()
@@ -147,7 +147,8 @@ class E2E(_Base):
         self.assertEqual(connected.generation, 1)
         yield w1.close()
         self.assertEqual((yield f1.lost), b"")  # ended by close(), no CLOSE handshake
-        self.assertRaises(Exception, p1.transport.write, b"after close")
+        from wormhole._dilation._subchannel import AlreadyClosedError
+        self.assertRaises(AlreadyClosedError, p1.transport.write, b"after close")
 
     @defer.inlineCallbacks
     def test_old_peer(self):
@@ -167,7 +168,7 @@ class E2E(_Base):
     @defer.inlineCallbacks
     def test_writes_before_connection(self):
         """Large writes made before any L3 exists are queued and delivered."""
-        w1, w2, d1, d2 = yield self.pair()
+        _w1, _w2, d1, d2 = yield self.pair()
         f2 = collector_factory()
         yield d2.listener_for("early").listen(f2)
         p1 = yield d1.connector_for("early").connect(collector_factory())
@@ -293,7 +294,7 @@ class Relayed(_Base):
         self.addCleanup(lp.stopListening)
         self.addCleanup(proxy.cut)
         hint = f"tcp:127.0.0.1:{lp.getHost().port}"
-        w1, w2, d1, d2 = yield self.pair(no_listen=True, transit_relay_location=hint)
+        _w1, _w2, d1, d2 = yield self.pair(no_listen=True, transit_relay_location=hint)
         total = 24 * 1000 * 1000
         marks = [total // 4, total // 2, 3 * total // 4]
 
@@ -318,7 +319,7 @@ class Backpressure(_Base):
         """The receiver pauses its subchannel: reading stops, the sender's
         producer is paused and has written only a bounded amount; after
         resumeProducing everything arrives."""
-        w1, w2, d1, d2 = yield self.pair()
+        _w1, _w2, d1, d2 = yield self.pair()
         total = 200 * 1000 * 1000
         state = {}
 

@@ -3,16 +3,21 @@ two sides' Outbound/Inbound/registry joined by an in-memory L3; endpoints
 open subchannels both ways, ids follow the Leader-odd/Follower-even rule,
 data flows, close handshakes complete, connect() waits for the role."""
 
-from twisted.internet.interfaces import (IListeningPort, IStreamClientEndpoint,
-                                         IStreamServerEndpoint)
+from twisted.internet.interfaces import (
+    IListeningPort,
+    IStreamClientEndpoint,
+    IStreamServerEndpoint,
+)
 from twisted.internet.protocol import Factory, Protocol
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
-from wormhole._dilation._endpoints import (SubchannelConnectorEndpoint,
-                                           SubchannelListenerEndpoint,
-                                           SubchannelRegistry)
+from wormhole._dilation._endpoints import (
+    SubchannelConnectorEndpoint,
+    SubchannelListenerEndpoint,
+    SubchannelRegistry,
+)
 from wormhole._dilation._inbound import Inbound
 from wormhole._dilation._outbound import Outbound
 from wormhole._dilation._records import Ack

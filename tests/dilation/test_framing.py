@@ -27,7 +27,7 @@ def pair(key_l=KEY, key_f=KEY):
 
 
 def split_at(data, cuts):
-    cuts = sorted(set(c % (len(data) + 1) for c in cuts))
+    cuts = sorted({c % (len(data) + 1) for c in cuts})
     out, prev = [], 0
     for c in cuts + [len(data)]:
         out.append(data[prev:c])
@@ -60,7 +60,7 @@ class Frames(unittest.TestCase):
     def test_small_record_layout(self):
         """A 9-byte OPEN becomes 9+16 bytes of Noise inside a 4-byte length:
         29 bytes on the wire, as spec 000's example says."""
-        leader, follower = pair()
+        leader, _follower = pair()
         wire = leader.encrypt_frame(b"\x03" + b"\x00" * 8)
         self.assertEqual(len(wire), 29)
         self.assertEqual(wire[:4], b"\x00\x00\x00\x19")
@@ -175,7 +175,7 @@ class SameAsNoisePackage(unittest.TestCase):
     def test_parts_equal_whole(self):
         """encrypt_parts(head, body) is the frame of head + body."""
         a1, b1 = pair()
-        a2, b2 = pair()
+        a2, _b2 = pair()
         head, body = b"\x04" + b"\x00" * 8, bytes(200000)
         p1 = b"".join(a1.encrypt_parts(head, body))
         self.assertEqual(b1.decrypt_frame(p1[4:]), head + body)

@@ -9,8 +9,12 @@ from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
 from wormhole._dilation._records import Ack, Data, Ping, Pong
-from wormhole._dilation.manager import (DilatedWormhole, Manager, choose_version,
-                                        make_side)
+from wormhole._dilation.manager import (
+    DilatedWormhole,
+    Manager,
+    choose_version,
+    make_side,
+)
 
 from .fakes import FakeConnection, FakeInbound, FakeOutbound
 

@@ -28,8 +28,14 @@ from zope.interface import implementer
 
 from . import _interfaces as I
 from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
-from ._records import (KCM, Pong, RecordError, encode_record, encode_record_parts,
-                       parse_record_pieces)
+from ._records import (
+    KCM,
+    Pong,
+    RecordError,
+    encode_record,
+    encode_record_parts,
+    parse_record_pieces,
+)
 
 IDLE_PONG_INTERVAL = 30.0
 LEADER_SILENCE_TIMEOUT = 60.0
@@ -166,63 +172,63 @@ class DilatedConnectionProtocol(Protocol):
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S_unconnected(self): pass  # noqa
+    def S_unconnected(self): pass
 
     @m.state()
-    def S_relaying(self): pass  # noqa
+    def S_relaying(self): pass
 
     @m.state()
-    def S_handshaking(self): pass  # noqa
+    def S_handshaking(self): pass
 
     @m.state()
-    def S_want_kcm(self): pass  # noqa
+    def S_want_kcm(self): pass
 
     @m.state()
-    def S_candidate(self): pass  # noqa
+    def S_candidate(self): pass
 
     @m.state()
-    def S_selected(self): pass  # noqa
+    def S_selected(self): pass
 
     @m.state()
-    def S_disconnecting(self): pass  # noqa
+    def S_disconnecting(self): pass
 
     @m.state()
-    def S_dropping_l3(self): pass  # noqa
+    def S_dropping_l3(self): pass
 
     @m.state()
-    def S_closed(self): pass  # noqa
+    def S_closed(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def _connected_direct(self): pass  # noqa
+    def _connected_direct(self): pass
 
     @m.input()
-    def _connected_via_relay(self): pass  # noqa
+    def _connected_via_relay(self): pass
 
     @m.input()
-    def _relay_ok(self): pass  # noqa
+    def _relay_ok(self): pass
 
     @m.input()
-    def _got_handshake(self): pass  # noqa
+    def _got_handshake(self): pass
 
     @m.input()
-    def _got_kcm(self): pass  # noqa
+    def _got_kcm(self): pass
 
     @m.input()
-    def _got_record(self, record): pass  # noqa
+    def _got_record(self, record): pass
 
     @m.input()
-    def _bad(self, why): pass  # noqa
+    def _bad(self, why): pass
 
     @m.input()
-    def _lost(self): pass  # noqa
+    def _lost(self): pass
 
     @m.input()
-    def select(self, receiver): pass  # noqa
+    def select(self, receiver): pass
 
     @m.input()
-    def disconnect(self): pass  # noqa
+    def disconnect(self): pass
 
     # -- outputs -----------------------------------------------------------
 

@@ -115,39 +115,39 @@ class Connector:
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S_idle(self): pass  # noqa
+    def S_idle(self): pass
 
     @m.state()
-    def S_connecting(self): pass  # noqa
+    def S_connecting(self): pass
 
     @m.state()
-    def S_selected(self): pass  # noqa
+    def S_selected(self): pass
 
     @m.state()
-    def S_holding_relay(self): pass  # noqa
+    def S_holding_relay(self): pass
 
     @m.state()
-    def S_stopped(self): pass  # noqa
+    def S_stopped(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def start(self): pass  # noqa
+    def start(self): pass
 
     @m.input()
-    def _got_hints(self, hints): pass  # noqa
+    def _got_hints(self, hints): pass
 
     @m.input()
-    def _candidate(self, connection): pass  # noqa
+    def _candidate(self, connection): pass
 
     @m.input()
-    def _relay_candidate(self, connection): pass  # noqa
+    def _relay_candidate(self, connection): pass
 
     @m.input()
-    def _hold_expired(self): pass  # noqa
+    def _hold_expired(self): pass
 
     @m.input()
-    def _no_direct_pending(self): pass  # noqa
+    def _no_direct_pending(self): pass
 
     def candidate_lost(self, connection):
         if connection is not None and connection is self._held:
@@ -156,16 +156,16 @@ class Connector:
             self._candidate_lost(connection)
 
     @m.input()
-    def _candidate_lost(self, connection): pass  # noqa
+    def _candidate_lost(self, connection): pass
 
     @m.input()
-    def _held_lost(self, connection): pass  # noqa
+    def _held_lost(self, connection): pass
 
     @m.input()
-    def stop(self): pass  # noqa
+    def stop(self): pass
 
     @m.input()
-    def _retry(self, key): pass  # noqa
+    def _retry(self, key): pass
 
     # -- outputs -----------------------------------------------------------
 

@@ -21,9 +21,13 @@ from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
 from ._inbound import Inbound
 from ._outbound import Outbound
-from .manager import (DilatedWormhole, Manager, OldPeerCannotDilateError,
-                      choose_version, make_side)
-
+from .manager import (
+    DilatedWormhole,
+    Manager,
+    OldPeerCannotDilateError,
+    choose_version,
+    make_side,
+)
 
 
 @implementer(IDilator)
@@ -83,8 +87,8 @@ class Dilator:
                 or ping_interval <= 0):
             raise ValueError(f"ping_interval must be a positive number of seconds, "
                              f"not {ping_interval!r}")
-        self._options = dict(relay=relay, no_listen=bool(no_listen),
-                             ping_interval=ping_interval)
+        self._options = {"relay": relay, "no_listen": bool(no_listen),
+                             "ping_interval": ping_interval}
         self._status_update = status_update
         self._report_status(0, NoPeer())
         self._inbound = Inbound()

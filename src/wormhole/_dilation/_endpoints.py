@@ -12,8 +12,11 @@ listen() wait (with their data) until it is called.
 import attr
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.error import ConnectionDone
-from twisted.internet.interfaces import (IListeningPort, IStreamClientEndpoint,
-                                         IStreamServerEndpoint)
+from twisted.internet.interfaces import (
+    IListeningPort,
+    IStreamClientEndpoint,
+    IStreamServerEndpoint,
+)
 from zope.interface import implementer
 
 from . import _interfaces as I

@@ -158,7 +158,7 @@ class NoiseSession:
     def read_handshake(self, message: bytes):
         try:
             self._noise.read_message(bytes(message))
-        except Exception as e:  # noise raises several types for bad input
+        except Exception as e:  # noqa: BLE001 -- noise raises several types for bad input
             raise FramingError(f"bad Noise handshake message: {e!r}") from None
 
     def _seal(self, piece):

@@ -102,36 +102,36 @@ class Inbound:
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S_disconnected_flowing(self): pass  # noqa
+    def S_disconnected_flowing(self): pass
 
     @m.state()
-    def S_disconnected_paused(self): pass  # noqa
+    def S_disconnected_paused(self): pass
 
     @m.state()
-    def S_connected_flowing(self): pass  # noqa
+    def S_connected_flowing(self): pass
 
     @m.state()
-    def S_connected_paused(self): pass  # noqa
+    def S_connected_paused(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def _got_old(self, record): pass  # noqa
+    def _got_old(self, record): pass
 
     @m.input()
-    def _got_new(self, record): pass  # noqa
+    def _got_new(self, record): pass
 
     @m.input()
-    def use_connection(self, connection): pass  # noqa
+    def use_connection(self, connection): pass
 
     @m.input()
-    def stop_using_connection(self): pass  # noqa
+    def stop_using_connection(self): pass
 
     @m.input()
-    def _first_paused(self): pass  # noqa
+    def _first_paused(self): pass
 
     @m.input()
-    def _all_resumed(self): pass  # noqa
+    def _all_resumed(self): pass
 
     # -- outputs -----------------------------------------------------------
 

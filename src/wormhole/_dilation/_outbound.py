@@ -91,45 +91,45 @@ class Outbound:
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S_disconnected(self): pass  # noqa
+    def S_disconnected(self): pass
 
     @m.state()
-    def S_resending(self): pass  # noqa
+    def S_resending(self): pass
 
     @m.state()
-    def S_resending_paused(self): pass  # noqa
+    def S_resending_paused(self): pass
 
     @m.state()
-    def S_flowing(self): pass  # noqa
+    def S_flowing(self): pass
 
     @m.state()
-    def S_paused(self): pass  # noqa
+    def S_paused(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def use_connection(self, connection): pass  # noqa
+    def use_connection(self, connection): pass
 
     @m.input()
-    def stop_using_connection(self): pass  # noqa
+    def stop_using_connection(self): pass
 
     @m.input()
-    def pauseProducing(self): pass  # noqa
+    def pauseProducing(self): pass
 
     @m.input()
-    def resumeProducing(self): pass  # noqa
+    def resumeProducing(self): pass
 
     @m.input()
-    def stopProducing(self): pass  # noqa
+    def stopProducing(self): pass
 
     @m.input()
-    def subchannel_opened(self, subchannel): pass  # noqa
+    def subchannel_opened(self, subchannel): pass
 
     @m.input()
-    def subchannel_closed(self, subchannel): pass  # noqa
+    def subchannel_closed(self, subchannel): pass
 
     @m.input()
-    def _resent_all(self): pass  # noqa
+    def _resent_all(self): pass
 
     # -- outputs -----------------------------------------------------------
 

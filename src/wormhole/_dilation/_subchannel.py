@@ -14,8 +14,7 @@ the peer while open is answered with our own CLOSE and ends it at once.
 import attr
 from automat import MethodicalMachine
 from twisted.internet.error import ConnectionDone
-from twisted.internet.interfaces import (IAddress, IConsumer, IPushProducer,
-                                         ITransport)
+from twisted.internet.interfaces import IAddress, IConsumer, IPushProducer, ITransport
 from twisted.python import failure, log
 from zope.interface import implementer
 
@@ -139,39 +138,39 @@ class SubChannel:
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S_unattached(self): pass  # noqa
+    def S_unattached(self): pass
 
     @m.state()
-    def S_unattached_closed(self): pass  # noqa
+    def S_unattached_closed(self): pass
 
     @m.state()
-    def S_open(self): pass  # noqa
+    def S_open(self): pass
 
     @m.state()
-    def S_closing(self): pass  # noqa
+    def S_closing(self): pass
 
     @m.state()
-    def S_closed(self): pass  # noqa
+    def S_closed(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def attach(self, protocol): pass  # noqa
+    def attach(self, protocol): pass
 
     @m.input()
-    def _remote_data(self, data): pass  # noqa
+    def _remote_data(self, data): pass
 
     @m.input()
-    def remote_close(self): pass  # noqa
+    def remote_close(self): pass
 
     @m.input()
-    def _write(self, data): pass  # noqa
+    def _write(self, data): pass
 
     @m.input()
-    def loseConnection(self): pass  # noqa
+    def loseConnection(self): pass
 
     @m.input()
-    def abandon(self): pass  # noqa
+    def abandon(self): pass
 
     # -- outputs -----------------------------------------------------------
 

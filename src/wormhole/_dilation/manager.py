@@ -179,57 +179,57 @@ class Manager:
     # -- states ------------------------------------------------------------
 
     @m.state(initial=True)
-    def S0_idle(self): pass  # noqa
+    def S0_idle(self): pass
 
     @m.state()
-    def S1_wanting(self): pass  # noqa
+    def S1_wanting(self): pass
 
     @m.state()
-    def S2_leader_connecting(self): pass  # noqa
+    def S2_leader_connecting(self): pass
 
     @m.state()
-    def S2_follower_connecting(self): pass  # noqa
+    def S2_follower_connecting(self): pass
 
     @m.state()
-    def S3_leader_connected(self): pass  # noqa
+    def S3_leader_connected(self): pass
 
     @m.state()
-    def S3_follower_connected(self): pass  # noqa
+    def S3_follower_connected(self): pass
 
     @m.state()
-    def S4_leader_flushing(self): pass  # noqa
+    def S4_leader_flushing(self): pass
 
     @m.state()
-    def S9_stopped(self): pass  # noqa
+    def S9_stopped(self): pass
 
     # -- inputs ------------------------------------------------------------
 
     @m.input()
-    def start(self): pass  # noqa
+    def start(self): pass
 
     @m.input()
-    def _rx_please_we_lead(self, use_version): pass  # noqa
+    def _rx_please_we_lead(self, use_version): pass
 
     @m.input()
-    def _rx_please_they_lead(self, use_version): pass  # noqa
+    def _rx_please_they_lead(self, use_version): pass
 
     @m.input()
-    def _rx_hints(self, hints): pass  # noqa
+    def _rx_hints(self, hints): pass
 
     @m.input()
-    def _rx_reconnect(self): pass  # noqa
+    def _rx_reconnect(self): pass
 
     @m.input()
-    def _rx_reconnecting(self): pass  # noqa
+    def _rx_reconnecting(self): pass
 
     @m.input()
-    def connector_connection_made(self, connection): pass  # noqa
+    def connector_connection_made(self, connection): pass
 
     @m.input()
-    def _l3_lost(self): pass  # noqa
+    def _l3_lost(self): pass
 
     @m.input()
-    def stop(self): pass  # noqa
+    def stop(self): pass
 
     # -- outputs -----------------------------------------------------------
 
