@@ -89,17 +89,36 @@ class FrameReader:
                 return []
         if not isinstance(data, bytes):
             data = bytes(data)
+        frames = []
+        start = 0
         if self._chunks:
+            # finish the frame split across reads: copy only that frame,
+            # not the whole new read behind it
             self._chunks.append(data)
             self._have += len(data)
             if self._have < self._need:
                 return []
-            data = b"".join(self._chunks)
+            tail = b"".join(self._chunks[:-1])
             self._chunks = []
             self._have = 0
-        frames = []
+            if len(tail) < 4:
+                k = 4 - len(tail)
+                tail += data[:k]  # the length prefix; at most 3 bytes copied
+                start = k
+                (length,) = _LENGTH.unpack_from(tail, 0)
+                if len(data) - start < length:
+                    self._chunks = [tail, memoryview(data)[start:]]
+                    self._have = len(tail) + len(data) - start
+                    self._need = 4 + length
+                    return []
+            else:
+                (length,) = _LENGTH.unpack_from(tail, 0)
+            rest = 4 + length - len(tail)  # bytes of this frame in data
+            frames.append(b"".join([memoryview(tail)[4:],
+                                    memoryview(data)[start:start + rest]]))
+            start += rest
         mv = memoryview(data)
-        pos, n = 0, len(data)
+        pos, n = start, len(data)
         need = 4
         while n - pos >= 4:
             (length,) = _LENGTH.unpack_from(data, pos)
