@@ -153,6 +153,19 @@ class Basics(Base):
         self.send(a, type="add", phase="p", body="00")
         self.assertEqual(gb.types()[-1], "message")
 
+    def test_add_after_crowded_open(self):
+        """A third side whose open was refused as crowded cannot add; it is
+        told to open first, as the reference says."""
+        a, ga = self.bound("a")
+        b, gb = self.bound("b")
+        c, gc = self.bound("c")
+        for x in (a, b, c):
+            self.send(x, type="open", mailbox="mb")
+        self.assertEqual(gc.pop()[-1]["error"], "crowded")
+        self.send(c, type="add", phase="p", body="00")
+        self.assertIn("must open mailbox before adding", gc.pop()[-1]["error"])
+        self.assertEqual(self.model.app("app").mailboxes["mb"].messages, [])
+
     def test_internal_error(self):
         """A bug while handling a message is logged, answered with an
         error, and the connection keeps working."""

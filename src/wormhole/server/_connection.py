@@ -237,6 +237,10 @@ class _MailboxUse:
     @_machine.output()
     def _do_add(self, orig, phase, body):
         conn = self._conn
+        if self.mailbox_id is None:
+            # the open was refused (e.g. crowded): as if never opened
+            return conn.error("must open mailbox before adding (your open "
+                              "was refused)", orig)
         try:
             conn.app.add(self.mailbox_id, conn.side, phase, body, conn.now,
                          orig.get("id"), conn.now)
