@@ -180,3 +180,26 @@ class SameAsNoisePackage(unittest.TestCase):
         p1 = b"".join(a1.encrypt_parts(head, body))
         self.assertEqual(b1.decrypt_frame(p1[4:]), head + body)
         self.assertEqual(len(p1), len(a2.encrypt_frame(head + body)))
+
+
+class ReaderSplits(unittest.TestCase):
+    def test_every_step_size(self):
+        """Frames of 0..6 and 300 bytes, fed 1..9 bytes at a time (so length
+        prefixes split at every offset), and a big frame followed by small
+        ones in the same read, all come out intact and in order."""
+        import struct
+        frames = [bytes([i]) * n for i, n in enumerate([0, 1, 2, 3, 4, 5, 6, 300])]
+        stream = b"".join(struct.pack(">L", len(f)) + f for f in frames)
+        for step in range(1, 10):
+            r = F.FrameReader(b"")
+            got = []
+            for i in range(0, len(stream), step):
+                got += [bytes(x) for x in r.add_data(stream[i:i + step])]
+            self.assertEqual(got, frames, step)
+        big = bytes(200000)
+        stream = struct.pack(">L", len(big)) + big + b"".join(
+            struct.pack(">L", len(f)) + f for f in frames)
+        r = F.FrameReader(b"")
+        got = [bytes(x) for x in r.add_data(stream[:70000])]
+        got += [bytes(x) for x in r.add_data(stream[70000:])]
+        self.assertEqual(got, [big] + frames)
