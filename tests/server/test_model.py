@@ -70,6 +70,19 @@ class Nameplates(Base):
         self.app.release("4", "b", 5)
         self.assertIn(("nameplate", "crowded"), self.results())
 
+    def test_release_by_a_side_turned_away_as_crowded(self):
+        """The third side, refused as crowded, may release the nameplate it
+        asked for: a no-op that leaves the two real claims in place (the
+        reference answers such a release with `released`). A side that never
+        asked is still refused."""
+        self.app.claim("4", "a", 1)
+        self.app.claim("4", "b", 2)
+        self.assertRaises(CrowdedError, self.app.claim, "4", "c", 3)
+        self.app.release("4", "c", 4)
+        self.assertEqual(self.app.list_nameplate_ids(), ["4"])
+        self.assertEqual(self.app.claim("4", "a", 5), self.app.claim("4", "b", 5))
+        self.assertRaises(ModelError, self.app.release, "4", "d", 6)
+
     def test_reclaimed(self):
         """Claiming again after releasing (while the other side still holds
         the nameplate) is refused as reclaimed."""

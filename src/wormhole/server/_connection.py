@@ -109,11 +109,13 @@ class _NameplateUse:
     @_machine.output()
     def _do_claim(self, orig, name):
         conn = self._conn
+        # the connection is tied to the nameplate it asked for even when the
+        # claim is refused (crowded), so that its release names the same one
+        self.name = name
         try:
             mailbox_id = conn.app.claim(name, conn.side, conn.now)
         except ModelError as e:
             return conn.error(str(e), orig)
-        self.name = name
         conn.respond(orig, {"type": "claimed", "mailbox": mailbox_id})
 
     @_machine.output()

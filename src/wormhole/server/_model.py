@@ -79,7 +79,7 @@ class _Side:
 
 class Nameplate:
     __slots__ = ("name", "mailbox_id", "created", "updated", "sides",
-                 "crowded")
+                 "crowded", "turned_away")
 
     def __init__(self, name, mailbox_id, created):
         self.name = name
@@ -88,6 +88,10 @@ class Nameplate:
         self.updated = created
         self.sides = {}
         self.crowded = False
+        # sides refused as a third claimant: their release is acknowledged
+        # as a no-op, as the reference server does (settled by
+        # tests/interop/test_server_diff test_release_after_crowded_claim)
+        self.turned_away = None
 
 
 class Mailbox:
@@ -206,6 +210,7 @@ class AppNamespace:
         if entry is None:
             if len(np.sides) >= 2:
                 np.crowded = True
+                np.turned_away = (np.turned_away or frozenset()) | {side}
                 raise CrowdedError()
             np.sides[side] = _Side(True, now)
             self._store.nameplate_side(self.app_id, name, side, True, now)
@@ -232,6 +237,8 @@ class AppNamespace:
         if np is None:
             return
         entry = np.sides.get(side)
+        if entry is None and np.turned_away and side in np.turned_away:
+            return
         if entry is None:
             raise ModelError(
                 f"nameplate {name!r} was never claimed by your side; "
