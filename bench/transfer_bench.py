@@ -1,0 +1,315 @@
+"""File transfer and Transit relay: ours and the reference 0.24 side by side
+in one run (issue 3 "Benchmark"; results in docs/performance.md).
+
+Scenarios (each a fresh sender/receiver CLI pair on our Mailbox server):
+  direct       both sides listen; the relay is offered but direct wins
+  relay        --no-listen on both sides: every byte goes through a relay
+               (ours through our relay, ref through the reference relay)
+  relay-xref   ours through the reference relay (cross check)
+plus the relay alone under 100 concurrent pairs of raw TCP clients
+(bench/transfer_relayload.py), and SecretBox encrypt speed on one core.
+
+Runs in a loopback-only network namespace (re-executes itself under
+``unshare -n``; needs root) because the reference advertises every local
+address.
+
+  .venv/bin/python bench/transfer_bench.py [--size-mib 1024] [--pairs 100] [--quick]
+
+One machine-readable line per figure, e.g.
+  transfer impl=ours scenario=direct mib=1024 wall_s=... mib_per_s=... rendezvous_s=...
+        send_cpu_s=... recv_cpu_s=... send_rss_mib=... recv_rss_mib=... relay_cpu_s=...
+  relayload impl=ours pairs=100 mb_each=10 hs_p50_ms=... hs_p99_ms=... failures=0 ...
+  ratio ...
+"""
+
+import argparse
+import asyncio
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _procstat  # noqa: E402
+import transfer_relayload  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REF_VENV = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO, ".venv-ref")
+VENVS = {"ours": os.path.join(REPO, ".venv"), "ref": REF_VENV}
+CODE = "7-guitarist-revenge"
+
+
+def reexec_in_namespace():
+    # same approach as bench/dilation_bench.py, with our own marker variable
+    if os.environ.get("TRANSFER_BENCH_NETNS") == "1":
+        return
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if not (unshare and ip and os.geteuid() == 0):
+        sys.exit("transfer_bench: needs root, unshare(1) and ip(8) for a loopback-only namespace")
+    env = dict(os.environ, TRANSFER_BENCH_NETNS="1")
+    cmd = "ip link set lo up && exec " + " ".join(
+        [sys.executable, os.path.abspath(__file__)] + [f"'{a}'" for a in sys.argv[1:]])
+    sys.exit(subprocess.call([unshare, "-n", "--", "sh", "-c", cmd], env=env))
+
+
+def child_env(impl):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith("WORMHOLE_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    if impl == "ours":
+        # the namespace has only lo anyway; this keeps ours honest outside it
+        env["WORMHOLE_TRANSIT_ADDRESSES"] = "127.0.0.1"
+    return env
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_rusage(p, timeout=None):
+    """Reap `p` with wait4: its own CPU and peak RSS, not its siblings'."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG if deadline else 0)
+        if pid:
+            p.returncode = os.waitstatus_to_exitcode(status)
+            return {"cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024}
+        if time.monotonic() > deadline:
+            p.kill()
+            deadline = None
+        time.sleep(0.02)
+
+
+def start_server(impl, kind):
+    """twistd wormhole-mailbox or transitrelay of `impl` on 127.0.0.1."""
+    port = free_port()
+    if kind == "mailbox":
+        args = ["wormhole-mailbox", f"--port=tcp:{port}:interface=127.0.0.1",
+                f"--channel-db=/tmp/xferbench-{port}.sqlite"]
+    else:
+        args = ["transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
+    p = subprocess.Popen([os.path.join(VENVS[impl], "bin", "twistd"), "-n", "--pidfile=",
+                          "--logfile=/dev/null"] + args, cwd="/tmp", env=child_env(impl),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(400):
+        c = socket.socket()
+        try:
+            c.connect(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            c.close()
+    else:
+        p.kill()
+        raise SystemExit(f"{impl} {kind} did not start: {p.stderr.read().decode()}")
+    return p, port
+
+
+def stop_server(p):
+    p.terminate()
+    return wait_rusage(p, timeout=30)
+
+
+def make_source(size):
+    path = f"/tmp/xferbench-src-{size}.bin"
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        return path
+    block = os.urandom(16 * 2 ** 20)  # incompressible; wormhole does not compress anyway
+    with open(path + ".tmp", "wb") as f:
+        left = size
+        while left:
+            n = min(left, len(block))
+            f.write(block[:n])
+            left -= n
+    os.rename(path + ".tmp", path)
+    return path
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(4 * 2 ** 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_transfer(impl, url, relay_port, src, no_listen):
+    """One CLI send/receive pair; wall from the sender's start to the
+    receiver's exit. The rendezvous part ends when the receiver prints the
+    offer ('Receiving file ...'), i.e. before any Transit connection."""
+    wormhole = os.path.join(VENVS[impl], "bin", "wormhole")
+    glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
+    nl = ["--no-listen"] if no_listen else []
+    out = f"/tmp/xferbench-out-{os.getpid()}.bin"
+    if os.path.exists(out):
+        os.unlink(out)
+    env = child_env(impl)
+    t0 = time.monotonic()
+    send = subprocess.Popen(glob + ["send", "--hide-progress", "--code", CODE] + nl + [src],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, cwd="/tmp")
+    recv = subprocess.Popen(glob + ["receive", "--hide-progress", "--accept-file", "-o", out]
+                            + nl + [CODE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, cwd="/tmp")
+    marks, logs = {}, {"send": [], "recv": []}
+
+    def reader(name, p):
+        for line in p.stdout:
+            text = line.decode(errors="replace")
+            logs[name].append(text)
+            if name == "recv" and "Receiving" in text and "offer" not in marks:
+                marks["offer"] = time.monotonic()
+
+    threads = [threading.Thread(target=reader, args=(n, p), daemon=True)
+               for n, p in (("send", send), ("recv", recv))]
+    for t in threads:
+        t.start()
+    try:
+        r = wait_rusage(recv, timeout=1800)
+        t_end = time.monotonic()
+        s = wait_rusage(send, timeout=120)
+    finally:
+        for p in (send, recv):
+            if p.returncode is None:
+                p.kill()
+                wait_rusage(p)
+    for t in threads:
+        t.join(5)
+    ok = (recv.returncode == 0 and send.returncode == 0 and os.path.exists(out)
+          and os.path.getsize(out) == os.path.getsize(src))
+    if ok:
+        ok = sha256(out) == sha256(src)
+    if os.path.exists(out):
+        os.unlink(out)
+    if not ok:
+        raise SystemExit(f"{impl} transfer failed (send rc={send.returncode}, "
+                         f"recv rc={recv.returncode}):\nsend: {''.join(logs['send'])[-2000:]}\n"
+                         f"recv: {''.join(logs['recv'])[-2000:]}")
+    wall = t_end - t0
+    return {"wall_s": wall, "mib_per_s": os.path.getsize(src) / 2 ** 20 / wall,
+            "rendezvous_s": marks.get("offer", float("nan")) - t0,
+            # the file part alone: from the offer to the receiver's exit
+            "after_offer_mib_per_s": os.path.getsize(src) / 2 ** 20
+            / (t_end - marks.get("offer", float("nan"))),
+            "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
+            "send_rss_mib": s["rss_mib"], "recv_rss_mib": r["rss_mib"]}
+
+
+def secretbox_mib_per_s(seconds=2.0):
+    """What one core encrypts with PyNaCl SecretBox, 64 KiB records."""
+    from nacl.secret import SecretBox
+    box = SecretBox(os.urandom(32))
+    rec = os.urandom(64 * 1024)
+    nonce = bytes(24)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(64):
+            box.encrypt(rec, nonce)
+        n += 64
+    return n * len(rec) / 2 ** 20 / (time.perf_counter() - t0)
+
+
+def fmt(d):
+    return " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mib", type=int, default=None, help="file size (default 1024)")
+    ap.add_argument("--pairs", type=int, default=None, help="relay load pairs (default 100)")
+    ap.add_argument("--mb-each", type=int, default=10, help="MB pushed per relay-load pair")
+    ap.add_argument("--quick", action="store_true", help="256 MiB, 20 pairs")
+    ap.add_argument("--impls", default="ours,ref")
+    ap.add_argument("--scenarios", default="direct,relay,relay-xref,relayload")
+    args = ap.parse_args()
+    size_mib = args.size_mib or (256 if args.quick else 1024)
+    pairs = args.pairs or (20 if args.quick else 100)
+    reexec_in_namespace()
+    scen = args.scenarios.split(",")
+    impls = args.impls.split(",")
+    res = {}
+
+    sb = secretbox_mib_per_s()
+    print(f"secretbox one_core_mib_per_s={sb:.1f}", flush=True)
+    print(f"# making a {size_mib} MiB source file", file=sys.stderr, flush=True)
+    src = make_source(size_mib * 2 ** 20)
+
+    mailbox, mport = start_server("ours", "mailbox")
+    url = f"ws://127.0.0.1:{mport}/v1"
+    try:
+        plan = []
+        for impl in impls:
+            if "direct" in scen:
+                plan.append((impl, "direct", impl, False))
+            if "relay" in scen:
+                plan.append((impl, "relay", impl, True))
+        if "relay-xref" in scen and "ours" in impls:
+            plan.append(("ours", "relay-xref", "ref", True))
+        for impl, name, relay_impl, no_listen in plan:
+            print(f"# {impl} {name}", file=sys.stderr, flush=True)
+            relay, rport = start_server(relay_impl, "relay")
+            try:
+                cpu0 = _procstat.cpu_seconds(relay.pid)  # leave out twistd's start-up
+                r = run_transfer(impl, url, rport, src, no_listen)
+                r["relay_cpu_s"] = _procstat.cpu_seconds(relay.pid) - cpu0
+            finally:
+                ru = stop_server(relay)
+            r["relay_rss_mib"] = ru["rss_mib"]
+            res[(impl, name)] = r
+            print(f"transfer impl={impl} scenario={name} relay={relay_impl} mib={size_mib} "
+                  + fmt(r), flush=True)
+        if "relayload" in scen:
+            for impl in impls:
+                print(f"# {impl} relay, {pairs} pairs", file=sys.stderr, flush=True)
+                relay, rport = start_server(impl, "relay")
+                try:
+                    cpu0 = _procstat.cpu_seconds(relay.pid)
+                    load = asyncio.run(transfer_relayload.run(rport, pairs,
+                                                              args.mb_each * 10 ** 6))
+                    cpu = _procstat.cpu_seconds(relay.pid) - cpu0
+                finally:
+                    ru = stop_server(relay)
+                load["relay_cpu_s"] = cpu
+                load["relay_cpu_s_per_gb"] = cpu / (load["bytes_relayed"] / 1e9) \
+                    if load["bytes_relayed"] else float("nan")
+                load["relay_rss_mib"] = ru["rss_mib"]
+                res[(impl, "relayload")] = load
+                print(f"relayload impl={impl} pairs={pairs} mb_each={args.mb_each} " + fmt(load),
+                      flush=True)
+    finally:
+        mailbox.terminate()
+        wait_rusage(mailbox, timeout=30)
+
+    # ratios: ours / ref (throughput: higher is better; CPU: lower is better)
+    for name in ("direct", "relay"):
+        o, f = res.get(("ours", name)), res.get(("ref", name))
+        if o and f:
+            print(f"ratio scenario={name} mib_per_s ours/ref={o['mib_per_s'] / f['mib_per_s']:.2f} "
+                  f"send_cpu ours/ref={o['send_cpu_s'] / f['send_cpu_s']:.2f} "
+                  f"recv_cpu ours/ref={o['recv_cpu_s'] / f['recv_cpu_s']:.2f}", flush=True)
+        if o:
+            print(f"ratio scenario={name} impl=ours mib_per_s/secretbox={o['mib_per_s'] / sb:.2f}",
+                  flush=True)
+    o, f = res.get(("ours", "relayload")), res.get(("ref", "relayload"))
+    if o and f:
+        print(f"ratio scenario=relayload relay_cpu_per_gb ours/ref="
+              f"{o['relay_cpu_s_per_gb'] / f['relay_cpu_s_per_gb']:.2f}", flush=True)
+    o, f = res.get(("ours", "relay")), res.get(("ref", "relay"))
+    if o and f:
+        gib = size_mib / 1024
+        print(f"ratio scenario=relay relay_cpu_s_per_gib ours={o['relay_cpu_s'] / gib:.2f} "
+              f"ref={f['relay_cpu_s'] / gib:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
