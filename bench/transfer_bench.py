@@ -143,11 +143,15 @@ def sha256(path):
     return h.hexdigest()
 
 
-def run_transfer(impl, url, relay_port, src, no_listen):
+def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
     """One CLI send/receive pair; wall from the sender's start to the
     receiver's exit. The rendezvous part ends when the receiver prints the
     offer ('Receiving file ...'), i.e. before any Transit connection."""
     wormhole = os.path.join(VENVS[impl], "bin", "wormhole")
+    pre = []
+    if profile_dir:
+        # cProfile around the CLI script (our venv's Python); not a measured run
+        pre = [os.path.join(VENVS[impl], "bin", "python"), "-m", "cProfile", "-o"]
     glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
     nl = ["--no-listen"] if no_listen else []
     out = f"/tmp/xferbench-out-{os.getpid()}.bin"
@@ -155,10 +159,13 @@ def run_transfer(impl, url, relay_port, src, no_listen):
         os.unlink(out)
     env = child_env(impl)
     t0 = time.monotonic()
-    send = subprocess.Popen(glob + ["send", "--hide-progress", "--code", CODE] + nl + [src],
+    tag = "relay" if no_listen else "direct"
+    send = subprocess.Popen((pre and pre + [f"{profile_dir}/{impl}-{tag}-send.prof"])
+                            + glob + ["send", "--hide-progress", "--code", CODE] + nl + [src],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
-    recv = subprocess.Popen(glob + ["receive", "--hide-progress", "--accept-file", "-o", out]
+    recv = subprocess.Popen((pre and pre + [f"{profile_dir}/{impl}-{tag}-recv.prof"])
+                            + glob + ["receive", "--hide-progress", "--accept-file", "-o", out]
                             + nl + [CODE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
     marks, logs = {}, {"send": [], "recv": []}
@@ -230,6 +237,11 @@ def main():
     ap.add_argument("--mb-each", type=int, default=10, help="MB pushed per relay-load pair")
     ap.add_argument("--quick", action="store_true", help="256 MiB, 20 pairs")
     ap.add_argument("--impls", default="ours,ref")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat every measurement; every round is printed, the best "
+                    "(fastest transfer, cheapest relay) goes into the ratios")
+    ap.add_argument("--profile-dir", help="only: one extra direct and relay transfer of ours "
+                    "each side under cProfile, .prof files into this directory (no figures)")
     ap.add_argument("--scenarios", default="direct,relay,relay-xref,relayload")
     args = ap.parse_args()
     size_mib = args.size_mib or (256 if args.quick else 1024)
@@ -247,6 +259,16 @@ def main():
     mailbox, mport = start_server("ours", "mailbox")
     url = f"ws://127.0.0.1:{mport}/v1"
     try:
+        if args.profile_dir:
+            os.makedirs(args.profile_dir, exist_ok=True)
+            for no_listen in (False, True):
+                relay, rport = start_server("ours", "relay")
+                try:
+                    r = run_transfer("ours", url, rport, src, no_listen, args.profile_dir)
+                    print(f"# profiled ours no_listen={no_listen}: " + fmt(r), file=sys.stderr)
+                finally:
+                    stop_server(relay)
+            return
         plan = []
         for impl in impls:
             if "direct" in scen:
@@ -255,7 +277,7 @@ def main():
                 plan.append((impl, "relay", impl, True))
         if "relay-xref" in scen and "ours" in impls:
             plan.append(("ours", "relay-xref", "ref", True))
-        for impl, name, relay_impl, no_listen in plan:
+        for impl, name, relay_impl, no_listen in plan * args.rounds:
             print(f"# {impl} {name}", file=sys.stderr, flush=True)
             relay, rport = start_server(relay_impl, "relay")
             try:
@@ -265,11 +287,12 @@ def main():
             finally:
                 ru = stop_server(relay)
             r["relay_rss_mib"] = ru["rss_mib"]
-            res[(impl, name)] = r
+            if (impl, name) not in res or r["mib_per_s"] > res[(impl, name)]["mib_per_s"]:
+                res[(impl, name)] = r
             print(f"transfer impl={impl} scenario={name} relay={relay_impl} mib={size_mib} "
                   + fmt(r), flush=True)
         if "relayload" in scen:
-            for impl in impls:
+            for impl in impls * args.rounds:
                 print(f"# {impl} relay, {pairs} pairs", file=sys.stderr, flush=True)
                 relay, rport = start_server(impl, "relay")
                 try:
@@ -283,7 +306,9 @@ def main():
                 load["relay_cpu_s_per_gb"] = cpu / (load["bytes_relayed"] / 1e9) \
                     if load["bytes_relayed"] else float("nan")
                 load["relay_rss_mib"] = ru["rss_mib"]
-                res[(impl, "relayload")] = load
+                old = res.get((impl, "relayload"))
+                if old is None or load["relay_cpu_s_per_gb"] < old["relay_cpu_s_per_gb"]:
+                    res[(impl, "relayload")] = load
                 print(f"relayload impl={impl} pairs={pairs} mb_each={args.mb_each} " + fmt(load),
                       flush=True)
     finally:
