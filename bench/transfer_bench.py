@@ -75,18 +75,58 @@ def free_port():
     return port
 
 
+def vm_hwm_mib(pid):
+    """Peak RSS of `pid`'s current address space (VmHWM, proc(5)). Unlike
+    wait4's ru_maxrss it does not start from the RSS of the parent that forked
+    it (Linux carries that high-water mark across exec)."""
+    with open(f"/proc/{pid}/status", "rb") as f:
+        for line in f:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(cmd, out):
+    """`cmd` under GNU time, which forks from a tiny process, so its %M
+    (max RSS, KiB) is the CLI's own."""
+    return ["/usr/bin/time", "-f", "%M", "-o", out] + cmd
+
+
+def read_timed(out):
+    with open(out) as f:
+        return int(f.read().split()[-1]) / 1024
+
+
+def kill_tree(p):
+    """Kill `p` and its direct children (the CLI under /usr/bin/time)."""
+    try:
+        with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        kids = []
+    for pid in kids:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    p.kill()
+
+
 def wait_rusage(p, timeout=None):
-    """Reap `p` with wait4: its own CPU and peak RSS, not its siblings'."""
+    """Reap `p` with wait4: its CPU (and its reaped children's)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         pid, status, ru = os.wait4(p.pid, os.WNOHANG if deadline else 0)
         if pid:
             p.returncode = os.waitstatus_to_exitcode(status)
-            return {"cpu_s": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024}
+            return {"cpu_s": ru.ru_utime + ru.ru_stime}
         if time.monotonic() > deadline:
-            p.kill()
+            kill_tree(p)
             deadline = None
         time.sleep(0.02)
+
+
+BACKLOG = ""  # e.g. ":backlog=1024" from --backlog; Twisted's default listen queue is 50
 
 
 def start_server(impl, kind):
@@ -96,7 +136,7 @@ def start_server(impl, kind):
         args = ["wormhole-mailbox", f"--port=tcp:{port}:interface=127.0.0.1",
                 f"--channel-db=/tmp/xferbench-{port}.sqlite"]
     else:
-        args = ["transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
+        args = ["transitrelay", f"--port=tcp:{port}:interface=127.0.0.1{BACKLOG}"]
     p = subprocess.Popen([os.path.join(VENVS[impl], "bin", "twistd"), "-n", "--pidfile=",
                           "--logfile=/dev/null"] + args, cwd="/tmp", env=child_env(impl),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -116,8 +156,9 @@ def start_server(impl, kind):
 
 
 def stop_server(p):
+    hwm = vm_hwm_mib(p.pid)
     p.terminate()
-    return wait_rusage(p, timeout=30)
+    return dict(wait_rusage(p, timeout=30), rss_mib=hwm)
 
 
 def make_source(size):
@@ -160,13 +201,16 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
     env = child_env(impl)
     t0 = time.monotonic()
     tag = "relay" if no_listen else "direct"
-    send = subprocess.Popen((pre and pre + [f"{profile_dir}/{impl}-{tag}-send.prof"])
-                            + glob + ["send", "--hide-progress", "--code", CODE] + nl + [src],
+    rss_out = {n: f"/tmp/xferbench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
+    send = subprocess.Popen(timed(
+                            (pre and pre + [f"{profile_dir}/{impl}-{tag}-send.prof"])
+                            + glob + ["send", "--hide-progress", "--code", CODE] + nl + [src], rss_out["send"]),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
-    recv = subprocess.Popen((pre and pre + [f"{profile_dir}/{impl}-{tag}-recv.prof"])
+    recv = subprocess.Popen(timed(
+                            (pre and pre + [f"{profile_dir}/{impl}-{tag}-recv.prof"])
                             + glob + ["receive", "--hide-progress", "--accept-file", "-o", out]
-                            + nl + [CODE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            + nl + [CODE], rss_out["recv"]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
     marks, logs = {}, {"send": [], "recv": []}
 
@@ -188,7 +232,7 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
     finally:
         for p in (send, recv):
             if p.returncode is None:
-                p.kill()
+                kill_tree(p)
                 wait_rusage(p)
     for t in threads:
         t.join(5)
@@ -209,7 +253,7 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
             "after_offer_mib_per_s": os.path.getsize(src) / 2 ** 20
             / (t_end - marks.get("offer", float("nan"))),
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
-            "send_rss_mib": s["rss_mib"], "recv_rss_mib": r["rss_mib"]}
+            "send_rss_mib": read_timed(rss_out["send"]), "recv_rss_mib": read_timed(rss_out["recv"])}
 
 
 def secretbox_mib_per_s(seconds=2.0):
@@ -243,7 +287,11 @@ def main():
     ap.add_argument("--profile-dir", help="only: one extra direct and relay transfer of ours "
                     "each side under cProfile, .prof files into this directory (no figures)")
     ap.add_argument("--scenarios", default="direct,relay,relay-xref,relayload")
+    ap.add_argument("--backlog", type=int, help="listen queue of the relays (default Twisted's 50)")
     args = ap.parse_args()
+    if args.backlog:
+        global BACKLOG
+        BACKLOG = f":backlog={args.backlog}"
     size_mib = args.size_mib or (256 if args.quick else 1024)
     pairs = args.pairs or (20 if args.quick else 100)
     reexec_in_namespace()
