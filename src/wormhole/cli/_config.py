@@ -9,6 +9,7 @@ import sys
 
 import attrs
 
+from ..timing import DebugTiming
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
@@ -69,7 +70,9 @@ class Config:
     stderr: object = attrs.field(factory=lambda: sys.stderr)
     create: object = _default_create
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
-    timing: object = None
+    # made with the Config, so that everything the command builds (Transit
+    # before the wormhole, too) records into the one --dump-timing bundle
+    timing: object = attrs.field(factory=DebugTiming)
     cwd: str = None                   # where received files go (None: os.getcwd())
     tmpdir: str = None                # where a sent directory is zipped (None: $TMPDIR)
     free_space: object = _default_free_space      # free_space(dir) -> bytes
