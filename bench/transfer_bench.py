@@ -14,6 +14,7 @@ Runs in a loopback-only network namespace (re-executes itself under
 address.
 
   .venv/bin/python bench/transfer_bench.py [--size-mib 1024] [--pairs 100] [--quick]
+        [--rounds N] [--backlog N] [--scenarios ...] [--profile-dir DIR]
 
 One machine-readable line per figure, e.g.
   transfer impl=ours scenario=direct mib=1024 wall_s=... mib_per_s=... rendezvous_s=...
@@ -94,7 +95,9 @@ def timed(cmd, out):
 
 def read_timed(out):
     with open(out) as f:
-        return int(f.read().split()[-1]) / 1024
+        kib = int(f.read().split()[-1])
+    os.unlink(out)
+    return kib / 1024
 
 
 def kill_tree(p):
@@ -202,15 +205,15 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
     t0 = time.monotonic()
     tag = "relay" if no_listen else "direct"
     rss_out = {n: f"/tmp/xferbench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
-    send = subprocess.Popen(timed(
-                            (pre and pre + [f"{profile_dir}/{impl}-{tag}-send.prof"])
-                            + glob + ["send", "--hide-progress", "--code", CODE] + nl + [src], rss_out["send"]),
+    send_cmd = ((pre and pre + [f"{profile_dir}/{impl}-{tag}-send.prof"])
+                + glob + ["send", "--hide-progress", "--code", CODE] + nl + [src])
+    recv_cmd = ((pre and pre + [f"{profile_dir}/{impl}-{tag}-recv.prof"])
+                + glob + ["receive", "--hide-progress", "--accept-file", "-o", out] + nl + [CODE])
+    send = subprocess.Popen(timed(send_cmd, rss_out["send"]),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
-    recv = subprocess.Popen(timed(
-                            (pre and pre + [f"{profile_dir}/{impl}-{tag}-recv.prof"])
-                            + glob + ["receive", "--hide-progress", "--accept-file", "-o", out]
-                            + nl + [CODE], rss_out["recv"]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    recv = subprocess.Popen(timed(recv_cmd, rss_out["recv"]),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd="/tmp")
     marks, logs = {}, {"send": [], "recv": []}
 
@@ -253,7 +256,8 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
             "after_offer_mib_per_s": os.path.getsize(src) / 2 ** 20
             / (t_end - marks.get("offer", float("nan"))),
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
-            "send_rss_mib": read_timed(rss_out["send"]), "recv_rss_mib": read_timed(rss_out["recv"])}
+            "send_rss_mib": read_timed(rss_out["send"]),
+            "recv_rss_mib": read_timed(rss_out["recv"])}
 
 
 def secretbox_mib_per_s(seconds=2.0):
