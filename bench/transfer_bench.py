@@ -366,6 +366,9 @@ def main():
     finally:
         mailbox.terminate()
         wait_rusage(mailbox, timeout=30)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if os.path.exists(f"/tmp/xferbench-{mport}.sqlite{suffix}"):
+                os.unlink(f"/tmp/xferbench-{mport}.sqlite{suffix}")
 
     # ratios: ours / ref (throughput: higher is better; CPU: lower is better)
     for name in ("direct", "relay"):
