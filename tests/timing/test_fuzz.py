@@ -74,3 +74,24 @@ class AnyBundle(unittest.TestCase):
             for name, start, end in c.phases:
                 self.assertIsInstance(name, str)
                 self.assertIsInstance(start + end, float)
+
+
+class ControlCharacters(unittest.TestCase):
+
+    def test_strings_xml_forbids_still_render(self):
+        """A bundle whose strings hold characters XML 1.0 forbids even as
+        references (NUL, vertical tab, a lone surrogate, U+FFFF) still
+        renders an SVG that parses (hypothesis found "\\x0b" in a role)."""
+        d = self.mktemp()
+        os.makedirs(d)
+        fn = os.path.join(d, "b.json")
+        events = [{"name": "command", "start": 1.0, "stop": None,
+                   "details": {"role": "s\x00\x0b\ud800\uffff"}},
+                  {"name": "ws_send", "start": 1.5, "stop": None,
+                   "details": {"_side": "aa", "type": "bind", "id": "\x01"}}]
+        with open(fn, "w") as f:
+            json.dump(events, f)
+        html = render_html(merge([load_bundle(fn)]))
+        svg = re.search(r"<svg.*</svg>", html, re.S).group(0)
+        ElementTree.fromstring(svg)
+        self.assertIn("\ufffd", svg)

@@ -11,7 +11,8 @@ of a few milliseconds and a wait of seconds both fit one screen.
 """
 import bisect
 import os
-from html import escape
+import re
+from html import escape as _html_escape
 
 from ._bundle import PHASES, format_duration, phase_label
 
@@ -59,6 +60,16 @@ svg .cutlabel { fill: #333; text-anchor: middle; font-weight: bold; }
 svg .phase { stroke: #666; stroke-width: 0.5; }
 ul.legend { font-size: 13px; color: #444; }
 """
+
+# XML 1.0 forbids most C0 controls, lone surrogates and U+FFFE/FFFF even as
+# character references, and a bundle's strings may hold anything: replace
+# them so the page's SVG always parses (tests/timing/test_fuzz.py)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def escape(text):
+    return _html_escape(_NOT_XML.sub("\ufffd", text))
+
 
 
 class _Axis:
