@@ -227,14 +227,17 @@ class RelayConnection:
 
     @_machine.output()
     def _say_ok(self, pair, partner):
-        self._pair = IPair(pair)
         self._glue.write(OK)
 
     @_machine.output()
     def _stream_from_partner(self, pair, partner):
-        # backpressure: when our client reads slower than the partner
-        # writes, Twisted pauses reading from the partner
-        self._glue.stream_from(IRelayConnection(partner).glue)
+        # From here on the glues move the bytes themselves (no input per
+        # chunk); the machine only hears of state changes. Backpressure:
+        # when our client reads slower than the partner writes, Twisted
+        # pauses reading from the partner. Before ok: a glue that splices
+        # takes over its socket here, while nothing is buffered on it.
+        self._pair = IPair(pair)
+        self._glue.stream_with(IRelayConnection(partner).glue, self._pair)
 
     @_machine.output()
     def _hand_to_pair(self, data):
@@ -296,7 +299,7 @@ class RelayConnection:
                             outputs=[_disarm_timer, _record_alone])
 
     waiting.upon(paired, enter=relaying,
-                 outputs=[_disarm_timer, _say_ok, _stream_from_partner])
+                 outputs=[_disarm_timer, _stream_from_partner, _say_ok])
     waiting.upon(displaced, enter=closing,
                  outputs=[_arm_close_timer, _close_redundant])
     waiting.upon(crowded, enter=closing,

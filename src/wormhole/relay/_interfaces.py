@@ -22,13 +22,18 @@ class ITransportGlue(Interface):
     def abort():
         """Drop the connection now, discarding what is queued."""
 
-    def stream_from(other):
-        """Register ``other.producer`` as the streaming producer of this
+    def stream_with(other, pair):
+        """Relay between this client and ``other`` (an ITransportGlue),
+        without the machines: from now on bytes from this client go
+        straight to ``other.write``, counted with ``pair.count``. And
+        ``other.producer`` becomes the streaming producer of this
         connection's transport: when this client reads slower than the
-        other one writes, Twisted pauses reading from the other one."""
+        other one writes, Twisted pauses reading from the other one. A
+        glue may move the bytes some cheaper way (TCP pairs splice)."""
 
     def stop_streaming():
-        """Undo ``stream_from``."""
+        """Undo ``stream_with``: bytes from this client go to the machine
+        again (which drops them)."""
 
 
 class IRelayConnection(Interface):
@@ -93,9 +98,31 @@ class IPair(Interface):
     def moved(conn, data):
         """``conn`` received ``data``: count it, hand it to the partner."""
 
+    def count(nbytes):
+        """A glue moved ``nbytes`` from one client to the other itself:
+        count them (and restart the idle timer)."""
+
     def lost(conn):
         """``conn`` is gone; the partner is told, and when both are gone
         the pair's usage record is written."""
+
+
+class ISplicer(Interface):
+    """Moves the bytes of one pair of TCP clients with splice(2)
+    (``_splice.Splicer``)."""
+
+    def start():
+        """Pause both transports and splice; their write buffers must be
+        empty."""
+
+    def write(transport, data):
+        """Bytes from user space for the client of ``transport``: before
+        anything spliced after them (and straight to the transport once
+        stopped)."""
+
+    def stop():
+        """Hand both transports back to Twisted, with anything we still
+        hold written to them in order."""
 
 
 class IUsageRecorder(Interface):

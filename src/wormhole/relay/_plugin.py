@@ -7,6 +7,7 @@ form and meaning (``--port``, ``--websocket``, ``--websocket-url``,
 docs/relay.md lists them all.
 """
 
+import re
 from urllib.parse import urlparse
 
 from twisted.application import strports
@@ -42,6 +43,23 @@ def _positive_int(value):
 
 _defaults = Limits()
 
+# Twisted listens with a queue of 50: 100 pairs connecting at once
+# overflow it, the kernel drops SYNs and those clients retry after a second
+# (docs/performance.md). Ours is 1024 (the kernel caps it at somaxconn).
+DEFAULT_BACKLOG = 1024
+
+
+def with_backlog(endpoint, backlog=DEFAULT_BACKLOG):
+    """A ``tcp:``/``tcp6:`` endpoint description with ``backlog=`` added
+    when it has none; an explicit ``backlog=`` (and any other kind of
+    endpoint) is left as given."""
+    parts = re.split(r"(?<!\\):", endpoint)
+    if parts[0] not in ("tcp", "tcp6"):
+        return endpoint
+    if any(p.startswith("backlog=") for p in parts[1:]):
+        return endpoint
+    return f"{endpoint}:backlog={backlog}"
+
 # (option, Limits field, converter, help)
 _LIMIT_OPTIONS = [
     ("max-handshake-length", "max_handshake_length", _positive_int,
@@ -62,6 +80,12 @@ _LIMIT_OPTIONS = [
 class Options(usage.Options):
     synopsis = "[--port=] [--log-fd] [--blur-usage=] [--usage-db=]"
     longdesc = LONGDESC
+
+    optFlags = [
+        ("no-splice", None,
+         "copy every byte through Python, never splice(2) (Linux TCP pairs "
+         "splice by default)"),
+    ]
 
     optParameters = [
         ("port", "p", r"tcp:4001:interface=\:\:", "endpoint to listen on"),
@@ -144,12 +168,14 @@ def makeService(config, reactor=None):
     parent = MultiService()
     # listening ports stop before the relay service drops the connections
     _RelayService(relay).setServiceParent(parent)
-    strports.service(config["port"],
-                     make_tcp_factory(relay)).setServiceParent(parent)
+    tcp_factory = make_tcp_factory(relay, reactor=reactor,
+                                   splice=not config["no-splice"])
+    strports.service(with_backlog(config["port"]),
+                     tcp_factory).setServiceParent(parent)
     if config["websocket"] is not None:
         url = config["websocket-url"] or _websocket_url(config["websocket"])
         urlparse(url)  # raises on nonsense before we listen
         factory = make_websocket_factory(relay, url, reactor=reactor)
-        strports.service(config["websocket"],
+        strports.service(with_backlog(config["websocket"]),
                          factory).setServiceParent(parent)
     return parent

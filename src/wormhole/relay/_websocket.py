@@ -14,7 +14,7 @@ from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
-from ._interfaces import ITransitRelay, ITransportGlue
+from ._interfaces import IPair, ITransitRelay, ITransportGlue
 from ._tcp import ReadingProducer
 
 # RFC 6455 section 7.4.1
@@ -26,6 +26,8 @@ CLOSE_UNSUPPORTED_DATA = 1003
 class RelayWebSocketProtocol(WebSocketServerProtocol):
     _conn = None
     _closing = False
+    _partner = None  # once relaying: where our client's bytes go
+    _pair = None
 
     def onOpen(self):
         # reading stops at the TCP level: autobahn then reads no frames
@@ -49,7 +51,13 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
 
     def onMessageFrameData(self, payload):
         if self.message_is_binary and self._conn is not None:
-            self._conn.data_received(payload)
+            partner = self._partner
+            if partner is not None:
+                # relaying: straight to the partner (as the TCP glue does)
+                self._pair.count(len(payload))
+                partner.write(payload)
+            else:
+                self._conn.data_received(payload)
 
     def onMessageFrameEnd(self):
         self.frame_data = None
@@ -92,10 +100,13 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
         self._closing = True
         self.transport.abortConnection()
 
-    def stream_from(self, other):
+    def stream_with(self, other, pair):
+        self._partner = ITransportGlue(other)
+        self._pair = IPair(pair)
         self.transport.registerProducer(other.producer, True)
 
     def stop_streaming(self):
+        self._partner = None
         if self.transport is not None:
             self.transport.unregisterProducer()
 

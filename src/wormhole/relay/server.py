@@ -103,8 +103,9 @@ def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
                         current_interval=current_interval)
 
 
-def make_tcp_factory(relay):
-    return RelayTCPFactory(relay)
+def make_tcp_factory(relay, reactor=None, splice=True):
+    """``splice=False`` keeps every pair on the plain copying path."""
+    return RelayTCPFactory(relay, reactor=reactor, splice=splice)
 
 
 def make_websocket_factory(relay, url, reactor=None):

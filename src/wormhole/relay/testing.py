@@ -97,13 +97,15 @@ class RunningTransitRelay:
 
 @inlineCallbacks
 def start_transit_relay(reactor, port=0, websocket_port=None, usage_db=None,
-                        log_file=None, blur_usage=None, **limits):
+                        log_file=None, blur_usage=None, splice=True,
+                        **limits):
     waiters = _Waiters()
     relay = build_relay(reactor, usage_db=usage_db, log_file=log_file,
                         blur_usage=blur_usage, limits=Limits(**limits),
                         extra_writers=[waiters])
-    listening = yield reactor.listenTCP(port, make_tcp_factory(relay),
-                                        interface="127.0.0.1")
+    listening = yield reactor.listenTCP(
+        port, make_tcp_factory(relay, reactor=reactor, splice=splice),
+        interface="127.0.0.1")
     ws_listening = None
     if websocket_port is not None:
         # the URL's port only matters to autobahn's checks; read it back

@@ -1,0 +1,344 @@
+# -*- test-case-name: tests.relay.test_splice -*-
+"""Zero-copy forwarding for a pair of TCP clients: Linux ``splice(2)``.
+
+Spec 004 6.4 only asks the relay to copy bytes between the two
+connections. Copying them through Python costs a ``recv`` and a ``send``
+(two copies, and a few Python calls) per read; ``splice`` moves the pages
+socket -> pipe -> socket inside the kernel. One ``Splicer`` serves one
+pair: while it runs, both Twisted transports are paused (neither reads
+nor writes) and two ``_End`` descriptors of ours sit in the reactor on
+the same two file descriptors. When it stops (end of file, an error,
+``splice`` refused, or the glue closing or aborting), it takes its
+descriptors out of the reactor, resumes the transports and hands any
+bytes still in its pipes to the destination transport's ordinary write
+buffer, in order: from then on Twisted sees the end of file or the error
+itself, and the connection machine closes the pair exactly as on the
+plain path.
+
+Per direction (``_Pump``) the pipe holds at most one read: a read from
+the source is only attempted once everything before it reached the
+destination, so backpressure is the plain path's (a destination that
+does not drain stops reading its source) and memory per pair is two
+pipes.
+
+The per-chunk path (``_End.doRead``/``doWrite`` -> ``_Pump``) is plain
+method calls; only the life cycle (start, stop) goes through the machine.
+"""
+
+import errno
+import fcntl
+import os
+import sys
+
+from automat import MethodicalMachine
+from twisted.internet.interfaces import (IReadDescriptor, IReactorFDSet,
+                                         IWriteDescriptor)
+from twisted.python import log
+from zope.interface import implementer
+
+from ._interfaces import ISplicer
+
+# bytes per pipe (and so at most per splice call); the kernel may refuse
+# to grow a pipe (fs.pipe-max-size, fs.pipe-user-pages-soft) and we then
+# keep its default 64 KiB
+PIPE_SIZE = 256 * 1024
+
+_FLAGS = getattr(os, "SPLICE_F_NONBLOCK", 0) | getattr(os, "SPLICE_F_MOVE", 0)
+_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
+
+
+def splice_available(platform=sys.platform):
+    """``os.splice`` exists only on Linux with Python >= 3.10."""
+    return platform.startswith("linux") and hasattr(os, "splice")
+
+
+class _Pump:
+    """One direction: source socket -> pipe -> destination socket.
+
+    ``_owed`` is what the destination must get before anything still in
+    the pipe: bytes written to it from user space (the ``ok\\n``)."""
+
+    def __init__(self, splicer, source, dest, count, pipe_size):
+        self._splicer = splicer
+        self.source = source
+        self.dest = dest
+        self._count = count
+        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fcntl.fcntl(self._w, _SETPIPE_SZ, pipe_size)
+        except OSError:
+            pass
+        self._chunk = fcntl.fcntl(self._w, _GETPIPE_SZ)
+        self._pending = 0  # bytes in the pipe
+        self._owed = b""
+
+    # the hot path
+
+    def readable(self):
+        try:
+            n = os.splice(self.source.fd, self._w, self._chunk, flags=_FLAGS)
+        except BlockingIOError:
+            return
+        if n == 0:
+            # end of file: Twisted will read it again once resumed
+            self._splicer.stop()
+            return
+        self._pending += n
+        self._count(n)
+        self._push()
+
+    def writable(self):
+        self._push()
+
+    def _push(self):
+        if self._flush():
+            self.dest.stop_writing()
+            self.source.start_reading()
+        else:
+            # backpressure: read no more until the destination drains
+            self.source.stop_reading()
+            self.dest.start_writing()
+
+    def _flush(self):
+        """Everything owed, then the pipe, to the destination; True when
+        all of it went."""
+        fd = self.dest.fd
+        try:
+            while self._owed:
+                n = os.write(fd, self._owed)
+                self._owed = self._owed[n:]
+            while self._pending:
+                n = os.splice(self._r, fd, self._pending, flags=_FLAGS)
+                self._pending -= n
+        except BlockingIOError:
+            return False
+        return True
+
+    # the life cycle
+
+    def owe(self, data):
+        """User-space bytes for the destination, after what the pipe holds
+        (drained to user space so the order is kept)."""
+        self._owed += self._drain() + data
+
+    def start(self):
+        self._push()
+
+    def _drain(self):
+        out = []
+        while self._pending:
+            chunk = os.read(self._r, self._pending)
+            if not chunk:
+                break
+            self._pending -= len(chunk)
+            out.append(chunk)
+        return b"".join(out)
+
+    def hand_back(self):
+        """What is still ours for the destination (owed, then the pipe);
+        closes the pipe."""
+        try:
+            data = self._owed + self._drain()
+        finally:
+            os.close(self._r)
+            os.close(self._w)
+        self._owed = b""
+        return data
+
+
+@implementer(IReadDescriptor, IWriteDescriptor)
+class _End:
+    """One socket of the pair, as the reactor sees it while we splice:
+    readable feeds the pump away from it, writable drains the pump into
+    it. It registers itself only for what a pump is waiting for."""
+
+    def __init__(self, splicer, reactor, transport):
+        self._splicer = splicer
+        self._reactor = reactor
+        self.transport = transport
+        self.fd = transport.fileno()
+        self.outgoing = None
+        self.incoming = None
+        self._reading = False
+        self._writing = False
+
+    def fileno(self):
+        return self.fd
+
+    def logPrefix(self):
+        return "RelaySplice"
+
+    def doRead(self):
+        try:
+            self.outgoing.readable()
+        except OSError as e:
+            self._splicer.failed(e)
+
+    def doWrite(self):
+        try:
+            self.incoming.writable()
+        except OSError as e:
+            self._splicer.failed(e)
+
+    def connectionLost(self, reason):
+        # the reactor saw a hang-up or error on our fd (and took us out)
+        self._reading = self._writing = False
+        self._splicer.stop()
+
+    def start_reading(self):
+        if not self._reading:
+            self._reading = True
+            self._reactor.addReader(self)
+
+    def stop_reading(self):
+        if self._reading:
+            self._reading = False
+            self._reactor.removeReader(self)
+
+    def start_writing(self):
+        if not self._writing:
+            self._writing = True
+            self._reactor.addWriter(self)
+
+    def stop_writing(self):
+        if self._writing:
+            self._writing = False
+            self._reactor.removeWriter(self)
+
+
+@implementer(ISplicer)
+class Splicer:
+    """Splices the bytes of two paired TCP transports both ways.
+
+    ``count(nbytes)`` is told every byte read from either client (the
+    pair's usage record)."""
+
+    _machine = MethodicalMachine()
+    set_trace = _machine._setTrace
+
+    def __init__(self, reactor, transport_a, transport_b, count,
+                 pipe_size=PIPE_SIZE):
+        self._reactor = IReactorFDSet(reactor)
+        self._transports = (transport_a, transport_b)
+        self._count = count
+        self._pipe_size = pipe_size
+        self._ends = None
+        self._pumps = {}  # destination transport -> its pump
+        self.error = None  # why we stopped, when it was an error
+
+    # --- states
+
+    @_machine.state(initial=True)
+    def idle(self):
+        "made; the transports still run as usual"
+
+    @_machine.state()
+    def splicing(self):
+        "the transports are paused; our descriptors move the bytes"
+
+    @_machine.state()
+    def stopped(self):
+        "handed back: the transports run as usual again"
+
+    # --- inputs
+
+    @_machine.input()
+    def start(self):
+        "take over both sockets (their write buffers must be empty)"
+
+    @_machine.input()
+    def write(self, transport, data):
+        "user-space bytes for one client (from the connection's glue)"
+
+    @_machine.input()
+    def stop(self):
+        "end of file, an error, or the glue closing: hand back"
+
+    # --- outputs
+
+    @_machine.output()
+    def _take_over(self):
+        a, b = self._transports
+        ea = _End(self, self._reactor, a)
+        eb = _End(self, self._reactor, b)
+        self._ends = (ea, eb)
+        ab = _Pump(self, ea, eb, self._count, self._pipe_size)
+        try:
+            ba = _Pump(self, eb, ea, self._count, self._pipe_size)
+        except BaseException:
+            ab.hand_back()
+            raise
+        ea.outgoing = eb.incoming = ab
+        eb.outgoing = ea.incoming = ba
+        self._pumps = {b: ab, a: ba}
+        for t in self._transports:
+            # nothing was written to either before ok (the machine writes
+            # ok after starting us), so their buffers are empty
+            t.stopReading()
+            t.stopWriting()
+        try:
+            ab.start()
+            ba.start()
+        except OSError as e:
+            self.failed(e)
+
+    @_machine.output()
+    def _owe(self, transport, data):
+        pump = self._pumps[transport]
+        pump.owe(data)
+        try:
+            pump.start()
+        except OSError as e:
+            self.failed(e)
+
+    @_machine.output()
+    def _write_through(self, transport, data):
+        transport.write(data)
+
+    @_machine.output()
+    def _hand_back(self):
+        # out of the reactor before the transports go back in: the reactor
+        # knows descriptors by fd, and both use the same two
+        for end in self._ends:
+            end.stop_reading()
+            end.stop_writing()
+        # resume reading before writing what we held: a big write pauses
+        # the writer's partner (its registered producer), and that pause
+        # must win
+        for t in self._transports:
+            t.startReading()
+        for t, pump in self._pumps.items():
+            data = pump.hand_back()
+            if data:
+                t.write(data)
+
+    @_machine.output()
+    def _ignore(self):
+        pass
+
+    # --- not inputs: what the hot path calls
+
+    def failed(self, error):
+        """``splice`` or a write failed. EINVAL means this kernel cannot
+        splice these descriptors: the plain path takes over and nothing
+        was moved. Anything else (a reset, a broken pipe) Twisted will
+        find again on the socket once it reads it."""
+        if error.errno != errno.EINVAL:
+            self.error = error
+        else:
+            log.msg("relay: splice refused (EINVAL), copying instead")
+        self.stop()
+
+    # --- transitions
+
+    idle.upon(start, enter=splicing, outputs=[_take_over])
+    idle.upon(write, enter=idle, outputs=[_write_through])
+    idle.upon(stop, enter=stopped, outputs=[_ignore])
+
+    splicing.upon(write, enter=splicing, outputs=[_owe])
+    splicing.upon(stop, enter=stopped, outputs=[_hand_back])
+
+    stopped.upon(write, enter=stopped, outputs=[_write_through])
+    stopped.upon(start, enter=stopped, outputs=[_ignore])
+    stopped.upon(stop, enter=stopped, outputs=[_ignore])
