@@ -168,16 +168,23 @@ class Partial(unittest.TestCase):
         p.commit()
         self.assertEqual(os.listdir(self.base), ["f.bin"])
 
-    def test_disk_mismatch(self):
-        """When the disk does not hold what arrived, finish() fails and
-        removes the temporary file."""
+    def test_finish_fsyncs_before_returning(self):
+        """finish() flushes and fsyncs the temporary file (so the rename
+        that follows never names bytes still in flight) and returns the
+        sha256 of the bytes as they were written."""
         p = _incoming.PartialFile(self.target)
-        p.write(b"abc")
-        p._f.flush()
-        with open(p.path, "r+b") as f:
-            f.write(b"X")
-        self.assertRaises(Exception, p.finish)
-        self.assertEqual(os.listdir(self.base), [])
+        p.write(b"ab")
+        p.write(b"c")
+        synced = []
+        real_fsync = os.fsync
+
+        def fsync(fd):
+            with open(p.path, "rb") as f:
+                synced.append(f.read())
+            real_fsync(fd)
+        self.patch(_incoming.os, "fsync", fsync)
+        self.assertEqual(p.finish(), hashlib.sha256(b"abc").hexdigest())
+        self.assertEqual(synced, [b"abc"])
 
     def test_commit_never_replaces(self):
         """A file that appeared under the final name meanwhile is kept."""

@@ -201,3 +201,31 @@ class Framing(unittest.TestCase):
         self.assertRaises(ValueError, _codec.relay_handshake, KEY, "not-hex-at-all!!")
         self.assertTrue(re.match(rb"please relay [0-9a-f]{64} for side 0123456789abcdef\n$",
                                  _codec.relay_handshake(KEY, "0123456789abcdef")))
+
+
+class LargeRecords(unittest.TestCase):
+    def test_bulk_sizes_any_read_size(self):
+        """64 KiB records (what the CLI sends) come out whole and in order
+        whether the socket hands over less than a frame, exactly one, or
+        several frames and a piece at a time; the partial-frame buffer
+        is empty at each frame boundary."""
+        key = os.urandom(32)
+        enc = _codec.RecordEncoder(key)
+        rs = [os.urandom(65536) for _ in range(5)] + [b"", os.urandom(7)]
+        stream = b"".join(enc.encode(r) for r in rs)
+        for step in (1000, 65536, 65536 + 44, 200_000, len(stream)):
+            dec = _codec.RecordDecoder(key)
+            got = []
+            for i in range(0, len(stream), step):
+                got.extend(dec.feed(stream[i:i + step]))
+            self.assertEqual(got, rs)
+            self.assertEqual(len(dec._buf), 0)
+
+    def test_buffer_types(self):
+        """Records may be bytes, bytearray or memoryview; the frame is the
+        same."""
+        key = os.urandom(32)
+        frames = [_codec.RecordEncoder(key).encode(t(b"abc"))
+                  for t in (bytes, bytearray, memoryview)]
+        self.assertEqual(len(set(frames)), 1)
+        self.assertEqual(_codec.RecordDecoder(key).feed(bytearray(frames[0])), [b"abc"])

@@ -137,6 +137,33 @@ class Sender(Base):
         c.data_received(f[first_len:])
         self.assertEqual(self.events, [("io.lose",)])
 
+    def test_close_ends_the_records_fast_path(self):
+        """Records skip the machine only while it is in the records state:
+        after close(), good frames from the peer are dropped, not
+        delivered, and send_record is refused (no write)."""
+        c = self.build(True, select_on_ready=True)
+        c.connection_made()
+        c.data_received(R_HS)
+        f = frames(True, b"zero", b"one")
+        first_len = 4 + int.from_bytes(f[:4], "big")
+        c.data_received(f[:first_len])
+        c.close()
+        del self.events[:]
+        c.data_received(f[first_len:])
+        self.assertRaises(ConnectionError, c.send_record, b"late")
+        self.assertEqual(self.events, [])
+
+    def test_lost_ends_the_records_fast_path(self):
+        """After connection_lost, late bytes are ignored and records refused."""
+        c = self.build(True, select_on_ready=True)
+        c.connection_made()
+        c.data_received(R_HS)
+        c.connection_lost()
+        del self.events[:]
+        c.data_received(frames(True, b"late"))
+        self.assertRaises(ConnectionError, c.send_record, b"late")
+        self.assertEqual(self.events, [])
+
     def test_stop_before_connected(self):
         """An attempt stopped while handshaking just hangs up."""
         c = self.build(True)

@@ -9,10 +9,10 @@ against the reference 0.24 (tests/data/transit_vectors.json).
 import struct
 
 from nacl.exceptions import CryptoError
-from nacl.secret import SecretBox
 
 from .._crypto import derive_key
 from ..util import bytes_to_hexstr
+from ._box import MAC_SIZE, NONCE_SIZE, _Box
 
 # spec 004 6.3: HKDF contexts of the two handshakes
 SENDER_HANDSHAKE_CONTEXT = b"transit_sender"
@@ -28,8 +28,6 @@ GO = b"go\n"
 NEVERMIND = b"nevermind\n"
 
 LENGTH_PREFIX = struct.Struct(">L")
-NONCE_SIZE = SecretBox.NONCE_SIZE  # 24
-MAC_SIZE = SecretBox.MACBYTES  # 16
 # spec 004 6.2: 4-byte length, so no frame may exceed 2**32 - 1 bytes
 MAX_FRAME = 2 ** 32 - 1
 MAX_RECORD = MAX_FRAME - NONCE_SIZE - MAC_SIZE
@@ -121,10 +119,18 @@ class BadRecord(Exception):
 
 
 class RecordEncoder:
-    """Plaintext records -> length-prefixed SecretBox frames (spec 004 6.2)."""
+    """Plaintext records -> length-prefixed SecretBox frames (spec 004 6.2).
+
+    A frame is ``length(4) | nonce(24) | MAC(16) | ciphertext``, the
+    nonce being the record counter. ``encode`` builds the whole frame in
+    one buffer: the libsodium "easy" call writes MAC and ciphertext right
+    after the header we put there, so a record costs one encryption and
+    one copy into ``bytes`` (``SecretBox.encrypt`` plus a concatenation
+    cost three more copies of every byte; docs/performance.md).
+    """
 
     def __init__(self, key: bytes):
-        self._box = SecretBox(key)
+        self._box = _Box(key)
         self._counter = 0
 
     def encode(self, record: bytes) -> bytes:
@@ -134,8 +140,7 @@ class RecordEncoder:
             raise ValueError(f"a record may hold at most {MAX_RECORD} bytes")
         nonce = nonce_for(self._counter)
         self._counter += 1
-        frame = self._box.encrypt(bytes(record), nonce)
-        return LENGTH_PREFIX.pack(len(frame)) + frame
+        return self._box.seal_frame(record, nonce)
 
 
 class RecordDecoder:
@@ -145,48 +150,76 @@ class RecordDecoder:
     reordered record) or that does not decrypt raises BadRecord; after
     that the decoder refuses everything, so nothing from a dropped
     connection is ever delivered.
+
+    Whole frames inside one ``feed`` are decrypted straight out of the
+    caller's bytes (a memoryview, no copy); only a frame cut by the
+    stream's split is gathered in ``_buf``. Socket reads are larger than
+    a record in bulk transfers (``_pipe.BULK_READ``), so most frames are
+    never copied before decryption.
     """
 
     def __init__(self, key: bytes):
-        self._box = SecretBox(key)
+        self._box = _Box(key)
         self._counter = 0
+        self._nonce = nonce_for(0)
         self._buf = bytearray()
         self._broken = False
 
     def feed(self, data: bytes):
         if self._broken:
             raise BadRecord("this connection already delivered a bad record")
-        self._buf += data
         records = []
-        while True:
-            if len(self._buf) < 4:
-                break
-            (length,) = LENGTH_PREFIX.unpack_from(self._buf)
-            if len(self._buf) < 4 + length:
-                break
-            frame = bytes(self._buf[4:4 + length])
-            del self._buf[:4 + length]
-            try:
-                records.append(self._open(frame))
-            except BadRecord as e:
-                e.records = records
-                raise
+        try:
+            self._feed(memoryview(data), records)
+        except BadRecord as e:
+            e.records = records
+            raise
         return records
+
+    def _feed(self, view, records):
+        pos, end = 0, len(view)
+        buf = self._buf
+        if buf:
+            # finish the frame a previous split cut
+            if len(buf) < 4:
+                pos = min(4 - len(buf), end)
+                buf += view[:pos]
+                if len(buf) < 4:
+                    return
+            total = 4 + LENGTH_PREFIX.unpack_from(buf)[0]
+            take = min(total - len(buf), end - pos)
+            buf += view[pos:pos + take]
+            pos += take
+            if len(buf) < total:
+                return
+            with memoryview(buf) as frame:
+                records.append(self._open(frame[4:]))
+            del buf[:]
+        unpack = LENGTH_PREFIX.unpack_from
+        while end - pos >= 4:
+            stop = pos + 4 + unpack(view, pos)[0]
+            if stop > end:
+                break
+            records.append(self._open(view[pos + 4:stop]))
+            pos = stop
+        if pos < end:
+            buf += view[pos:]
 
     def _open(self, frame):
         try:
             if len(frame) < NONCE_SIZE + MAC_SIZE:
                 raise BadRecord(f"frame of {len(frame)} bytes is too short for a record")
             nonce = frame[:NONCE_SIZE]
-            if nonce != nonce_for(self._counter):
+            if nonce != self._nonce:
                 got = int.from_bytes(nonce, "big")
                 raise BadRecord(f"record number {got} arrived, expected {self._counter}")
             try:
-                plaintext = self._box.decrypt(frame)
+                plaintext = self._box.open(frame[NONCE_SIZE:], self._nonce)
             except CryptoError as e:
                 raise BadRecord(f"record number {self._counter} did not decrypt") from e
         except BadRecord:
             self._broken = True
             raise
         self._counter += 1
+        self._nonce = nonce_for(self._counter)
         return plaintext

@@ -14,6 +14,14 @@ Lines, in order:
 - the Receiver waits for ``go\\n`` and only then reports to its Selection;
 - after that, records both ways (``_codec``), dropping the connection on
   any bad or out-of-order record (6.2).
+
+Records are the bulk of a transfer, so once the machine is in
+``S5_records`` they skip it: the output that enters that state installs a
+reader and a writer that ``data_received`` and ``send_record`` call
+directly, and every transition out of it removes them before anything
+else happens. The machine still decides everything that changes state:
+a bad record is its ``_bad_record`` input, ``close``/``stop``/
+``connection_lost`` its inputs (docs/performance.md, "File transfer").
 """
 
 from automat import MethodicalMachine
@@ -53,6 +61,9 @@ class TransitConnection:
         self._encoder = None
         self._decoder = None
         self._sink = None
+        # the records fast path, present exactly while in S5_records
+        self._reader = None
+        self._writer = None
 
     def wire(self, io, selection):
         self._io = IConnectionIO(io)
@@ -109,6 +120,20 @@ class TransitConnection:
         else:
             self._selected_as_receiver(sink)
 
+    def data_received(self, data):
+        reader = self._reader
+        if reader is not None:
+            reader(data)
+        else:
+            self._data_received(data)
+
+    def send_record(self, record):
+        writer = self._writer
+        if writer is not None:
+            writer(record)
+        else:
+            self._send_record(record)
+
     def reject(self):
         if self._is_sender:
             self._rejected_as_sender()
@@ -122,7 +147,7 @@ class TransitConnection:
     def _connected_to_relay(self): pass
 
     @m.input()
-    def data_received(self, data): pass
+    def _data_received(self, data): pass
 
     @m.input()
     def connection_lost(self): pass
@@ -143,7 +168,7 @@ class TransitConnection:
     def stop(self): pass
 
     @m.input()
-    def send_record(self, record): pass
+    def _send_record(self, record): pass
 
     @m.input()
     def close(self): pass
@@ -225,6 +250,15 @@ class TransitConnection:
         self._sink = IRecordSink(sink)
         self._encoder = _codec.RecordEncoder(self._send_key)
         self._decoder = _codec.RecordDecoder(self._receive_key)
+        self._reader = self._decode_bytes
+        self._writer = self._encode_and_write_record
+
+    @m.output()
+    def _stop_records(self):
+        # first output of every way out of S5_records: later bytes and
+        # records go through the machine again, which drops or refuses them
+        self._reader = None
+        self._writer = None
 
     @m.output()
     def _deliver_stash(self, sink):
@@ -251,6 +285,9 @@ class TransitConnection:
 
     @m.output()
     def _encode_and_write(self, record):
+        self._encode_and_write_record(record)
+
+    def _encode_and_write_record(self, record):
         self._io.write(self._encoder.encode(record))
 
     @m.output()
@@ -275,26 +312,26 @@ class TransitConnection:
     S0_unconnected.upon(stop, enter=S8_closed, outputs=[_hang_up])
     S0_unconnected.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S1_waiting_relay_ok.upon(data_received, enter=S1_waiting_relay_ok, outputs=[_feed])
+    S1_waiting_relay_ok.upon(_data_received, enter=S1_waiting_relay_ok, outputs=[_feed])
     S1_waiting_relay_ok.upon(_relay_ok, enter=S2_handshaking, outputs=[_write_handshake, _expect_handshake, _feed])
     S1_waiting_relay_ok.upon(_bad_bytes, enter=S6_closing, outputs=[_hang_up])
     S1_waiting_relay_ok.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S1_waiting_relay_ok.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S2_handshaking.upon(data_received, enter=S2_handshaking, outputs=[_feed])
+    S2_handshaking.upon(_data_received, enter=S2_handshaking, outputs=[_feed])
     S2_handshaking.upon(_handshake_ok_as_sender, enter=S4_waiting_selection, outputs=[_stash_data, _report_ready])
     S2_handshaking.upon(_handshake_ok_as_receiver, enter=S3_waiting_go, outputs=[_expect_go, _feed])
     S2_handshaking.upon(_bad_bytes, enter=S6_closing, outputs=[_hang_up])
     S2_handshaking.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S2_handshaking.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S3_waiting_go.upon(data_received, enter=S3_waiting_go, outputs=[_feed])
+    S3_waiting_go.upon(_data_received, enter=S3_waiting_go, outputs=[_feed])
     S3_waiting_go.upon(_go, enter=S4_waiting_selection, outputs=[_stash_data, _report_ready])
     S3_waiting_go.upon(_bad_bytes, enter=S6_closing, outputs=[_hang_up])
     S3_waiting_go.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S3_waiting_go.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S4_waiting_selection.upon(data_received, enter=S4_waiting_selection, outputs=[_stash_data])
+    S4_waiting_selection.upon(_data_received, enter=S4_waiting_selection, outputs=[_stash_data])
     S4_waiting_selection.upon(_selected_as_sender, enter=S5_records, outputs=[_write_go, _start_records, _deliver_stash])
     S4_waiting_selection.upon(_selected_as_receiver, enter=S5_records, outputs=[_start_records, _deliver_stash])
     S4_waiting_selection.upon(_rejected_as_sender, enter=S6_closing, outputs=[_write_nevermind, _hang_up])
@@ -302,30 +339,30 @@ class TransitConnection:
     S4_waiting_selection.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S4_waiting_selection.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S5_records.upon(data_received, enter=S5_records, outputs=[_decode])
-    S5_records.upon(send_record, enter=S5_records, outputs=[_encode_and_write])
-    S5_records.upon(_bad_record, enter=S7_closing_records, outputs=[_hang_up])
-    S5_records.upon(close, enter=S7_closing_records, outputs=[_hang_up])
-    S5_records.upon(stop, enter=S7_closing_records, outputs=[_hang_up])
-    S5_records.upon(connection_lost, enter=S8_closed, outputs=[_tell_sink_lost])
+    S5_records.upon(_data_received, enter=S5_records, outputs=[_decode])
+    S5_records.upon(_send_record, enter=S5_records, outputs=[_encode_and_write])
+    S5_records.upon(_bad_record, enter=S7_closing_records, outputs=[_stop_records, _hang_up])
+    S5_records.upon(close, enter=S7_closing_records, outputs=[_stop_records, _hang_up])
+    S5_records.upon(stop, enter=S7_closing_records, outputs=[_stop_records, _hang_up])
+    S5_records.upon(connection_lost, enter=S8_closed, outputs=[_stop_records, _tell_sink_lost])
 
     # after we hung up, the peer's last bytes and our own late calls are moot
-    S6_closing.upon(data_received, enter=S6_closing, outputs=[])
-    S6_closing.upon(send_record, enter=S6_closing, outputs=[_refuse_record])
+    S6_closing.upon(_data_received, enter=S6_closing, outputs=[])
+    S6_closing.upon(_send_record, enter=S6_closing, outputs=[_refuse_record])
     S6_closing.upon(close, enter=S6_closing, outputs=[])
     S6_closing.upon(stop, enter=S6_closing, outputs=[])
     S6_closing.upon(_rejected_as_sender, enter=S6_closing, outputs=[])
     S6_closing.upon(_rejected_as_receiver, enter=S6_closing, outputs=[])
     S6_closing.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
-    S7_closing_records.upon(data_received, enter=S7_closing_records, outputs=[])
-    S7_closing_records.upon(send_record, enter=S7_closing_records, outputs=[_refuse_record])
+    S7_closing_records.upon(_data_received, enter=S7_closing_records, outputs=[])
+    S7_closing_records.upon(_send_record, enter=S7_closing_records, outputs=[_refuse_record])
     S7_closing_records.upon(close, enter=S7_closing_records, outputs=[])
     S7_closing_records.upon(stop, enter=S7_closing_records, outputs=[])
     S7_closing_records.upon(connection_lost, enter=S8_closed, outputs=[_tell_sink_lost])
 
-    S8_closed.upon(data_received, enter=S8_closed, outputs=[])
-    S8_closed.upon(send_record, enter=S8_closed, outputs=[_refuse_record])
+    S8_closed.upon(_data_received, enter=S8_closed, outputs=[])
+    S8_closed.upon(_send_record, enter=S8_closed, outputs=[_refuse_record])
     S8_closed.upon(close, enter=S8_closed, outputs=[])
     S8_closed.upon(stop, enter=S8_closed, outputs=[])
     S8_closed.upon(_rejected_as_sender, enter=S8_closed, outputs=[])

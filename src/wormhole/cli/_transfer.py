@@ -1,16 +1,17 @@
 """Moving the bytes of a file or directory over Transit (spec 004 9.3).
 
-The sender streams the file as records (a pull producer into the record
-pipe: Transit's flow control decides the pace), hashing as it goes; the
-receiver writes every record to a ``PartialFile`` and, once all announced
-bytes arrived and were verified on disk, sends the final ack record
+The sender streams the file as records (a streaming producer into the
+record pipe: Transit's flow control decides the pace), hashing as it goes; the
+receiver writes every record to a ``PartialFile`` (hashing the bytes as
+they are written) and, once all announced bytes arrived and are on disk
+(fsync), sends the final ack record
 ``{"ack": "ok", "sha256": HEX}``; the sender compares it with its own.
 """
 import hashlib
 
 import tqdm
-from twisted.internet import defer, interfaces
-from twisted.protocols import basic
+from twisted.internet import defer, error, interfaces
+from twisted.python import failure
 from zope.interface import implementer
 
 from ..errors import TransferError
@@ -48,25 +49,75 @@ def progress_bar(cfg, total):
                      dynamic_ncols=False, ncols=80)
 
 
-class _RecordSender(basic.FileSender):
-    """FileSender with larger reads: each chunk becomes one Transit record
-    (spec 004 6.2 allows records up to 4 GiB; every receiver takes any
-    size), and the cost per record (a reactor turn, a write, a machine step,
-    a nonce) was the sender's bottleneck at 16 KiB (docs/performance.md,
-    "File transfer and relay")."""
-    CHUNK_SIZE = 256 * 1024
+# 64 KiB: where SecretBox is fastest on this kind of machine (larger
+# records fall out of the L2 cache, ~2x slower to seal); spec 004 6.2 lets
+# records be any size and every receiver takes any size
+RECORD_SIZE = 64 * 1024
+
+
+@implementer(interfaces.IPushProducer)
+class _FileStreamer:
+    """Reads, hashes and sends ``fileobj`` as records, as many per reactor
+    turn as the transport buffers before it pauses us (its high-water mark
+    is the pipe's ``BULK_BUFFER``). One record per turn, as a pull
+    producer does, cost a reactor turn and a ``send(2)`` per record
+    (docs/performance.md, "File transfer and relay")."""
+
+    def __init__(self, fileobj, pipe, hasher, progress):
+        self._read = fileobj.read
+        self._pipe = pipe
+        self._hash = hasher.update
+        self._progress = progress
+        self._paused = True
+        self.done = defer.Deferred()
+
+    def start(self):
+        self._pipe.registerProducer(self, True)
+        self.resumeProducing()
+        return self.done
+
+    def resumeProducing(self):
+        if self.done.called:
+            return
+        self._paused = False
+        read, update, send = self._read, self._hash, self._pipe.send_record
+        progress = self._progress.update
+        try:
+            while not self._paused:
+                chunk = read(RECORD_SIZE)
+                if not chunk:
+                    self._finish(None)
+                    return
+                update(chunk)
+                progress(len(chunk))
+                # may call pauseProducing before it returns: the loop ends
+                send(chunk)
+        except Exception as e:
+            self._finish(failure.Failure(e))
+
+    def pauseProducing(self):
+        self._paused = True
+
+    def stopProducing(self):
+        self._finish(failure.Failure(error.ConnectionClosed(
+            "the transit connection closed while the file was being sent")))
+
+    def _finish(self, result):
+        self._paused = True
+        if self.done.called:
+            return
+        self._pipe.unregisterProducer()
+        if result is None:
+            self.done.callback(None)
+        else:
+            self.done.errback(result)
 
 
 @defer.inlineCallbacks
 def send_file(pipe, fileobj, progress):
     """Stream ``fileobj`` into ``pipe``; fires with the sha256 (hex) sent."""
     hasher = hashlib.sha256()
-
-    def each_chunk(chunk):
-        hasher.update(chunk)
-        progress.update(len(chunk))
-        return chunk
-    yield _RecordSender().beginFileTransfer(fileobj, pipe, each_chunk)
+    yield _FileStreamer(fileobj, pipe, hasher, progress).start()
     return hasher.hexdigest()
 
 
@@ -122,7 +173,7 @@ class _ToPartial:
 @defer.inlineCallbacks
 def receive_file(pipe, partial, size, progress):
     """Fill ``partial`` with ``size`` bytes from ``pipe``; fires with the
-    sha256 (hex) of the bytes as verified on disk."""
+    sha256 (hex) of the bytes written, once they are on disk."""
     sink = _ToPartial(partial, progress, pipe)
     if size > 0:
         try:

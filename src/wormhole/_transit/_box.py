@@ -1,0 +1,63 @@
+"""SecretBox for Transit records without the extra copies (spec 004 6.2).
+
+PyNaCl's ``SecretBox`` pads, slices and concatenates every message, and
+its bindings take only ``bytes``: at 64 KiB records that is three or four
+copies of every byte beside the encryption itself. Here the libsodium
+"easy" functions are called through PyNaCl's own cffi module so that a
+frame is sealed into one buffer together with its header and a received
+frame is opened straight out of the socket's bytes. The bytes on the
+wire are the same (``tests/transit/test_codec.py`` checks the
+reference's vectors). If that module ever moves, the public bindings
+serve, one copy slower.
+"""
+
+from nacl import bindings
+from nacl.exceptions import CryptoError
+
+try:
+    from nacl._sodium import ffi as _ffi
+    from nacl._sodium import lib as _lib
+except ImportError:  # pragma: no cover - a PyNaCl without its cffi module
+    _ffi = _lib = None
+
+NONCE_SIZE = bindings.crypto_secretbox_NONCEBYTES  # 24
+MAC_SIZE = bindings.crypto_secretbox_MACBYTES  # 16
+KEY_SIZE = bindings.crypto_secretbox_KEYBYTES  # 32
+HEADER_SIZE = 4 + NONCE_SIZE
+
+
+class _Box:
+    def __init__(self, key):
+        if not isinstance(key, bytes) or len(key) != KEY_SIZE:
+            raise ValueError(f"a record key must be {KEY_SIZE} bytes")
+        self._key = key
+        if _lib is not None:
+            # buffers are filled whole by libsodium: no need to zero them
+            self._alloc = _ffi.new_allocator(should_clear_after_alloc=False)
+
+    def seal_frame(self, record, nonce):
+        """``length | nonce | MAC | ciphertext`` as one ``bytes``."""
+        n = len(record)
+        body = NONCE_SIZE + MAC_SIZE + n
+        header = body.to_bytes(4, "big") + nonce
+        if _lib is None:
+            return header + bindings.crypto_secretbox_easy(bytes(record), nonce, self._key)
+        out = self._alloc("unsigned char[]", HEADER_SIZE + MAC_SIZE + n)
+        _ffi.memmove(out, header, HEADER_SIZE)
+        src = record if isinstance(record, bytes) else _ffi.from_buffer(record)
+        _lib.crypto_secretbox_easy(out + HEADER_SIZE, src, n, nonce, self._key)
+        return _ffi.buffer(out)[:]
+
+    def open(self, ciphertext, nonce):
+        """The plaintext of MAC+ciphertext (any buffer); CryptoError if forged."""
+        n = len(ciphertext) - MAC_SIZE
+        if n < 0:
+            raise CryptoError("a record is too short for its MAC")
+        if _lib is None:
+            return bindings.crypto_secretbox_open_easy(bytes(ciphertext), bytes(nonce),
+                                                       self._key)
+        out = self._alloc("unsigned char[]", max(1, n))
+        if _lib.crypto_secretbox_open_easy(out, _ffi.from_buffer(ciphertext),
+                                           len(ciphertext), bytes(nonce), self._key) != 0:
+            raise CryptoError("a record failed its MAC check")
+        return _ffi.buffer(out, n)[:]
