@@ -51,6 +51,16 @@ class Pairing(Base):
         self.assertIs(ga.streaming_from, gb)
         self.assertIs(gb.streaming_from, ga)
 
+    def test_stream_before_ok(self):
+        """Each glue is told to stream with its partner before it writes
+        ok\n: a glue that splices takes its socket over while nothing is
+        buffered on it, so ok\n and what follows keep their order."""
+        a, ga, b, gb = self.pair()
+        mine = [e for e in self.w.events
+                if e[0] == "A" and e[1] in ("stream_with", "write")]
+        self.assertEqual(mine, [("A", "stream_with", "B"),
+                                ("A", "write", b"ok\n")])
+
     def test_pair_without_sides(self):
         """The old handshake (no side) pairs too."""
         a, ga, b, gb = self.pair(None, None)

@@ -7,7 +7,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole.relay._interfaces import ITransitRelay, ITransportGlue
-from wormhole.relay._tcp import RelayTCPFactory
+from wormhole.relay._tcp import RELAY_READ_SIZE, RelayTCPFactory
 from wormhole.relay.server import build_relay
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
@@ -71,6 +71,32 @@ class Glue(unittest.TestCase):
         self.assertEqual(ta.producerState, "producing")
         ta.producer.pauseProducing()
         self.assertEqual(tb.producerState, "paused")
+
+    def test_relaying_skips_the_machine(self):
+        """Once paired, bytes go from glue to glue: the machines see no
+        input per chunk, the pair still counts every byte, and reads are
+        RELAY_READ_SIZE long (StringTransports: no splice here)."""
+        seen = []
+        self.relay.set_trace(lambda old, inp, new: seen.append(inp))
+        pa, ta, pb, tb = self.pair()
+        del seen[:]
+        pa.dataReceived(b"abc")
+        pb.dataReceived(b"de")
+        self.assertEqual(seen, [])
+        self.assertEqual(tb.value(), b"ok\nabc")
+        self.assertEqual(ta.value(), b"ok\nde")
+        self.assertEqual(ta.bufferSize, RELAY_READ_SIZE)
+        self.assertEqual(tb.bufferSize, RELAY_READ_SIZE)
+        pa.connectionLost(None)
+        pb.connectionLost(None)
+        self.assertEqual(self.relay.usage.records()[0]["total_bytes"], 5)
+
+    def test_no_splice_without_sockets(self):
+        """A pair whose transports are not Twisted TCP connections (here
+        StringTransports; in life TLS or WebSocket) is never spliced."""
+        pa, ta, pb, tb = self.pair()
+        self.assertIsNone(pa._splicer)
+        self.assertIsNone(pb._splicer)
 
     def test_stop_producing_is_ignored(self):
         """A transport going away calls stopProducing on its producer; the

@@ -14,6 +14,7 @@ from twisted.trial import unittest
 
 from wormhole.relay import _plugin
 from wormhole.relay._limits import Limits
+from wormhole.relay._splice import splice_available
 
 from ._client import Clients
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
@@ -108,6 +109,40 @@ class Options(unittest.TestCase):
         self.assertEqual(len(list(svc)), 3)
         self.assertEqual(_plugin._websocket_url("tcp:4002:interface=x"),
                          "ws://localhost:4002/")
+
+
+class Backlog(unittest.TestCase):
+    def test_with_backlog(self):
+        """A tcp/tcp6 endpoint without backlog= gets backlog=1024; one
+        with it, and other kinds of endpoint, are left alone."""
+        w = _plugin.with_backlog
+        self.assertEqual(w("tcp:4001"), "tcp:4001:backlog=1024")
+        self.assertEqual(w(r"tcp:4001:interface=\:\:"),
+                         r"tcp:4001:interface=\:\::backlog=1024")
+        self.assertEqual(w("tcp6:4001"), "tcp6:4001:backlog=1024")
+        self.assertEqual(w("tcp:4001:backlog=7"), "tcp:4001:backlog=7")
+        self.assertEqual(w("unix:/tmp/x"), "unix:/tmp/x")
+
+    def ports(self, *argv):
+        svc = _plugin.makeService(parse(*argv), reactor=reactor)
+        return [s for s in svc if hasattr(s, "endpoint")]
+
+    def test_listen_queue(self):
+        """The relay listens with a queue of 1024 unless the operator's
+        endpoint says otherwise (100 pairs connecting at once overflow
+        Twisted's 50, docs/performance.md), on both ports."""
+        ports = self.ports("--port", "tcp:0:interface=127.0.0.1",
+                           "--websocket", "tcp:4002:interface=127.0.0.1")
+        self.assertEqual([p.endpoint._backlog for p in ports], [1024, 1024])
+        [port] = self.ports("--port", "tcp:0:backlog=5")
+        self.assertEqual(port.endpoint._backlog, 5)
+
+    def test_no_splice(self):
+        """--no-splice keeps every TCP pair on the plain path."""
+        [port] = self.ports("--port", "tcp:0")
+        self.assertEqual(port.factory.splice, splice_available())
+        [port] = self.ports("--port", "tcp:0", "--no-splice")
+        self.assertFalse(port.factory.splice)
 
 
 class Subprocess(unittest.TestCase):

@@ -1,6 +1,10 @@
 """The relay over loopback TCP, in the test's reactor (start_transit_relay):
-pairing, piping a few MB both ways, backpressure, closing, usage moods."""
+pairing, piping a few MB both ways, backpressure, closing, usage moods.
 
+Every class runs twice: TCP pairs splicing (splice(2), Linux) and on the
+plain copying path (``splice=False``, what other systems get)."""
+
+import errno
 import hashlib
 import os
 
@@ -12,6 +16,7 @@ from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
+from wormhole.relay._splice import _End, splice_available
 from wormhole.relay.testing import start_transit_relay
 
 from ._client import Clients
@@ -26,8 +31,11 @@ def eventually(seconds=0):
 
 class Base(unittest.TestCase):
     timeout = 30  # a refusal that never comes fails fast
+    splice = True
+
     @inlineCallbacks
     def start(self, **kw):
+        kw.setdefault("splice", self.splice)
         self.r = yield start_transit_relay(reactor, **kw)
         self.addCleanup(self.r.stop)
         self.clients = Clients(reactor, self)
@@ -89,6 +97,52 @@ class Basics(Base):
         for c in conns:
             verifyObject(IRelayConnection, c)
             verifyObject(ITransportGlue, c.glue)
+
+    def spliced(self):
+        """How many sockets our splice descriptors hold in the reactor."""
+        return sum(1 for d in reactor.getReaders() + reactor.getWriters()
+                   if isinstance(d, _End))
+
+    @inlineCallbacks
+    def test_which_path(self):
+        """A TCP pair is spliced (our descriptors replace the transports
+        in the reactor) when splice is on and this is Linux; otherwise the
+        transports copy the bytes themselves. Either way they relay, and
+        the usage record counts every byte."""
+        yield self.start()
+        a, b = yield self.pair()
+        expected = 2 if (self.splice and splice_available()) else 0
+        self.assertEqual(self.spliced(), expected)
+        yield self.check_relays(a, b)
+        self.assertEqual(self.spliced(), expected)
+        a.transport.loseConnection()
+        yield b.closed
+        yield self.r.when_usage(1)
+        self.assertEqual(self.r.usage()[0]["total_bytes"], 14)
+        self.assertEqual(self.spliced(), 0)
+
+    @inlineCallbacks
+    def test_splice_refused(self):
+        """When the kernel refuses to splice (EINVAL), the pair carries on
+        over the plain path, bytes whole and counted."""
+        def refuse(*a, **kw):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        self.patch(os, "splice", refuse)
+        yield self.start()
+        a, b = yield self.pair()
+        yield self.check_relays(a, b)
+        size = 512 * 1024
+        data = os.urandom(size)
+        a.keep = b.keep = False
+        a.send(data)
+        yield b.when_received(3 + 7 + size)
+        self.assertEqual(b.sha.hexdigest(), hashlib.sha256(
+            b"ok\nping-ab" + data).hexdigest())
+        self.assertEqual(self.spliced(), 0)
+        b.transport.loseConnection()
+        yield a.closed
+        yield self.r.when_usage(1)
+        self.assertEqual(self.r.usage()[0]["total_bytes"], size + 14)
 
     @inlineCallbacks
     def test_pair_with_side(self):
@@ -255,3 +309,13 @@ class Backpressure(Base):
         self.assertEqual(b.count, 3 + sent)
         # the flood's hash starts with the relay's "ok\n", like b's
         self.assertEqual(b.sha.hexdigest(), flood.sha.hexdigest())
+
+
+# the same, on the plain path (no splice)
+
+class BasicsPlain(Basics):
+    splice = False
+
+
+class BackpressurePlain(Backpressure):
+    splice = False

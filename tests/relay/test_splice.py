@@ -1,0 +1,353 @@
+"""The Splicer (relay/_splice.py) on real loopback TCP sockets, driven by
+hand through a MemoryReactor: no reactor runs, no time passes. Each test
+plays the reactor (calls doRead/doWrite on the registered descriptors) and
+the two clients (plain blocking or non-blocking sockets)."""
+
+import errno
+import os
+import socket
+
+from twisted.internet.interfaces import IReadDescriptor, IWriteDescriptor
+from twisted.internet.testing import MemoryReactor
+from twisted.trial import unittest
+from zope.interface.verify import verifyObject
+
+from wormhole.relay._interfaces import ISplicer
+from wormhole.relay._splice import Splicer, splice_available
+
+if not splice_available():  # pragma: no cover - the CI is Linux
+    skip = "splice(2) is Linux only"
+
+
+def tcp_pair():
+    """(client, relay side) of one loopback TCP connection."""
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(1)
+    client = socket.create_connection(lst.getsockname())
+    server, _ = lst.accept()
+    lst.close()
+    server.setblocking(False)  # as Twisted's transports are
+    return client, server
+
+
+class FakeTransport:
+    """The part of a Twisted TCP transport the Splicer uses."""
+
+    def __init__(self, name, sock, events):
+        self.name = name
+        self.sock = sock
+        self.events = events
+        self.written = b""
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def stopReading(self):
+        self.events.append((self.name, "stopReading"))
+
+    def startReading(self):
+        self.events.append((self.name, "startReading"))
+
+    def stopWriting(self):
+        self.events.append((self.name, "stopWriting"))
+
+    def write(self, data):
+        self.events.append((self.name, "write", data))
+        self.written += data
+
+
+def recv_exactly(sock, n):
+    got = b""
+    while len(got) < n:
+        chunk = sock.recv(n - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.reactor = MemoryReactor()
+        self.events = []
+        self.counted = []
+        self.ca, sa = tcp_pair()
+        self.cb, sb = tcp_pair()
+        for s in (self.ca, sa, self.cb, sb):
+            self.addCleanup(s.close)
+        self.ta = FakeTransport("A", sa, self.events)
+        self.tb = FakeTransport("B", sb, self.events)
+        self.s = Splicer(self.reactor, self.ta, self.tb, self.counted.append)
+
+    def end(self, transport):
+        """Our descriptor for ``transport``'s socket, wherever it is
+        registered."""
+        for d in self.reactor.readers | self.reactor.writers:
+            if d.fileno() == transport.fileno():
+                return d
+        self.fail(f"nothing registered for {transport.name}")
+
+    def reading(self, transport):
+        return any(d.fileno() == transport.fileno()
+                   for d in self.reactor.readers)
+
+    def writing(self, transport):
+        return any(d.fileno() == transport.fileno()
+                   for d in self.reactor.writers)
+
+    def pump_until(self, transport, client, n):
+        """Play the reactor: doRead on ``transport``'s end until ``client``
+        (the other side's client) has received ``n`` bytes."""
+        got = b""
+        client.setblocking(False)
+        for _ in range(10000):
+            if self.reading(transport):
+                self.end(transport).doRead()
+            try:
+                got += client.recv(1 << 20)
+            except BlockingIOError:
+                pass
+            if len(got) >= n:
+                return got
+        self.fail(f"only {len(got)} of {n} bytes arrived")
+
+
+class Lifecycle(Base):
+    def test_provides(self):
+        """The Splicer provides ISplicer; its ends are read and write
+        descriptors."""
+        verifyObject(ISplicer, self.s)
+        self.s.start()
+        end = self.end(self.ta)
+        verifyObject(IReadDescriptor, end)
+        verifyObject(IWriteDescriptor, end)
+        self.s.stop()
+
+    def test_start_pauses_transports(self):
+        """start() pauses both transports (neither reads nor writes) and
+        puts our descriptors in the reactor, reading both sockets."""
+        self.s.start()
+        self.assertEqual(sorted(self.events),
+                         [("A", "stopReading"), ("A", "stopWriting"),
+                          ("B", "stopReading"), ("B", "stopWriting")])
+        self.assertTrue(self.reading(self.ta))
+        self.assertTrue(self.reading(self.tb))
+        self.assertEqual(self.reactor.writers, set())
+        self.s.stop()
+
+    def test_stop_hands_back(self):
+        """stop() takes our descriptors out of the reactor and resumes
+        reading on both transports; a second stop does nothing."""
+        self.s.start()
+        del self.events[:]
+        self.s.stop()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertEqual(sorted(self.events),
+                         [("A", "startReading"), ("B", "startReading")])
+        self.s.stop()
+        self.assertEqual(len(self.events), 2)
+
+    def test_write_before_start_and_after_stop(self):
+        """Before start and after stop, writes go to the transport."""
+        self.s.write(self.ta, b"one")
+        self.s.start()
+        self.s.stop()
+        self.s.write(self.tb, b"two")
+        self.assertEqual((self.ta.written, self.tb.written),
+                         (b"one", b"two"))
+
+
+class Moving(Base):
+    def test_bytes_cross_and_are_counted(self):
+        """Bytes from A's client reach B's client through the kernel (not
+        through either transport), and every byte is counted."""
+        self.s.start()
+        self.ca.sendall(b"hello through a pipe")
+        got = self.pump_until(self.ta, self.cb, 20)
+        self.assertEqual(got, b"hello through a pipe")
+        self.assertEqual(sum(self.counted), 20)
+        self.assertEqual(self.tb.written, b"")
+        self.s.stop()
+
+    def test_both_ways_megabytes(self):
+        """A megabyte each way, interleaved, arrives whole and in order."""
+        self.s.start()
+        data_ab = os.urandom(1 << 20)
+        data_ba = os.urandom(1 << 20)
+        self.ca.setblocking(False)
+        self.cb.setblocking(False)
+        got_a = got_b = b""
+        sent_a = sent_b = 0
+        for _ in range(100000):
+            if sent_a < len(data_ab):
+                try:
+                    sent_a += self.ca.send(data_ab[sent_a:sent_a + 65536])
+                except BlockingIOError:
+                    pass
+            if sent_b < len(data_ba):
+                try:
+                    sent_b += self.cb.send(data_ba[sent_b:sent_b + 65536])
+                except BlockingIOError:
+                    pass
+            for d in list(self.reactor.readers):
+                if d in self.reactor.readers:
+                    d.doRead()
+            for d in list(self.reactor.writers):
+                if d in self.reactor.writers:
+                    d.doWrite()
+            for c in (self.ca, self.cb):
+                try:
+                    chunk = c.recv(1 << 20)
+                except BlockingIOError:
+                    continue
+                if c is self.ca:
+                    got_a += chunk
+                else:
+                    got_b += chunk
+            if len(got_a) == len(data_ba) and len(got_b) == len(data_ab):
+                break
+        self.assertEqual(got_b, data_ab)
+        self.assertEqual(got_a, data_ba)
+        self.assertEqual(sum(self.counted), 2 << 20)
+        self.s.stop()
+
+    def test_user_space_bytes_first(self):
+        """Bytes written through the Splicer (the relay's ok\\n) reach the
+        client before anything spliced after them."""
+        self.s.start()
+        self.s.write(self.tb, b"ok\n")
+        self.ca.sendall(b"payload")
+        got = self.pump_until(self.ta, self.cb, 10)
+        self.assertEqual(got, b"ok\npayload")
+        self.s.stop()
+
+    def test_backpressure(self):
+        """When B's client does not read, the Splicer stops reading A (and
+        waits for B to be writable) once B's socket is full, holding at
+        most one pipe; when B reads again, everything arrives in order."""
+        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+        self.s.start()
+        self.ca.setblocking(False)
+        sent = b""
+        block = os.urandom(65536)
+        for _ in range(10000):
+            try:
+                sent += block[:self.ca.send(block)]
+            except BlockingIOError:
+                pass
+            if not self.reading(self.ta):
+                break
+            self.end(self.ta).doRead()
+        self.assertFalse(self.reading(self.ta))
+        self.assertTrue(self.writing(self.tb))
+        # B reads everything; the Splicer resumes when B drains
+        self.cb.setblocking(False)
+        got = b""
+        for _ in range(100000):
+            try:
+                got += self.cb.recv(1 << 20)
+            except BlockingIOError:
+                pass
+            if self.writing(self.tb):
+                self.end(self.tb).doWrite()
+            elif self.reading(self.ta):
+                self.end(self.ta).doRead()
+            if len(got) == len(sent):
+                break
+        self.assertEqual(got, sent)
+        self.assertTrue(self.reading(self.ta))
+        self.assertFalse(self.writing(self.tb))
+        self.s.stop()
+
+
+class Ending(Base):
+    def test_end_of_file_hands_back(self):
+        """When A's client closes, the Splicer hands both transports back
+        (Twisted then reads the end of file itself)."""
+        self.s.start()
+        self.ca.sendall(b"last")
+        self.pump_until(self.ta, self.cb, 4)
+        self.ca.shutdown(socket.SHUT_WR)
+        self.end(self.ta).doRead()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertIn(("A", "startReading"), self.events)
+        self.assertIn(("B", "startReading"), self.events)
+        self.assertIsNone(self.s.error)
+
+    def test_held_bytes_go_to_the_transport_in_order(self):
+        """Bytes still held when the Splicer stops (owed from user space,
+        then what is in the pipe) are written to the destination transport,
+        in order, after it was told to read again."""
+        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+        self.s.start()
+        self.ca.setblocking(False)
+        sent = b""
+        block = os.urandom(65536)
+        while self.reading(self.ta):
+            try:
+                sent += block[:self.ca.send(block)]
+            except BlockingIOError:
+                pass
+            self.end(self.ta).doRead()
+        self.s.write(self.tb, b"after")
+        self.s.stop()
+        writes = [e for e in self.events if e[0] == "B"]
+        self.assertEqual(writes[-2], ("B", "startReading"))
+        self.assertEqual(writes[-1][1], "write")
+        self.cb.setblocking(True)
+        self.cb.settimeout(10)
+        self.tb.sock.setblocking(True)
+        # what B's client got from the kernel, then what the transport holds
+        in_kernel = len(sent) - (len(self.tb.written) - len(b"after"))
+        got = recv_exactly(self.cb, in_kernel)
+        self.assertEqual(got + self.tb.written, sent + b"after")
+
+    def test_einval_falls_back(self):
+        """splice refused with EINVAL (a kernel or socket that cannot
+        splice): the Splicer hands back at once, nothing moved, no error
+        recorded: the plain path carries on."""
+        def refuse(*a, **kw):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        self.patch(os, "splice", refuse)
+        self.s.start()
+        self.ca.sendall(b"x")
+        self.end(self.ta).doRead()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertIsNone(self.s.error)
+        self.assertEqual(self.counted, [])
+        # the byte is still in A's socket, for Twisted to read
+        self.assertEqual(self.ta.sock.recv(10), b"x")
+
+    def test_error_hands_back(self):
+        """Any other error (a reset) hands back too, and is kept for the
+        logs; Twisted meets it again on the socket."""
+        def reset(*a, **kw):
+            raise ConnectionResetError(errno.ECONNRESET, "reset")
+        self.s.start()
+        self.patch(os, "splice", reset)
+        self.ca.sendall(b"x")
+        self.end(self.ta).doRead()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertIsInstance(self.s.error, ConnectionResetError)
+
+    def test_reactor_drops_end(self):
+        """When the reactor reports a hang-up on one of our descriptors
+        (it takes it out and calls connectionLost), the Splicer hands both
+        sockets back."""
+        self.s.start()
+        end = self.end(self.ta)
+        self.reactor.removeReader(end)
+        end.connectionLost(None)
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertIn(("A", "startReading"), self.events)
+
+
+class Available(unittest.TestCase):
+    def test_platforms(self):
+        """splice is Linux only."""
+        self.assertFalse(splice_available("darwin"))
+        self.assertFalse(splice_available("win32"))
+        self.assertEqual(splice_available("linux"), hasattr(os, "splice"))
