@@ -9,9 +9,9 @@ from zope.interface import implementer
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
 from ._splice import Splicer, splice_available
 
-# bytes per recv() once relaying on the plain path (Twisted's default is
-# 64 KiB): fewer reads, so fewer Python calls per byte relayed
-RELAY_READ_SIZE = 256 * 1024
+# Reads on the plain path stay Twisted's 64 KiB: 128 and 256 KiB saved no
+# measurable CPU under 100 pairs and cost 15-40 MiB of RSS (the write
+# buffers grow with bufferSize too; docs/relay.md "Performance").
 
 
 @implementer(IPushProducer)
@@ -98,7 +98,6 @@ class RelayTCPProtocol(Protocol):
     def stream_with(self, other, pair):
         self._partner = ITransportGlue(other)
         self._pair = IPair(pair)
-        self.transport.bufferSize = RELAY_READ_SIZE
         self.transport.registerProducer(other.producer, True)
         if self._splicer is None and self._can_splice_with(other):
             # the first of the two to get here starts it for both; neither
