@@ -13,7 +13,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole.relay._interfaces import ISplicer
-from wormhole.relay._splice import Splicer, splice_available
+from wormhole.relay._splice import PipePool, Splicer, splice_available
 
 if not splice_available():  # pragma: no cover - the CI is Linux
     skip = "splice(2) is Linux only"
@@ -78,7 +78,10 @@ class Base(unittest.TestCase):
             self.addCleanup(s.close)
         self.ta = FakeTransport("A", sa, self.events)
         self.tb = FakeTransport("B", sb, self.events)
-        self.s = Splicer(self.reactor, self.ta, self.tb, self.counted.append)
+        self.pool = PipePool()
+        self.addCleanup(self.pool.close)
+        self.s = Splicer(self.reactor, self.ta, self.tb, self.counted.append,
+                         self.pool)
 
     def end(self, transport):
         """Our descriptor for ``transport``'s socket, wherever it is
@@ -343,6 +346,61 @@ class Ending(Base):
         end.connectionLost(None)
         self.assertEqual(self.reactor.readers | self.reactor.writers, set())
         self.assertIn(("A", "startReading"), self.events)
+
+
+class Pool(Base):
+    def test_pipe_goes_back_after_a_full_flush(self):
+        """A direction takes a pipe from the pool for one read and gives it
+        back once the destination took everything: one pipe serves."""
+        self.s.start()
+        for word in (b"one", b"two", b"three"):
+            self.ca.sendall(word)
+            self.pump_until(self.ta, self.cb, len(word))
+            self.assertEqual(self.pool.idle(), 1)
+        self.s.stop()
+
+    def test_blocked_direction_keeps_its_pipe(self):
+        """A direction whose destination is full holds its pipe (the bytes
+        in it are its) until the destination drains."""
+        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+        self.s.start()
+        self.ca.setblocking(False)
+        block = os.urandom(65536)
+        while self.reading(self.ta):
+            try:
+                self.ca.send(block)
+            except BlockingIOError:
+                pass
+            self.end(self.ta).doRead()
+        self.assertEqual(self.pool.idle(), 0)
+        self.s.stop()
+        # stopping drains it to user space and gives it back
+        self.assertEqual(self.pool.idle(), 1)
+
+    def test_keep_and_close(self):
+        """The pool keeps at most ``keep`` idle pipes and closes the rest;
+        once closed, it closes what it is given back."""
+        pool = PipePool(keep=1)
+        p1, p2 = pool.get(), pool.get()
+        pool.put(p1)
+        pool.put(p2)
+        self.assertEqual(pool.idle(), 1)
+        self.assertRaises(OSError, os.fstat, p2.r)
+        self.assertIs(pool.get(), p1)
+        pool.close()
+        pool.put(p1)
+        self.assertEqual(pool.idle(), 0)
+        self.assertRaises(OSError, os.fstat, p1.r)
+
+    def test_pipe_size(self):
+        """Pipes are grown to the size asked for (when the kernel lets
+        us: we run the tests as root or below the per-user limit)."""
+        pool = PipePool(size=128 * 1024)
+        self.addCleanup(pool.close)
+        pipe = pool.get()
+        self.assertEqual(pipe.size, 128 * 1024)
+        pool.put(pipe)
 
 
 class Available(unittest.TestCase):

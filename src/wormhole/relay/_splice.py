@@ -15,11 +15,15 @@ buffer, in order: from then on Twisted sees the end of file or the error
 itself, and the connection machine closes the pair exactly as on the
 plain path.
 
-Per direction (``_Pump``) the pipe holds at most one read: a read from
-the source is only attempted once everything before it reached the
+Per direction (``_Pump``) a pipe holds at most one read: a read from the
+source is only attempted once everything before it reached the
 destination, so backpressure is the plain path's (a destination that
-does not drain stops reading its source) and memory per pair is two
-pipes.
+does not drain stops reading its source). Pipes come from a ``PipePool``
+shared by the relay: a direction takes one for a read and gives it back
+as soon as the destination took all of it, so only directions whose
+destination is full hold a pipe. Pipes count against a per-user kernel
+limit (fs.pipe-user-pages-soft, 64 MiB: past it new pipes get 8 KiB), and
+two pipes for every pair would reach it at about 128 pairs.
 
 The per-chunk path (``_End.doRead``/``doWrite`` -> ``_Pump``) is plain
 method calls; only the life cycle (start, stop) goes through the machine.
@@ -53,38 +57,95 @@ def splice_available(platform=sys.platform):
     return platform.startswith("linux") and hasattr(os, "splice")
 
 
+class _Pipe:
+    """One non-blocking pipe, grown to ``size`` when the kernel lets us."""
+
+    __slots__ = ("r", "w", "size")
+
+    def __init__(self, size):
+        self.r, self.w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fcntl.fcntl(self.w, _SETPIPE_SZ, size)
+        except OSError:
+            pass
+        self.size = fcntl.fcntl(self.w, _GETPIPE_SZ)
+
+    def close(self):
+        os.close(self.r)
+        os.close(self.w)
+
+
+class PipePool:
+    """Empty pipes for every Splicer of one relay (at most ``keep`` kept
+    idle; the rest are closed when given back)."""
+
+    def __init__(self, size=PIPE_SIZE, keep=16):
+        self._size = size
+        self._keep = keep
+        self._idle = []
+        self._closed = False
+
+    def get(self):
+        if self._idle:
+            return self._idle.pop()
+        return _Pipe(self._size)
+
+    def put(self, pipe):
+        """``pipe`` must be empty."""
+        if self._closed or len(self._idle) >= self._keep:
+            pipe.close()
+        else:
+            self._idle.append(pipe)
+
+    def idle(self):
+        """How many empty pipes wait here."""
+        return len(self._idle)
+
+    def close(self):
+        """Close the idle pipes; pipes given back later are closed too."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for pipe in idle:
+            pipe.close()
+
+
 class _Pump:
     """One direction: source socket -> pipe -> destination socket.
 
     ``_owed`` is what the destination must get before anything still in
     the pipe: bytes written to it from user space (the ``ok\\n``)."""
 
-    def __init__(self, splicer, source, dest, count, pipe_size):
+    def __init__(self, splicer, source, dest, count, pool):
         self._splicer = splicer
         self.source = source
         self.dest = dest
         self._count = count
-        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            fcntl.fcntl(self._w, _SETPIPE_SZ, pipe_size)
-        except OSError:
-            pass
-        self._chunk = fcntl.fcntl(self._w, _GETPIPE_SZ)
+        self._pool = pool
+        self._pipe = None  # only while it holds bytes
         self._pending = 0  # bytes in the pipe
         self._owed = b""
 
     # the hot path
 
     def readable(self):
+        # called only when everything before reached the destination,
+        # so we hold no pipe
+        pipe = self._pool.get()
         try:
-            n = os.splice(self.source.fd, self._w, self._chunk, flags=_FLAGS)
+            n = os.splice(self.source.fd, pipe.w, pipe.size, flags=_FLAGS)
         except BlockingIOError:
+            self._pool.put(pipe)
             return
+        except BaseException:
+            self._pool.put(pipe)  # nothing went in
+            raise
         if n == 0:
             # end of file: Twisted will read it again once resumed
+            self._pool.put(pipe)
             self._splicer.stop()
             return
-        self._pending += n
+        self._pipe = pipe
+        self._pending = n
         self._count(n)
         self._push()
 
@@ -102,17 +163,20 @@ class _Pump:
 
     def _flush(self):
         """Everything owed, then the pipe, to the destination; True when
-        all of it went."""
+        all of it went (and the pipe is back in the pool)."""
         fd = self.dest.fd
         try:
             while self._owed:
                 n = os.write(fd, self._owed)
                 self._owed = self._owed[n:]
             while self._pending:
-                n = os.splice(self._r, fd, self._pending, flags=_FLAGS)
+                n = os.splice(self._pipe.r, fd, self._pending, flags=_FLAGS)
                 self._pending -= n
         except BlockingIOError:
             return False
+        if self._pipe is not None:
+            pipe, self._pipe = self._pipe, None
+            self._pool.put(pipe)
         return True
 
     # the life cycle
@@ -126,23 +190,28 @@ class _Pump:
         self._push()
 
     def _drain(self):
+        """What the pipe holds, as bytes; the pipe goes back to the pool."""
         out = []
-        while self._pending:
-            chunk = os.read(self._r, self._pending)
-            if not chunk:
-                break
-            self._pending -= len(chunk)
-            out.append(chunk)
+        pipe, self._pipe = self._pipe, None
+        if pipe is None:
+            return b""
+        try:
+            while self._pending:
+                chunk = os.read(pipe.r, self._pending)
+                if not chunk:
+                    break
+                self._pending -= len(chunk)
+                out.append(chunk)
+        except BaseException:
+            pipe.close()
+            raise
+        self._pending = 0
+        self._pool.put(pipe)
         return b"".join(out)
 
     def hand_back(self):
-        """What is still ours for the destination (owed, then the pipe);
-        closes the pipe."""
-        try:
-            data = self._owed + self._drain()
-        finally:
-            os.close(self._r)
-            os.close(self._w)
+        """What is still ours for the destination: owed, then the pipe."""
+        data = self._owed + self._drain()
         self._owed = b""
         return data
 
@@ -212,17 +281,16 @@ class Splicer:
     """Splices the bytes of two paired TCP transports both ways.
 
     ``count(nbytes)`` is told every byte read from either client (the
-    pair's usage record)."""
+    pair's usage record); ``pipes`` is the relay's PipePool."""
 
     _machine = MethodicalMachine()
     set_trace = _machine._setTrace
 
-    def __init__(self, reactor, transport_a, transport_b, count,
-                 pipe_size=PIPE_SIZE):
+    def __init__(self, reactor, transport_a, transport_b, count, pipes):
         self._reactor = IReactorFDSet(reactor)
         self._transports = (transport_a, transport_b)
         self._count = count
-        self._pipe_size = pipe_size
+        self._pool = pipes
         self._ends = None
         self._pumps = {}  # destination transport -> its pump
         self.error = None  # why we stopped, when it was an error
@@ -263,12 +331,8 @@ class Splicer:
         ea = _End(self, self._reactor, a)
         eb = _End(self, self._reactor, b)
         self._ends = (ea, eb)
-        ab = _Pump(self, ea, eb, self._count, self._pipe_size)
-        try:
-            ba = _Pump(self, eb, ea, self._count, self._pipe_size)
-        except BaseException:
-            ab.hand_back()
-            raise
+        ab = _Pump(self, ea, eb, self._count, self._pool)
+        ba = _Pump(self, eb, ea, self._count, self._pool)
         ea.outgoing = eb.incoming = ab
         eb.outgoing = ea.incoming = ba
         self._pumps = {b: ab, a: ba}

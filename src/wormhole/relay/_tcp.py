@@ -7,7 +7,7 @@ from twisted.internet.protocol import Factory, Protocol
 from zope.interface import implementer
 
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
-from ._splice import Splicer, splice_available
+from ._splice import PipePool, Splicer, splice_available
 
 # Reads on the plain path stay Twisted's 64 KiB: 128 and 256 KiB saved no
 # measurable CPU under 100 pairs and cost 15-40 MiB of RSS (the write
@@ -103,7 +103,8 @@ class RelayTCPProtocol(Protocol):
             # the first of the two to get here starts it for both; neither
             # has written anything yet (the machine says ok after this)
             splicer = Splicer(self.factory.reactor, self.transport,
-                              other.transport, pair.count)
+                              other.transport, pair.count,
+                              self.factory.pipes)
             self._splicer = other._splicer = splicer
             splicer.start()
 
@@ -126,3 +127,10 @@ class RelayTCPFactory(Factory):
             from twisted.internet import reactor
         self.reactor = reactor
         self.splice = splice and splice_available()
+        self.pipes = PipePool() if self.splice else None
+
+    def stopFactory(self):
+        # the port is closed; pairs still splicing close their pipes as
+        # they give them back
+        if self.pipes is not None:
+            self.pipes.close()
