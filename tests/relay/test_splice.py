@@ -279,6 +279,22 @@ class Ending(Base):
         self.assertIn(("B", "startReading"), self.events)
         self.assertIsNone(self.s.error)
 
+    def test_inert_after_stop(self):
+        """Once handed back, our descriptors do nothing: the reactor may
+        still deliver the rest of an event it collected (a read ended
+        the splice, then the same socket was writable), and must not put
+        them back in place of the transports."""
+        self.s.start()
+        ends = list(self.reactor.readers)
+        self.ca.sendall(b"data")
+        self.cb.sendall(b"data")
+        self.s.stop()
+        for end in ends:
+            end.doRead()
+            end.doWrite()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertEqual(self.counted, [])
+
     def test_held_bytes_go_to_the_transport_in_order(self):
         """Bytes still held when the Splicer stops (owed from user space,
         then what is in the pipe) are written to the destination transport,

@@ -231,6 +231,10 @@ class _End:
         self.incoming = None
         self._reading = False
         self._writing = False
+        # False once handed back: the reactor may still deliver the rest of
+        # an epoll event (read, then write) that it collected before, and
+        # the transport owns the fd again
+        self._live = True
 
     def fileno(self):
         return self.fd
@@ -239,12 +243,16 @@ class _End:
         return "RelaySplice"
 
     def doRead(self):
+        if not self._live:
+            return
         try:
             self.outgoing.readable()
         except OSError as e:
             self._splicer.failed(e)
 
     def doWrite(self):
+        if not self._live:
+            return
         try:
             self.incoming.writable()
         except OSError as e:
@@ -255,8 +263,14 @@ class _End:
         self._reading = self._writing = False
         self._splicer.stop()
 
+    def detach(self):
+        """Out of the reactor for good."""
+        self.stop_reading()
+        self.stop_writing()
+        self._live = False
+
     def start_reading(self):
-        if not self._reading:
+        if self._live and not self._reading:
             self._reading = True
             self._reactor.addReader(self)
 
@@ -266,7 +280,7 @@ class _End:
             self._reactor.removeReader(self)
 
     def start_writing(self):
-        if not self._writing:
+        if self._live and not self._writing:
             self._writing = True
             self._reactor.addWriter(self)
 
@@ -365,8 +379,7 @@ class Splicer:
         # out of the reactor before the transports go back in: the reactor
         # knows descriptors by fd, and both use the same two
         for end in self._ends:
-            end.stop_reading()
-            end.stop_writing()
+            end.detach()
         # resume reading before writing what we held: a big write pauses
         # the writer's partner (its registered producer), and that pause
         # must win
