@@ -409,6 +409,21 @@ class Pool(Base):
         self.assertEqual(pool.idle(), 0)
         self.assertRaises(OSError, os.fstat, p1.r)
 
+    def test_too_small_pipe(self):
+        """A pipe smaller than the pool's minimum (the kernel's per-user
+        pipe limit reached) is refused: the Splicer hands its pair to the
+        plain path, nothing moved, no error kept."""
+        pool = PipePool(size=64 * 1024, min_size=1 << 30)
+        self.assertRaises(OSError, pool.get)
+        s = Splicer(self.reactor, self.ta, self.tb, self.counted.append,
+                    pool)
+        s.start()
+        self.ca.sendall(b"x")
+        self.end(self.ta).doRead()
+        self.assertEqual(self.reactor.readers | self.reactor.writers, set())
+        self.assertIsNone(s.error)
+        self.assertEqual(self.ta.sock.recv(10), b"x")
+
     def test_pipe_size(self):
         """Pipes are grown to the size asked for (when the kernel lets
         us: we run the tests as root or below the per-user limit)."""

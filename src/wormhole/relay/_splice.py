@@ -46,6 +46,10 @@ from ._interfaces import ISplicer
 # to grow a pipe (fs.pipe-max-size, fs.pipe-user-pages-soft) and we then
 # keep its default 64 KiB
 PIPE_SIZE = 256 * 1024
+# past fs.pipe-user-pages-soft an unprivileged user's new pipes get two
+# pages; splicing 8 KiB at a time costs more than copying, so a pair that
+# cannot get this much goes the plain way
+MIN_PIPE_SIZE = 64 * 1024
 
 _FLAGS = getattr(os, "SPLICE_F_NONBLOCK", 0) | getattr(os, "SPLICE_F_MOVE", 0)
 _SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -62,13 +66,17 @@ class _Pipe:
 
     __slots__ = ("r", "w", "size")
 
-    def __init__(self, size):
+    def __init__(self, size, min_size):
         self.r, self.w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             fcntl.fcntl(self.w, _SETPIPE_SZ, size)
         except OSError:
             pass
         self.size = fcntl.fcntl(self.w, _GETPIPE_SZ)
+        if self.size < min_size:
+            self.close()
+            raise OSError(errno.ENOBUFS, f"pipe of {self.size} bytes only "
+                          f"(fs.pipe-user-pages-soft reached?)")
 
     def close(self):
         os.close(self.r)
@@ -77,10 +85,13 @@ class _Pipe:
 
 class PipePool:
     """Empty pipes for every Splicer of one relay (at most ``keep`` kept
-    idle; the rest are closed when given back)."""
+    idle; the rest are closed when given back). ``get`` raises OSError
+    when the kernel gives a pipe smaller than ``min_size``: the Splicer
+    that asked then hands its pair to the plain path."""
 
-    def __init__(self, size=PIPE_SIZE, keep=16):
+    def __init__(self, size=PIPE_SIZE, keep=16, min_size=MIN_PIPE_SIZE):
         self._size = size
+        self._min_size = min_size
         self._keep = keep
         self._idle = []
         self._closed = False
@@ -88,7 +99,7 @@ class PipePool:
     def get(self):
         if self._idle:
             return self._idle.pop()
-        return _Pipe(self._size)
+        return _Pipe(self._size, self._min_size)
 
     def put(self, pipe):
         """``pipe`` must be empty."""
@@ -397,14 +408,17 @@ class Splicer:
     # --- not inputs: what the hot path calls
 
     def failed(self, error):
-        """``splice`` or a write failed. EINVAL means this kernel cannot
-        splice these descriptors: the plain path takes over and nothing
-        was moved. Anything else (a reset, a broken pipe) Twisted will
-        find again on the socket once it reads it."""
-        if error.errno != errno.EINVAL:
-            self.error = error
+        """``splice``, a write, or getting a pipe failed. EINVAL means
+        this kernel cannot splice these descriptors, ENOBUFS/EMFILE/ENFILE
+        that we got no (big enough) pipe: the plain path takes over and
+        nothing was moved. Anything else (a reset, a broken pipe) Twisted
+        will find again on the socket once it reads it."""
+        if error.errno in (errno.EINVAL, errno.ENOBUFS, errno.EMFILE,
+                           errno.ENFILE):
+            # cannot splice (this kernel, or out of pipes): nothing moved
+            log.msg(f"relay: cannot splice ({error}), copying this pair")
         else:
-            log.msg("relay: splice refused (EINVAL), copying instead")
+            self.error = error
         self.stop()
 
     # --- transitions
