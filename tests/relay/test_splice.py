@@ -13,7 +13,8 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole.relay._interfaces import ISplicer
-from wormhole.relay._splice import PipePool, Splicer, splice_available
+from wormhole.relay._splice import (PIPE_SIZE, PipePool, Splicer,
+                                    big_pipe_budget, splice_available)
 
 if not splice_available():  # pragma: no cover - the CI is Linux
     skip = "splice(2) is Linux only"
@@ -423,6 +424,33 @@ class Pool(Base):
         self.assertEqual(self.reactor.readers | self.reactor.writers, set())
         self.assertIsNone(s.error)
         self.assertEqual(self.ta.sock.recv(10), b"x")
+
+    def test_big_pipes_within_budget(self):
+        """Only ``max_big`` pipes alive are grown; the next ones keep the
+        kernel's default, and a big one given back is used again."""
+        pool = PipePool(size=256 * 1024, max_big=1)
+        self.addCleanup(pool.close)
+        p1, p2 = pool.get(), pool.get()
+        self.assertEqual((p1.size, p2.size), (256 * 1024, 64 * 1024))
+        pool.discard(p2)
+        pool.put(p1)
+        self.assertIs(pool.get(), p1)
+        pool.discard(p1)
+        self.assertEqual(pool.get().size, 256 * 1024)
+
+    def test_budget(self):
+        """root: no budget; anyone else: half of the per-user soft limit,
+        in pipes of PIPE_SIZE; a soft limit of 0 is no limit."""
+        path = self.mktemp()
+        with open(path, "w") as f:
+            f.write("16384\n")
+        self.assertIsNone(big_pipe_budget(euid=0, soft_limit_path=path))
+        page = os.sysconf("SC_PAGE_SIZE")
+        self.assertEqual(big_pipe_budget(euid=1000, soft_limit_path=path),
+                         16384 * page // 2 // PIPE_SIZE)
+        with open(path, "w") as f:
+            f.write("0\n")
+        self.assertIsNone(big_pipe_budget(euid=1000, soft_limit_path=path))
 
     def test_pipe_size(self):
         """Pipes are grown to the size asked for (when the kernel lets

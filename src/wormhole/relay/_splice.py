@@ -61,17 +61,41 @@ def splice_available(platform=sys.platform):
     return platform.startswith("linux") and hasattr(os, "splice")
 
 
-class _Pipe:
-    """One non-blocking pipe, grown to ``size`` when the kernel lets us."""
+def big_pipe_budget(euid=None, soft_limit_path="/proc/sys/fs/pipe-user-pages-soft"):
+    """How many pipes of PIPE_SIZE the relay grows before it keeps the
+    kernel's default size (None: no limit). An unprivileged user's pipes
+    share fs.pipe-user-pages-soft (16384 pages, 64 MiB): past it every
+    new pipe gets two pages. Half of it goes to big pipes, and the other
+    half leaves room for 4x as many default ones (64 KiB, 16 pages): with
+    many pairs, all of them splice, the first ones faster. root is not
+    limited."""
+    if (os.geteuid() if euid is None else euid) == 0:
+        return None
+    try:
+        with open(soft_limit_path) as f:
+            pages = int(f.read())
+    except (OSError, ValueError):
+        pages = 16384
+    if pages == 0:
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") // 2 // PIPE_SIZE
 
-    __slots__ = ("r", "w", "size")
+
+class _Pipe:
+    """One non-blocking pipe, grown to ``size`` when asked (and the kernel
+    lets us)."""
+
+    __slots__ = ("r", "w", "size", "big")
 
     def __init__(self, size, min_size):
         self.r, self.w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            fcntl.fcntl(self.w, _SETPIPE_SZ, size)
-        except OSError:
-            pass
+        self.big = False
+        if size:
+            try:
+                fcntl.fcntl(self.w, _SETPIPE_SZ, size)
+                self.big = True
+            except OSError:
+                pass
         self.size = fcntl.fcntl(self.w, _GETPIPE_SZ)
         if self.size < min_size:
             self.close()
@@ -89,24 +113,35 @@ class PipePool:
     when the kernel gives a pipe smaller than ``min_size``: the Splicer
     that asked then hands its pair to the plain path."""
 
-    def __init__(self, size=PIPE_SIZE, keep=16, min_size=MIN_PIPE_SIZE):
+    def __init__(self, size=PIPE_SIZE, keep=16, min_size=MIN_PIPE_SIZE,
+                 max_big=None):
         self._size = size
         self._min_size = min_size
         self._keep = keep
+        self._max_big = max_big  # big_pipe_budget()
+        self._big = 0  # grown pipes alive
         self._idle = []
         self._closed = False
 
     def get(self):
         if self._idle:
             return self._idle.pop()
-        return _Pipe(self._size, self._min_size)
+        grow = self._max_big is None or self._big < self._max_big
+        pipe = _Pipe(self._size if grow else 0, self._min_size)
+        self._big += pipe.big
+        return pipe
 
     def put(self, pipe):
         """``pipe`` must be empty."""
         if self._closed or len(self._idle) >= self._keep:
-            pipe.close()
+            self.discard(pipe)
         else:
             self._idle.append(pipe)
+
+    def discard(self, pipe):
+        """Close a pipe of ours."""
+        self._big -= pipe.big
+        pipe.close()
 
     def idle(self):
         """How many empty pipes wait here."""
@@ -117,7 +152,7 @@ class PipePool:
         self._closed = True
         idle, self._idle = self._idle, []
         for pipe in idle:
-            pipe.close()
+            self.discard(pipe)
 
 
 class _Pump:
@@ -214,7 +249,7 @@ class _Pump:
                 self._pending -= len(chunk)
                 out.append(chunk)
         except BaseException:
-            pipe.close()
+            self._pool.discard(pipe)
             raise
         self._pending = 0
         self._pool.put(pipe)

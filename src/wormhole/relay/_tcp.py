@@ -7,7 +7,7 @@ from twisted.internet.protocol import Factory, Protocol
 from zope.interface import implementer
 
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
-from ._splice import PipePool, Splicer, splice_available
+from ._splice import PipePool, Splicer, big_pipe_budget, splice_available
 
 # Reads on the plain path stay Twisted's 64 KiB: 128 and 256 KiB saved no
 # measurable CPU under 100 pairs and cost 15-40 MiB of RSS (the write
@@ -127,7 +127,8 @@ class RelayTCPFactory(Factory):
             from twisted.internet import reactor
         self.reactor = reactor
         self.splice = splice and splice_available()
-        self.pipes = PipePool() if self.splice else None
+        self.pipes = (PipePool(max_big=big_pipe_budget()) if self.splice
+                      else None)
 
     def stopFactory(self):
         # the port is closed; pairs still splicing close their pipes as
