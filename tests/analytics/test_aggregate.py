@@ -200,15 +200,65 @@ class Incremental(unittest.TestCase):
         self.assertEqual(later["days"], ["2026-01-02"])
         after = sorted(os.listdir(os.path.join(store, "events")))
         self.assertEqual(after, before + ["day=2026-01-02"])
-        with open(files[0], "a") as f:
-            f.write("{}\n")
-        p = QuietProgress()
-        changed = ingest(spark(), files, store, today="2026-01-03",
-                         progress=p)
-        self.assertEqual(changed["files"], 0)
-        self.assertTrue(any("changed since" in line for line in p.lines))
         total = spark().read.parquet(os.path.join(store, "events")).count()
         self.assertEqual(total, 300)
+
+    def test_grown_and_rewritten_files(self):
+        """A file that grew since it was ingested is read from where the
+        last run stopped: only its new lines are counted. One that shrank
+        (rewritten) is reported and skipped instead of counted twice."""
+        base = os.path.abspath(self.mktemp())
+        [path] = write_files(os.path.join(base, "ev"), 100, seed=4, days=1)
+        store = os.path.join(base, "store")
+        ingest(spark(), [path], store, progress=QuietProgress())
+        with open(path) as f:
+            first = f.readline()
+        with open(path, "a") as f:
+            f.write(first)
+            f.write("{}\n")
+        p = QuietProgress()
+        grown = ingest(spark(), [path], store, progress=p)
+        self.assertEqual((grown["files"], grown["events"],
+                          grown["quarantined"]), (1, 1, 1))
+        self.assertEqual(grown["reasons"], {"bad-version": 1})
+        self.assertTrue(any("grew" in line for line in p.lines))
+        events = spark().read.parquet(os.path.join(store, "events"))
+        self.assertEqual(events.count(), 101)
+        # the day's summary was recomputed from all its events
+        summary = spark().read.parquet(os.path.join(store, "summary",
+                                                    "daily"))
+        with open(path) as f:
+            binds = sum('"kind":"bind"' in line for line in f)
+        self.assertEqual(summary.groupBy().sum("n").collect()[0][0],
+                         101 - binds)
+        with open(path, "w") as f:
+            f.write(first)
+        p = QuietProgress()
+        changed = ingest(spark(), [path], store, progress=p)
+        self.assertEqual(changed["files"], 0)
+        self.assertTrue(any("changed since" in line for line in p.lines))
+        self.assertEqual(spark().read.parquet(
+            os.path.join(store, "events")).count(), 101)
+
+    def test_open_file_whole_lines_only(self):
+        """With --include-open, today's file is read up to its last whole
+        line; the unterminated tail is read by the next run, once whole."""
+        base = os.path.abspath(self.mktemp())
+        [path] = write_files(os.path.join(base, "ev"), 50, seed=5, days=1)
+        with open(path) as f:
+            lines = f.readlines()
+        with open(path, "w") as f:
+            f.writelines(lines[:-1])
+            f.write(lines[-1][:10])
+        store = os.path.join(base, "store")
+        first = ingest(spark(), [path], store, today="2026-01-01",
+                       include_open=True, progress=QuietProgress())
+        self.assertEqual(first["events"] + first["quarantined"], 49)
+        with open(path, "a") as f:
+            f.write(lines[-1][10:])
+        second = ingest(spark(), [path], store, today="2026-01-01",
+                        include_open=True, progress=QuietProgress())
+        self.assertEqual((second["events"], second["quarantined"]), (1, 0))
 
     def test_day_added_to_later(self):
         """Events for a day that is already summarised (another server's

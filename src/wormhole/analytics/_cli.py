@@ -77,7 +77,7 @@ def main(argv=None):
             print(f"{n}\t{name}")
         return 0
     from ._session import SHORT_JOB_CONF, get_session
-    conf = dict(SHORT_JOB_CONF) if args.command == "report" else {}
+    conf = dict(SHORT_JOB_CONF)
     conf.update(_conf(args.conf))
     spark = get_session(args.master, conf=conf, progress=not args.quiet)
     try:
@@ -86,8 +86,11 @@ def main(argv=None):
             r = ingest(spark, args.events, args.store,
                        include_open=args.include_open,
                        progress=Progress("ingest", quiet=args.quiet))
+            reasons = ",".join(f"{k}:{v}" for k, v in r["reasons"].items())
             print(f"files={r['files']} skipped={r['skipped']} "
-                  f"events={r['events']} quarantined={r['quarantined']}")
+                  f"events={r['events']} quarantined={r['quarantined']} "
+                  f"quarantine_reasons={reasons or '-'} "
+                  f"days={len(r['days'])}")
         else:
             from ._report import run_report
             run_report(spark, args.store, args.out, args.since, args.until,

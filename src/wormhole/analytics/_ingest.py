@@ -1,17 +1,24 @@
 """``ingest``: JSON-lines usage events to Parquet, partitioned by day.
 
 Incremental (issue 6 "Benchmark": "only new days touched"): a manifest in
-the store remembers every input file by path, size and mtime; a file seen
-before is skipped, a file that changed since is reported and skipped (its
-rows are already in the store; re-reading it would count them twice), and
-by default a file named for today's UTC day is left for tomorrow's run
-because the servers are still appending to it.
+the store remembers every input file by path, size, mtime and the offset
+read up to. A file seen before and unchanged is skipped; a file that grew
+(the servers append whole lines to the day's file) is read from that
+offset on, so only its new lines are ingested; a file that shrank or was
+rewritten is reported and skipped (re-reading it would count its lines
+twice). By default a file named for today's UTC day is left for
+tomorrow's run because the servers are still appending to it.
 
-One pass over the input: every line is parsed with the explicit schema,
-checked, and written either to ``events/day=D/`` or to
-``quarantine/day=D/`` (with the reason and the raw line), never dropped.
-The Spark job writes into a staging folder; its files are then moved into
-the day folders, so a failed run leaves the store as it was.
+One pass over the input, in the Spark Python workers with pyarrow (issue
+6 "Targets": ingest at least 2x the straightforward job's events per
+second): each task takes a split of a file, parses and checks its lines
+(``_arrow_parse``), writes the valid events and the quarantined lines
+(with the reason and the raw line, never dropped) as Parquet, and the
+partial summaries of what it read (``_split_task``). Spark merges the
+partial summaries of the days new to the store; days the store already
+had are recomputed from all their events. The tasks write into a staging
+folder; their files are then moved into the day folders, so a failed
+run leaves the store as it was.
 """
 
 import datetime
@@ -26,9 +33,10 @@ from ._progress import Progress
 
 MANIFEST = "_ingested.json"
 _DAY_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
-# events from before 2000 or after 2100 are not real (and would overflow
-# date arithmetic under ANSI mode)
-_MIN_T, _MAX_T = 946684800.0, 4102444800.0
+# the most bytes of one file one task reads (--conf to change): what a
+# Python worker holds is a few times this, whatever the input's size
+SPLIT_CONF = "spark.wormhole.ingest.splitBytes"
+SPLIT_BYTES = 64 << 20
 
 
 def expand_inputs(paths):
@@ -65,95 +73,84 @@ def _save_manifest(store, manifest):
     os.replace(tmp, os.path.join(store, MANIFEST))
 
 
+def _open_end(path, size):
+    """The end of the last whole line of a file the servers may still be
+    appending to: its unterminated tail is left for the next run."""
+    with open(path, "rb") as f:
+        pos = size
+        while pos > 0:
+            step = min(pos, 1 << 16)
+            f.seek(pos - step)
+            chunk = f.read(step)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                return pos - step + i + 1
+            pos -= step
+    return 0
+
+
 def plan(files, manifest, today, include_open=False):
-    """Split input files into (new, skipped) where skipped is a list of
-    (path, why)."""
+    """Split input files into (new, skipped): new is a list of (path,
+    start, end) byte ranges to read, skipped a list of (path, why).
+
+    A file that grew since it was ingested is read from where the last
+    run stopped; one that shrank or was rewritten at the same size is
+    reported and skipped. A file named for today's UTC day is left alone
+    unless ``include_open``, and then only its whole lines are read."""
     new, skipped = [], []
     for path in files:
         st = os.stat(path)
         seen = manifest.get(path)
-        if seen is not None:
-            if seen["size"] == st.st_size and seen["mtime"] == st.st_mtime:
-                skipped.append((path, "already ingested"))
-            else:
-                skipped.append((path, "changed since it was ingested"))
-            continue
         m = _DAY_IN_NAME.search(os.path.basename(path))
-        if m and m.group(1) >= today and not include_open:
+        is_open = bool(m and m.group(1) >= today)
+        if is_open and not include_open:
             skipped.append((path, "today's file is still being written"))
             continue
-        new.append(path)
+        gz = path.endswith(".gz")
+        offset = 0
+        if seen is not None:
+            offset = seen.get("offset", seen["size"])
+            same = (seen["size"] == st.st_size
+                    and seen["mtime"] == st.st_mtime)
+            if not same and (st.st_size <= seen["size"] or gz):
+                skipped.append((path, "changed since it was ingested"))
+                continue
+            if gz:
+                skipped.append((path, "already ingested"))
+                continue
+        end = _open_end(path, st.st_size) if is_open and not gz \
+            else st.st_size
+        if end <= offset:
+            skipped.append((path, "already ingested"))
+            continue
+        new.append((path, offset, end))
     return new, skipped
 
 
-def checked_events(spark, files):
-    """The parsed events with ``_reason`` (None when valid), ``_raw``,
-    ``_source`` and ``day``: the whole validation, as one projection."""
-    from pyspark.sql import functions as F
-
-    from . import _schema as S
-    df = (spark.read.schema(S.EVENT_JSON)
-          .option("columnNameOfCorruptRecord", S.CORRUPT)
-          .option("mode", "PERMISSIVE")
-          .json(files))
-    c = F.col
-    mailbox_like = c("kind").isin("nameplate", "mailbox")
-
-    def bad_number(name):
-        return F.isnan(c(name)) | (F.abs(c(name)) == float("inf"))
-
-    reason = (
-        F.when(c(S.CORRUPT).isNotNull(), "malformed")
-        .when(c("v").isNull() | (c("v") != S.SCHEMA_VERSION), "bad-version")
-        .when(c("kind").isNull() | ~c("kind").isin(*S.KINDS), "unknown-kind")
-        .when(c("server").isNull() | c("started").isNull(),
-              "missing-field")
-        .when((c("kind") != "bind")
-              & (c("total_time").isNull() | c("result").isNull()),
-              "missing-field")
-        .when((c("kind") == "bind")
-              & (F.coalesce(F.size(c("clients")), F.lit(0)) < 1),
-              "missing-field")
-        .when(bad_number("started")
-              | F.coalesce(bad_number("total_time"), F.lit(False))
-              | F.coalesce(bad_number("waiting_time"), F.lit(False))
-              | (c("started") < _MIN_T) | (c("started") >= _MAX_T),
-              "bad-number")
-        .when((c("total_time") < 0) | (c("waiting_time") < 0)
-              | (c("bytes") < 0), "negative")
-        .when(mailbox_like & ~c("result").isin(*S.MAILBOX_RESULTS),
-              "unknown-mood")
-        .when((c("kind") == "relay") & ~c("result").isin(*S.RELAY_RESULTS),
-              "unknown-mood")
-    )
-    good_t = (c("started") >= _MIN_T) & (c("started") < _MAX_T)
-    day = F.coalesce(
-        F.date_format(F.timestamp_seconds(
-            F.when(good_t & ~F.isnan(c("started")), c("started"))),
-            "yyyy-MM-dd"),
-        F.lit("unknown"))
-    cols = [c(n) for n in S.EVENT_COLUMNS]
-    return df.select(
-        *cols,
-        reason.alias("_reason"),
-        F.when(reason.isNotNull(), F.coalesce(
-            c(S.CORRUPT), F.to_json(F.struct(*cols)))).alias("_raw"),
-        # only for quarantined rows: asking the scan for every row's file
-        # path (the _metadata column) cost a third of the parse-and-write
-        # time; input_file_name() is evaluated only where it is used
-        F.when(reason.isNotNull(), F.input_file_name()).alias("_source"),
-        day.alias("day"))
+def splits(ranges, split_bytes):
+    """Byte ranges cut into splits of at most ``split_bytes`` (gzipped
+    files whole): each is one Spark task."""
+    out = []
+    for path, start, end in ranges:
+        if path.endswith(".gz"):
+            out.append((path, start, end))
+            continue
+        pos = start
+        while pos < end:
+            out.append((path, pos, min(end, pos + split_bytes)))
+            pos += split_bytes
+    return out
 
 
 def ingest(spark, inputs, store, today=None, include_open=False,
-           progress=None):
-    """Run the ingest; returns a dict of counts."""
-    from pyspark.sql import functions as F
-
-    from . import _schema as S
+           progress=None, split_bytes=None):
+    """Run the ingest; returns a dict of counts (``reasons``: the
+    quarantined lines of this run by reason)."""
     progress = progress or Progress("ingest")
     today = today or datetime.datetime.now(
         datetime.timezone.utc).strftime("%Y-%m-%d")
+    split_bytes = int(split_bytes or spark.conf.get(
+        SPLIT_CONF, str(SPLIT_BYTES)))
     os.makedirs(store, exist_ok=True)
     manifest = load_manifest(store)
     files = expand_inputs(inputs)
@@ -161,42 +158,109 @@ def ingest(spark, inputs, store, today=None, include_open=False,
     for path, why in skipped:
         progress.say(f"skip {path}: {why}")
     result = {"files": len(new), "skipped": len(skipped), "events": 0,
-              "quarantined": 0, "days": []}
+              "quarantined": 0, "reasons": {}, "days": []}
     if not new:
         progress.say("nothing new to ingest")
         return result
-    stats = {p: os.stat(p) for p in new}
+    for path, start, _end in new:
+        if start:
+            progress.say(f"{path} grew: reading from byte {start}")
+    stats = {p: os.stat(p) for p, _s, _e in new}
     batch = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     staging = os.path.join(store, "_staging", batch)
-    progress.say(f"reading {len(new)} files into batch {batch}")
-    df = checked_events(spark, new)
-    table = F.when(F.col("_reason").isNull(), "events") \
-        .otherwise("quarantine")
-    out = df.select(*S.EVENT_COLUMNS, "_reason", "_raw", "_source", "day",
-                    table.alias("_table"))
-    (out.write.mode("error").partitionBy("_table", "day")
-     .option("compression", "zstd").parquet(staging))
-    progress.say("parsed and written; counting")
-    counts = (spark.read.parquet(staging).groupBy("_table", "day").count()
-              .collect())
+    os.makedirs(staging)
+    parts = splits(new, split_bytes)
+    progress.say(f"reading {len(new)} files ({len(parts)} splits) into "
+                 f"batch {batch}")
+    by_table = {}
+    for table, day, path, rows in _run_tasks(spark, parts, staging):
+        by_table.setdefault(table, []).append((day, path, rows))
     days = set()
-    for row in counts:
-        key = "events" if row["_table"] == "events" else "quarantined"
-        result[key] += row["count"]
-        days.add(row["day"])
+    for key, table in (("events", "events"), ("quarantined", "quarantine")):
+        for day, _path, rows in by_table.get(table, []):
+            result[key] += rows
+            days.add(day)
     result["days"] = sorted(days)
-    _publish(staging, store, batch)
-    for p in new:
-        manifest[p] = {"size": stats[p].st_size, "mtime": stats[p].st_mtime,
-                       "batch": batch}
+    # days the store has never seen: their summaries come from this
+    # pass's partial ones; the others are recomputed from the store
+    fresh = sorted(d for d in days if not any(
+        os.path.isdir(os.path.join(store, t, f"day={d}"))
+        for t in ("events", "quarantine")))
+    old = sorted(days.difference(fresh))
+    progress.say(f"parsed and written; summarising {len(days)} days "
+                 f"({len(old)} already in the store)")
+    summary = _merge_partials(spark, by_table, fresh, staging)
+    result["reasons"] = _reasons(by_table)
+    _publish(by_table, store, batch)
+    for path, _start, end in new:
+        manifest[path] = {"size": stats[path].st_size,
+                          "mtime": stats[path].st_mtime, "offset": end,
+                          "batch": batch}
     _save_manifest(store, manifest)
-    shutil.rmtree(os.path.join(store, "_staging", batch), ignore_errors=True)
-    progress.say(f"summarising {len(days)} days")
-    summarise_days(spark, store, sorted(days))
+    _publish_summaries(summary, store, batch)
+    shutil.rmtree(staging, ignore_errors=True)
+    if old:
+        summarise_days(spark, store, old)
     progress.say(f"ingested {result['events']} events, quarantined "
                  f"{result['quarantined']}, days {', '.join(result['days'])}")
     return result
+
+
+def _run_tasks(spark, parts, staging):
+    """One Spark task per split, each parsing, checking and writing with
+    pyarrow in the Python worker (``_split_task.run_split``); the files
+    they wrote, as (table, day, path, rows)."""
+    import functools
+
+    from . import _split_task as T
+    # the tasks get split numbers and look the splits up: no Python RDD
+    # (which would be one more Python pass per task) for a few paths
+    ids = spark.range(0, len(parts), 1, len(parts))
+    out = ids.mapInArrow(
+        functools.partial(T.task, parts=parts, staging=staging), T.OUT_DDL)
+    return [tuple(r) for r in out.collect()]
+
+
+def _merge_partials(spark, by_table, days, staging):
+    """The summaries of ``days`` (new to the store) from the parse
+    tasks' partial ones, one Spark task per day; the files written under
+    ``staging/summary``, as (table, day, path, rows)."""
+    import functools
+
+    from . import _split_task as T
+    if not days:
+        return []
+    per_day = {d: {} for d in days}
+    for name in ("daily", "sides", "qcount"):
+        for day, path, _rows in by_table.get(name, []):
+            if day in per_day:
+                per_day[day].setdefault(name, []).append(path)
+    work = sorted(per_day.items())
+    out = os.path.join(staging, "summary")
+    ids = spark.range(0, len(work), 1, len(work))
+    merged = ids.mapInArrow(
+        functools.partial(T.merge_task, days=work, out=out), T.OUT_DDL)
+    return [tuple(r) for r in merged.collect()]
+
+
+def _reasons(by_table):
+    """Quarantined lines of this run by reason (from the parse tasks'
+    per-day counts: a few rows per split)."""
+    import pyarrow.parquet as pq
+    paths = [p for _d, p, _n in by_table.get("qcount", [])]
+    if not paths:
+        return {}
+    t = pq.read_table(paths, partitioning=None).group_by("reason").aggregate([("n", "sum")])
+    return dict(sorted(zip(t["reason"].to_pylist(),
+                           t["n_sum"].to_pylist())))
+
+
+def _write_summaries(store, tables):
+    for name, df in tables.items():
+        (df.write.mode("overwrite").partitionBy("day")
+         .option("partitionOverwriteMode", "dynamic")
+         .parquet(os.path.join(store, "summary", name)))
 
 
 def summarise_days(spark, store, days):
@@ -213,10 +277,7 @@ def summarise_days(spark, store, days):
             quarantine)["quarantine"]}
     else:
         tables = A.summarise(events, quarantine)
-    for name, df in tables.items():
-        (df.write.mode("overwrite").partitionBy("day")
-         .option("partitionOverwriteMode", "dynamic")
-         .parquet(os.path.join(store, "summary", name)))
+    _write_summaries(store, tables)
 
 
 def _empty_events_schema():
@@ -228,18 +289,26 @@ def _empty_events_schema():
                         + [T.StructField("day", T.StringType())])
 
 
-def _publish(staging, store, batch):
-    """Move the staged part files into ``events/day=D`` and
+def _publish_summaries(written, store, batch):
+    """Replace the summary partitions of the merged days with the merge
+    tasks' files (what a dynamic partition overwrite does)."""
+    for table, day, path, _rows in written:
+        dst = os.path.join(store, "summary", table, f"day={day}")
+        if os.path.isdir(dst):
+            gone = f"{dst}.{batch}.old"
+            os.replace(dst, gone)
+            shutil.rmtree(gone)
+        os.makedirs(dst)
+        os.replace(path, os.path.join(dst, f"{batch}-"
+                                      f"{os.path.basename(path)}"))
+
+
+def _publish(by_table, store, batch):
+    """Move the files the tasks wrote into ``events/day=D`` and
     ``quarantine/day=D``: only the days in this batch are touched."""
-    for table_dir in os.listdir(staging):
-        if not table_dir.startswith("_table="):
-            continue
-        table = table_dir.split("=", 1)[1]
-        for day_dir in os.listdir(os.path.join(staging, table_dir)):
-            src = os.path.join(staging, table_dir, day_dir)
-            dst = os.path.join(store, table, day_dir)
+    for table in ("events", "quarantine"):
+        for day, path, _rows in by_table.get(table, []):
+            dst = os.path.join(store, table, f"day={day}")
             os.makedirs(dst, exist_ok=True)
-            for name in os.listdir(src):
-                if name.endswith(".parquet"):
-                    os.replace(os.path.join(src, name),
-                               os.path.join(dst, f"{batch}-{name}"))
+            os.replace(path, os.path.join(
+                dst, f"{batch}-{os.path.basename(path)}"))

@@ -1,0 +1,374 @@
+"""What one Spark task of ``ingest`` does with one split of an event file,
+in the Python worker, with pyarrow: read the split's whole lines, parse
+and check them (``_arrow_parse``), write the valid events and the
+quarantined lines as Parquet into the batch's staging folder (one file
+per day), and write this split's partial summaries next to them:
+
+- ``daily``: per (day, kind, server, app_id) the counts by result, the
+  size histogram, the bytes and two KLL sketches (Apache DataSketches, the
+  same binary format as Spark's ``kll_sketch_agg_double``, so Spark merges
+  them with ``kll_merge_agg_double``);
+- ``sides``: (day, server, side, impl, version) of every client of a
+  nameplate, mailbox or bind (deduplicated by Spark across splits);
+- ``qcount``: quarantined lines per (day, reason).
+
+So the events are read once, and the summaries of the days new to the
+store need no second pass over them. The task returns one row per file it
+wrote; the driver moves only the files that successful task attempts
+reported, so a retried task cannot leave a duplicate behind.
+
+A split is a byte range [start, end) of a file; it owns the lines that
+begin inside it (Hadoop's rule), so splits of one file never share or
+miss a line. Gzipped files are one split each.
+"""
+
+import gzip
+import os
+import uuid
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .._usage_events import MAILBOX_RESULTS, RELAY_RESULTS
+from . import _arrow_parse as P
+
+RESULTS = list(dict.fromkeys(MAILBOX_RESULTS + RELAY_RESULTS))
+N_BUCKETS = 10  # _aggregate.SIZE_BUCKETS
+SKETCH_K = 1000  # _aggregate.SKETCH_K
+_READ_MORE = 1 << 16
+# the few-valued columns; a dictionary of the others (times, sides) costs
+# time and saves nothing
+_DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
+               "_source", "impl", "version"}
+
+# one row per file written: what the driver collects
+OUT_DDL = "table string, day string, path string, rows long"
+OUT = pa.schema([("table", pa.string()), ("day", pa.string()),
+                 ("path", pa.string()), ("rows", pa.int64())])
+
+
+def read_split(path, start, end):
+    """The bytes of the whole lines that begin in [start, end)."""
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as f:
+            return f.read()
+    with open(path, "rb") as f:
+        if start > 0:
+            # a line begins at start only if the byte before is a newline
+            pos = start - 1
+            f.seek(pos)
+            while True:
+                chunk = f.read(_READ_MORE)
+                if not chunk:
+                    return b""
+                i = chunk.find(b"\n")
+                if i >= 0:
+                    start = pos + i + 1
+                    break
+                pos += len(chunk)
+        if start >= end:
+            return b""
+        f.seek(start)
+        data = f.read(end - start)
+        if data.endswith(b"\n") or len(data) < end - start:
+            return data
+        # finish the line that begins before end
+        tail = []
+        while True:
+            chunk = f.read(_READ_MORE)
+            if not chunk:
+                break
+            i = chunk.find(b"\n")
+            if i >= 0:
+                tail.append(chunk[:i + 1])
+                break
+            tail.append(chunk)
+        return data + b"".join(tail)
+
+
+def run_split(path, start, end, staging):
+    """Process one split; a list of (table, day, path, rows)."""
+    parsed = P.parse(read_split(path, start, end))
+    tag = uuid.uuid4().hex
+    written = []
+    ok = parsed.reason == 0
+    table = parsed.table
+    day = parsed.day  # codes into names
+    names = np.array(parsed.day_names, dtype=object)
+    # events, one file per day
+    if ok.any():
+        all_ok = ok.all()  # the usual case: no copy
+        events = table if all_ok else table.filter(pa.array(ok))
+        ev_day = day if all_ok else day[ok]
+        written += _write_by_day(events, ev_day, names, staging, "events",
+                                 tag)
+        written += _summaries(events, ev_day, names, staging, tag)
+    bad = np.nonzero(~ok)[0]
+    if len(bad):
+        q = table.take(pa.array(bad))
+        codes = parsed.reason[bad]
+        q = q.append_column("_reason", pa.array(P.reason_names(codes),
+                                                pa.string()))
+        q = q.append_column("_raw", pa.array(parsed.raw(bad), pa.string()))
+        q = q.append_column("_source", pa.array([path] * len(bad),
+                                                pa.string()))
+        q_day = day[bad]
+        written += _write_by_day(q, q_day, names, staging, "quarantine",
+                                 tag)
+        counts = pa.table({"day": pa.array(names[q_day], pa.string()),
+                           "reason": q["_reason"]}).group_by(
+            ["day", "reason"]).aggregate([([], "count_all")]).rename_columns(
+            ["day", "reason", "n"])
+        written += _write_parts(counts, staging, "qcount", tag)
+    return written
+
+
+def _write(table, staging, name, day, tag):
+    folder = os.path.join(staging, name) if day is None else os.path.join(
+        staging, name, f"day={day}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"part-{tag}.parquet")
+    pq.write_table(table, path, compression="zstd", use_dictionary=[
+        c for c in table.column_names if c in _DICTIONARY])
+    return (name, day, path, table.num_rows)
+
+
+def _write_parts(table, staging, name, tag):
+    """A partial summary (with a ``day`` column) as one file per day
+    under ``partial/<name>/day=D``, so the merge of a day reads only its
+    own."""
+    day = table["day"].to_numpy(zero_copy_only=False)
+    names, codes = np.unique(day, return_inverse=True)
+    rest = table.drop_columns(["day"])
+    return _write_by_day(rest, codes.reshape(-1), names,
+                         os.path.join(staging, "partial"), name, tag)
+
+
+def _write_by_day(table, day, names, staging, name, tag):
+    out = []
+    for d in np.unique(day):
+        rows = np.nonzero(day == d)[0]
+        part = table if len(rows) == len(day) else table.take(pa.array(rows))
+        out.append(_write(part, staging, name, names[d], tag))
+    return out
+
+
+def _codes(col):
+    """(int codes, names) of a string column."""
+    enc = pc.dictionary_encode(col).combine_chunks()
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    names = enc.dictionary.to_pylist()
+    return idx, names
+
+
+def _summaries(events, ev_day, names, staging, tag):
+    """The partial ``daily`` and ``sides`` summaries of valid events."""
+    out = []
+    kind = events["kind"]
+    not_bind = pc.not_equal(kind, "bind").to_numpy(zero_copy_only=False)
+    ev = events.select(["kind", "server", "app_id", "result", "bytes",
+                        "waiting_time", "total_time"]).filter(
+        pa.array(not_bind))
+    if ev.num_rows:
+        out += _write_parts(_daily(ev, ev_day[not_bind], names), staging,
+                            "daily", tag)
+    sides = _sides(events, names[ev_day])
+    if sides.num_rows:
+        out += _write_parts(sides, staging, "sides", tag)
+    return out
+
+
+def _daily(ev, day_idx, day_names):
+    """Per (day, kind, server, app_id) group of non-bind events: counts by
+    result, size histogram, bytes, KLL sketches (the columns of
+    ``_aggregate.summarise``), with a ``day`` column."""
+    kind_idx, kind_names = _codes(ev["kind"])
+    srv_idx, srv_names = _codes(ev["server"])
+    app_idx, app_names = _codes(pc.fill_null(ev["app_id"], ""))
+    key = (((day_idx.astype(np.int64) * len(kind_names) + kind_idx)
+            * len(srv_names) + srv_idx) * len(app_names) + app_idx)
+    # rows sorted by group: every per-group figure is a reduceat
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    bounds = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    first = order[bounds]
+    n_groups = len(bounds)
+    group = np.cumsum(np.r_[False, sorted_key[1:] != sorted_key[:-1]])
+
+    def counts(mask_sorted):
+        return np.add.reduceat(mask_sorted.astype(np.int64), bounds)
+
+    def sums(values_sorted, mask_sorted):
+        """Integer sums per group; null where no value counted."""
+        total = np.add.reduceat(np.where(mask_sorted, values_sorted, 0),
+                                bounds)
+        return pa.array(total, pa.int64(), mask=counts(mask_sorted) == 0)
+
+    cols = {
+        "day": pa.array(np.asarray(day_names, object)[day_idx[first]],
+                        pa.string()),
+        "kind": pa.array(np.array(kind_names, object)[kind_idx[first]],
+                         pa.string()),
+        "server": pa.array(np.array(srv_names, object)[srv_idx[first]],
+                           pa.string()),
+        "app_id": pa.array(np.array(app_names, object)[app_idx[first]],
+                           pa.string()),
+        "n": pa.array(np.diff(np.r_[bounds, len(key)]).astype(np.int64)),
+    }
+    res_idx, res_names = _codes(pc.fill_null(ev["result"], ""))
+    # one bincount over (group, result) for all the result counts
+    by_result = np.bincount(group * len(res_names) + res_idx[order],
+                            minlength=n_groups * len(res_names))\
+        .reshape(n_groups, len(res_names))
+    for r in RESULTS:
+        cols[r] = pa.array(by_result[:, res_names.index(r)]
+                           if r in res_names else np.zeros(n_groups,
+                                                           np.int64))
+    is_relay = (kind_idx == kind_names.index("relay"))[order] \
+        if "relay" in kind_names else np.zeros(len(key), bool)
+    nbytes_col = ev["bytes"]
+    has_bytes = pc.is_valid(nbytes_col).to_numpy(zero_copy_only=False)[order]
+    nbytes = pc.fill_null(nbytes_col, 0).to_numpy(zero_copy_only=False)[order]
+    bucket = np.where(is_relay, _bucket(nbytes), -1)
+    for i in range(N_BUCKETS):
+        cols[f"size_{i}"] = pa.array(counts(bucket == i))
+    for i in range(N_BUCKETS):
+        cols[f"size_bytes_{i}"] = sums(nbytes, (bucket == i) & has_bytes)
+    cols["bytes"] = sums(nbytes, has_bytes)
+    cols["wait_kll"] = _sketches(ev["waiting_time"], order, bounds)
+    cols["total_kll"] = _sketches(ev["total_time"], order, bounds)
+    return pa.table(cols)
+
+
+def _bucket(nbytes):
+    """_aggregate.size_bucket: 0 for 0 bytes, then one per power of ten
+    from 1 kB, capped."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pow10 = np.floor(np.log10(np.maximum(nbytes, 1))).astype(np.int64)
+    return np.where(nbytes <= 0, 0, np.where(
+        nbytes < 1000, 1, np.minimum(pow10 - 1, N_BUCKETS - 1)))
+
+
+def _sketches(col, order, bounds):
+    """One serialized KLL sketch per group of the non-null values."""
+    from datasketches import kll_doubles_sketch
+    values = pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False)[order]
+    out = []
+    ends = list(bounds[1:]) + [len(values)]
+    for lo, hi in zip(bounds, ends):
+        v = values[lo:hi]
+        v = v[~np.isnan(v)]
+        s = kll_doubles_sketch(SKETCH_K)
+        if len(v):
+            s.update(np.ascontiguousarray(v, dtype=np.float64))
+        out.append(s.serialize())
+    return pa.array(out, pa.binary())
+
+
+def _sides(events, day_names):
+    """(day, server, side, impl, version) of every client of nameplates,
+    mailboxes and binds."""
+    kind = events["kind"]
+    keep = pc.is_in(kind, pa.array(["nameplate", "mailbox", "bind"]))\
+        .to_numpy(zero_copy_only=False)
+    ev = events.filter(pa.array(keep))
+    clients = ev["clients"].combine_chunks()
+    flat = pc.list_flatten(clients)
+    parent = pc.list_parent_indices(clients)
+    if len(flat) == 0:
+        return pa.table({n: pa.array([], pa.string()) for n in
+                         ("day", "server", "side", "impl", "version")})
+    parent_np = parent.to_numpy(zero_copy_only=False)
+    valid = pc.is_valid(flat).to_numpy(zero_copy_only=False)
+    side = pc.struct_field(flat, "side")
+    valid &= pc.is_valid(side).to_numpy(zero_copy_only=False)
+    rows = pa.array(np.nonzero(valid)[0])
+    day = day_names[keep][parent_np[valid]]
+    return pa.table({
+        "day": pa.array(day, pa.string()),
+        "server": ev["server"].combine_chunks().take(
+            pa.array(parent_np[valid])),
+        "side": side.take(rows),
+        "impl": pc.fill_null(pc.struct_field(flat, "impl"), "unknown")
+        .take(rows),
+        "version": pc.fill_null(pc.struct_field(flat, "version"), "unknown")
+        .take(rows),
+    })
+
+
+def task(batches, parts, staging):
+    """The ``mapInArrow`` function of the parse stage: split numbers in,
+    files written out."""
+    for batch in batches:
+        rows = []
+        for i in batch.column("id").to_pylist():
+            rows += run_split(*parts[i], staging)
+        yield _rows(rows)
+
+
+def _rows(rows):
+    return pa.RecordBatch.from_arrays(
+        [pa.array(list(c), t) for c, t in zip(zip(*rows), OUT.types)]
+        if rows else [pa.array([], t) for t in OUT.types], schema=OUT)
+
+
+def merge_task(batches, days, out):
+    """The ``mapInArrow`` function of the summary stage: day numbers in
+    (``days[i]`` is (day, {partial name: [paths]})), files written out."""
+    for batch in batches:
+        rows = []
+        for i in batch.column("id").to_pylist():
+            day, paths = days[i]
+            rows += merge_day(day, paths, out)
+        yield _rows(rows)
+
+
+def merge_day(day, paths, out):
+    """The summaries of one day from its partial ones: ``daily`` (counts
+    summed, sketches merged per group), ``versions`` (each side once) and
+    ``quarantine``; one Parquet file each under ``out/<table>/day=D``."""
+    tag = uuid.uuid4().hex
+    written = []
+    if paths.get("daily"):
+        written.append(_write(_merge_daily(pq.read_table(paths["daily"], partitioning=None)),
+                              out, "daily", day, tag))
+    if paths.get("sides"):
+        sides = pq.read_table(paths["sides"], partitioning=None)
+        # a client that reconnects binds again with the same side: count
+        # each side once (its first impl and version)
+        first = sides.group_by(["server", "side"], use_threads=False)\
+            .aggregate([("impl", "first"), ("version", "first")])
+        versions = first.group_by(
+            ["server", "impl_first", "version_first"], use_threads=False)\
+            .aggregate([([], "count_all")]).rename_columns(
+            ["server", "impl", "version", "sides"])
+        written.append(_write(versions, out, "versions", day, tag))
+    if paths.get("qcount"):
+        q = pq.read_table(paths["qcount"], partitioning=None).group_by("reason").aggregate(
+            [("n", "sum")]).rename_columns(["reason", "n"])
+        written.append(_write(q, out, "quarantine", day, tag))
+    return written
+
+
+def _merge_daily(t):
+    from datasketches import kll_doubles_sketch
+    keys = ["kind", "server", "app_id"]
+    sums = [c for c in t.column_names
+            if c not in keys and not c.endswith("_kll")]
+    agg = t.group_by(keys, use_threads=False).aggregate(
+        [(c, "sum") for c in sums]
+        + [("wait_kll", "list"), ("total_kll", "list")])
+    cols = {k: agg[k] for k in keys}
+    for c in sums:
+        cols[c] = agg[f"{c}_sum"]
+    for c in ("wait_kll", "total_kll"):
+        merged = []
+        for parts in agg[f"{c}_list"].to_pylist():
+            s = kll_doubles_sketch.deserialize(parts[0])
+            for b in parts[1:]:
+                s.merge(kll_doubles_sketch.deserialize(b))
+            merged.append(s.serialize())
+        cols[c] = pa.array(merged, pa.binary())
+    return pa.table(cols)
