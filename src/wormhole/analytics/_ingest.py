@@ -238,7 +238,9 @@ def _merge_partials(spark, by_table, days, staging):
                 per_day[day].setdefault(name, []).append(path)
     work = sorted(per_day.items())
     out = os.path.join(staging, "summary")
-    ids = spark.range(0, len(work), 1, len(work))
+    # a day's merge is small: a few days per task, not a task per day
+    tasks = min(len(work), 2 * spark.sparkContext.defaultParallelism)
+    ids = spark.range(0, len(work), 1, tasks)
     merged = ids.mapInArrow(
         functools.partial(T.merge_task, days=work, out=out), T.OUT_DDL)
     return [tuple(r) for r in merged.collect()]
