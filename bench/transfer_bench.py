@@ -129,6 +129,16 @@ def wait_rusage(p, timeout=None):
         time.sleep(0.02)
 
 
+# python -c CPU_PROFILE OUT.prof SCRIPT ARGS...: cProfile in process CPU time
+CPU_PROFILE = (
+    "import cProfile, runpy, sys, time\n"
+    "out = sys.argv[1]; sys.argv = sys.argv[2:]\n"
+    "p = cProfile.Profile(time.process_time)\n"
+    "try:\n"
+    "    p.runcall(runpy.run_path, sys.argv[0], run_name='__main__')\n"
+    "finally:\n"
+    "    p.dump_stats(out)\n")
+
 BACKLOG = ""  # e.g. ":backlog=1024" from --backlog; Twisted's default listen queue is 50
 
 
@@ -194,8 +204,10 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
     wormhole = os.path.join(VENVS[impl], "bin", "wormhole")
     pre = []
     if profile_dir:
-        # cProfile around the CLI script (our venv's Python); not a measured run
-        pre = [os.path.join(VENVS[impl], "bin", "python"), "-m", "cProfile", "-o"]
+        # cProfile around the CLI script (our venv's Python); not a measured
+        # run. Timed in CPU seconds: wall-clock shares mislead on a shared
+        # machine (a send(2) preempted by another process looks expensive)
+        pre = [os.path.join(VENVS[impl], "bin", "python"), "-c", CPU_PROFILE]
     glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
     nl = ["--no-listen"] if no_listen else []
     out = f"/tmp/xferbench-out-{os.getpid()}.bin"
@@ -223,6 +235,10 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
             logs[name].append(text)
             if name == "recv" and "Receiving" in text and "offer" not in marks:
                 marks["offer"] = time.monotonic()
+            elif name == "recv" and text.startswith("Receiving ("):
+                marks["connected"] = time.monotonic()  # Transit is up
+            elif name == "recv" and text.startswith("Received file"):
+                marks["written"] = time.monotonic()  # renamed, before the close
 
     threads = [threading.Thread(target=reader, args=(n, p), daemon=True)
                for n, p in (("send", send), ("recv", recv))]
@@ -255,6 +271,11 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
             # the file part alone: from the offer to the receiver's exit
             "after_offer_mib_per_s": os.path.getsize(src) / 2 ** 20
             / (t_end - marks.get("offer", float("nan"))),
+            # phases: Transit connect (offer -> "Receiving (...)"), the bytes
+            # (-> "Received file written"), then closing and exiting
+            "connect_s": marks.get("connected", float("nan")) - marks.get("offer", float("nan")),
+            "bytes_s": marks.get("written", float("nan")) - marks.get("connected", float("nan")),
+            "exit_s": t_end - marks.get("written", float("nan")),
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
             "send_rss_mib": read_timed(rss_out["send"]),
             "recv_rss_mib": read_timed(rss_out["recv"])}
