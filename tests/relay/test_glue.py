@@ -119,6 +119,17 @@ class Glue(unittest.TestCase):
                          ["happy"])
         self.assertEqual(self.relay.connections(), [])
 
+    def test_close_resumes_reading(self):
+        """B was paused because A's transport was full; when A goes, B is
+        half-closed and reads again, or it would never see its client
+        close (and the pair's record would wait for the close timer)."""
+        pa, ta, pb, tb = self.pair()
+        ta.producer.pauseProducing()
+        self.assertEqual(tb.producerState, "paused")
+        pa.connectionLost(None)
+        self.assertTrue(tb.write_closed)
+        self.assertEqual(tb.producerState, "producing")
+
     def test_refusal_half_closes_then_aborts(self):
         """A bad handshake is answered, the write side closed, and if the
         client never closes, the connection is aborted after

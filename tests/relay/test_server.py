@@ -29,6 +29,18 @@ def eventually(seconds=0):
     return d
 
 
+def _pipes():
+    """How many pipes this process has open (the splice pipes are ours)."""
+    fds = "/proc/self/fd"
+    n = 0
+    for fd in os.listdir(fds):
+        try:
+            n += os.readlink(f"{fds}/{fd}").startswith("pipe:")
+        except OSError:
+            pass
+    return n
+
+
 class Base(unittest.TestCase):
     timeout = 30  # a refusal that never comes fails fast
     splice = True
@@ -143,6 +155,33 @@ class Basics(Base):
         yield a.closed
         yield self.r.when_usage(1)
         self.assertEqual(self.r.usage()[0]["total_bytes"], size + 14)
+
+    @inlineCallbacks
+    def test_reset_mid_transfer(self):
+        """A client that resets its connection while megabytes flow both
+        ways: its partner is closed, the pair's record is written (happy,
+        with what was moved), nothing is logged as an error, and no pipe
+        is left open once the relay stops."""
+        yield self.start()
+        a, b = yield self.pair()
+        # (the reactor makes a pipe of its own with the first connection;
+        # a spliced pair takes its first pipe with its first read)
+        pipes_before = _pipes()
+        a.keep = b.keep = False
+        chunk = os.urandom(256 * 1024)
+        for _ in range(8):
+            a.send(chunk)
+            b.send(chunk)
+        yield b.when_received(3 + 256 * 1024)
+        a.transport.abortConnection()
+        yield b.closed
+        yield self.r.when_usage(1)
+        [record] = self.r.usage()
+        self.assertEqual(record["mood"], "happy")
+        self.assertGreaterEqual(record["total_bytes"], 256 * 1024)
+        self.assertLessEqual(record["total_bytes"], 2 * 8 * 256 * 1024)
+        yield self.r.stop()
+        self.assertEqual(_pipes(), pipes_before)
 
     @inlineCallbacks
     def test_pair_with_side(self):

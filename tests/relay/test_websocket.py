@@ -278,3 +278,24 @@ class WebSocketBackpressure(WSBase):
         a.transport.resumeProducing()
         yield a.when_received(3 + flood.sent)
         self.assertEqual(a.sha.hexdigest(), flood.sha.hexdigest())
+
+    @inlineCallbacks
+    def test_paused_websocket_closes_when_partner_goes(self):
+        """The relay stopped reading a WebSocket client because its TCP
+        partner does not read; when the partner resets, the WebSocket
+        client still gets a clean close at once (the relay reads its
+        close frame) and the pair's record is written, instead of waiting
+        for the close timer."""
+        a, b = yield self.ws_tcp_pair()
+        b.keep = False
+        b.transport.pauseProducing()
+        chunk = os.urandom(1024 * 1024)
+        for _ in range(32):
+            a.send(chunk)
+        for _ in range(100):
+            yield deferLater(reactor, 0.01, lambda: None)
+        b.transport.abortConnection()
+        _, code = yield a.closed
+        self.assertEqual(code, 1000)
+        records = yield self.r.when_usage(1)
+        self.assertEqual([r["mood"] for r in records], ["happy"])

@@ -88,6 +88,9 @@ class RelayTCPProtocol(Protocol):
         # that never closes is aborted by the machine's close timer.
         if self._splicer is not None:
             self._splicer.stop()
+        # reading may be paused (our partner's transport was full when it
+        # went): resume, or we would never see the client close
+        self.transport.resumeProducing()
         self.transport.loseWriteConnection()
 
     def abort(self):

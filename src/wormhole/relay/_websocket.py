@@ -94,6 +94,9 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
     def close(self):
         if not self._closing:
             self._closing = True
+            # reading may be paused (our partner's transport was full when
+            # it went): the client's close frame must get through
+            self.transport.resumeProducing()
             self.sendClose(CLOSE_NORMAL)
 
     def abort(self):
