@@ -292,6 +292,19 @@ class Timeouts(Base):
         self.assertIn(("A", "close"), self.w.events)
         self.assertIn(("B", "close"), self.w.events)
 
+    def test_idle_pair_glue_moves_bytes(self):
+        """Bytes a glue moves itself (Pair.count, the fast path and the
+        splice) restart the idle count as well."""
+        self.world(idle_timeout=50)
+        a, ga, b, gb = self.pair()
+        self.clock.advance(40)
+        a._pair.count(1)
+        self.clock.advance(40)
+        self.assertNotIn(("A", "close"), self.w.events)
+        self.clock.advance(10)
+        self.assertIn(("A", "close"), self.w.events)
+        self.assertIn(("B", "close"), self.w.events)
+
     def test_closing_connection_that_never_goes_is_aborted(self):
         """A connection we closed that does not go within close_timeout
         (a client that stops reading) is aborted."""

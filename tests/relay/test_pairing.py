@@ -56,6 +56,18 @@ class PairingModel(unittest.TestCase):
         self.p.add(b, TOKEN2, SIDE2)
         self.assertEqual(self.events, [])
 
+    def test_count_only_counts(self):
+        """count(n) (bytes a glue moved itself) adds to the pair's bytes
+        for stats() and the record, and forwards nothing."""
+        a, b = self.conn("A"), self.conn("B")
+        self.p.add(a, TOKEN, SIDE1)
+        self.p.add(b, TOKEN, SIDE2)
+        del self.events[:]
+        a.pair.count(3)
+        a.pair.count(4)
+        self.assertEqual(self.events, [])
+        self.assertEqual(self.p.stats(), (2, 0, 7))
+
     def test_pair_counts_and_forwards(self):
         """The pair hands bytes to the other connection, counts them for
         stats() while alive, and records happy when both are gone."""
