@@ -96,6 +96,26 @@ class Glue(unittest.TestCase):
         self.assertIsNone(pa._splicer)
         self.assertIsNone(pb._splicer)
 
+    def test_splice_only_bare_tcp(self):
+        """Only two bare Twisted TCP sockets splice: not a socket that
+        speaks TLS, not anything else, and not with splice turned off."""
+        from twisted.internet import tcp
+        from twisted.internet.interfaces import ISSLTransport
+        from zope.interface import directlyProvides
+
+        def bare():
+            p = self.factory.buildProtocol(None)
+            p.transport = tcp.Connection.__new__(tcp.Connection)
+            return p
+        a, b = bare(), bare()
+        self.factory.splice = True
+        self.assertTrue(a._can_splice_with(b))
+        directlyProvides(b.transport, ISSLTransport)
+        self.assertFalse(a._can_splice_with(b))
+        self.assertFalse(a._can_splice_with(self.connect()[0]))
+        self.factory.splice = False
+        self.assertFalse(a._can_splice_with(bare()))
+
     def test_stop_producing_is_ignored(self):
         """A transport going away calls stopProducing on its producer; the
         partner is closed by the machine, not by that call."""

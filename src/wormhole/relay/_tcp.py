@@ -2,7 +2,7 @@
 """The thin TCP glue: a Twisted Protocol in front of a ``RelayConnection``."""
 
 from twisted.internet import tcp
-from twisted.internet.interfaces import IPushProducer
+from twisted.internet.interfaces import IPushProducer, ISSLTransport
 from twisted.internet.protocol import Factory, Protocol
 from zope.interface import implementer
 
@@ -68,9 +68,12 @@ class RelayTCPProtocol(Protocol):
             self.factory.relay.forget(conn)
 
     def _can_splice_with(self, other):
+        # only the bare socket of both: TLS (a wrapper, or a socket that
+        # started TLS) must see every byte, and WebSocket frames them
         return (self.factory.splice and isinstance(other, RelayTCPProtocol)
-                and isinstance(self.transport, tcp.Connection)
-                and isinstance(other.transport, tcp.Connection))
+                and all(isinstance(t, tcp.Connection)
+                        and not ISSLTransport.providedBy(t)
+                        for t in (self.transport, other.transport)))
 
     # ITransportGlue
 
