@@ -229,3 +229,24 @@ class LargeRecords(unittest.TestCase):
                   for t in (bytes, bytearray, memoryview)]
         self.assertEqual(len(set(frames)), 1)
         self.assertEqual(_codec.RecordDecoder(key).feed(bytearray(frames[0])), [b"abc"])
+
+
+class PublicBindingsFallback(unittest.TestCase):
+    def test_same_frames_without_the_cffi_module(self):
+        """Without PyNaCl's cffi module (``_box._lib`` None) the public
+        bindings produce byte-identical frames and decode them, forged
+        ones included."""
+        from wormhole._transit import _box
+        key = os.urandom(32)
+        records = [b"", b"x", os.urandom(70000)]
+        enc = _codec.RecordEncoder(key)
+        fast = b"".join(enc.encode(r) for r in records)
+        self.patch(_box, "_lib", None)
+        enc = _codec.RecordEncoder(key)
+        slow = b"".join(enc.encode(r) for r in records)
+        self.assertEqual(slow, fast)
+        self.assertEqual(_codec.RecordDecoder(key).feed(slow), records)
+        bad = bytearray(slow)
+        bad[-1] ^= 1
+        e = self.assertRaises(_codec.BadRecord, _codec.RecordDecoder(key).feed, bytes(bad))
+        self.assertEqual(e.records, records[:2])

@@ -162,3 +162,23 @@ class Pipe(unittest.TestCase):
         self.pipe.stopProducing()
         self.assertEqual(self.conn.closed, 1)
 
+
+
+class BulkBuffer(unittest.TestCase):
+    def test_transport_buffer_raised(self):
+        """The pipe raises the socket's buffer (read size and the
+        high-water mark that pauses a streaming producer) from Twisted's
+        64 KiB to BULK_BUFFER, so several records go per reactor turn."""
+        from wormhole._transit._pipe import BULK_BUFFER
+        transport = StringTransport()
+        transport.bufferSize = 65536
+        RecordPipe(FakeConnection(), transport, "x")
+        self.assertEqual(transport.bufferSize, BULK_BUFFER)
+        self.assertGreater(BULK_BUFFER, 65536)
+
+    def test_larger_buffer_kept(self):
+        """A transport that already buffers more keeps its size."""
+        transport = StringTransport()
+        transport.bufferSize = 1 << 24
+        RecordPipe(FakeConnection(), transport, "x")
+        self.assertEqual(transport.bufferSize, 1 << 24)
