@@ -7,6 +7,7 @@ import errno
 import os
 import socket
 
+from hypothesis import HealthCheck, given, settings, strategies as st
 from twisted.internet.interfaces import IReadDescriptor, IWriteDescriptor
 from twisted.internet.testing import MemoryReactor
 from twisted.trial import unittest
@@ -468,3 +469,125 @@ class Available(unittest.TestCase):
         self.assertFalse(splice_available("darwin"))
         self.assertFalse(splice_available("win32"))
         self.assertEqual(splice_available("linux"), hasattr(os, "splice"))
+
+
+# --- any interleaving (hypothesis)
+
+_DIRS = ("ab", "ba")
+_actions = st.lists(st.one_of(
+    st.tuples(st.just("send"), st.sampled_from(_DIRS),
+              st.integers(1, 300 * 1024)),
+    st.tuples(st.just("recv"), st.sampled_from(_DIRS)),
+    st.tuples(st.just("reactor")),
+    st.tuples(st.just("write"), st.sampled_from(_DIRS),
+              st.integers(1, 5000)),
+), max_size=40)
+
+
+class Interleavings(unittest.TestCase):
+    @settings(max_examples=40, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(_actions, st.booleans())
+    def test_order_and_count(self, actions, small_buffers):
+        """Whatever the clients send and read, whenever the relay writes
+        its own bytes and however the reactor runs, until the Splicer
+        stops: each client ends up with every byte its partner sent, in
+        order, with the relay's own writes whole and in the order written
+        (what the Splicer held goes to the transport, what it had not read
+        stays in the socket for Twisted), and every byte read is counted
+        once."""
+        reactor = MemoryReactor()
+        events, counted = [], []
+        ca, sa = tcp_pair()
+        cb, sb = tcp_pair()
+        socks = (ca, sa, cb, sb)
+        pool = PipePool()
+        try:
+            if small_buffers:
+                for s in socks:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+            for s in (ca, cb):
+                s.setblocking(False)
+            ta = FakeTransport("A", sa, events)
+            tb = FakeTransport("B", sb, events)
+            s = Splicer(reactor, ta, tb, counted.append, pool)
+            s.start()
+            client = {"ab": ca, "ba": cb}  # who sends in each direction
+            reader = {"ab": cb, "ba": ca}  # who receives
+            dest = {"ab": tb, "ba": ta}
+            source_sock = {"ab": sa, "ba": sb}
+            sent = {"ab": b"", "ba": b""}
+            got = {"ab": b"", "ba": b""}
+            owed = {"ab": [], "ba": []}
+            marker = iter(range(0x80, 0x100))
+
+            def recv(d):
+                try:
+                    while True:
+                        chunk = reader[d].recv(1 << 20)
+                        if not chunk:
+                            break
+                        got[d] += chunk
+                except BlockingIOError:
+                    pass
+
+            for action in actions:
+                if action[0] == "send":
+                    _, d, n = action
+                    # the clients' bytes are < 0x80, the relay's >= 0x80
+                    data = bytes((len(sent[d]) + i) % 0x80 for i in range(n))
+                    try:
+                        k = client[d].send(data)
+                    except BlockingIOError:
+                        k = 0
+                    sent[d] += data[:k]
+                elif action[0] == "recv":
+                    recv(action[1])
+                elif action[0] == "reactor":
+                    for end in list(reactor.readers):
+                        if end in reactor.readers:
+                            end.doRead()
+                    for end in list(reactor.writers):
+                        if end in reactor.writers:
+                            end.doWrite()
+                else:
+                    _, d, n = action
+                    m = next(marker, 0xff)
+                    owed[d].append(bytes([m]) * n)
+                    s.write(dest[d], bytes([m]) * n)
+            s.stop()
+            self.assertEqual(reactor.readers | reactor.writers, set())
+            unread = {}
+            for d in _DIRS:
+                # after the hand-back: what the kernel had delivered, then
+                # the transport's buffer, then what Twisted will read
+                for _ in range(1000):
+                    before = len(got[d])
+                    recv(d)
+                    if len(got[d]) == before:
+                        break
+                rest = b""
+                try:
+                    while True:
+                        chunk = source_sock[d].recv(1 << 20)
+                        if not chunk:
+                            break
+                        rest += chunk
+                except BlockingIOError:
+                    pass
+                unread[d] = len(rest)
+                stream = got[d] + dest[d].written + rest
+                self.assertEqual(bytes(b for b in stream if b < 0x80),
+                                 sent[d])
+                relay_bytes = bytes(b for b in stream if b >= 0x80)
+                self.assertEqual(relay_bytes, b"".join(owed[d]))
+                for chunk in owed[d]:
+                    self.assertIn(chunk, stream)  # whole, not split
+            # counted: every client byte the Splicer read, none twice
+            self.assertEqual(sum(counted), sum(
+                len(sent[d]) - unread[d] for d in _DIRS))
+        finally:
+            pool.close()
+            for sock in socks:
+                sock.close()
