@@ -117,11 +117,11 @@ def run_split(path, start, end, staging):
         q_day = day[bad]
         written += _write_by_day(q, q_day, names, staging, "quarantine",
                                  tag)
-        counts = pa.table({"day": pa.array(names[q_day], pa.string()),
-                           "reason": q["_reason"]}).group_by(
-            ["day", "reason"]).aggregate([([], "count_all")]).rename_columns(
-            ["day", "reason", "n"])
-        written += _write_parts(counts, staging, "qcount", tag)
+        counts = pa.table({"day": pa.array(q_day), "reason": q["_reason"]})\
+            .group_by(["day", "reason"]).aggregate([([], "count_all")])
+        written += _write_parts(
+            counts.select(["reason"]).append_column("n", counts["count_all"]),
+            counts["day"].to_numpy(), names, staging, "qcount", tag)
     return written
 
 
@@ -138,15 +138,12 @@ def _write(table, staging, name, day, tag):
     return (name, day, path, table.num_rows)
 
 
-def _write_parts(table, staging, name, tag):
-    """A partial summary (with a ``day`` column) as one file per day
-    under ``partial/<name>/day=D``, so the merge of a day reads only its
-    own."""
-    day = table["day"].to_numpy(zero_copy_only=False)
-    names, codes = np.unique(day, return_inverse=True)
-    rest = table.drop_columns(["day"])
-    return _write_by_day(rest, codes.reshape(-1), names,
-                         os.path.join(staging, "partial"), name, tag)
+def _write_parts(table, day, names, staging, name, tag):
+    """A partial summary (``day``: the code of each row's day in
+    ``names``) as one file per day under ``partial/<name>/day=D``, so the
+    merge of a day reads only its own."""
+    return _write_by_day(table, day, names, os.path.join(staging, "partial"),
+                         name, tag)
 
 
 def _write_by_day(table, day, names, staging, name, tag):
@@ -175,18 +172,18 @@ def _summaries(events, ev_day, names, staging, tag):
                         "waiting_time", "total_time"]).filter(
         pa.array(not_bind))
     if ev.num_rows:
-        out += _write_parts(_daily(ev, ev_day[not_bind], names), staging,
-                            "daily", tag)
-    sides = _sides(events, names[ev_day])
+        daily, daily_day = _daily(ev, ev_day[not_bind], names)
+        out += _write_parts(daily, daily_day, names, staging, "daily", tag)
+    sides, sides_day = _sides(events, ev_day)
     if sides.num_rows:
-        out += _write_parts(sides, staging, "sides", tag)
+        out += _write_parts(sides, sides_day, names, staging, "sides", tag)
     return out
 
 
 def _daily(ev, day_idx, day_names):
     """Per (day, kind, server, app_id) group of non-bind events: counts by
     result, size histogram, bytes, KLL sketches (the columns of
-    ``_aggregate.summarise``), with a ``day`` column."""
+    ``_aggregate.summarise``); and the day code of each group."""
     kind_idx, kind_names = _codes(ev["kind"])
     srv_idx, srv_names = _codes(ev["server"])
     app_idx, app_names = _codes(pc.fill_null(ev["app_id"], ""))
@@ -210,8 +207,6 @@ def _daily(ev, day_idx, day_names):
         return pa.array(total, pa.int64(), mask=counts(mask_sorted) == 0)
 
     cols = {
-        "day": pa.array(np.asarray(day_names, object)[day_idx[first]],
-                        pa.string()),
         "kind": pa.array(np.array(kind_names, object)[kind_idx[first]],
                          pa.string()),
         "server": pa.array(np.array(srv_names, object)[srv_idx[first]],
@@ -242,7 +237,7 @@ def _daily(ev, day_idx, day_names):
     cols["bytes"] = sums(nbytes, has_bytes)
     cols["wait_kll"] = _sketches(ev["waiting_time"], order, bounds)
     cols["total_kll"] = _sketches(ev["total_time"], order, bounds)
-    return pa.table(cols)
+    return pa.table(cols), day_idx[first]
 
 
 def _bucket(nbytes):
@@ -270,35 +265,30 @@ def _sketches(col, order, bounds):
     return pa.array(out, pa.binary())
 
 
-def _sides(events, day_names):
-    """(day, server, side, impl, version) of every client of nameplates,
-    mailboxes and binds."""
-    kind = events["kind"]
-    keep = pc.is_in(kind, pa.array(["nameplate", "mailbox", "bind"]))\
+def _sides(events, ev_day):
+    """(server, side, impl, version) of every client of nameplates,
+    mailboxes and binds, and the day code of each."""
+    keep = pc.is_in(events["kind"], pa.array(["nameplate", "mailbox",
+                                              "bind"]))\
         .to_numpy(zero_copy_only=False)
-    ev = events.filter(pa.array(keep))
-    clients = ev["clients"].combine_chunks()
+    # flatten every row's clients (relay sessions have none) rather than
+    # copy the kept rows first
+    clients = events["clients"].combine_chunks()
     flat = pc.list_flatten(clients)
-    parent = pc.list_parent_indices(clients)
-    if len(flat) == 0:
-        return pa.table({n: pa.array([], pa.string()) for n in
-                         ("day", "server", "side", "impl", "version")})
-    parent_np = parent.to_numpy(zero_copy_only=False)
-    valid = pc.is_valid(flat).to_numpy(zero_copy_only=False)
+    parent = pc.list_parent_indices(clients).to_numpy(zero_copy_only=False)
     side = pc.struct_field(flat, "side")
-    valid &= pc.is_valid(side).to_numpy(zero_copy_only=False)
-    rows = pa.array(np.nonzero(valid)[0])
-    day = day_names[keep][parent_np[valid]]
+    mask = keep[parent] & pc.is_valid(flat).to_numpy(zero_copy_only=False) \
+        & pc.is_valid(side).to_numpy(zero_copy_only=False)
+    rows = pa.array(np.nonzero(mask)[0])
+    owner = parent[mask]
     return pa.table({
-        "day": pa.array(day, pa.string()),
-        "server": ev["server"].combine_chunks().take(
-            pa.array(parent_np[valid])),
+        "server": events["server"].take(pa.array(owner)),
         "side": side.take(rows),
         "impl": pc.fill_null(pc.struct_field(flat, "impl"), "unknown")
         .take(rows),
         "version": pc.fill_null(pc.struct_field(flat, "version"), "unknown")
         .take(rows),
-    })
+    }), ev_day[owner]
 
 
 def task(batches, parts, staging):
