@@ -5,6 +5,7 @@ the two clients (plain blocking or non-blocking sockets)."""
 
 import errno
 import os
+import select
 import socket
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -59,14 +60,33 @@ class FakeTransport:
         self.written += data
 
 
-def recv_exactly(sock, n):
-    got = b""
-    while len(got) < n:
-        chunk = sock.recv(n - len(got))
-        if not chunk:
+def settle(*socks):
+    """Let loopback deliver: wait, briefly and bounded, until one of
+    ``socks`` is readable (the loops go on progress, not on time; on a
+    loaded machine the kernel may deliver a little later)."""
+    select.select(socks, [], [], 0.05)
+
+
+def collect(reader, source, have, want):
+    """After a hand-back: more bytes from ``reader`` (a client) and the
+    bytes still unread in ``source`` (the relay's socket of its partner,
+    for Twisted to read), until with ``have`` bytes already accounted for
+    they make ``want`` (loopback may still have some in flight)."""
+    got = rest = b""
+    reader.setblocking(False)
+    for _ in range(100):
+        if have + len(got) + len(rest) >= want:
             break
-        got += chunk
-    return got
+        for sock in select.select([reader, source], [], [], 5)[0]:
+            try:
+                chunk = sock.recv(1 << 20)
+            except BlockingIOError:
+                continue
+            if sock is reader:
+                got += chunk
+            else:
+                rest += chunk
+    return got, rest
 
 
 class Base(unittest.TestCase):
@@ -112,7 +132,7 @@ class Base(unittest.TestCase):
             try:
                 got += client.recv(1 << 20)
             except BlockingIOError:
-                pass
+                settle(client, transport.sock)
             if len(got) >= n:
                 return got
         self.fail(f"only {len(got)} of {n} bytes arrived")
@@ -185,6 +205,7 @@ class Moving(Base):
         got_a = got_b = b""
         sent_a = sent_b = 0
         for _ in range(100000):
+            progress = (sent_a, sent_b, len(got_a), len(got_b))
             if sent_a < len(data_ab):
                 try:
                     sent_a += self.ca.send(data_ab[sent_a:sent_a + 65536])
@@ -212,6 +233,8 @@ class Moving(Base):
                     got_b += chunk
             if len(got_a) == len(data_ba) and len(got_b) == len(data_ab):
                 break
+            if progress == (sent_a, sent_b, len(got_a), len(got_b)):
+                settle(self.ca, self.cb, self.ta.sock, self.tb.sock)
         self.assertEqual(got_b, data_ab)
         self.assertEqual(got_a, data_ba)
         self.assertEqual(sum(self.counted), 2 << 20)
@@ -241,7 +264,7 @@ class Moving(Base):
             try:
                 sent += block[:self.ca.send(block)]
             except BlockingIOError:
-                pass
+                settle(self.ta.sock)
             if not self.reading(self.ta):
                 break
             self.end(self.ta).doRead()
@@ -254,7 +277,7 @@ class Moving(Base):
             try:
                 got += self.cb.recv(1 << 20)
             except BlockingIOError:
-                pass
+                settle(self.cb, self.ta.sock)
             if self.writing(self.tb):
                 self.end(self.tb).doWrite()
             elif self.reading(self.ta):
@@ -275,6 +298,7 @@ class Ending(Base):
         self.ca.sendall(b"last")
         self.pump_until(self.ta, self.cb, 4)
         self.ca.shutdown(socket.SHUT_WR)
+        settle(self.ta.sock)
         self.end(self.ta).doRead()
         self.assertEqual(self.reactor.readers | self.reactor.writers, set())
         self.assertIn(("A", "startReading"), self.events)
@@ -311,20 +335,18 @@ class Ending(Base):
             try:
                 sent += block[:self.ca.send(block)]
             except BlockingIOError:
-                pass
+                settle(self.ta.sock)
             self.end(self.ta).doRead()
         self.s.write(self.tb, b"after")
         self.s.stop()
         writes = [e for e in self.events if e[0] == "B"]
         self.assertEqual(writes[-2], ("B", "startReading"))
         self.assertEqual(writes[-1][1], "write")
-        self.cb.setblocking(True)
-        self.cb.settimeout(10)
-        self.tb.sock.setblocking(True)
-        # what B's client got from the kernel, then what the transport holds
-        in_kernel = len(sent) - (len(self.tb.written) - len(b"after"))
-        got = recv_exactly(self.cb, in_kernel)
-        self.assertEqual(got + self.tb.written, sent + b"after")
+        # what B's client got from the kernel, then what the transport
+        # holds, then what Twisted will read from A
+        got, rest = collect(self.cb, self.ta.sock, len(self.tb.written),
+                            len(sent) + 5)
+        self.assertEqual(got + self.tb.written + rest, sent + b"after")
 
     def test_einval_falls_back(self):
         """splice refused with EINVAL (a kernel or socket that cannot
@@ -340,6 +362,7 @@ class Ending(Base):
         self.assertIsNone(self.s.error)
         self.assertEqual(self.counted, [])
         # the byte is still in A's socket, for Twisted to read
+        settle(self.ta.sock)
         self.assertEqual(self.ta.sock.recv(10), b"x")
 
     def test_error_hands_back(self):
@@ -389,7 +412,7 @@ class Pool(Base):
             try:
                 self.ca.send(block)
             except BlockingIOError:
-                pass
+                settle(self.ta.sock)
             self.end(self.ta).doRead()
         self.assertEqual(self.pool.idle(), 0)
         self.s.stop()
@@ -424,6 +447,7 @@ class Pool(Base):
         self.end(self.ta).doRead()
         self.assertEqual(self.reactor.readers | self.reactor.writers, set())
         self.assertIsNone(s.error)
+        settle(self.ta.sock)
         self.assertEqual(self.ta.sock.recv(10), b"x")
 
     def test_big_pipes_within_budget(self):
@@ -560,22 +584,12 @@ class Interleavings(unittest.TestCase):
             self.assertEqual(reactor.readers | reactor.writers, set())
             unread = {}
             for d in _DIRS:
-                # after the hand-back: what the kernel had delivered, then
-                # the transport's buffer, then what Twisted will read
-                for _ in range(1000):
-                    before = len(got[d])
-                    recv(d)
-                    if len(got[d]) == before:
-                        break
-                rest = b""
-                try:
-                    while True:
-                        chunk = source_sock[d].recv(1 << 20)
-                        if not chunk:
-                            break
-                        rest += chunk
-                except BlockingIOError:
-                    pass
+                # after the hand-back: what the kernel delivers, then the
+                # transport's buffer, then what Twisted will read
+                want = len(sent[d]) + sum(map(len, owed[d]))
+                more, rest = collect(reader[d], source_sock[d],
+                                     len(got[d]) + len(dest[d].written), want)
+                got[d] += more
                 unread[d] = len(rest)
                 stream = got[d] + dest[d].written + rest
                 self.assertEqual(bytes(b for b in stream if b < 0x80),
