@@ -50,7 +50,8 @@ class RecordPipe:
     def send_record(self, record):
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise TypeError(f"a record must be bytes, not {type(record).__name__}")
-        self._connection.send_record(bytes(record))
+        # no copy: the record is encrypted before this returns
+        self._connection.send_record(record)
 
     # IConsumer: each chunk a producer writes becomes one record
 
