@@ -15,7 +15,8 @@ from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
+from wormhole.relay._interfaces import (IPipePool, IRelayConnection,
+                                        ISplicer, ITransportGlue)
 from wormhole.relay._splice import _End, splice_available
 from wormhole.relay.testing import start_transit_relay
 
@@ -109,6 +110,9 @@ class Basics(Base):
         for c in conns:
             verifyObject(IRelayConnection, c)
             verifyObject(ITransportGlue, c.glue)
+            if c.glue._splicer is not None:  # spliced pairs
+                verifyObject(ISplicer, c.glue._splicer)
+                verifyObject(IPipePool, c.glue.factory.pipes)
 
     def spliced(self):
         """How many sockets our splice descriptors hold in the reactor."""

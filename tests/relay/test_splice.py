@@ -14,7 +14,7 @@ from twisted.internet.testing import MemoryReactor
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import ISplicer
+from wormhole.relay._interfaces import IPipePool, ISplicer
 from wormhole.relay._splice import (PIPE_SIZE, PipePool, Splicer,
                                     big_pipe_budget, splice_available)
 
@@ -140,9 +140,10 @@ class Base(unittest.TestCase):
 
 class Lifecycle(Base):
     def test_provides(self):
-        """The Splicer provides ISplicer; its ends are read and write
-        descriptors."""
+        """The Splicer provides ISplicer, the pool IPipePool; the Splicer's
+        ends are read and write descriptors."""
         verifyObject(ISplicer, self.s)
+        verifyObject(IPipePool, self.pool)
         self.s.start()
         end = self.end(self.ta)
         verifyObject(IReadDescriptor, end)

@@ -125,6 +125,27 @@ class ISplicer(Interface):
         hold written to them in order."""
 
 
+class IPipePool(Interface):
+    """Empty pipes shared by the Splicers of one relay
+    (``_splice.PipePool``)."""
+
+    def get():
+        """An empty pipe (``r``, ``w``, ``size``); OSError when the kernel
+        gives none big enough."""
+
+    def put(pipe):
+        """``pipe`` is empty again: keep it for the next one, or close it."""
+
+    def discard(pipe):
+        """Close ``pipe`` (it may hold bytes)."""
+
+    def idle():
+        """How many empty pipes wait in the pool."""
+
+    def close():
+        """Close the idle pipes, and every pipe given back from now on."""
+
+
 class IUsageRecorder(Interface):
     """Receives one record per finished pair or unpaired connection."""
 

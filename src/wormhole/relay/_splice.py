@@ -40,7 +40,7 @@ from twisted.internet.interfaces import (IReadDescriptor, IReactorFDSet,
 from twisted.python import log
 from zope.interface import implementer
 
-from ._interfaces import ISplicer
+from ._interfaces import IPipePool, ISplicer
 
 # bytes per pipe (and so at most per splice call); the kernel may refuse
 # to grow a pipe (fs.pipe-max-size, fs.pipe-user-pages-soft) and we then
@@ -107,6 +107,7 @@ class _Pipe:
         os.close(self.w)
 
 
+@implementer(IPipePool)
 class PipePool:
     """Empty pipes for every Splicer of one relay (at most ``keep`` kept
     idle; the rest are closed when given back). ``get`` raises OSError
@@ -350,7 +351,7 @@ class Splicer:
         self._reactor = IReactorFDSet(reactor)
         self._transports = (transport_a, transport_b)
         self._count = count
-        self._pool = pipes
+        self._pool = IPipePool(pipes)
         self._ends = None
         self._pumps = {}  # destination transport -> its pump
         self.error = None  # why we stopped, when it was an error
