@@ -11,6 +11,8 @@
 
 Everything listens on 127.0.0.1 only. Extra keyword arguments are limits
 (``wormhole.relay._limits.Limits``), e.g. ``pairing_timeout=5``.
+``splice=False`` keeps TCP pairs on the plain copying path (they splice on
+Linux otherwise, as the twistd plugin does).
 """
 
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
