@@ -133,11 +133,14 @@ class RelayTCPFactory(Factory):
             from twisted.internet import reactor
         self.reactor = reactor
         self.splice = splice and splice_available()
-        self.pipes = (PipePool(max_big=big_pipe_budget()) if self.splice
-                      else None)
+        self.pipes = self._new_pool()
+
+    def _new_pool(self):
+        return PipePool(max_big=big_pipe_budget()) if self.splice else None
 
     def stopFactory(self):
         # the port is closed; pairs still splicing close their pipes as
-        # they give them back
+        # they give them back (and a port listening again gets a new pool)
         if self.pipes is not None:
             self.pipes.close()
+            self.pipes = self._new_pool()
