@@ -339,6 +339,7 @@ class TransitConnection:
     S4_waiting_selection.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S4_waiting_selection.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
+    # what the records fast path does while it is installed (see above)
     S5_records.upon(_data_received, enter=S5_records, outputs=[_decode])
     S5_records.upon(_send_record, enter=S5_records, outputs=[_encode_and_write])
     S5_records.upon(_bad_record, enter=S7_closing_records, outputs=[_stop_records, _hang_up])
