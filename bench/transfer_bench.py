@@ -295,6 +295,75 @@ def secretbox_mib_per_s(seconds=2.0):
     return n * len(rec) / 2 ** 20 / (time.perf_counter() - t0)
 
 
+def pipeline(src):
+    """Our data path alone, each side on one core, no network and no
+    peer: the sender's read + sha256 + seal into frames (what its socket
+    would get), the receiver's decode + open + sha256 + write + fsync.
+    CPU-seconds of this process for each side, MiB/s = size / CPU-s.
+    Compare with SecretBox's one-core figure: issue 3 wants at least half."""
+    import io
+    from wormhole._transit import _codec
+    from wormhole.cli import _incoming, _transfer
+
+    size = os.path.getsize(src)
+    key = os.urandom(32)
+
+    class Sink:
+        def __init__(self):
+            self.enc, self.producer, self.frames = _codec.RecordEncoder(key), None, []
+
+        def registerProducer(self, producer, streaming):
+            self.producer = producer
+
+        def unregisterProducer(self):
+            self.producer = None
+
+        def send_record(self, record):
+            self.frames.append(self.enc.encode(record))
+            if len(self.frames) == 16:  # the transport's 1 MiB high-water mark
+                self.producer.pauseProducing()
+
+    class Progress:
+        def update(self, n):
+            pass
+
+    # the sender: the CLI's producer, the sink pausing it at 1 MiB as the
+    # transport does; frames are dropped once "written"
+    sink = Sink()
+    c0 = time.process_time()
+    with open(src, "rb") as f:
+        streamer = _transfer._FileStreamer(f, sink, hashlib.sha256(), Progress())
+        sink.registerProducer(streamer, True)
+        while not streamer.done.called:
+            streamer.resumeProducing()
+            sink.frames.clear()
+    send_cpu = time.process_time() - c0
+    # the receiver: frames made outside the clock, 1 MiB reads
+    enc, dec = _codec.RecordEncoder(key), _codec.RecordDecoder(key)
+    out = f"/tmp/xferbench-pipeline-{os.getpid()}.bin"
+    partial = _incoming.PartialFile(out)
+    recv_cpu = 0.0
+    try:
+        with open(src, "rb") as f:
+            while block := f.read(2 ** 20):
+                stream = b"".join(enc.encode(block[i:i + _transfer.RECORD_SIZE])
+                                  for i in range(0, len(block), _transfer.RECORD_SIZE))
+                c0 = time.process_time()
+                view = io.BytesIO(stream)
+                while chunk := view.read(2 ** 20):
+                    for record in dec.feed(chunk):
+                        partial.write(record)
+                recv_cpu += time.process_time() - c0
+        c0 = time.process_time()
+        partial.finish()
+        recv_cpu += time.process_time() - c0
+    finally:
+        partial.abort()
+    mib = size / 2 ** 20
+    return {"send_cpu_s": send_cpu, "send_mib_per_s": mib / send_cpu,
+            "recv_cpu_s": recv_cpu, "recv_mib_per_s": mib / recv_cpu}
+
+
 def fmt(d):
     return " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items())
 
@@ -311,7 +380,7 @@ def main():
                     "(fastest transfer, cheapest relay) goes into the ratios")
     ap.add_argument("--profile-dir", help="only: one extra direct and relay transfer of ours "
                     "each side under cProfile, .prof files into this directory (no figures)")
-    ap.add_argument("--scenarios", default="direct,relay,relay-xref,relayload")
+    ap.add_argument("--scenarios", default="pipeline,direct,relay,relay-xref,relayload")
     ap.add_argument("--backlog", type=int, help="listen queue of the relays (default Twisted's 50)")
     args = ap.parse_args()
     if args.backlog:
@@ -329,6 +398,14 @@ def main():
     print(f"# making a {size_mib} MiB source file", file=sys.stderr, flush=True)
     src = make_source(size_mib * 2 ** 20)
 
+    if "pipeline" in scen and not args.profile_dir:
+        p = pipeline(src)
+        print(f"pipeline impl=ours mib={size_mib} " + fmt(p), flush=True)
+        print(f"ratio scenario=pipeline impl=ours send_mib_per_s/secretbox="
+              f"{p['send_mib_per_s'] / sb:.2f} recv_mib_per_s/secretbox="
+              f"{p['recv_mib_per_s'] / sb:.2f}", flush=True)
+        if scen == ["pipeline"]:
+            return
     mailbox, mport = start_server("ours", "mailbox")
     url = f"ws://127.0.0.1:{mport}/v1"
     try:
