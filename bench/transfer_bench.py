@@ -6,6 +6,9 @@ Scenarios (each a fresh sender/receiver CLI pair on our Mailbox server):
   relay        --no-listen on both sides: every byte goes through a relay
                (ours through our relay, ref through the reference relay)
   relay-xref   ours through the reference relay (cross check)
+  pipeline     ours only, no CLI and no network: each side's data path
+               (read, sha256, seal / decode, open, sha256, write, fsync) in
+               CPU-seconds, against SecretBox's one-core speed
 plus the relay alone under 100 concurrent pairs of raw TCP clients
 (bench/transfer_relayload.py), and SecretBox encrypt speed on one core.
 
