@@ -5,13 +5,14 @@ process tree: Python driver + JVM) of
 - ``straight``: a straightforward PySpark job over the raw JSON lines
   (bench/_analytics_straight.py),
 - ``ingest``: ``python -m wormhole.analytics ingest`` (JSON lines to the
-  Parquet store),
+  Parquet store and its per-day summaries; its parsing runs in Spark's
+  Python workers with pyarrow),
 - ``report``: ``python -m wormhole.analytics report`` over the store,
 - ``duckdb``: the same daily aggregates in DuckDB over the JSON files,
 
 side by side in one run. One line per figure on stdout:
 
-    analytics events=10000000 job=report wall_s=... cpu_s=... peak_rss_mb=... events_per_s=...
+    analytics events=10000000 job=report wall_s=... cpu_s=... peak_rss_mb=... events_per_s=... load1=...
 
     python bench/analytics_bench.py --sizes 1M,10M [--work /tmp/anbench]
 """
@@ -149,9 +150,12 @@ def run(size, work, jobs, driver_mem):
         else:
             raise SystemExit(f"unknown job {job}")
         wall, cpu, peak, _ = measure(cmd, env)
+        # the machine is shared: the 1-minute load average at the end of
+        # each job says how much to trust its wall time
         print(f"analytics events={size} job={job} wall_s={wall:.1f} "
               f"cpu_s={cpu:.1f} peak_rss_mb={peak / 2 ** 20:.0f} "
-              f"events_per_s={size / wall:.0f}", flush=True)
+              f"events_per_s={size / wall:.0f} "
+              f"load1={os.getloadavg()[0]:.1f}", flush=True)
 
 
 def _size(text):
