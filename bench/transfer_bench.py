@@ -323,15 +323,15 @@ def pipeline(src):
 
         def send_record(self, record):
             self.frames.append(self.enc.encode(record))
-            if len(self.frames) == 16:  # the transport's 1 MiB high-water mark
+            if len(self.frames) == 4:  # the transport's 256 KiB high-water mark
                 self.producer.pauseProducing()
 
     class Progress:
         def update(self, n):
             pass
 
-    # the sender: the CLI's producer, the sink pausing it at 1 MiB as the
-    # transport does; frames are dropped once "written"
+    # the sender: the CLI's producer, the sink pausing it at 256 KiB as
+    # the transport does; frames are dropped once "written"
     sink = Sink()
     c0 = time.process_time()
     with open(src, "rb") as f:

@@ -154,8 +154,8 @@ class RecordDecoder:
     Whole frames inside one ``feed`` are decrypted straight out of the
     caller's bytes (a memoryview, no copy); only a frame cut by the
     stream's split is gathered in ``_buf``. Socket reads are larger than
-    a record in bulk transfers (``_pipe.BULK_READ``), so most frames are
-    never copied before decryption.
+    a record in bulk transfers (``_pipe.BULK_BUFFER``), so many frames
+    are never copied before decryption.
     """
 
     def __init__(self, key: bytes):
