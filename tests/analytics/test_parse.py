@@ -143,6 +143,20 @@ class Parser(unittest.TestCase):
         rows = self._classify(lines)
         self.assertEqual([r["_reason"] for r in rows], ["bad-number"] * 4)
 
+    def test_odd_json_never_crashes(self):
+        """Lines Python's json reads in odd ways (an integer too big for a
+        float, nesting deeper than its recursion limit, a lone surrogate)
+        are classified, not raised."""
+        base = json.dumps(ue.build_event("s", "relay", DAY1, 1, 1, "happy",
+                                         total_bytes=1))
+        huge = base.replace('"total_time": 1', '"total_time": 1' + "0" * 400)
+        deep = '{"v": ' + "[" * 100000 + "]" * 100000 + "}"
+        surrogate = base.replace('"s"', '"\\ud800"')
+        rows = self._classify([huge, deep, surrogate, "{"])
+        self.assertEqual([r["_reason"] for r in rows],
+                         ["bad-number", "malformed", "malformed",
+                          "malformed"])
+
     def test_blank_lines_are_not_events(self):
         """Blank and whitespace-only lines are skipped, and the raw text of
         a quarantined line is still its own line after them."""

@@ -21,6 +21,7 @@ skipped.
 import datetime
 import io
 import json
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -169,7 +170,7 @@ def _checked(line):
     line is no JSON object or a field has the wrong type."""
     try:
         e = json.loads(line)
-    except ValueError:  # also UnicodeDecodeError
+    except (ValueError, RecursionError):  # also UnicodeDecodeError
         return None
     if not isinstance(e, dict):
         return None
@@ -178,8 +179,13 @@ def _checked(line):
         x = e.get(name)
         if x is not None and not ok(x):
             return None
-        row[name] = float(x) if x is not None and name in (
-            "started", "waiting_time", "total_time") else x
+        if x is not None and name in ("started", "waiting_time",
+                                      "total_time"):
+            try:
+                x = float(x)
+            except OverflowError:  # an integer of 400 digits
+                x = math.inf
+        row[name] = x
     clients = e.get("clients")
     if clients is not None:
         if not isinstance(clients, list):
