@@ -82,8 +82,9 @@ def percentile(sorted_values, q):
 class Server:
     """One Mailbox server subprocess: twistd -n wormhole-mailbox."""
 
-    def __init__(self, name, twistd, workdir, backlog):
+    def __init__(self, name, twistd, workdir, backlog, env=None):
         self.name = name
+        self.env = env  # extra environment, e.g. PYTHONMALLOC
         self.twistd = os.path.abspath(twistd)  # the server runs in its own cwd
         self.workdir = workdir
         self.backlog = backlog
@@ -112,8 +113,9 @@ class Server:
         self.logpath = os.path.join(d, "twistd.log")
         self.outpath = os.path.join(d, "stdout.txt")
         with open(self.outpath, "wb") as out:
+            env = dict(os.environ, **(self.env or {}))
             self.proc = subprocess.Popen(
-                argv, cwd=d, stdout=out, stderr=subprocess.STDOUT,
+                argv, cwd=d, env=env, stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, preexec_fn=raise_nofile)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -326,12 +328,12 @@ def run_profile(server, args, workdir):
     return out
 
 
-def run_idle(server, args):
-    """RSS per idle bound+open connection, and RSS after they all left."""
-    for _ in range(20):  # warm the code paths so imports don't count
-        smoke(server, args.timeout)
-    time.sleep(1.0)
-    rss0 = _procstat.rss_bytes(server.pid)
+def _idle_burst(server, args):
+    """Open args.conns idle bound+open connections, then make them leave.
+
+    Returns (held, skipped, open_wall, failures, close_failures, rss_open,
+    fds_open); the caller samples RSS after the settle time.
+    """
     workers = []
     try:
         for npairs in split(args.conns // 2, args.workers):
@@ -348,7 +350,7 @@ def run_idle(server, args):
             for k, v in msg["failures"].items():
                 failures[k] = failures.get(k, 0) + v
         time.sleep(1.0)
-        rss1 = _procstat.rss_bytes(server.pid)
+        rss_open = _procstat.rss_bytes(server.pid)
         fds = _procstat.open_fds(server.pid)
         for proc, pipe in workers:
             pipe.send("leave")
@@ -363,25 +365,70 @@ def run_idle(server, args):
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-    time.sleep(args.settle)
-    rss2 = _procstat.rss_bytes(server.pid)
+    return held, skipped, open_wall, failures, close_failures, rss_open, fds
+
+
+def run_idle(server, args):
+    """RSS per idle bound+open connection, and RSS after they all left.
+
+    With --bursts N the same server process sees N bursts in a row. What
+    the first burst's clients leave behind in RSS but the allocator can
+    reuse shows as a second peak no higher than the first: "retained"
+    memory that does not grow burst after burst is fragmentation of
+    Python's small-object arenas, not a leak.
+    """
+    for _ in range(20):  # warm the code paths so imports don't count
+        smoke(server, args.timeout)
+    time.sleep(1.0)
+    rss0 = _procstat.rss_bytes(server.pid)
+    bursts = []
+    for _ in range(args.bursts):
+        (held, skipped, open_wall, failures, close_failures, rss_open,
+         fds) = _idle_burst(server, args)
+        time.sleep(args.settle)
+        bursts.append({"held": held, "skipped": skipped,
+                       "open_wall": open_wall, "failures": failures,
+                       "close_failures": close_failures, "rss_open": rss_open,
+                       "fds": fds,
+                       "rss_after": _procstat.rss_bytes(server.pid)})
+        emit("mailbox burst server={} n={} conns={} rss_open_mib={} "
+             "rss_after_mib={}".format(
+                 server.name, len(bursts), held, fmt(rss_open / 2**20),
+                 fmt(bursts[-1]["rss_after"] / 2**20)))
+    first, last = bursts[0], bursts[-1]
+    held, rss1, rss2 = first["held"], first["rss_open"], first["rss_after"]
     grown = rss1 - rss0
+    failures = {}
+    close_failures = {}
+    for b in bursts:
+        for k, v in b["failures"].items():
+            failures[k] = failures.get(k, 0) + v
+        for k, v in b["close_failures"].items():
+            close_failures[k] = close_failures.get(k, 0) + v
     return {
         "conns": held,
         # connections not attempted: the server was too slow to open them
         # all within --open-deadline
-        "skipped_conns": 2 * skipped,
+        "skipped_conns": 2 * first["skipped"],
         "open_failures": sum(failures.values()),
         "open_failure_kinds": failures,
         "close_failures": sum(close_failures.values()),
         "close_failure_kinds": close_failures,
-        "opens_per_s": held / open_wall if open_wall else float("nan"),
-        "server_fds": fds,
+        "opens_per_s": (held / first["open_wall"] if first["open_wall"]
+                        else float("nan")),
+        "server_fds": first["fds"],
         "rss_before_mib": rss0 / 2**20,
         "rss_open_mib": rss1 / 2**20,
         "rss_after_close_mib": rss2 / 2**20,
         "rss_per_conn_kib": grown / held / 1024 if held else float("nan"),
         "rss_returned_pct": ((rss1 - rss2) * 100.0 / grown
+                             if grown > 0 else float("nan")),
+        "bursts": len(bursts),
+        # the last burst's peak and what stayed after it, against the first:
+        # equal means the retained memory was reused, not leaked
+        "rss_open_last_mib": last["rss_open"] / 2**20,
+        "rss_after_last_mib": last["rss_after"] / 2**20,
+        "rss_regrowth_pct": ((last["rss_after"] - rss2) * 100.0 / grown
                              if grown > 0 else float("nan")),
         "alive": server.alive(),
     }
@@ -394,7 +441,9 @@ PAIR_METRICS = ["pairs_per_s", "wall_s", "latency_p50_ms", "latency_p99_ms",
                 "server_fds_after",
                 "failures"]
 IDLE_METRICS = ["rss_per_conn_kib", "skipped_conns", "rss_before_mib", "rss_open_mib",
-                "rss_after_close_mib", "rss_returned_pct", "opens_per_s",
+                "rss_after_close_mib", "rss_returned_pct", "bursts",
+                "rss_open_last_mib", "rss_after_last_mib", "rss_regrowth_pct",
+                "opens_per_s",
                 "server_fds", "open_failures", "close_failures"]
 
 
@@ -428,7 +477,7 @@ def print_table(names, pair_res, idle_res, levels, markdown=False):
                          fmt(r["client_cpu_ms_per_pair"]),
                          fmt(r["client_cpu_pct"]), fmt(r["other_cpu_pct"]),
                          str(r["failures"])])
-        if len(names) == 2 and all((n, conc) in pair_res for n in names):
+        if all((n, conc) in pair_res for n in ("ours", "ref")):
             o, f = pair_res[("ours", conc)], pair_res[("ref", conc)]
             rows.append([str(conc), "ours/ref",
                          fmt(ratio(o["pairs_per_s"], f["pairs_per_s"])),
@@ -441,8 +490,8 @@ def print_table(names, pair_res, idle_res, levels, markdown=False):
     if idle_res:
         lines.append("")
         cols = ["server", "conns", "KiB/conn", "RSS before MiB",
-                "RSS open MiB", "RSS after MiB", "returned %", "opens/s",
-                "fail"]
+                "RSS open MiB", "RSS after MiB", "returned %", "bursts",
+                "last open MiB", "last after MiB", "opens/s", "fail"]
         rows = []
         for name in names:
             r = idle_res.get(name)
@@ -451,7 +500,9 @@ def print_table(names, pair_res, idle_res, levels, markdown=False):
             rows.append([name, str(r["conns"]), fmt(r["rss_per_conn_kib"]),
                          fmt(r["rss_before_mib"]), fmt(r["rss_open_mib"]),
                          fmt(r["rss_after_close_mib"]),
-                         fmt(r["rss_returned_pct"]), fmt(r["opens_per_s"]),
+                         fmt(r["rss_returned_pct"]), str(r["bursts"]),
+                         fmt(r["rss_open_last_mib"]),
+                         fmt(r["rss_after_last_mib"]), fmt(r["opens_per_s"]),
                          str(r["open_failures"] + r["close_failures"])])
         lines += _grid(cols, rows, markdown)
     sys.stdout.write("\n".join(lines) + "\n")
@@ -477,7 +528,8 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true",
                    help="short windows (whole run under ~5 minutes)")
     p.add_argument("--servers", default="ours,ref",
-                   help="comma list of: ours, ref")
+                   help="comma list of: ours, ref, ours-sysmalloc (ours run "
+                        "with PYTHONMALLOC=malloc)")
     p.add_argument("--levels", default="1,10,100,500",
                    help="concurrency levels (pairs in flight)")
     p.add_argument("--duration", type=float,
@@ -505,6 +557,10 @@ def parse_args(argv):
     p.add_argument("--open-deadline", type=float, default=300.0,
                    help="seconds to open the idle connections; a server "
                    "slower than that is measured with what it opened")
+    p.add_argument("--bursts", type=int, default=2,
+                   help="idle-connection bursts in a row on one server "
+                        "process (default 2): shows whether what stays after "
+                        "the first is reused or leaked")
     p.add_argument("--settle", type=float, default=3.0,
                    help="seconds after the idle connections left")
     p.add_argument("--backlog", type=int, default=1024,
@@ -557,12 +613,18 @@ def main(argv=None):
              os.cpu_count(), args.loop, args.workers, args.duration,
              args.rounds,
              args.conns, args.backlog, nofile, os.getloadavg()[0]))
-    twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd}
+    twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd,
+               "ours-sysmalloc": args.ours_twistd}
+    # ours-sysmalloc: our server with Python's small-object allocator
+    # swapped for the C library's (docs/server.md "Memory"), whose freed
+    # pages go back to the OS more readily after a burst
+    envs = {"ours-sysmalloc": {"PYTHONMALLOC": "malloc"}}
     servers = {}
     pair_res, idle_res = {}, {}
     try:
         for name in args.servers:
-            srv = Server(name, twistds[name], workdir, args.backlog)
+            srv = Server(name, twistds[name], workdir, args.backlog,
+                         envs.get(name))
             try:
                 srv.start()
                 smoke(srv, 10)
