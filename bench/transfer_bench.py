@@ -305,7 +305,7 @@ def pipeline(src):
     CPU-seconds of this process for each side, MiB/s = size / CPU-s.
     Compare with SecretBox's one-core figure: issue 3 wants at least half."""
     import io
-    from wormhole._transit import _codec
+    from wormhole._transit import _codec, _pipe
     from wormhole.cli import _incoming, _transfer
 
     size = os.path.getsize(src)
@@ -341,7 +341,7 @@ def pipeline(src):
             streamer.resumeProducing()
             sink.frames.clear()
     send_cpu = time.process_time() - c0
-    # the receiver: frames made outside the clock, 1 MiB reads
+    # the receiver: frames made outside the clock, read as the socket would
     enc, dec = _codec.RecordEncoder(key), _codec.RecordDecoder(key)
     out = f"/tmp/xferbench-pipeline-{os.getpid()}.bin"
     partial = _incoming.PartialFile(out)
@@ -353,7 +353,7 @@ def pipeline(src):
                                   for i in range(0, len(block), _transfer.RECORD_SIZE))
                 c0 = time.process_time()
                 view = io.BytesIO(stream)
-                while chunk := view.read(2 ** 20):
+                while chunk := view.read(_pipe.BULK_BUFFER):  # the socket's read size
                     for record in dec.feed(chunk):
                         partial.write(record)
                 recv_cpu += time.process_time() - c0
