@@ -6,12 +6,15 @@ per day), and write this split's partial summaries next to them:
 
 - ``daily``: per (day, kind, server, app_id) the counts by result, the
   size histogram, the bytes and two KLL sketches (Apache DataSketches, the
-  same binary format as Spark's ``kll_sketch_agg_double``, so Spark merges
-  them with ``kll_merge_agg_double``);
+  same binary format as Spark's ``kll_sketch_agg_double``, so the report
+  merges them with Spark's ``kll_merge_agg_double``);
 - ``sides``: (day, server, side, impl, version) of every client of a
-  nameplate, mailbox or bind (deduplicated by Spark across splits);
+  nameplate, mailbox or bind;
 - ``qcount``: quarantined lines per (day, reason).
 
+Each is written one file per day, and ``merge_day`` (the second, small
+stage, one task per few days) merges a day's partial summaries into its
+``summary`` tables: counts summed, sketches merged, sides counted once.
 So the events are read once, and the summaries of the days new to the
 store need no second pass over them. The task returns one row per file it
 wrote; the driver moves only the files that successful task attempts
@@ -126,8 +129,8 @@ def run_split(path, start, end, staging):
 
 
 def _write(table, staging, name, day, tag):
-    folder = os.path.join(staging, name) if day is None else os.path.join(
-        staging, name, f"day={day}")
+    """``table`` as ``staging/<name>/day=<day>/part-<tag>.parquet``."""
+    folder = os.path.join(staging, name, f"day={day}")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"part-{tag}.parquet")
     # no column statistics for the events: their files are only ever read
@@ -325,10 +328,10 @@ def merge_day(day, paths, out):
     tag = uuid.uuid4().hex
     written = []
     if paths.get("daily"):
-        written.append(_write(_merge_daily(pq.read_table(paths["daily"], partitioning=None)),
-                              out, "daily", day, tag))
+        daily = _merge_daily(_read(paths["daily"]))
+        written.append(_write(daily, out, "daily", day, tag))
     if paths.get("sides"):
-        sides = pq.read_table(paths["sides"], partitioning=None)
+        sides = _read(paths["sides"])
         # a client that reconnects binds again with the same side: count
         # each side once (its first impl and version)
         first = sides.group_by(["server", "side"], use_threads=False)\
@@ -339,13 +342,21 @@ def merge_day(day, paths, out):
             ["server", "impl", "version", "sides"])
         written.append(_write(versions, out, "versions", day, tag))
     if paths.get("qcount"):
-        q = pq.read_table(paths["qcount"], partitioning=None).group_by("reason").aggregate(
+        q = _read(paths["qcount"]).group_by("reason").aggregate(
             [("n", "sum")]).rename_columns(["reason", "n"])
         written.append(_write(q, out, "quarantine", day, tag))
     return written
 
 
+def _read(paths):
+    # the day is in the folder names, not wanted as a column here
+    return pq.read_table(paths, partitioning=None)
+
+
 def _merge_daily(t):
+    """Partial ``daily`` rows of one day merged per (kind, server,
+    app_id): counts and bytes summed (null stays null, as Spark's sum),
+    sketches merged."""
     from datasketches import kll_doubles_sketch
     keys = ["kind", "server", "app_id"]
     sums = [c for c in t.column_names
