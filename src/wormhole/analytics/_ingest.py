@@ -214,12 +214,13 @@ def _run_tasks(spark, parts, staging):
     import functools
 
     from . import _split_task as T
-    # the tasks get split numbers and look the splits up: no Python RDD
-    # (which would be one more Python pass per task) for a few paths
-    ids = spark.range(0, len(parts), 1, len(parts))
-    out = ids.mapInArrow(
-        functools.partial(T.task, parts=parts, staging=staging), T.OUT_DDL)
-    return [tuple(r) for r in out.collect()]
+    # an RDD of split numbers, not a DataFrame: the JVM only pipes a few
+    # pickled numbers and file names, with no query planning, code
+    # generation or Arrow conversion (measured: 1.7 of the JVM's 2.7 CPU
+    # seconds in this stage at 10M events)
+    rdd = spark.sparkContext.parallelize(range(len(parts)), len(parts))
+    return rdd.mapPartitions(functools.partial(
+        T.split_partition, parts=parts, staging=staging)).collect()
 
 
 def _merge_partials(spark, by_table, days, staging):
@@ -239,11 +240,10 @@ def _merge_partials(spark, by_table, days, staging):
     work = sorted(per_day.items())
     out = os.path.join(staging, "summary")
     # a day's merge is small: a few days per task, not a task per day
-    tasks = min(len(work), 2 * spark.sparkContext.defaultParallelism)
-    ids = spark.range(0, len(work), 1, tasks)
-    merged = ids.mapInArrow(
-        functools.partial(T.merge_task, days=work, out=out), T.OUT_DDL)
-    return [tuple(r) for r in merged.collect()]
+    sc = spark.sparkContext
+    tasks = min(len(work), 2 * sc.defaultParallelism)
+    return sc.parallelize(range(len(work)), tasks).mapPartitions(
+        functools.partial(T.merge_partition, days=work, out=out)).collect()
 
 
 def _reasons(by_table):

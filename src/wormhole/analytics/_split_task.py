@@ -46,11 +46,6 @@ _READ_MORE = 1 << 16
 _DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
                "_source", "impl", "version"}
 
-# one row per file written: what the driver collects
-OUT_DDL = "table string, day string, path string, rows long"
-OUT = pa.schema([("table", pa.string()), ("day", pa.string()),
-                 ("path", pa.string()), ("rows", pa.int64())])
-
 
 def read_split(path, start, end):
     """The bytes of the whole lines that begin in [start, end)."""
@@ -92,7 +87,8 @@ def read_split(path, start, end):
 
 
 def run_split(path, start, end, staging):
-    """Process one split; a list of (table, day, path, rows)."""
+    """Process one split; a list of (table, day, path, rows), one per
+    file written: what the driver collects."""
     parsed = P.parse(read_split(path, start, end))
     tag = uuid.uuid4().hex
     written = []
@@ -294,31 +290,19 @@ def _sides(events, ev_day):
     }), ev_day[owner]
 
 
-def task(batches, parts, staging):
-    """The ``mapInArrow`` function of the parse stage: split numbers in,
-    files written out."""
-    for batch in batches:
-        rows = []
-        for i in batch.column("id").to_pylist():
-            rows += run_split(*parts[i], staging)
-        yield _rows(rows)
+def split_partition(ids, parts, staging):
+    """The parse stage's ``mapPartitions`` function: split numbers in
+    (``parts[i]`` is (path, start, end)), files written out."""
+    for i in ids:
+        yield from run_split(*parts[i], staging)
 
 
-def _rows(rows):
-    return pa.RecordBatch.from_arrays(
-        [pa.array(list(c), t) for c, t in zip(zip(*rows), OUT.types)]
-        if rows else [pa.array([], t) for t in OUT.types], schema=OUT)
-
-
-def merge_task(batches, days, out):
-    """The ``mapInArrow`` function of the summary stage: day numbers in
+def merge_partition(ids, days, out):
+    """The summary stage's ``mapPartitions`` function: day numbers in
     (``days[i]`` is (day, {partial name: [paths]})), files written out."""
-    for batch in batches:
-        rows = []
-        for i in batch.column("id").to_pylist():
-            day, paths = days[i]
-            rows += merge_day(day, paths, out)
-        yield _rows(rows)
+    for i in ids:
+        day, paths = days[i]
+        yield from merge_day(day, paths, out)
 
 
 def merge_day(day, paths, out):
