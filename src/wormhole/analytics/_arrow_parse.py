@@ -19,7 +19,6 @@ skipped.
 """
 
 import datetime
-import io
 import json
 import math
 
@@ -121,7 +120,7 @@ def parse(data):
 def _arrow(data):
     """The block parsed by Arrow, or None if Arrow rejects it."""
     try:
-        return pj.read_json(io.BytesIO(data), read_options=_READ,
+        return pj.read_json(pa.BufferReader(data), read_options=_READ,
                             parse_options=_PARSE).cast(EVENT)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError,
             pa.ArrowTypeError):
