@@ -7,6 +7,7 @@ runs it under ``task.react``, turns every expected error into one
 readable line on stderr (no traceback) and exit status 1, and writes
 ``--dump-timing``. Tests replace the dispatcher through click's ``obj``.
 """
+import os
 import sys
 
 import click
@@ -19,6 +20,15 @@ from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnecti
                       WrongPasswordError)
 from ._config import APPID, Config
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
+
+# autobahn's "NVX" UTF-8 validator and XOR masker are compiled by cffi at
+# import time, parsing their C declarations with pycparser: ~0.05 CPU-s of
+# every CLI start. The Mailbox connection carries a few small JSON frames,
+# for which autobahn's pure-Python versions are just as good. Set before
+# anything imports autobahn (nothing above does: the commands import the
+# client when they run); AUTOBAHN_USE_NVX=1 in the environment still wins.
+os.environ.setdefault("AUTOBAHN_USE_NVX", "0")
+
 
 # the letters debug_set_trace knows (spec 004 5: Boss, Nameplate, Mailbox,
 # Send, Order, Key, Receive, RendezvousConnector, Lister, Code, Input,

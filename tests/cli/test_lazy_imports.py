@@ -1,0 +1,71 @@
+"""Start-up cost of the CLI (docs/performance.md, "File transfer"):
+``import wormhole`` and option parsing do not load the client, and the
+CLI turns off autobahn's cffi-compiled NVX helpers unless told otherwise.
+Each check runs in a fresh interpreter, since this test process has long
+imported everything."""
+
+import os
+import subprocess
+import sys
+
+from twisted.trial import unittest
+
+
+def _run(code, **env):
+    full = dict(os.environ, **env)
+    full.pop("AUTOBAHN_USE_NVX", None)
+    full.update(env)
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
+class LazyImports(unittest.TestCase):
+    def test_import_wormhole_leaves_the_client_unloaded(self):
+        """``import wormhole`` (and its errors, __version__) loads neither
+        the client nor autobahn; ``wormhole.create`` loads them on first
+        use and is the real create (the public API is unchanged)."""
+        out = _run(
+            "import sys, wormhole\n"
+            "print(sorted(m for m in ('wormhole.wormhole', 'autobahn', 'spake2')"
+            " if m in sys.modules))\n"
+            "print(wormhole.__version__, wormhole.WrongPasswordError.__name__)\n"
+            "from wormhole import create, Journal, ImmediateJournal, input_with_completion\n"
+            "import wormhole.wormhole as ww, wormhole.journal as wj\n"
+            "print(create is ww.create, Journal is wj.Journal, 'autobahn' in sys.modules)\n"
+            "print(sorted(set(wormhole.__all__) - set(dir(wormhole))))\n")
+        self.assertEqual(out.splitlines(), [
+            "[]", "0.1.0 WrongPasswordError", "True True True", "[]"])
+
+    def test_unknown_attribute_is_an_attribute_error(self):
+        """Names that are not public still raise AttributeError (hasattr
+        and getattr with a default keep working)."""
+        out = _run("import wormhole\n"
+                   "print(hasattr(wormhole, 'nope'), getattr(wormhole, 'nope', 7))\n")
+        self.assertEqual(out, "False 7")
+
+    def test_cli_help_does_not_load_the_client(self):
+        """Building the click group and ``send --help`` load no autobahn or
+        spake2."""
+        out = _run(
+            "import sys\n"
+            "from wormhole.cli.cli import wormhole\n"
+            "try:\n"
+            "    wormhole(['send', '--help'], standalone_mode=False)\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print('LOADED', sorted(m for m in ('wormhole.wormhole', 'autobahn', 'spake2')"
+            " if m in sys.modules))\n")
+        self.assertIn("--code-length", out)
+        self.assertEqual(out.splitlines()[-1], "LOADED []")
+
+    def test_cli_turns_nvx_off_by_default(self):
+        """The CLI sets AUTOBAHN_USE_NVX=0 before autobahn is imported, so
+        autobahn uses its pure-Python helpers; a user's setting wins."""
+        code = ("import wormhole.cli.cli, os\n"
+                "import autobahn.websocket as w\n"
+                "print(os.environ['AUTOBAHN_USE_NVX'], w.USES_NVX)\n")
+        self.assertEqual(_run(code), "0 False")
+        nvx = _run("import autobahn.websocket as w\nprint(w.HAS_NVX)\n")
+        if nvx == "True":
+            self.assertEqual(_run(code, AUTOBAHN_USE_NVX="1"), "1 True")
