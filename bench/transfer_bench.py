@@ -44,6 +44,12 @@ import transfer_relayload  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REF_VENV = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO, ".venv-ref")
 VENVS = {"ours": os.path.join(REPO, ".venv"), "ref": REF_VENV}
+# A/B runs of our own changes: `--impls ours,base` runs "base" as our CLI
+# with PYTHONPATH=$TRANSFER_BENCH_BASE_SRC (e.g. `git archive HEAD src`
+# unpacked somewhere), through our relay
+BASE_SRC = os.environ.get("TRANSFER_BENCH_BASE_SRC")
+if BASE_SRC:
+    VENVS["base"] = VENVS["ours"]
 CODE = "7-guitarist-revenge"
 
 
@@ -65,7 +71,9 @@ def child_env(impl):
            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
            and not k.startswith("WORMHOLE_")}
     env["PYTHONUNBUFFERED"] = "1"
-    if impl == "ours":
+    if impl == "base":
+        env["PYTHONPATH"] = BASE_SRC
+    if impl in ("ours", "base"):
         # the namespace has only lo anyway; this keeps ours honest outside it
         env["WORMHOLE_TRANSIT_ADDRESSES"] = "127.0.0.1"
     return env
@@ -312,8 +320,14 @@ def pipeline(src):
     key = os.urandom(32)
 
     class Sink:
+        """The transport as the sender sees it: writes are buffered, the
+        producer is paused past the 256 KiB high-water mark, and ``flush``
+        joins the buffered writes into one bytes as Twisted's doWrite does
+        before send(2) (a single bytes is passed through uncopied)."""
+
         def __init__(self):
             self.enc, self.producer, self.frames = _codec.RecordEncoder(key), None, []
+            self.buffered = 0
 
         def registerProducer(self, producer, streaming):
             self.producer = producer
@@ -321,17 +335,29 @@ def pipeline(src):
         def unregisterProducer(self):
             self.producer = None
 
-        def send_record(self, record):
-            self.frames.append(self.enc.encode(record))
-            if len(self.frames) == 4:  # the transport's 256 KiB high-water mark
+        def _write(self, data):
+            self.frames.append(data)
+            self.buffered += len(data)
+            if self.buffered > _pipe.BULK_BUFFER and self.producer is not None:
                 self.producer.pauseProducing()
+
+        def send_record(self, record):
+            self._write(self.enc.encode(record))
+
+        def send_records(self, records):
+            self._write(self.enc.encode_many(records))
+
+        def flush(self):
+            b"".join(self.frames)
+            self.frames.clear()
+            self.buffered = 0
 
     class Progress:
         def update(self, n):
             pass
 
     # the sender: the CLI's producer, the sink pausing it at 256 KiB as
-    # the transport does; frames are dropped once "written"
+    # the transport does and joining what it buffered; then dropped
     sink = Sink()
     c0 = time.process_time()
     with open(src, "rb") as f:
@@ -339,7 +365,7 @@ def pipeline(src):
         sink.registerProducer(streamer, True)
         while not streamer.done.called:
             streamer.resumeProducing()
-            sink.frames.clear()
+            sink.flush()
     send_cpu = time.process_time() - c0
     # the receiver: frames made outside the clock, read as the socket would
     enc, dec = _codec.RecordEncoder(key), _codec.RecordDecoder(key)
@@ -424,10 +450,11 @@ def main():
             return
         plan = []
         for impl in impls:
+            relay_impl = "ours" if impl == "base" else impl
             if "direct" in scen:
-                plan.append((impl, "direct", impl, False))
+                plan.append((impl, "direct", relay_impl, False))
             if "relay" in scen:
-                plan.append((impl, "relay", impl, True))
+                plan.append((impl, "relay", relay_impl, True))
         if "relay-xref" in scen and "ours" in impls:
             plan.append(("ours", "relay-xref", "ref", True))
         for impl, name, relay_impl, no_listen in plan * args.rounds:

@@ -235,6 +235,10 @@ class FakePipe:
     def send_record(self, record):
         self.sent.append(bytes(record))
 
+    def send_records(self, records):
+        for record in records:
+            self.send_record(record)
+
     def write(self, data):
         self.send_record(data)
 

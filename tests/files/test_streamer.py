@@ -30,6 +30,7 @@ class FakePipe:
     def __init__(self, high_water):
         self.high_water = high_water
         self.records = []
+        self.writes = []  # records per transport write
         self.buffered = 0
         self.producer = None
         self.unregistered = 0
@@ -47,10 +48,15 @@ class FakePipe:
         self.send_record(data)
 
     def send_record(self, record):
+        self.send_records([record])
+
+    def send_records(self, records):
+        """One transport write carrying ``records``."""
         if self.fail_with is not None:
             raise self.fail_with
-        self.records.append(record)
-        self.buffered += len(record)
+        self.writes.append(len(records))
+        self.records.extend(records)
+        self.buffered += sum(len(r) for r in records)
         if self.buffered > self.high_water:
             self.producer.pauseProducing()
 
@@ -64,25 +70,42 @@ class FakePipe:
 class Streamer(unittest.TestCase):
     def test_records_per_turn_until_paused(self):
         """Each turn sends records until the transport pauses us: 64 KiB
-        records, several per turn; the sha256 and progress cover every
-        byte and the producer is unregistered at the end."""
-        data = os.urandom(5 * _transfer.RECORD_SIZE + 123)
-        pipe = FakePipe(high_water=2 * _transfer.RECORD_SIZE)
+        records, RECORDS_PER_WRITE of them per write, several writes per
+        turn; the sha256 and progress cover every byte and the producer is
+        unregistered at the end."""
+        per = _transfer.RECORDS_PER_WRITE
+        data = os.urandom(3 * per * _transfer.RECORD_SIZE + 123)
+        pipe = FakePipe(high_water=per * _transfer.RECORD_SIZE + 1)
         progress = _Progress()
         d = _transfer.send_file(pipe, io.BytesIO(data), progress)
         verifyObject(interfaces.IPushProducer, pipe.producer)
-        # the first turn ran in send_file: 3 records until the mark passed
-        self.assertEqual(len(pipe.records), 3)
+        # the first turn ran in send_file: two writes until the mark passed
+        self.assertEqual(pipe.writes, [per, per])
         self.assertNoResult(d)
         pipe.drain()
-        self.assertEqual(len(pipe.records), 6)
+        # one full write, then a short one with the last 123 bytes, which
+        # passes the mark before the file's end is seen
+        self.assertEqual(pipe.writes, [per, per, per, 1])
         self.assertNoResult(d)
-        pipe.drain()  # the file's end: nothing more to send
+        pipe.drain()
+        self.assertEqual(pipe.writes, [per, per, per, 1])
         self.assertEqual(self.successResultOf(d), hashlib.sha256(data).hexdigest())
         self.assertEqual(b"".join(pipe.records), data)
         self.assertEqual({len(r) for r in pipe.records[:-1]}, {_transfer.RECORD_SIZE})
+        self.assertEqual(len(pipe.records[-1]), 123)
         self.assertEqual(progress.n, len(data))
         self.assertEqual(pipe.unregistered, 1)
+
+    def test_file_of_whole_writes(self):
+        """A file that ends on a write boundary ends with that write: the
+        next read finds the end and the send fires, nothing empty sent."""
+        per = _transfer.RECORDS_PER_WRITE
+        data = os.urandom(per * _transfer.RECORD_SIZE)
+        pipe = FakePipe(high_water=10 * len(data))
+        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress())
+        self.assertEqual(self.successResultOf(d), hashlib.sha256(data).hexdigest())
+        self.assertEqual(pipe.writes, [per])
+        self.assertEqual(b"".join(pipe.records), data)
 
     def test_empty_file(self):
         """An empty file sends nothing and fires at once with its hash."""
@@ -114,9 +137,16 @@ class Streamer(unittest.TestCase):
 
     def test_paused_producer_stays_paused(self):
         """While paused, nothing is read or sent until resumeProducing."""
-        f = io.BytesIO(b"x" * (4 * _transfer.RECORD_SIZE))
+        per = _transfer.RECORDS_PER_WRITE
+        f = io.BytesIO(b"x" * (2 * per * _transfer.RECORD_SIZE))
         pipe = FakePipe(high_water=1)
         d = _transfer.send_file(pipe, f, _Progress())
-        self.assertEqual(len(pipe.records), 1)
-        self.assertEqual(f.tell(), _transfer.RECORD_SIZE)
+        self.assertEqual(pipe.writes, [per])
+        self.assertEqual(f.tell(), per * _transfer.RECORD_SIZE)
         self.assertNoResult(d)
+        pipe.drain()
+        self.assertEqual(pipe.writes, [per, per])
+        self.assertNoResult(d)  # the end of the file is not read yet
+        pipe.drain()
+        self.successResultOf(d)
+        self.assertEqual(pipe.writes, [per, per])

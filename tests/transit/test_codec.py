@@ -231,6 +231,48 @@ class LargeRecords(unittest.TestCase):
         self.assertEqual(_codec.RecordDecoder(key).feed(bytearray(frames[0])), [b"abc"])
 
 
+class Batches(unittest.TestCase):
+    @settings(max_examples=100)
+    @given(st.lists(records, max_size=5))
+    def test_encode_many_is_encode_joined(self, batches):
+        """encode_many gives the bytes of encode record by record, joined,
+        with the counter running on across batches (and across single
+        encodes between them); the decoder yields every record in order."""
+        key = os.urandom(32)
+        one, many = _codec.RecordEncoder(key), _codec.RecordEncoder(key)
+        expected, got = [], []
+        for batch in batches:
+            expected.append(b"".join(one.encode(r) for r in batch))
+            got.append(many.encode_many(batch))
+            expected.append(one.encode(b"between"))
+            got.append(many.encode(b"between"))
+        self.assertEqual(got, expected)
+        decoded = _codec.RecordDecoder(key).feed(b"".join(got))
+        self.assertEqual(decoded, [r for batch in batches for r in batch + [b"between"]])
+
+    def test_reused_buffer_grows_and_returns_bytes(self):
+        """A larger batch after a smaller one still comes out whole, and
+        every result is its own bytes (the scratch buffer is reused, so a
+        returned batch must not change when the next one is sealed)."""
+        key = os.urandom(32)
+        enc = _codec.RecordEncoder(key)
+        small = enc.encode_many([b"a", b"b"])
+        kept = bytes(small)
+        big = enc.encode_many([os.urandom(65536) for _ in range(4)])
+        self.assertIsInstance(small, bytes)
+        self.assertEqual(small, kept)
+        rs = _codec.RecordDecoder(key).feed(small + big)
+        self.assertEqual([len(r) for r in rs], [1, 1] + [65536] * 4)
+
+    def test_encode_many_checks_each_record(self):
+        """Text among the records is refused before anything is sealed:
+        the counter does not move."""
+        key = os.urandom(32)
+        enc = _codec.RecordEncoder(key)
+        self.assertRaises(TypeError, enc.encode_many, [b"ok", "text"])
+        self.assertEqual(_codec.RecordDecoder(key).feed(enc.encode_many([b"x"])), [b"x"])
+
+
 class PublicBindingsFallback(unittest.TestCase):
     def test_same_frames_without_the_cffi_module(self):
         """Without PyNaCl's cffi module (``_box._lib`` None) the public
@@ -245,6 +287,7 @@ class PublicBindingsFallback(unittest.TestCase):
         enc = _codec.RecordEncoder(key)
         slow = b"".join(enc.encode(r) for r in records)
         self.assertEqual(slow, fast)
+        self.assertEqual(_codec.RecordEncoder(key).encode_many(records), fast)
         self.assertEqual(_codec.RecordDecoder(key).feed(slow), records)
         bad = bytearray(slow)
         bad[-1] ^= 1

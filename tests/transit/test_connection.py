@@ -110,6 +110,25 @@ class Sender(Base):
         c.connection_lost()
         self.assertEqual(self.events[2:], [("sink.lost",)])
 
+    def test_send_records_one_write(self):
+        """send_records writes the frames of all its records in one piece,
+        the same bytes as send_record one by one; after close it is
+        refused like send_record (no write)."""
+        c = self.build(True, select_on_ready=True)
+        c.connection_made()
+        c.data_received(R_HS)
+        del self.events[:]
+        c.send_record(b"zero")
+        c.send_records([b"one", b"two"])
+        send_key, _ = _codec.record_keys(KEY, True)
+        enc = _codec.RecordEncoder(send_key)
+        self.assertEqual(self.events, [("io.write", enc.encode(b"zero")),
+                                       ("io.write", enc.encode(b"one") + enc.encode(b"two"))])
+        c.close()
+        del self.events[:]
+        self.assertRaises(ConnectionError, c.send_records, [b"late"])
+        self.assertEqual(self.events, [])
+
     def test_bad_record_drops(self):
         """A tampered record drops the connection and is never delivered;
         the good record before it in the same chunk still is."""

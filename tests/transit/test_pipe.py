@@ -20,6 +20,9 @@ class FakeConnection:
     def send_record(self, record):
         self.sent.append(record)
 
+    def send_records(self, records):
+        self.sent.append(("batch", records))
+
     def close(self):
         self.closed += 1
 
@@ -78,6 +81,14 @@ class Pipe(unittest.TestCase):
         self.pipe.write(memoryview(b"b"))
         self.assertEqual(self.conn.sent, [b"a", b"b"])
         self.assertRaises(TypeError, self.pipe.send_record, "text")
+
+    def test_send_records(self):
+        """send_records hands the connection all records at once (one
+        write); any record that is not bytes refuses the whole batch."""
+        self.pipe.send_records(iter([b"a", bytearray(b"b")]))
+        self.assertEqual(self.conn.sent, [("batch", [b"a", bytearray(b"b")])])
+        self.assertRaises(TypeError, self.pipe.send_records, [b"a", "text"])
+        self.assertEqual(len(self.conn.sent), 1)
 
     def test_receive_before_and_after(self):
         """Records that arrived first are queued; receive_record called

@@ -43,6 +43,9 @@ class FakeConnection:
     def send_record(self, record):
         pass
 
+    def send_records(self, records):
+        pass
+
     def close(self):
         pass
 

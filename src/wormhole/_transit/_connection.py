@@ -17,8 +17,8 @@ Lines, in order:
 
 Records are the bulk of a transfer, so once the machine is in
 ``S5_records`` they skip it: the output that enters that state installs a
-reader and a writer that ``data_received`` and ``send_record`` call
-directly, and every transition out of it removes them before anything
+reader and a writer that ``data_received`` and ``send_record`` (and
+``send_records``) call directly, and every transition out of it removes them before anything
 else happens. The machine still decides everything that changes state:
 a bad record is its ``_bad_record`` input, ``close``/``stop``/
 ``connection_lost`` its inputs (docs/performance.md, "File transfer").
@@ -133,6 +133,15 @@ class TransitConnection:
             writer(record)
         else:
             self._send_record(record)
+
+    def send_records(self, records):
+        # several records in one write (the file sender's batches): same
+        # frames as send_record one by one, one bytes for the transport
+        if self._writer is not None:
+            self._io.write(self._encoder.encode_many(records))
+        else:
+            for record in records:
+                self._send_record(record)
 
     def reject(self):
         if self._is_sender:

@@ -31,6 +31,9 @@ class ITransitConnection(Interface):
     def send_record(record):
         """Encrypt and write one record (records state only)."""
 
+    def send_records(records):
+        """``send_record`` for each, written to the socket as one piece."""
+
     def close():
         """Hang up after what we wrote so far has been flushed."""
 
@@ -101,6 +104,9 @@ class IRecordPipe(Interface):
 
     def send_record(record):
         """Send one record (bytes)."""
+
+    def send_records(records):
+        """Send several records (bytes each) in order, in one write."""
 
     def receive_record():
         """Deferred firing with the next record."""

@@ -53,15 +53,21 @@ def progress_bar(cfg, total):
 # records fall out of the L2 cache, ~2x slower to seal); spec 004 6.2 lets
 # records be any size and every receiver takes any size
 RECORD_SIZE = 64 * 1024
+# records sealed into one transport write: 4 x 64 KiB passes the
+# transport's 256 KiB high-water mark (``_pipe.BULK_BUFFER``), so each
+# write is alone in Twisted's buffer and goes to send(2) without being
+# joined to other writes (one copy of every byte less; docs/performance.md)
+RECORDS_PER_WRITE = 4
 
 
 @implementer(interfaces.IPushProducer)
 class _FileStreamer:
     """Reads, hashes and sends ``fileobj`` as records, as many per reactor
     turn as the transport buffers before it pauses us (its high-water mark
-    is the pipe's ``BULK_BUFFER``). One record per turn, as a pull
-    producer does, cost a reactor turn and a ``send(2)`` per record
-    (docs/performance.md, "File transfer and relay")."""
+    is the pipe's ``BULK_BUFFER``), ``RECORDS_PER_WRITE`` records per
+    write. One record per turn, as a pull producer does, cost a reactor
+    turn and a ``send(2)`` per record (docs/performance.md, "File transfer
+    and relay")."""
 
     def __init__(self, fileobj, pipe, hasher, progress):
         self._read = fileobj.read
@@ -80,18 +86,24 @@ class _FileStreamer:
         if self.done.called:
             return
         self._paused = False
-        read, update, send = self._read, self._hash, self._pipe.send_record
+        read, update, send = self._read, self._hash, self._pipe.send_records
         progress = self._progress.update
         try:
             while not self._paused:
-                chunk = read(RECORD_SIZE)
-                if not chunk:
+                batch, size = [], 0
+                while len(batch) < RECORDS_PER_WRITE:
+                    chunk = read(RECORD_SIZE)
+                    if not chunk:
+                        break
+                    update(chunk)
+                    batch.append(chunk)
+                    size += len(chunk)
+                if not batch:
                     self._finish(None)
                     return
-                update(chunk)
-                progress(len(chunk))
+                progress(size)
                 # may call pauseProducing before it returns: the loop ends
-                send(chunk)
+                send(batch)
         except Exception as e:
             self._finish(failure.Failure(e))
 
