@@ -69,12 +69,33 @@ class Parsed:
     def __init__(self, table, malformed, lines):
         self.table = table
         self._lines = lines
-        self.reason = classify(table, malformed)
+        # kind and result as codes once: the checks and the summaries
+        # test them many times
+        self.kind = Codes(table["kind"])
+        self.result = Codes(table["result"])
+        self.reason = classify(table, malformed, self.kind, self.result)
         self.day, self.day_names = days(table["started"])
 
     def raw(self, rows):
         lines = self._lines()
         return [lines[i].decode("utf-8", "replace") for i in rows]
+
+
+class Codes:
+    """A string column as ``codes`` (numpy, one per row) into ``names``;
+    a null is ``len(names)``."""
+
+    def __init__(self, col):
+        enc = pc.dictionary_encode(col).combine_chunks()
+        self.names = enc.dictionary.to_pylist()
+        self.codes = pc.fill_null(enc.indices, len(self.names))\
+            .to_numpy(zero_copy_only=False)
+
+    def is_in(self, values, codes=None):
+        """Per row (of ``codes``, default all): is its value one of
+        ``values`` (never for a null)?"""
+        table = np.array([n in values for n in self.names] + [False])
+        return table[self.codes if codes is None else codes]
 
 
 def _non_blank(data):
@@ -212,29 +233,25 @@ def _np(col, fill):
     return pc.fill_null(col, fill).to_numpy(zero_copy_only=False), null
 
 
-def classify(table, malformed):
-    """The reason code of every row (0: valid)."""
+def classify(table, malformed, kind=None, result=None):
+    """The reason code of every row (0: valid); ``kind`` and ``result``
+    are the ``Codes`` of those columns if already made."""
     n = table.num_rows
     v, v_null = _np(table["v"], 0)
-    kind = table["kind"]
-    kind_ok = pc.fill_null(pc.is_in(kind, pa.array(KINDS)), False)\
-        .to_numpy(zero_copy_only=False)
-    is_bind = pc.fill_null(pc.equal(kind, "bind"), False)\
-        .to_numpy(zero_copy_only=False)
-    is_relay = pc.fill_null(pc.equal(kind, "relay"), False)\
-        .to_numpy(zero_copy_only=False)
+    kind = kind or Codes(table["kind"])
+    result = result or Codes(table["result"])
+    kind_ok = kind.is_in(KINDS)
+    is_bind = kind.is_in(("bind",))
+    is_relay = kind.is_in(("relay",))
     server_null = pc.is_null(table["server"]).to_numpy(zero_copy_only=False)
     started, started_null = _np(table["started"], 0.0)
     total, total_null = _np(table["total_time"], 0.0)
     wait, _ = _np(table["waiting_time"], 0.0)
     nbytes, _ = _np(table["bytes"], 0)
-    result = table["result"]
-    result_null = pc.is_null(result).to_numpy(zero_copy_only=False)
+    result_null = result.codes == len(result.names)
     n_clients, _ = _np(pc.list_value_length(table["clients"]), 0)
-    mailbox_ok = pc.fill_null(pc.is_in(result, pa.array(MAILBOX_RESULTS)),
-                              False).to_numpy(zero_copy_only=False)
-    relay_ok = pc.fill_null(pc.is_in(result, pa.array(RELAY_RESULTS)),
-                            False).to_numpy(zero_copy_only=False)
+    mailbox_ok = result.is_in(MAILBOX_RESULTS)
+    relay_ok = result.is_in(RELAY_RESULTS)
 
     with np.errstate(invalid="ignore"):
         bad_number = (~np.isfinite(started) | ~np.isfinite(total)

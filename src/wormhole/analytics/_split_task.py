@@ -101,9 +101,13 @@ def run_split(path, start, end, staging):
         all_ok = ok.all()  # the usual case: no copy
         events = table if all_ok else table.filter(pa.array(ok))
         ev_day = day if all_ok else day[ok]
+        codes = {name: c.codes if all_ok else c.codes[ok]
+                 for name, c in (("kind", parsed.kind),
+                                 ("result", parsed.result))}
         written += _write_by_day(events, ev_day, names, staging, "events",
                                  tag)
-        written += _summaries(events, ev_day, names, staging, tag)
+        written += _summaries(events, ev_day, names, parsed, codes,
+                              staging, tag)
     bad = np.nonzero(~ok)[0]
     if len(bad):
         q = table.take(pa.array(bad))
@@ -162,31 +166,37 @@ def _codes(col):
     return idx, names
 
 
-def _summaries(events, ev_day, names, staging, tag):
-    """The partial ``daily`` and ``sides`` summaries of valid events."""
+def _summaries(events, ev_day, names, parsed, codes, staging, tag):
+    """The partial ``daily`` and ``sides`` summaries of valid events
+    (``codes``: their kind and result codes in ``parsed``)."""
     out = []
-    kind = events["kind"]
-    not_bind = pc.not_equal(kind, "bind").to_numpy(zero_copy_only=False)
-    ev = events.select(["kind", "server", "app_id", "result", "bytes",
-                        "waiting_time", "total_time"]).filter(
-        pa.array(not_bind))
+    kind = codes["kind"]
+    not_bind = ~parsed.kind.is_in(("bind",), kind)
+    ev = events.select(["server", "app_id", "bytes", "waiting_time",
+                        "total_time"]).filter(pa.array(not_bind))
     if ev.num_rows:
-        daily, daily_day = _daily(ev, ev_day[not_bind], names)
+        daily, daily_day = _daily(
+            ev, ev_day[not_bind], names,
+            (kind[not_bind], parsed.kind.names),
+            (codes["result"][not_bind], parsed.result.names))
         out += _write_parts(daily, daily_day, names, staging, "daily", tag)
-    sides, sides_day = _sides(events, ev_day)
+    keep = parsed.kind.is_in(("nameplate", "mailbox", "bind"), kind)
+    sides, sides_day = _sides(events, ev_day, keep)
     if sides.num_rows:
         out += _write_parts(sides, sides_day, names, staging, "sides", tag)
     return out
 
 
-def _daily(ev, day_idx, day_names):
+def _daily(ev, day_idx, day_names, kinds, results):
     """Per (day, kind, server, app_id) group of non-bind events: counts by
     result, size histogram, bytes, KLL sketches (the columns of
-    ``_aggregate.summarise``); and the day code of each group."""
-    kind_idx, kind_names = _codes(ev["kind"])
+    ``_aggregate.summarise``); and the day code of each group. ``kinds``
+    and ``results`` are (codes, names) of those columns (a null is
+    ``len(names)``: strides are one more)."""
+    kind_idx, kind_names = kinds
     srv_idx, srv_names = _codes(ev["server"])
     app_idx, app_names = _codes(pc.fill_null(ev["app_id"], ""))
-    key = (((day_idx.astype(np.int64) * len(kind_names) + kind_idx)
+    key = (((day_idx.astype(np.int64) * (len(kind_names) + 1) + kind_idx)
             * len(srv_names) + srv_idx) * len(app_names) + app_idx)
     # rows sorted by group: every per-group figure is a reduceat
     order = np.argsort(key, kind="stable")
@@ -214,11 +224,12 @@ def _daily(ev, day_idx, day_names):
                            pa.string()),
         "n": pa.array(np.diff(np.r_[bounds, len(key)]).astype(np.int64)),
     }
-    res_idx, res_names = _codes(pc.fill_null(ev["result"], ""))
+    res_idx, res_names = results
+    stride = len(res_names) + 1
     # one bincount over (group, result) for all the result counts
-    by_result = np.bincount(group * len(res_names) + res_idx[order],
-                            minlength=n_groups * len(res_names))\
-        .reshape(n_groups, len(res_names))
+    by_result = np.bincount(group * stride + res_idx[order],
+                            minlength=n_groups * stride)\
+        .reshape(n_groups, stride)
     for r in RESULTS:
         cols[r] = pa.array(by_result[:, res_names.index(r)]
                            if r in res_names else np.zeros(n_groups,
@@ -264,12 +275,9 @@ def _sketches(col, order, bounds):
     return pa.array(out, pa.binary())
 
 
-def _sides(events, ev_day):
-    """(server, side, impl, version) of every client of nameplates,
-    mailboxes and binds, and the day code of each."""
-    keep = pc.is_in(events["kind"], pa.array(["nameplate", "mailbox",
-                                              "bind"]))\
-        .to_numpy(zero_copy_only=False)
+def _sides(events, ev_day, keep):
+    """(server, side, impl, version) of every client of the ``keep`` rows
+    (nameplates, mailboxes and binds), and the day code of each."""
     # flatten every row's clients (relay sessions have none) rather than
     # copy the kept rows first
     clients = events["clients"].combine_chunks()
