@@ -10,7 +10,7 @@ import os
 
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks
-from twisted.internet.interfaces import IPushProducer
+from twisted.internet.interfaces import IHalfCloseableProtocol, IPushProducer
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
@@ -20,8 +20,33 @@ from wormhole.relay._interfaces import (IPipePool, IRelayConnection,
 from wormhole.relay._splice import _End, splice_available
 from wormhole.relay.testing import start_transit_relay
 
-from ._client import Clients
+from ._client import Clients, RawClient
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake
+
+
+@implementer(IHalfCloseableProtocol)
+class _Answering(RawClient):
+    """Reads until the end of file, then answers and closes (a receiver's
+    ack after the sender closed)."""
+
+    def __init__(self):
+        super().__init__()
+        self.eof = Deferred()
+
+    def readConnectionLost(self):
+        self.eof.callback((self.count, self.sha.hexdigest()))
+        self.transport.write(b"ack after the end")
+        self.transport.loseConnection()
+
+    def writeConnectionLost(self):
+        pass
+
+    def connectionLost(self, reason):
+        if not self.eof.called:
+            self.eof.errback(AssertionError(
+                f"lost without an end of file after {self.count} bytes: "
+                f"{reason.value}"))
+        super().connectionLost(reason)
 
 
 def eventually(seconds=0):
@@ -236,6 +261,39 @@ class Basics(Base):
         yield self.r.when_usage(1)
         self.assertEqual(self.usage_moods(), ["happy"])
         self.assertEqual(self.r.usage()[0]["total_bytes"], 10)
+
+    @inlineCallbacks
+    def test_last_bytes_then_close_then_late_reply(self):
+        """Issue 3, the wire pattern of wormhole-william's failing sends as
+        the relay sees it: one side sends its last 400 kB and closes at
+        once (while the other is not reading), the other then answers after
+        the end of file. The answer has no one to go to and is dropped;
+        every byte sent before the close arrives, then the end of file,
+        and the pair's record is happy."""
+        yield self.start()
+        a = yield self.clients.connect(self.r.port)
+        b = yield self.clients.connect(self.r.port, protocol=_Answering)
+        a.send(handshake(TOKEN, SIDE1))
+        b.send(handshake(TOKEN, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        b.keep = False
+        b.transport.pauseProducing()
+        data = os.urandom(400 * 1000)
+        a.send(data)
+        a.transport.loseConnection()
+        # let the relay take what fits before b reads (no assertion on it)
+        yield eventually(0.05)
+        b.transport.resumeProducing()
+        count, sha = yield b.eof
+        self.assertEqual((count, sha),
+                         (3 + len(data),
+                          hashlib.sha256(b"ok\n" + data).hexdigest()))
+        yield a.closed
+        yield b.closed
+        yield self.r.when_usage(1)
+        self.assertEqual(self.usage_moods(), ["happy"])
+        self.assertEqual(self.r.usage()[0]["total_bytes"], len(data))
 
     @inlineCallbacks
     def test_many_pairs(self):
