@@ -1,8 +1,11 @@
-"""The rule of the forwarder that orders wormhole-william's transit
-handshakes (``_ww_gate.Hold``), without sockets."""
+"""The forwarder that orders wormhole-william's transit handshakes
+(``_ww_gate``): its rule without sockets, and its protocols on loopback."""
+from twisted.internet import defer, endpoints, protocol, reactor
+from twisted.internet.interfaces import IHalfCloseableProtocol
 from twisted.trial import unittest
+from zope.interface import implementer
 
-from ._ww_gate import Hold
+from ._ww_gate import Hold, _FromClient
 
 HEADER = b"transit receiver 00 ready\n\n"
 
@@ -45,3 +48,72 @@ class HoldRule(unittest.TestCase):
         self.hold.from_relay(b"ok\n" + HEADER)
         self.hold.release()
         self.assertEqual(self.delivered, [b"ok\n", HEADER])
+
+
+class OverLoopback(unittest.TestCase):
+    """The forwarder's protocols in this reactor, between a raw client and
+    a fake relay that says ok and the partner's handshake at once."""
+
+    @defer.inlineCallbacks
+    def test_order_bytes_and_end_of_file(self):
+        """The client gets ok\\n alone, the partner's handshake only after
+        it spoke, everything the relay sent before its end of file, and
+        then the end of file; the relay gets every client byte."""
+        relay_got = []
+        relay_done = defer.Deferred()
+
+        @implementer(IHalfCloseableProtocol)
+        class FakeRelay(protocol.Protocol):
+            def dataReceived(self, data):
+                relay_got.append(data)
+                if b"".join(relay_got) == b"please relay\n":
+                    self.transport.write(b"ok\n" + HEADER)
+                elif b"".join(relay_got).endswith(b"bye"):
+                    self.transport.write(b"records")
+                    self.transport.loseWriteConnection()
+
+            def readConnectionLost(self):
+                relay_done.callback(b"".join(relay_got))
+
+            def writeConnectionLost(self):
+                pass
+
+        relay_port = yield reactor.listenTCP(
+            0, protocol.Factory.forProtocol(FakeRelay), interface="127.0.0.1")
+        self.addCleanup(relay_port.stopListening)
+        gate_factory = protocol.Factory.forProtocol(_FromClient)
+        gate_factory.relay_port = relay_port.getHost().port
+        gate_port = yield reactor.listenTCP(0, gate_factory, interface="127.0.0.1")
+        self.addCleanup(gate_port.stopListening)
+
+        received = []
+        first = defer.Deferred()
+        eof = defer.Deferred()
+
+        @implementer(IHalfCloseableProtocol)
+        class Client(protocol.Protocol):
+            def dataReceived(self, data):
+                received.append(data)
+                if not first.called:
+                    first.callback(bytes(data))
+
+            def readConnectionLost(self):
+                eof.callback(b"".join(received))
+                self.transport.loseConnection()
+
+            def writeConnectionLost(self):
+                pass
+
+        ep = endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1",
+                                          gate_port.getHost().port)
+        client = yield ep.connect(protocol.Factory.forProtocol(Client))
+        self.addCleanup(client.transport.abortConnection)
+        client.transport.write(b"please relay\n")
+        got = yield first
+        self.assertEqual(got, b"ok\n")
+        client.transport.write(b"transit sender 00 ready\n\nbye")
+        everything = yield eof
+        self.assertEqual(everything, b"ok\n" + HEADER + b"records")
+        client.transport.loseWriteConnection()
+        relayed = yield relay_done
+        self.assertEqual(relayed, b"please relay\ntransit sender 00 ready\n\nbye")
