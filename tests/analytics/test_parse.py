@@ -210,10 +210,25 @@ class Splits(unittest.TestCase):
         path = self.mktemp()
         with open(path, "wb") as f:
             f.write(text.encode())
-        got = b"".join(_split_task.read_split(path, s, min(s + size,
-                                                           len(text)))
-                       for s in range(0, len(text), size))
+        # a split's bytes are valid until the next read: copy each
+        got = b"".join([bytes(_split_task.read_split(
+            path, s, min(s + size, len(text))))
+            for s in range(0, len(text), size)])
         self.assertEqual(got, text.encode())
+
+    def test_long_line_across_the_end(self):
+        """A line that begins in a split and runs on far past its end
+        (longer than the reused buffer's slack) is read whole by that
+        split and by no other, and the next split reuses the buffer."""
+        long = b"x" * (5 * _split_task._READ_MORE + 7)
+        text = b"a\n" + long + b"\nb\n"
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(text)
+        first = bytes(_split_task.read_split(path, 0, 4))
+        second = bytes(_split_task.read_split(path, 4, len(text)))
+        self.assertEqual(first, b"a\n" + long + b"\n")
+        self.assertEqual(second, b"b\n")
 
 
 class Quarantine(unittest.TestCase):

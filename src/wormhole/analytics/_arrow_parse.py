@@ -87,6 +87,8 @@ class Codes:
 
     def __init__(self, col):
         enc = pc.dictionary_encode(col).combine_chunks()
+        # kept: the Parquet writer takes it as is (no second encoding)
+        self.array = enc
         self.names = enc.dictionary.to_pylist()
         self.codes = pc.fill_null(enc.indices, len(self.names))\
             .to_numpy(zero_copy_only=False)
@@ -102,11 +104,22 @@ def _non_blank(data):
     return [ln.rstrip(b"\r") for ln in data.split(b"\n") if ln.strip(_WS)]
 
 
+def _newlines(data):
+    """How many lines ``data`` has (the last one may lack its newline)."""
+    if isinstance(data, memoryview):
+        # _split_task's reused buffer: a view from offset 0 of a bytearray
+        n = data.obj.count(b"\n", 0, data.nbytes)
+    else:
+        n = data.count(b"\n")
+    return n + (0 if data[-1:] == b"\n" else 1)
+
+
 def parse(data):
-    """A ``Parsed`` of ``data`` (bytes of whole lines)."""
+    """A ``Parsed`` of ``data`` (bytes of whole lines, or a memoryview of
+    them from offset 0 of a bytearray)."""
     table = _arrow(data)
     if table is not None:
-        newlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        newlines = _newlines(data)
         if table.num_rows == newlines:
             # the common case: every line is one row, so row i is line i
             # (no blank lines); split the lines only if a raw one is asked
@@ -115,14 +128,15 @@ def parse(data):
             def lines():
                 if not cache:
                     cache.append([ln.rstrip(b"\r")
-                                  for ln in data.split(b"\n")])
+                                  for ln in bytes(data).split(b"\n")])
                 return cache[0]
             return Parsed(table, np.zeros(table.num_rows, bool), lines)
+        data = bytes(data)  # blank lines: rare, split them as bytes
         kept = _non_blank(data)
         if table.num_rows == len(kept):
             return Parsed(table, np.zeros(table.num_rows, bool),
                           lambda: kept)
-    kept = _non_blank(data)
+    kept = _non_blank(bytes(data))
     tables, malformed = [], []
     for i in range(0, len(kept), CHUNK_LINES):
         chunk = kept[i:i + CHUNK_LINES]

@@ -47,8 +47,22 @@ _DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
                "_source", "impl", "version"}
 
 
+# one buffer per worker for the splits' bytes, reused from split to split:
+# a fresh 60 MB bytes object per split costs its page faults every time
+_BUF = [bytearray(0)]
+
+
+def _buffer(n):
+    """A memoryview of at least ``n`` bytes of the reused buffer."""
+    if len(_BUF[0]) < n:
+        _BUF[0] = bytearray(n)
+    return memoryview(_BUF[0])
+
+
 def read_split(path, start, end):
-    """The bytes of the whole lines that begin in [start, end)."""
+    """The bytes of the whole lines that begin in [start, end): bytes for
+    a gzipped file, else a memoryview that starts at offset 0 of the
+    worker's reused buffer (valid until the next call)."""
     if path.endswith(".gz"):
         with gzip.open(path, "rb") as f:
             return f.read()
@@ -69,21 +83,24 @@ def read_split(path, start, end):
         if start >= end:
             return b""
         f.seek(start)
-        data = f.read(end - start)
-        if data.endswith(b"\n") or len(data) < end - start:
-            return data
+        want = end - start
+        buf = _buffer(want + _READ_MORE)
+        got = f.readinto(buf[:want])
+        if got < want or buf[got - 1] == 10:
+            return buf[:got]
         # finish the line that begins before end
-        tail = []
         while True:
-            chunk = f.read(_READ_MORE)
-            if not chunk:
-                break
-            i = chunk.find(b"\n")
+            if got + _READ_MORE > len(buf):  # a very long last line
+                bigger = _buffer(2 * len(buf))
+                bigger[:got] = buf[:got]
+                buf = bigger
+            n = f.readinto(buf[got:got + _READ_MORE])
+            if not n:
+                return buf[:got]
+            i = buf.obj.find(b"\n", got, got + n)
             if i >= 0:
-                tail.append(chunk[:i + 1])
-                break
-            tail.append(chunk)
-        return data + b"".join(tail)
+                return buf[:i + 1]
+            got += n
 
 
 def run_split(path, start, end, staging):
@@ -101,11 +118,21 @@ def run_split(path, start, end, staging):
         all_ok = ok.all()  # the usual case: no copy
         events = table if all_ok else table.filter(pa.array(ok))
         ev_day = day if all_ok else day[ok]
-        codes = {name: c.codes if all_ok else c.codes[ok]
-                 for name, c in (("kind", parsed.kind),
-                                 ("result", parsed.result))}
-        written += _write_by_day(events, ev_day, names, staging, "events",
-                                 tag)
+        # the four few-valued columns as codes once: the Parquet writer
+        # takes their dictionary arrays as they are, the summaries group
+        # by their codes
+        enc = {"kind": parsed.kind, "result": parsed.result,
+               "server": P.Codes(table["server"]),
+               "app_id": P.Codes(table["app_id"])}
+        codes = {name: (c.codes if all_ok else c.codes[ok], c.names)
+                 for name, c in enc.items()}
+        dict_events = events
+        for name, c in enc.items():
+            col = c.array if all_ok else c.array.filter(pa.array(ok))
+            dict_events = dict_events.set_column(
+                dict_events.column_names.index(name), name, col)
+        written += _write_by_day(dict_events, ev_day, names, staging,
+                                 "events", tag)
         written += _summaries(events, ev_day, names, parsed, codes,
                               staging, tag)
     bad = np.nonzero(~ok)[0]
@@ -135,9 +162,12 @@ def _write(table, staging, name, day, tag):
     path = os.path.join(folder, f"part-{tag}.parquet")
     # no column statistics for the events: their files are only ever read
     # whole, by day partition (measured: a fifth of the write time)
+    # store_schema=False: a dictionary array is written as a plain string
+    # column and read back as one (the Arrow schema is not stored)
     pq.write_table(table, path, compression="zstd", use_dictionary=[
         c for c in table.column_names if c in _DICTIONARY],
-        write_statistics=name not in ("events", "quarantine"))
+        write_statistics=name not in ("events", "quarantine"),
+        store_schema=False)
     return (name, day, path, table.num_rows)
 
 
@@ -158,27 +188,20 @@ def _write_by_day(table, day, names, staging, name, tag):
     return out
 
 
-def _codes(col):
-    """(int codes, names) of a string column."""
-    enc = pc.dictionary_encode(col).combine_chunks()
-    idx = enc.indices.to_numpy(zero_copy_only=False)
-    names = enc.dictionary.to_pylist()
-    return idx, names
-
-
 def _summaries(events, ev_day, names, parsed, codes, staging, tag):
     """The partial ``daily`` and ``sides`` summaries of valid events
-    (``codes``: their kind and result codes in ``parsed``)."""
+    (``codes``: (codes, names) of their kind, result, server and app_id;
+    a null is ``len(names)``)."""
     out = []
-    kind = codes["kind"]
+    kind = codes["kind"][0]
     not_bind = ~parsed.kind.is_in(("bind",), kind)
-    ev = events.select(["server", "app_id", "bytes", "waiting_time",
-                        "total_time"]).filter(pa.array(not_bind))
+    ev = events.select(["bytes", "waiting_time", "total_time"])\
+        .filter(pa.array(not_bind))
     if ev.num_rows:
         daily, daily_day = _daily(
             ev, ev_day[not_bind], names,
-            (kind[not_bind], parsed.kind.names),
-            (codes["result"][not_bind], parsed.result.names))
+            *[(codes[c][0][not_bind], codes[c][1])
+              for c in ("kind", "result", "server", "app_id")])
         out += _write_parts(daily, daily_day, names, staging, "daily", tag)
     keep = parsed.kind.is_in(("nameplate", "mailbox", "bind"), kind)
     sides, sides_day = _sides(events, ev_day, keep)
@@ -187,15 +210,22 @@ def _summaries(events, ev_day, names, parsed, codes, staging, tag):
     return out
 
 
-def _daily(ev, day_idx, day_names, kinds, results):
+def _daily(ev, day_idx, day_names, kinds, results, servers, apps):
     """Per (day, kind, server, app_id) group of non-bind events: counts by
     result, size histogram, bytes, KLL sketches (the columns of
-    ``_aggregate.summarise``); and the day code of each group. ``kinds``
-    and ``results`` are (codes, names) of those columns (a null is
-    ``len(names)``: strides are one more)."""
+    ``_aggregate.summarise``); and the day code of each group. ``kinds``,
+    ``results``, ``servers`` and ``apps`` are (codes, names) of those
+    columns (a null is ``len(names)``: strides are one more)."""
     kind_idx, kind_names = kinds
-    srv_idx, srv_names = _codes(ev["server"])
-    app_idx, app_names = _codes(pc.fill_null(ev["app_id"], ""))
+    srv_idx, srv_names = servers
+    srv_names = srv_names + [None]
+    app_idx, app_names = apps
+    # no app_id (relay sessions) is grouped, and written, as ""
+    if "" in app_names:
+        app_idx = np.where(app_idx == len(app_names), app_names.index(""),
+                           app_idx)
+    else:
+        app_names = app_names + [""]
     key = (((day_idx.astype(np.int64) * (len(kind_names) + 1) + kind_idx)
             * len(srv_names) + srv_idx) * len(app_names) + app_idx)
     # rows sorted by group: every per-group figure is a reduceat
