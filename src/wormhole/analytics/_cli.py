@@ -76,9 +76,12 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._session import SHORT_JOB_CONF, get_session
+    from ._cds import Archive
+    from ._session import SHORT_JOB_CONF, get_session, started_by_submit
     conf = dict(SHORT_JOB_CONF)
     conf.update(_conf(args.conf))
+    # the driver JVM's classes from a class-data-sharing archive (_cds)
+    archive = None if started_by_submit() else Archive(args.command, conf)
     spark = get_session(args.master, conf=conf, progress=not args.quiet)
     try:
         if args.command == "ingest":
@@ -98,7 +101,15 @@ def main(argv=None):
                        progress=Progress("report", quiet=args.quiet))
     finally:
         spark.stop()
+        if archive is not None:
+            archive.finish(_gateway_process())
     return 0
+
+
+def _gateway_process():
+    """The driver JVM that PySpark started (its ``Popen``), if any."""
+    from pyspark import SparkContext
+    return getattr(SparkContext._gateway, "proc", None)
 
 
 if __name__ == "__main__":

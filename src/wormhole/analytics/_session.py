@@ -67,6 +67,11 @@ def get_session(master=None, app_name="wormhole-analytics", conf=None,
     return builder.getOrCreate()
 
 
+def started_by_submit():
+    """Is this driver's JVM already running (``spark-submit``)?"""
+    return bool(_submitted_conf())
+
+
 def _submitted_conf():
     """Keys that spark-submit passed to this driver (it sets them as
     ``SPARK_CONF_*``-free system properties read by the JVM; PySpark
