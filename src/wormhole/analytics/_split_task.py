@@ -45,6 +45,10 @@ _READ_MORE = 1 << 16
 # time and saves nothing
 _DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
                "_source", "impl", "version"}
+# the events, the bulk of what ingest writes: lz4 (measured on a 60 MB
+# split, 333k events: 0.048 CPU s and 7.1 MB against zstd's 0.063 s and
+# 5.5 MB; no compression 13.5 MB). The rest stays zstd (small).
+_COMPRESSION = {"events": "lz4"}
 
 
 # one buffer per worker for the splits' bytes, reused from split to split:
@@ -164,8 +168,9 @@ def _write(table, staging, name, day, tag):
     # whole, by day partition (measured: a fifth of the write time)
     # store_schema=False: a dictionary array is written as a plain string
     # column and read back as one (the Arrow schema is not stored)
-    pq.write_table(table, path, compression="zstd", use_dictionary=[
-        c for c in table.column_names if c in _DICTIONARY],
+    pq.write_table(
+        table, path, compression=_COMPRESSION.get(name, "zstd"),
+        use_dictionary=[c for c in table.column_names if c in _DICTIONARY],
         write_statistics=name not in ("events", "quarantine"),
         store_schema=False)
     return (name, day, path, table.num_rows)
