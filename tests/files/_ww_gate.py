@@ -17,9 +17,9 @@ whatever the relay: the reference relay 0.5 and ours, splicing or not,
 fail alike (docs/relay.md, "wormhole-william as a sender").
 
 What: relay -> client, the first three bytes (``ok\\n``) pass at once and
-later ones wait until the client has spoken after them. The sender speaks
-first (its handshake), so it is blocked reading when the receiver's
-handshake reaches it, and its goroutine has run by then. Only the timing
+later ones wait until the client has spoken after them, and SETTLE more.
+The sender speaks first (its handshake), so it is blocked reading when
+the receiver's handshake reaches it, and its goroutine has run by then. Only the timing
 of delivery changes (as a slow network would): every byte goes through,
 in order, and half-closes are passed on. Not for wormhole-william as a
 receiver: it waits for the sender's handshake before it speaks.
@@ -37,13 +37,25 @@ from zope.interface import implementer
 OK_LENGTH = 3  # b"ok\n"
 
 
-class Hold:
-    """The rule, without sockets: ``deliver(bytes)`` writes to the client."""
+# How long after the client spoke the held bytes wait more: the client has
+# then surely gone on to its read and blocked there. Without it, its write
+# can wake us and the kernel may run us first (one run in 20 with 2 busy
+# cores, GOMAXPROCS=1 and the file_ack held back): the handshake is there
+# before it reads, and the race is back.
+SETTLE = 0.1
 
-    def __init__(self, deliver):
+
+class Hold:
+    """The rule, without sockets: ``deliver(bytes)`` writes to the client,
+    ``clock`` is an ``IReactorTime``."""
+
+    def __init__(self, deliver, clock, settle=SETTLE):
         self._deliver = deliver
+        self._clock = clock
+        self._settle = settle
         self._passed = 0  # bytes of ok\n delivered
-        self._spoke = False  # the client sent bytes after ok\n
+        self._call = None  # the release after the client spoke
+        self._open = False  # held bytes went; the rest goes straight
         self._held = []
 
     def from_relay(self, data):
@@ -54,22 +66,30 @@ class Hold:
             data = data[len(head):]
         if not data:
             return
-        if self._spoke:
+        if self._open:
             self._deliver(data)
         else:
             self._held.append(data)
 
     def from_client(self):
         """Call after forwarding the client's bytes to the relay."""
-        if self._passed >= OK_LENGTH and not self._spoke:
-            self._spoke = True
-            self.release()
+        if self._passed >= OK_LENGTH and self._call is None and not self._open:
+            self._call = self._clock.callLater(self._settle, self.release)
 
     def release(self):
-        """Deliver what is held (the relay closed: nothing will follow)."""
+        """Deliver what is held, and from now on everything at once (also
+        when the relay closed: nothing will follow)."""
+        self.stop()
+        self._open = True
         held, self._held = self._held, []
         for data in held:
             self._deliver(data)
+
+    def stop(self):
+        """No release later (the connection is gone, or released now)."""
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        self._call = None
 
 
 @implementer(IHalfCloseableProtocol)
@@ -103,7 +123,7 @@ class _FromClient(Protocol):
         from twisted.internet import reactor
         from twisted.internet.endpoints import TCP4ClientEndpoint
 
-        self.hold = Hold(self.transport.write)
+        self.hold = Hold(self.transport.write, reactor)
         # nothing is read from the client until the relay is connected
         self.transport.pauseProducing()
         ep = TCP4ClientEndpoint(reactor, "127.0.0.1", self.factory.relay_port)
@@ -125,6 +145,7 @@ class _FromClient(Protocol):
         pass
 
     def connectionLost(self, reason):
+        self.hold.stop()
         if self.relay is not None:
             self.relay.transport.loseConnection()
 

@@ -2,6 +2,7 @@
 (``_ww_gate``): its rule without sockets, and its protocols on loopback."""
 from twisted.internet import defer, endpoints, protocol, reactor
 from twisted.internet.interfaces import IHalfCloseableProtocol
+from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface import implementer
 
@@ -13,17 +14,22 @@ HEADER = b"transit receiver 00 ready\n\n"
 class HoldRule(unittest.TestCase):
     def setUp(self):
         self.delivered = []
-        self.hold = Hold(self.delivered.append)
+        self.clock = Clock()
+        self.hold = Hold(self.delivered.append, self.clock, settle=0.1)
 
     def test_ok_passes_the_rest_waits_for_the_client(self):
         """ok\\n reaches the client at once; the partner's handshake in the
-        same chunk waits until the client has spoken, then goes first,
-        and later bytes go straight through."""
+        same chunk waits until the client has spoken and SETTLE more, then
+        goes first, and later bytes go straight through."""
         self.hold.from_relay(b"ok\n" + HEADER)
         self.assertEqual(self.delivered, [b"ok\n"])
         self.hold.from_relay(b"go\n")
         self.assertEqual(self.delivered, [b"ok\n"])
         self.hold.from_client()
+        self.clock.advance(0.05)
+        self.assertEqual(self.delivered, [b"ok\n"])
+        self.hold.from_client()  # speaking again does not restart the wait
+        self.clock.advance(0.05)
         self.assertEqual(self.delivered, [b"ok\n", HEADER, b"go\n"])
         self.hold.from_relay(b"records")
         self.assertEqual(self.delivered[-1], b"records")
@@ -40,14 +46,26 @@ class HoldRule(unittest.TestCase):
         release anything."""
         self.hold.from_client()
         self.hold.from_relay(b"ok\n" + HEADER)
+        self.clock.advance(1)
         self.assertEqual(self.delivered, [b"ok\n"])
+        self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_release_when_the_relay_closes(self):
-        """When the relay closes, what is held is delivered (before the end
-        of file is passed on)."""
+        """When the relay closes, what is held is delivered at once (before
+        the end of file is passed on), and the timer is cancelled."""
         self.hold.from_relay(b"ok\n" + HEADER)
+        self.hold.from_client()
         self.hold.release()
         self.assertEqual(self.delivered, [b"ok\n", HEADER])
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def test_stop(self):
+        """stop() (the client went) cancels the release."""
+        self.hold.from_relay(b"ok\n" + HEADER)
+        self.hold.from_client()
+        self.hold.stop()
+        self.clock.advance(1)
+        self.assertEqual(self.delivered, [b"ok\n"])
 
 
 class OverLoopback(unittest.TestCase):
