@@ -139,6 +139,35 @@ class Send(unittest.TestCase):
         self.assertIn(f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'", err)
         self.assertIn("Confirmation received. Transfer complete.", err)
 
+    def test_file_closes_wormhole_before_transit(self):
+        """Spec 004 9.3: once the file_ack is in, the wormhole is closed
+        (nameplate and mailbox freed on the server) before Transit connects
+        and while the bytes flow; the transfer still completes, and the
+        final close at the end waits for that same close."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        [transit] = self.transits.made
+        self.assertNotIn(("w.close",), self.factory.log)
+        self.w.deliver(j({"answer": {"file_ack": "ok"}}))
+        log = self.factory.log
+        self.assertLess(log.index(("w.close",)), log.index(("transit.connect",)))
+        self.assertNoResult(d)
+        transit.pipe.feed(j({"ack": "ok", "sha256": hashlib.sha256(data).hexdigest()}))
+        self.successResultOf(d)
+        self.assertEqual(log.count(("w.close",)), 2)
+
+    def test_file_rejected_closes_only_at_the_end(self):
+        """A refused offer never reaches the early close: the wormhole is
+        closed once, by the command's cleanup."""
+        path, data = self._file_setup()
+        d = self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        self.w.deliver(j({"error": "transfer rejected"}))
+        self.failureResultOf(d)
+        self.assertEqual(self.factory.log.count(("w.close",)), 1)
+        self.assertNotIn(("transit.connect",), self.factory.log)
+
     def test_file_wrong_hash(self):
         """An ack whose sha256 differs from what we sent fails the send."""
         path, data = self._file_setup()

@@ -102,6 +102,20 @@ class ReceiveFiles(unittest.TestCase):
         self.assertEqual(self.leftovers(), [])
         self.assertIn(f"Received file written to: {target}", self.cfg.stderr.getvalue())
 
+    def test_closes_wormhole_before_transit(self):
+        """Spec 004 9.3: after our hints and file_ack are sent, the
+        wormhole is closed before Transit connects, so the server frees
+        the nameplate and mailbox while the bytes flow; the file still
+        arrives whole and the close at the end is the same close again."""
+        d = self.offer(self.file_offer(), accept_file=True)
+        log = self.factory.log
+        self.assertLess(log.index(("w.close",)), log.index(("transit.connect",)))
+        self.transits.made[0].pipe.feed(DATA)
+        self.successResultOf(d)
+        with open(os.path.join(self.dir, "a.txt"), "rb") as f:
+            self.assertEqual(f.read(), DATA)
+        self.assertEqual(log.count(("w.close",)), 2)
+
     def test_accept_file_does_not_ask(self):
         """--accept-file: no question, the transfer goes ahead."""
         d = self.offer(self.file_offer(), accept_file=True)

@@ -62,5 +62,5 @@ class FileTransfer(TimedTransfers, unittest.TestCase):
             self.assertEqual(timed[0]["details"], {"bytes": SIZE})
             self.assertGreaterEqual(timed[0]["stop"], timed[0]["start"])
         phases = yield self.render(sb, rb)
-        self.assertPhases(phases, "sender", FILE_PHASES)
-        self.assertPhases(phases, "receiver", FILE_PHASES)
+        self.assertPhases(phases, "sender", FILE_PHASES, early_close=True)
+        self.assertPhases(phases, "receiver", FILE_PHASES, early_close=True)

@@ -66,6 +66,17 @@ def run_and_close(reactor, w, body):
             reactor.removeSystemEventTrigger(trigger)
 
 
+def close_early(w):
+    """Start closing ``w`` now, once the mailbox has done its part.
+
+    Spec 004 9.3: a file transfer closes the wormhole as soon as it has
+    what it needs to open the Transit connection, so the server frees the
+    nameplate and mailbox while the bytes flow. ``close()`` is idempotent:
+    ``run_and_close`` closes again at the end and waits for the result
+    (an error of this early close is reported there, not here)."""
+    w.close().addErrback(lambda _: None)
+
+
 class OnShutdown:
     """Run ``f`` if the reactor stops (Ctrl-C) before ``cancel()``:
     temporary files must not outlive an interrupted command."""

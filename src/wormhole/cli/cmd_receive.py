@@ -15,7 +15,7 @@ from .. import _rlcompleter
 from ..errors import KeyFormatError
 from ..util import dict_to_bytes
 from . import _incoming, _transfer
-from ._common import OnShutdown, ask, make_wormhole, run_and_close
+from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize
 from ._receiver import Receiver
 
@@ -162,6 +162,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     if error is not None:
         raise error
     transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
+    close_early(w)  # our hints and file_ack are sent (spec 9.3)
     pipe = yield transit.connect()
     partial = _incoming.PartialFile(target if kind == "file" else
                                     os.path.join(os.path.dirname(target),

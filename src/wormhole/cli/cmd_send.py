@@ -13,7 +13,7 @@ from twisted.internet import defer
 from .._status import ConsumedCode
 from ..errors import TransferError
 from . import _outgoing, _text, _transfer
-from ._common import OnShutdown, ask, make_wormhole, run_and_close
+from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import naturalsize
 from ._filesender import FileSender
 
@@ -172,6 +172,7 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
     if error is not None:
         raise error
     transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
+    close_early(w)  # the file_ack was the last mailbox message (spec 9.3)
     pipe = yield transit.connect()
     try:
         print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
