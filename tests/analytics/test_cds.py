@@ -133,3 +133,33 @@ class ArchiveTests(unittest.TestCase):
         a = self.archive({})
         a.finish(FakeProc(hangs=True))
         self.assertFalse(os.path.exists(a.path))
+
+
+
+class CLITests(unittest.TestCase):
+    def setUp(self):
+        self.env = {"WORMHOLE_ANALYTICS_CACHE": os.path.abspath(
+            self.mktemp())}
+        self.patch(_cds, "cache_dir", lambda environ=None: self.env[
+            "WORMHOLE_ANALYTICS_CACHE"])
+
+    def test_archive_when_no_jvm_yet(self):
+        """A command that starts the driver JVM gets the archive option."""
+        from wormhole.analytics import _cli
+        self.patch(_cli, "_gateway_process", lambda: None)
+        conf = {}
+        a = _cli._archive("ingest", conf)
+        if a.path is None:  # no java on this machine: nothing to add
+            self.assertEqual(conf, {})
+        else:
+            self.assertIn("-XX:", conf[_cds.JAVA_OPTS])
+
+    def test_no_archive_for_a_running_jvm(self):
+        """In a process whose driver JVM is already up (a session made
+        before), no archive: no option added, and the shared JVM is
+        never told to exit."""
+        from wormhole.analytics import _cli
+        self.patch(_cli, "_gateway_process", lambda: FakeProc())
+        conf = {}
+        self.assertIsNone(_cli._archive("ingest", conf))
+        self.assertEqual(conf, {})

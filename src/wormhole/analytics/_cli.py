@@ -76,12 +76,10 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._cds import Archive
-    from ._session import SHORT_JOB_CONF, get_session, started_by_submit
+    from ._session import SHORT_JOB_CONF, get_session
     conf = dict(SHORT_JOB_CONF)
     conf.update(_conf(args.conf))
-    # the driver JVM's classes from a class-data-sharing archive (_cds)
-    archive = None if started_by_submit() else Archive(args.command, conf)
+    archive = _archive(args.command, conf)
     spark = get_session(args.master, conf=conf, progress=not args.quiet)
     try:
         if args.command == "ingest":
@@ -104,6 +102,18 @@ def main(argv=None):
         if archive is not None:
             archive.finish(_gateway_process())
     return 0
+
+
+def _archive(command, conf):
+    """The driver JVM's classes from a class-data-sharing archive
+    (``_cds``; ``conf`` gets the JVM option), unless that JVM is running
+    already: under spark-submit, or a session this process made before
+    (whose JVM must not be told to exit)."""
+    from ._cds import Archive
+    from ._session import started_by_submit
+    if started_by_submit() or _gateway_process() is not None:
+        return None
+    return Archive(command, conf)
 
 
 def _gateway_process():
