@@ -118,8 +118,8 @@ class ReferenceClientOnOurPermissionServer(InteropTestCase):
     def test_hashcash_only_refuses_old_clients(self):
         """Demanding hashcash, our server answers the 0.24 client's bare
         bind with a "permission denied" error and closes; the client, not
-        knowing permissions, reconnects and tries again (so it never
-        transfers, and never gets a readable failure)."""
+        knowing permissions, reconnects and binds again with the same side,
+        and never transfers."""
         srv = yield self.start_with("hashcash:6")
         tap = self.start_tap(srv.url)
         send = self.send_text(tap.url)
