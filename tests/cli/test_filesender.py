@@ -5,8 +5,8 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.cli._filesender import FileSender
-from wormhole.cli._interfaces import IFileSender
+from wormhole.cli._interfaces import IOfferSender
+from wormhole.cli._offer import file_sender
 from wormhole.errors import TransferError
 
 TRANSIT = {"abilities-v1": [{"type": "relay-v1"}], "hints-v1": []}
@@ -21,18 +21,18 @@ class FileSenderMachine(unittest.TestCase):
 
     def setUp(self):
         self.events = []
-        self.s = FileSender(lambda body: self.events.append(("send", json.loads(body))),
+        self.s = file_sender(lambda body: self.events.append(("send", json.loads(body))),
                             lambda hints: self.events.append(("hints", hints)),
                             lambda error: self.events.append(("finished", error)))
 
     def test_interface(self):
-        """The sender provides IFileSender."""
-        verifyObject(IFileSender, self.s)
+        """The file sender provides IOfferSender."""
+        verifyObject(IOfferSender, self.s)
 
     def test_transit_then_offer_then_ack(self):
         """transit first, then the offer; the peer's hints are passed on;
         file_ack finishes without an error."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"transit": {"hints-v1": [{"type": "x"}]}}))
         self.s.got_message(j({"answer": {"file_ack": "ok"}}))
         self.assertEqual(self.events, [("send", {"transit": TRANSIT}),
@@ -42,13 +42,13 @@ class FileSenderMachine(unittest.TestCase):
 
     def test_transit_and_ack_together(self):
         """Keys may come in one message: the hints first, then the ack."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"transit": {"hints-v1": []}, "answer": {"file_ack": "ok"}}))
         self.assertEqual(self.events[2:], [("hints", []), ("finished", None)])
 
     def test_error_wins(self):
         """error ends it badly, before any other key of the message."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"error": "transfer rejected", "answer": {"file_ack": "ok"}}))
         [(kind, error)] = self.events[2:]
         self.assertIsInstance(error, TransferError)
@@ -56,13 +56,13 @@ class FileSenderMachine(unittest.TestCase):
 
     def test_message_ack_is_not_file_ack(self):
         """A text ack to a file offer is a refusal, not success."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"answer": {"message_ack": "ok"}}))
         self.assertIsInstance(self.events[-1][1], TransferError)
 
     def test_garbage_and_ignored(self):
         """Unknown keys are ignored; a non-JSON message ends it badly."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"foo": 1}))
         self.assertEqual(len(self.events), 2)
         self.s.got_message(b"\xff")
@@ -76,7 +76,7 @@ class FileSenderMachine(unittest.TestCase):
 
     def test_nothing_after_done(self):
         """After the ack, later messages change nothing."""
-        self.s.send_offer(TRANSIT, OFFER)
+        self.s.send_offer(OFFER, TRANSIT)
         self.s.got_message(j({"answer": {"file_ack": "ok"}}))
         n = len(self.events)
         self.s.got_message(j({"error": "late"}))

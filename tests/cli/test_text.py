@@ -5,8 +5,8 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.cli import _text
-from wormhole.cli._interfaces import IReceiver, ITextSender
+from wormhole.cli._interfaces import IOfferSender, IReceiver
+from wormhole.cli._offer import text_sender
 from wormhole.cli._receiver import Receiver as ReceiverMachine
 from wormhole.errors import TransferError
 
@@ -19,7 +19,7 @@ class Sender(unittest.TestCase):
 
     def setUp(self):
         self.events = []
-        self.s = _text.TextSender(
+        self.s = text_sender(
             lambda body: self.events.append(("send", json.loads(body))),
             lambda error: self.events.append(("finished", error)))
 
@@ -27,20 +27,20 @@ class Sender(unittest.TestCase):
         return [e for e in self.events if e[0] == "finished"]
 
     def test_interface(self):
-        """The sender provides ITextSender."""
-        verifyObject(ITextSender, self.s)
+        """The text sender provides IOfferSender."""
+        verifyObject(IOfferSender, self.s)
 
     def test_offer_then_ack(self):
         """The offer is {"offer": {"message": TEXT}}; message_ack "ok"
         finishes without an error."""
-        self.s.send_offer("hi\nthere")
+        self.s.send_offer({"message": "hi\nthere"})
         self.s.got_message(j({"answer": {"message_ack": "ok"}}))
         self.assertEqual(self.events, [("send", {"offer": {"message": "hi\nthere"}}),
                                        ("finished", None)])
 
     def test_ignores_unknown_keys_and_transit(self):
         """Messages without error/answer are ignored (spec 9.1)."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(j({"transit": {"abilities-v1": []}}))
         self.s.got_message(j({"something": 1}))
         self.assertEqual(self.finished(), [])
@@ -50,7 +50,7 @@ class Sender(unittest.TestCase):
     def test_remote_error(self):
         """An error from the receiver ends the transfer with a
         TransferError naming it."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(j({"error": "nope"}))
         [(_, error)] = self.finished()
         self.assertIsInstance(error, TransferError)
@@ -58,14 +58,14 @@ class Sender(unittest.TestCase):
 
     def test_error_wins_over_answer(self):
         """A message with both error and answer is an error."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(j({"error": "bad", "answer": {"message_ack": "ok"}}))
         [(_, error)] = self.finished()
         self.assertIsInstance(error, TransferError)
 
     def test_bad_answer(self):
         """An answer that is not message_ack ok is a failure."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(j({"answer": {"message_ack": "not ok"}}))
         [(_, error)] = self.finished()
         self.assertIsInstance(error, TransferError)
@@ -73,14 +73,14 @@ class Sender(unittest.TestCase):
 
     def test_garbage(self):
         """A peer message that is not a JSON object fails the transfer."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(b"[1, 2]")
         [(_, error)] = self.finished()
         self.assertIsInstance(error, TransferError)
 
     def test_messages_after_the_end_are_ignored(self):
         """The ack is the last message the sender acts on."""
-        self.s.send_offer("x")
+        self.s.send_offer({"message": "x"})
         self.s.got_message(j({"answer": {"message_ack": "ok"}}))
         self.s.got_message(j({"error": "late"}))
         self.s.got_message(b"garbage")

@@ -2,6 +2,7 @@
 
 ``cli.py`` holds the click group; ``cmd_send``/``cmd_receive`` run one
 transfer each against the public client API (spec 004 chapter 5);
-``_text.py`` holds the text part of the file-transfer protocol as Automat
+``_offer.py`` (the sender of texts, files and directories) and
+``_receiver.py`` (the recipient) hold the file-transfer protocol as Automat
 machines.
 """

@@ -3,24 +3,13 @@ protocol, spec 004 chapter 9)."""
 from zope.interface import Interface
 
 
-class ITextSender(Interface):
-    """The sending side of a text transfer (spec 004 9.1)."""
+class IOfferSender(Interface):
+    """The sending side of any transfer: text, file or directory
+    (spec 004 9.1)."""
 
-    def send_offer(text):
-        """Send ``{"offer": {"message": text}}`` to the peer."""
-
-    def reject_verification():
-        """The human said the verifiers differ: tell the peer, give up."""
-
-    def got_message(body):
-        """A (decrypted) message body arrived from the peer."""
-
-
-class IFileSender(Interface):
-    """The sending side of a file or directory transfer (spec 004 9.1)."""
-
-    def send_offer(transit, offer):
-        """Send our ``transit`` message, then the ``offer``."""
+    def send_offer(offer, transit=None):
+        """Send our ``transit`` message (files and directories), then
+        ``{"offer": offer}``."""
 
     def reject_verification():
         """The human said the verifiers differ: tell the peer, give up."""

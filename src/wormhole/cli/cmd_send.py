@@ -12,10 +12,10 @@ from twisted.internet import defer
 
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _outgoing, _text, _transfer
+from . import _outgoing, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import naturalsize
-from ._filesender import FileSender
+from ._offer import file_sender, text_sender
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
 
@@ -112,12 +112,12 @@ def _send_on(reactor, cfg, w, text):
     def done(error):
         if not finished.called:
             finished.callback(error)
-    sender = _text.TextSender(w.send_message, done)
+    sender = text_sender(w.send_message, done)
 
     if not (yield _verified(reactor, cfg, w)):
         sender.reject_verification()
     if not finished.called:
-        sender.send_offer(text)
+        sender.send_offer({"message": text})
     while not finished.called:
         body = yield w.get_message()
         sender.got_message(body)
@@ -159,12 +159,12 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
     def done(error):
         if not finished.called:
             finished.callback(error)
-    sender = FileSender(w.send_message, transit.add_connection_hints, done)
+    sender = file_sender(w.send_message, transit.add_connection_hints, done)
     if not (yield _verified(reactor, cfg, w)):
         sender.reject_verification()
     else:
         ours = yield _transfer.transit_message(transit)
-        sender.send_offer(ours, outgoing.offer)
+        sender.send_offer(outgoing.offer, ours)
     while not finished.called:
         body = yield w.get_message()
         sender.got_message(body)

@@ -20,9 +20,9 @@ from twisted.internet import defer
 
 from ..errors import TransferError
 from ..util import dict_to_bytes
-from . import _text
 from ._common import ask, make_wormhole, run_and_close
 from ._config import APPID
+from ._offer import text_sender
 from ._receiver import Receiver
 from ._text import _parse
 
@@ -124,8 +124,8 @@ def accept(reactor, cfg):
 def _accept_on(w, cfg, text):
     w.set_code(cfg.code)
     finished = defer.Deferred()
-    sender = _text.TextSender(w.send_message, finished.callback)
-    sender.send_offer(text)
+    sender = text_sender(w.send_message, finished.callback)
+    sender.send_offer({"message": text})
     while not finished.called:
         body = yield w.get_message()
         sender.got_message(body)

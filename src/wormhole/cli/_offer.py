@@ -1,34 +1,53 @@
-"""The sender of a file or directory (spec 004 9.1).
+"""The sending side of the file-transfer protocol (spec 004 9.1): one
+machine for texts, files and directories.
 
-It sends its ``transit`` message first, then the ``offer``; then it reads
-the recipient's messages: ``error`` ends the transfer badly, ``transit``
-hints go to our Transit (9.3), ``answer`` with ``file_ack: ok`` means the
-bytes may go (the last message read from the mailbox), any other answer is
-a refusal; other keys are ignored.
+It sends its offer (a file or directory offer preceded by our ``transit``
+message) and reads the recipient's messages: ``error`` ends the transfer
+badly, ``answer`` with the expected ack (``message_ack`` for a text,
+``file_ack`` otherwise) ends it well and is the last message read, any
+other answer is a refusal, other keys are ignored. A file sender also
+passes the recipient's ``transit`` hints on (9.3).
 
-Neighbours are plain callables: ``send_message(bytes)``,
-``got_hints(list)``, ``finished(error_or_None)``; ``finished(None)`` means
-the offer was accepted and Transit takes it from here.
+The machine only decides; its neighbours are plain callables given at
+construction: ``send_message(bytes)``, ``finished(error_or_None)`` and,
+for files, ``got_hints(list)``. ``finished(None)`` means the offer was
+accepted (for a file: Transit takes it from here). The public
+``got_message`` parses and routes to one private input, so the machine has
+no ``if``s (STYLE.md, "Validate before the machine").
 """
 from automat import MethodicalMachine
 from zope.interface import implementer
 
 from ..errors import TransferError
 from ..util import dict_to_bytes
-from ._interfaces import IFileSender
+from ._interfaces import IOfferSender
 from ._receiver import _hints_of
 from ._text import VERIFICATION_REJECTED, _parse
 
 
-@implementer(IFileSender)
-class FileSender:
+def text_sender(send_message, finished):
+    """Offers ``{"message": TEXT}``; the recipient acks with ``message_ack``."""
+    return OfferSender(send_message, finished, ack="message_ack", what="text")
+
+
+def file_sender(send_message, got_hints, finished):
+    """Offers a file or directory after our ``transit`` message; the
+    recipient's hints go to ``got_hints``, its ``file_ack`` lets the bytes go."""
+    return OfferSender(send_message, finished, ack="file_ack", what="file",
+                       got_hints=got_hints)
+
+
+@implementer(IOfferSender)
+class OfferSender:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, send_message, got_hints, finished):
+    def __init__(self, send_message, finished, ack, what, got_hints=None):
         self._send_message = send_message
-        self._got_hints = got_hints
         self._finished = finished
+        self._ack = ack
+        self._what = what
+        self._got_hints = got_hints
 
     @m.state(initial=True)
     def S0_idle(self): pass  # noqa
@@ -40,7 +59,7 @@ class FileSender:
     def S2_done(self): pass  # noqa
 
     @m.input()
-    def send_offer(self, transit, offer): pass  # noqa
+    def send_offer(self, offer, transit=None): pass  # noqa
 
     @m.input()
     def reject_verification(self): pass  # noqa
@@ -52,13 +71,13 @@ class FileSender:
         # spec 9.1: keys may come together or apart; error ends it first
         if "error" in msg:
             return self._got_error(msg["error"])
-        if "transit" in msg:
+        if "transit" in msg and self._got_hints is not None:
             self._got_transit(_hints_of(msg["transit"]))
         if "answer" not in msg:
             return self._got_irrelevant()
         answer = msg["answer"]
-        if isinstance(answer, dict) and answer.get("file_ack") == "ok":
-            return self._got_file_ack()
+        if isinstance(answer, dict) and answer.get(self._ack) == "ok":
+            return self._got_ack()
         return self._got_bad_answer(answer)
 
     @m.input()
@@ -71,7 +90,7 @@ class FileSender:
     def _got_transit(self, hints): pass  # noqa
 
     @m.input()
-    def _got_file_ack(self): pass  # noqa
+    def _got_ack(self): pass  # noqa
 
     @m.input()
     def _got_bad_answer(self, answer): pass  # noqa
@@ -80,8 +99,9 @@ class FileSender:
     def _got_irrelevant(self): pass  # noqa
 
     @m.output()
-    def _send_transit_and_offer(self, transit, offer):
-        self._send_message(dict_to_bytes({"transit": transit}))
+    def _send_offer(self, offer, transit=None):
+        if transit is not None:  # 9.3: our hints before the offer
+            self._send_message(dict_to_bytes({"transit": transit}))
         self._send_message(dict_to_bytes({"offer": offer}))
 
     @m.output()
@@ -106,24 +126,24 @@ class FileSender:
 
     @m.output()
     def _fail_answer(self, answer):
-        self._finished(TransferError(f"the receiver did not accept the file: {answer!r}"))
+        self._finished(TransferError(f"the receiver did not accept the {self._what}: {answer!r}"))
 
     @m.output()
     def _succeed(self):
         self._finished(None)
 
-    S0_idle.upon(send_offer, enter=S1_offered, outputs=[_send_transit_and_offer])
+    S0_idle.upon(send_offer, enter=S1_offered, outputs=[_send_offer])
     S0_idle.upon(reject_verification, enter=S2_done, outputs=[_send_rejection, _fail_rejected])
     S1_offered.upon(_got_garbage, enter=S2_done, outputs=[_fail_garbage])
     S1_offered.upon(_got_error, enter=S2_done, outputs=[_fail_remote])
     S1_offered.upon(_got_transit, enter=S1_offered, outputs=[_give_hints])
-    S1_offered.upon(_got_file_ack, enter=S2_done, outputs=[_succeed])
+    S1_offered.upon(_got_ack, enter=S2_done, outputs=[_succeed])
     S1_offered.upon(_got_bad_answer, enter=S2_done, outputs=[_fail_answer])
     S1_offered.upon(_got_irrelevant, enter=S1_offered, outputs=[])
-    # spec 9.1: the file_ack is the last message the sender reads
+    # spec 9.1: the ack (or an error) is the last message the sender reads
     S2_done.upon(_got_garbage, enter=S2_done, outputs=[])
     S2_done.upon(_got_error, enter=S2_done, outputs=[])
     S2_done.upon(_got_transit, enter=S2_done, outputs=[])
-    S2_done.upon(_got_file_ack, enter=S2_done, outputs=[])
+    S2_done.upon(_got_ack, enter=S2_done, outputs=[])
     S2_done.upon(_got_bad_answer, enter=S2_done, outputs=[])
     S2_done.upon(_got_irrelevant, enter=S2_done, outputs=[])
