@@ -17,10 +17,12 @@ One machine-readable line per figure:
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _netns  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER = os.path.join(REPO, "bench", "dilation_peer.py")
@@ -28,18 +30,6 @@ PYTHONS = {"ours": os.path.join(REPO, ".venv", "bin", "python"),
            "ref": os.path.join(os.environ.get("WORMHOLE_REFERENCE_VENV")
                                or os.path.join(REPO, ".venv-ref"), "bin", "python")}
 SCENARIOS = [("one-direct", 1, False), ("eight-direct", 8, False), ("one-relay", 1, True)]
-
-
-def reexec_in_namespace():
-    if os.environ.get("DILATION_BENCH_NETNS") == "1":
-        return
-    unshare, ip = shutil.which("unshare"), shutil.which("ip")
-    if not (unshare and ip and os.geteuid() == 0):
-        sys.exit("dilation_bench: needs root, unshare(1) and ip(8) for a loopback-only namespace")
-    env = dict(os.environ, DILATION_BENCH_NETNS="1")
-    cmd = "ip link set lo up && exec " + " ".join(
-        [sys.executable, os.path.abspath(__file__)] + [f"'{a}'" for a in sys.argv[1:]])
-    sys.exit(subprocess.call([unshare, "-n", "--", "sh", "-c", cmd], env=env))
 
 
 def child_env(impl):
@@ -156,7 +146,7 @@ def main():
                     help="also measure recovery after this many cuts (relay-only, via a proxy)")
     ap.add_argument("--scenarios", default=",".join(n for n, _, _ in SCENARIOS))
     args = ap.parse_args()
-    reexec_in_namespace()
+    _netns.reexec_in_namespace(__file__, "DILATION_BENCH_NETNS")
     size = args.size_mib * 2 ** 20
     procs, ports = start_servers(with_relay=True)
     url = f"ws://127.0.0.1:{ports['mailbox']}/v1"

@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import hashlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _netns  # noqa: E402
 import _procstat  # noqa: E402
 import transfer_relayload  # noqa: E402
 
@@ -51,19 +51,6 @@ BASE_SRC = os.environ.get("TRANSFER_BENCH_BASE_SRC")
 if BASE_SRC:
     VENVS["base"] = VENVS["ours"]
 CODE = "7-guitarist-revenge"
-
-
-def reexec_in_namespace():
-    # same approach as bench/dilation_bench.py, with our own marker variable
-    if os.environ.get("TRANSFER_BENCH_NETNS") == "1":
-        return
-    unshare, ip = shutil.which("unshare"), shutil.which("ip")
-    if not (unshare and ip and os.geteuid() == 0):
-        sys.exit("transfer_bench: needs root, unshare(1) and ip(8) for a loopback-only namespace")
-    env = dict(os.environ, TRANSFER_BENCH_NETNS="1")
-    cmd = "ip link set lo up && exec " + " ".join(
-        [sys.executable, os.path.abspath(__file__)] + [f"'{a}'" for a in sys.argv[1:]])
-    sys.exit(subprocess.call([unshare, "-n", "--", "sh", "-c", cmd], env=env))
 
 
 def child_env(impl):
@@ -417,7 +404,7 @@ def main():
         BACKLOG = f":backlog={args.backlog}"
     size_mib = args.size_mib or (256 if args.quick else 1024)
     pairs = args.pairs or (20 if args.quick else 100)
-    reexec_in_namespace()
+    _netns.reexec_in_namespace(__file__, "TRANSFER_BENCH_NETNS")
     scen = args.scenarios.split(",")
     impls = args.impls.split(",")
     res = {}
