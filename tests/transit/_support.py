@@ -8,27 +8,15 @@ cleanup, also when the test fails. Everything binds 127.0.0.1.
 
 import json
 import os
-import signal
 import socket
 import tempfile
 
-from twisted.internet import defer, protocol, reactor
+from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from .._processes import REPO_ROOT, LineProcess, child_env, reference_bin  # noqa: F401 (re-exported)
 REF_TRANSIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_transit.py")
 LOOPBACK = ["127.0.0.1"]
-
-
-def reference_bin(tool):
-    venv = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO_ROOT, ".venv-ref")
-    path = os.path.join(venv, "bin", tool)
-    if not os.access(path, os.X_OK):
-        # a failure, never a skip: a skipped interop test hides regressions
-        raise AssertionError(
-            f"the reference implementation is not installed ({path} missing): "
-            "run `./dev test`, which installs it and sets WORMHOLE_REFERENCE_VENV")
-    return path
 
 
 def free_port():
@@ -39,67 +27,10 @@ def free_port():
     return port
 
 
-def _child_env():
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
-           and not k.startswith("WORMHOLE_")}
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-class _Process(protocol.ProcessProtocol):
-    """Collects stdout lines; ``next_line()`` waits for the next one."""
-
-    def __init__(self):
-        self.buf = b""
-        self.lines = []
-        self.waiting = []
-        self.stderr = b""
-        self.ended = defer.Deferred()
-
-    def outReceived(self, data):
-        self.buf += data
-        while b"\n" in self.buf:
-            line, self.buf = self.buf.split(b"\n", 1)
-            if self.waiting:
-                self.waiting.pop(0).callback(line)
-            else:
-                self.lines.append(line)
-
-    def errReceived(self, data):
-        self.stderr += data
-
-    def next_line(self):
-        if self.lines:
-            return defer.succeed(self.lines.pop(0))
-        d = defer.Deferred()
-        self.waiting.append(d)
-        return d
-
-    def processEnded(self, reason):
-        for d in self.waiting:
-            d.errback(AssertionError(f"process ended; stderr: {self.stderr.decode(errors='replace')}"))
-        self.waiting = []
-        self.ended.callback(None)
-
-
 def _spawn(testcase, argv, cwd=None):
-    proto = _Process()
-    transport = reactor.spawnProcess(proto, argv[0], argv, env=_child_env(), path=cwd)
-    pid = transport.pid
-
-    @defer.inlineCallbacks
-    def stop():
-        if not proto.ended.called:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            timer = reactor.callLater(5, lambda: proto.ended.called or os.kill(pid, signal.SIGKILL))
-            yield proto.ended
-            if timer.active():
-                timer.cancel()
-    testcase.addCleanup(stop)
+    proto = LineProcess()
+    reactor.spawnProcess(proto, argv[0], argv, env=child_env(), path=cwd)
+    testcase.addCleanup(proto.stop)
     return proto
 
 

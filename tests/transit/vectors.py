@@ -17,7 +17,7 @@ import struct
 import subprocess
 import sys
 
-from ._support import REF_TRANSIT, REPO_ROOT, _child_env, reference_bin
+from ._support import REF_TRANSIT, REPO_ROOT, child_env, reference_bin
 
 VECTORS = os.path.join(REPO_ROOT, "tests", "data", "transit_vectors.json")
 KEY = bytes(range(32))
@@ -29,7 +29,7 @@ class _Ref:
     def __init__(self, role, relay="-"):
         self.p = subprocess.Popen(
             [reference_bin("python"), REF_TRANSIT, role, relay, "1"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_env())
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env())
         self.hints = self.read()["hints"]
 
     def read(self):

@@ -1,0 +1,93 @@
+"""What the interop tests of several packages share: the reference
+implementation's executables (a failure, never a skip, when it is
+missing), a clean environment for child processes, and a process
+protocol that collects stdout lines and is stopped by its PID."""
+
+import os
+import signal
+
+from twisted.internet import defer, protocol
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def reference_bin(tool):
+    """``<reference venv>/bin/<tool>`` ($WORMHOLE_REFERENCE_VENV, default
+    ``<repo>/.venv-ref``)."""
+    venv = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO_ROOT, ".venv-ref")
+    path = os.path.join(venv, "bin", tool)
+    if not os.access(path, os.X_OK):
+        # a failure, never a skip: a skipped interop test hides regressions
+        raise AssertionError(
+            f"the reference implementation is not installed ({path} missing): "
+            "run `./dev test`, which installs it and sets WORMHOLE_REFERENCE_VENV")
+    return path
+
+
+def child_env():
+    """Our environment minus what would mix the venvs up."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+           and not k.startswith("WORMHOLE_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class LineProcess(protocol.ProcessProtocol):
+    """Collects stdout lines; ``next_line()`` waits for the next one;
+    ``stop()`` sends SIGTERM to the PID it was spawned with, SIGKILL after
+    5 s."""
+
+    def __init__(self):
+        self.buf = b""
+        self.lines = []
+        self.waiting = []
+        self.stderr = b""
+        self.ended = defer.Deferred()
+        self.pid = None
+
+    def connectionMade(self):
+        self.pid = self.transport.pid
+
+    def outReceived(self, data):
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            if self.waiting:
+                self.waiting.pop(0).callback(line)
+            else:
+                self.lines.append(line)
+
+    def errReceived(self, data):
+        self.stderr += data
+
+    def next_line(self):
+        if self.lines:
+            return defer.succeed(self.lines.pop(0))
+        d = defer.Deferred()
+        self.waiting.append(d)
+        return d
+
+    def processEnded(self, reason):
+        for d in self.waiting:
+            d.errback(AssertionError("process ended; stderr: "
+                                     + self.stderr.decode(errors="replace")[-3000:]))
+        self.waiting = []
+        self.ended.callback(None)
+
+    @defer.inlineCallbacks
+    def stop(self):
+        if not self.ended.called:
+            self._signal(signal.SIGTERM)
+            from twisted.internet import reactor
+            timer = reactor.callLater(5, self._signal, signal.SIGKILL)
+            yield self.ended
+            if timer.active():
+                timer.cancel()
+
+    def _signal(self, sig):
+        if not self.ended.called:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
