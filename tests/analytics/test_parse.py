@@ -14,7 +14,7 @@ from twisted.trial import unittest
 
 from wormhole import _usage_events as ue
 from wormhole.analytics import _arrow_parse, _split_task
-from wormhole.analytics._ingest import ingest
+from wormhole.analytics._ingest import ingest, splits
 
 from ._spark import QuietProgress, spark
 
@@ -215,6 +215,52 @@ class Splits(unittest.TestCase):
             path, s, min(s + size, len(text))))
             for s in range(0, len(text), size)])
         self.assertEqual(got, text.encode())
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 10 ** 6)),
+                    max_size=6),
+           st.integers(1, 10 ** 5))
+    def test_plan_covers_every_byte_once_largest_first(self, ranges,
+                                                       split_bytes):
+        """The split plan cuts each byte range into the fewest equal
+        parts of at most ``split_bytes`` that cover it exactly, and lists
+        all splits largest first (the longest tasks start first)."""
+        ranges = [(f"f{i}", min(a, b), max(a, b))
+                  for i, (a, b) in enumerate(ranges)]
+        plan = splits(ranges, split_bytes)
+        self.assertEqual([hi - lo for _p, lo, hi in plan],
+                         sorted((hi - lo for _p, lo, hi in plan),
+                                reverse=True))
+        for path, start, end in ranges:
+            mine = sorted((lo, hi) for p, lo, hi in plan if p == path)
+            want = -(-(end - start) // split_bytes)
+            self.assertEqual(len(mine), want)
+            if not mine:
+                continue
+            self.assertEqual((mine[0][0], mine[-1][1]), (start, end))
+            for (_lo, hi), (lo2, _hi2) in zip(mine, mine[1:]):
+                self.assertEqual(hi, lo2)
+            sizes = [hi - lo for lo, hi in mine]
+            self.assertLessEqual(max(sizes), split_bytes)
+            self.assertLessEqual(max(sizes) - min(sizes), 1)
+
+    def test_gzipped_file_is_one_split(self):
+        plan = splits([("a.jsonl.gz", 0, 500), ("b.jsonl", 0, 250)], 100)
+        self.assertEqual(plan[0], ("a.jsonl.gz", 0, 500))
+        self.assertEqual(plan[1:], [("b.jsonl", 166, 250), ("b.jsonl", 0, 83),
+                                    ("b.jsonl", 83, 166)])
+
+    @given(st.binary(max_size=3 * 2 ** 20 + 5).map(
+        lambda b: b.replace(b"x", b"\n")), st.booleans())
+    @settings(max_examples=30, deadline=None)
+    def test_line_count(self, data, as_view):
+        """The line count that tells whether Arrow skipped a line (blank
+        lines) is the number of newlines, plus one for an unterminated
+        last line, for bytes and for a view of the reused buffer."""
+        want = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        arg = memoryview(bytearray(data + b"junk"))[:len(data)] \
+            if as_view else data
+        self.assertEqual(_arrow_parse._newlines(arg), want)
 
     def test_long_line_across_the_end(self):
         """A line that begins in a split and runs on far past its end

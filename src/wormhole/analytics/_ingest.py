@@ -132,16 +132,25 @@ def plan(files, manifest, today, include_open=False):
 
 def splits(ranges, split_bytes):
     """Byte ranges cut into splits of at most ``split_bytes`` (gzipped
-    files whole): each is one Spark task."""
+    files whole): each is one Spark task.
+
+    A range is cut into equal parts (a 188 MB day file with 128 MiB
+    splits is two of 94 MB, not 134 + 54), and the splits are listed
+    largest first: Spark starts tasks in partition order, so the last
+    tasks of the stage are the short ones and no core idles long while
+    the other finishes a big one (longest-processing-time-first)."""
     out = []
     for path, start, end in ranges:
         if path.endswith(".gz"):
             out.append((path, start, end))
             continue
-        pos = start
-        while pos < end:
-            out.append((path, pos, min(end, pos + split_bytes)))
-            pos += split_bytes
+        if end <= start:
+            continue
+        n = -(-(end - start) // split_bytes)  # ceil
+        cuts = [start + (end - start) * i // n for i in range(n + 1)]
+        out.extend((path, lo, hi) for lo, hi in zip(cuts, cuts[1:]))
+    # stable: equal sizes keep their file order
+    out.sort(key=lambda s: s[2] - s[1], reverse=True)
     return out
 
 

@@ -25,6 +25,7 @@ begin inside it (Hadoop's rule), so splits of one file never share or
 miss a line. Gzipped files are one split each.
 """
 
+import gc
 import gzip
 import os
 import uuid
@@ -233,7 +234,12 @@ def _daily(ev, day_idx, day_names, kinds, results, servers, apps):
         app_names = app_names + [""]
     key = (((day_idx.astype(np.int64) * (len(kind_names) + 1) + kind_idx)
             * len(srv_names) + srv_idx) * len(app_names) + app_idx)
-    # rows sorted by group: every per-group figure is a reduceat
+    # rows sorted by group: every per-group figure is a reduceat. A key
+    # that fits 16 bits (the usual: one day, a few servers and apps) is
+    # sorted as uint16, which numpy radix-sorts: 2 ms instead of 13-20
+    # for 420k rows
+    if len(key) and key.max() < 1 << 16:
+        key = key.astype(np.uint16)
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
     bounds = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
@@ -333,9 +339,30 @@ def _sides(events, ev_day, keep):
     }), ev_day[owner]
 
 
+def _freeze_imports():
+    """Move every object that exists now (the imported modules: numpy,
+    pyarrow, datasketches, PySpark's worker) into the garbage
+    collector's permanent generation, once per worker process.
+
+    PySpark's daemon runs ``gc.collect()`` in a reused worker after every
+    task (pyspark/daemon.py); with these modules loaded each full
+    collection walks about 50k objects, 20-30 ms of CPU per task.
+    Frozen, they are skipped, and a collection walks only what the task
+    left behind. Nothing frozen is garbage: modules live as long as the
+    worker does."""
+    if not _FROZEN:
+        import datasketches  # noqa: F401 (loaded before the freeze)
+        gc.freeze()
+        _FROZEN.append(True)
+
+
+_FROZEN = []
+
+
 def split_partition(ids, parts, staging):
     """The parse stage's ``mapPartitions`` function: split numbers in
     (``parts[i]`` is (path, start, end)), files written out."""
+    _freeze_imports()
     for i in ids:
         yield from run_split(*parts[i], staging)
 
@@ -343,6 +370,7 @@ def split_partition(ids, parts, staging):
 def merge_partition(ids, days, out):
     """The summary stage's ``mapPartitions`` function: day numbers in
     (``days[i]`` is (day, {partial name: [paths]})), files written out."""
+    _freeze_imports()
     for i in ids:
         day, paths = days[i]
         yield from merge_day(day, paths, out)
