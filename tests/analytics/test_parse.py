@@ -210,7 +210,6 @@ class Splits(unittest.TestCase):
         path = self.mktemp()
         with open(path, "wb") as f:
             f.write(text.encode())
-        # a split's bytes are valid until the next read: copy each
         got = b"".join([bytes(_split_task.read_split(
             path, s, min(s + size, len(text))))
             for s in range(0, len(text), size)])
@@ -263,18 +262,30 @@ class Splits(unittest.TestCase):
         self.assertEqual(_arrow_parse._newlines(arg), want)
 
     def test_long_line_across_the_end(self):
-        """A line that begins in a split and runs on far past its end
-        (longer than the reused buffer's slack) is read whole by that
-        split and by no other, and the next split reuses the buffer."""
-        long = b"x" * (5 * _split_task._READ_MORE + 7)
+        """A line that begins in a split and runs on far past its end is
+        read whole by that split and by no other; a split in which no
+        line begins is empty."""
+        long = b"x" * (5 * 2 ** 16 + 7)
         text = b"a\n" + long + b"\nb\n"
         path = self.mktemp()
         with open(path, "wb") as f:
             f.write(text)
         first = bytes(_split_task.read_split(path, 0, 4))
-        second = bytes(_split_task.read_split(path, 4, len(text)))
+        inside = bytes(_split_task.read_split(path, 4, 1000))
+        second = bytes(_split_task.read_split(path, 1000, len(text)))
         self.assertEqual(first, b"a\n" + long + b"\n")
+        self.assertEqual(inside, b"")
         self.assertEqual(second, b"b\n")
+
+    def test_unterminated_last_line_and_empty_file(self):
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(b"a\nbc")
+        self.assertEqual(bytes(_split_task.read_split(path, 0, 1)), b"a\n")
+        self.assertEqual(bytes(_split_task.read_split(path, 1, 4)), b"bc")
+        with open(path, "wb"):
+            pass
+        self.assertEqual(bytes(_split_task.read_split(path, 0, 10)), b"")
 
 
 class Quarantine(unittest.TestCase):

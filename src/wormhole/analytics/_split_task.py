@@ -27,6 +27,7 @@ miss a line. Gzipped files are one split each.
 
 import gc
 import gzip
+import mmap
 import os
 import uuid
 
@@ -41,7 +42,6 @@ from . import _arrow_parse as P
 RESULTS = list(dict.fromkeys(MAILBOX_RESULTS + RELAY_RESULTS))
 N_BUCKETS = 10  # _aggregate.SIZE_BUCKETS
 SKETCH_K = 1000  # _aggregate.SKETCH_K
-_READ_MORE = 1 << 16
 # the few-valued columns; a dictionary of the others (times, sides) costs
 # time and saves nothing
 _DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
@@ -52,60 +52,35 @@ _DICTIONARY = {"server", "kind", "app_id", "result", "reason", "_reason",
 _COMPRESSION = {"events": "lz4"}
 
 
-# one buffer per worker for the splits' bytes, reused from split to split:
-# a fresh 60 MB bytes object per split costs its page faults every time
-_BUF = [bytearray(0)]
-
-
-def _buffer(n):
-    """A memoryview of at least ``n`` bytes of the reused buffer."""
-    if len(_BUF[0]) < n:
-        _BUF[0] = bytearray(n)
-    return memoryview(_BUF[0])
-
-
 def read_split(path, start, end):
     """The bytes of the whole lines that begin in [start, end): bytes for
-    a gzipped file, else a memoryview that starts at offset 0 of the
-    worker's reused buffer (valid until the next call)."""
+    a gzipped file, else a read-only memoryview of the file mapped into
+    memory.
+
+    Mapped, not read: Arrow parses the page cache's own pages, with no
+    copy into a buffer of ours (measured over ten 94 MB splits: 0.42-0.43
+    CPU s a split instead of 0.44-0.45). The mapping lives as long as the
+    view does."""
     if path.endswith(".gz"):
         with gzip.open(path, "rb") as f:
             return f.read()
     with open(path, "rb") as f:
-        if start > 0:
-            # a line begins at start only if the byte before is a newline
-            pos = start - 1
-            f.seek(pos)
-            while True:
-                chunk = f.read(_READ_MORE)
-                if not chunk:
-                    return b""
-                i = chunk.find(b"\n")
-                if i >= 0:
-                    start = pos + i + 1
-                    break
-                pos += len(chunk)
-        if start >= end:
+        size = os.fstat(f.fileno()).st_size
+        if start >= size or start >= end:
             return b""
-        f.seek(start)
-        want = end - start
-        buf = _buffer(want + _READ_MORE)
-        got = f.readinto(buf[:want])
-        if got < want or buf[got - 1] == 10:
-            return buf[:got]
+        m = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
+    if start > 0:
+        # a line begins at start only if the byte before is a newline
+        nl = m.find(b"\n", start - 1)
+        if nl < 0 or nl + 1 >= end:
+            return b""
+        start = nl + 1
+    end = min(end, size)
+    if m[end - 1] != 10:
         # finish the line that begins before end
-        while True:
-            if got + _READ_MORE > len(buf):  # a very long last line
-                bigger = _buffer(2 * len(buf))
-                bigger[:got] = buf[:got]
-                buf = bigger
-            n = f.readinto(buf[got:got + _READ_MORE])
-            if not n:
-                return buf[:got]
-            i = buf.obj.find(b"\n", got, got + n)
-            if i >= 0:
-                return buf[:i + 1]
-            got += n
+        nl = m.find(b"\n", end)
+        end = size if nl < 0 else nl + 1
+    return memoryview(m)[start:end]
 
 
 def run_split(path, start, end, staging):
@@ -308,10 +283,14 @@ def _sketches(col, order, bounds):
     ends = list(bounds[1:]) + [len(values)]
     for lo, hi in zip(bounds, ends):
         v = values[lo:hi]
-        v = v[~np.isnan(v)]
+        # sorted first: the sketch's compactions sort its buffer, which
+        # costs little when the values arrive in order (420k values:
+        # 2 ms to sort + 3 to sketch, against 16 unsorted). KLL's error
+        # bound holds for any order of the input.
+        v = np.sort(v[~np.isnan(v)])
         s = kll_doubles_sketch(SKETCH_K)
         if len(v):
-            s.update(np.ascontiguousarray(v, dtype=np.float64))
+            s.update(v)
         out.append(s.serialize())
     return pa.array(out, pa.binary())
 
