@@ -76,7 +76,7 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._session import SHORT_JOB_CONF, get_session
+    from ._session import SHORT_JOB_CONF, get_session, stop_for_exit
     conf = dict(SHORT_JOB_CONF)
     conf.update(_conf(args.conf))
     archive = _archive(args.command, conf)
@@ -98,7 +98,7 @@ def main(argv=None):
                        min_cell=args.min_cell, title=args.title,
                        progress=Progress("report", quiet=args.quiet))
     finally:
-        spark.stop()
+        stop_for_exit(spark)
         if archive is not None:
             archive.finish(_gateway_process())
     return 0

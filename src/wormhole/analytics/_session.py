@@ -80,3 +80,21 @@ def _submitted_conf():
             "PYSPARK_GATEWAY_PORT"):
         return {"spark.master": True}
     return {}
+
+
+def stop_for_exit(spark):
+    """``spark.stop()`` for a driver that exits next (the CLI).
+
+    PySpark's ``SparkContext.stop`` ends by shutting its accumulator
+    server down and waiting for it, and that server's handler only looks
+    for the shutdown between one-second polls of its connection from the
+    JVM, which the JVM does not close: every stop waited 0.5-1 s (measured
+    0.85 of a 0.97 s stop) after the JVM had stopped. Here the server is
+    told to stop and not waited for: its threads are daemon threads that
+    end with the process. The JVM's SparkContext stops exactly as before."""
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is not None and hasattr(server, "server_shutdown"):
+        def shutdown():
+            server.server_shutdown = True
+        server.shutdown = shutdown
+    spark.stop()
