@@ -10,7 +10,11 @@ Three promises, each from issue 6 "Usage events":
 - **never block the reactor**: ``write`` only builds a line and puts it on
   a bounded queue; one daemon thread opens, appends to and rotates the
   files. A full queue drops the event and counts it (``dropped``), because a
-  slow disk must not stall clients.
+  slow disk must not stall clients. A failed append (disk full, folder
+  gone) is retried a few times, then its lines are counted as ``lost``;
+  the thread keeps going. Both are logged (on the reactor thread, at the
+  next ``write``, the 1st, 10th, 100th... time) and summed up at
+  ``close``, so an operator sees that the analytics miss events.
 - **daily files**: ``<prefix>-YYYY-MM-DD.jsonl`` by the UTC day the event
   was written, so finished days are immutable and the ingest job can skip
   files it has already read.
@@ -20,12 +24,15 @@ Three promises, each from issue 6 "Usage events":
   to coarse buckets, like the reference servers' ``--blur-usage``.
 """
 
+import collections
 import datetime
 import json
 import os
 import queue
 import threading
+import time
 
+from twisted.logger import Logger
 from zope.interface import Interface, implementer
 
 from .relay._interfaces import IUsageWriter as _IRelayUsageWriter
@@ -156,14 +163,23 @@ class EventWriter:
     ``server_id`` names this server in every event (``--server-id``).
     """
 
+    log = Logger()
+
     def __init__(self, clock, directory, server_id, prefix="usage-events",
-                 blur=None, max_queue=100000):
+                 blur=None, max_queue=100000, retry_delays=(0.5, 2, 5)):
         self._clock = clock
         self._server_id = server_id
         self._blur = blur
         self._files = DailyFiles(directory, prefix)
         self._queue = queue.Queue(maxsize=max_queue)
+        self._retry_delays = retry_delays
+        # events the full queue turned away, and lines whose append failed
+        # (counted by the writer thread)
         self.dropped = 0
+        self.lost = 0
+        # the writer thread's failures, logged by the reactor thread
+        # (deque appends and pops are thread-safe)
+        self._failures = collections.deque()
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name="usage-events")
         self._thread.start()
@@ -174,10 +190,23 @@ class EventWriter:
                             waiting_time, result, app_id, total_bytes,
                             clients, self._blur)
         line = json.dumps(event, separators=(",", ":")) + "\n"
+        self._report_failures()
         try:
             self._queue.put_nowait((day_of(self._clock.seconds()), line))
         except queue.Full:
             self.dropped += 1
+            if _is_power_of_ten(self.dropped):
+                self.log.warn(
+                    "usage events: the writer's queue is full (disk too "
+                    "slow?); {dropped} events dropped so far",
+                    dropped=self.dropped)
+
+    def _report_failures(self):
+        while self._failures:
+            n, error = self._failures.popleft()
+            self.log.error(
+                "usage events: {n} lines lost, the append failed: {error} "
+                "({lost} lost so far)", n=n, error=error, lost=self.lost)
 
     def bound(self, app_id, side, client_version):
         self.write("bind", self._clock.seconds(), None, None, None,
@@ -195,17 +224,45 @@ class EventWriter:
                 except queue.Empty:
                     break
             for day, group in _by_day(batch):
-                self._files.append(day, group)
+                self._append(day, group)
             if any(i is _STOP for i in batch):
                 self._files.close()
                 return
 
+    def _append(self, day, lines):
+        """Append, retrying a failed append after each of the delays (a
+        disk that filled up may have room again); lines that still fail
+        are counted as lost, and the file is reopened for the next."""
+        for delay in (*self._retry_delays, None):
+            try:
+                self._files.append(day, lines)
+                return
+            except OSError as e:
+                self._files.close()
+                if delay is None:
+                    self.lost += len(lines)
+                    self._failures.append((len(lines), str(e)))
+                    return
+                time.sleep(delay)
+
     def close(self):
         """Flush and stop; blocks until the queue is written (call it at
-        service shutdown)."""
+        service shutdown). Logs what was dropped or lost, if anything."""
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join()
+        self._report_failures()
+        if self.dropped or self.lost:
+            self.log.warn(
+                "usage events: {dropped} dropped (queue full) and {lost} "
+                "lost (append failed) in all", dropped=self.dropped,
+                lost=self.lost)
+
+
+def _is_power_of_ten(n):
+    while n and n % 10 == 0:
+        n //= 10
+    return n == 1
 
 
 def _by_day(batch):

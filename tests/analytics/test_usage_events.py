@@ -3,8 +3,10 @@ docs/usage-events.md)."""
 
 import json
 import os
+import time
 
 from twisted.internet.task import Clock
+from twisted.logger import LogLevel, globalLogPublisher
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
@@ -115,6 +117,82 @@ class EventWriterTests(unittest.TestCase):
         w._queue.put_nowait(("d", "x\n"))
         w.write("relay", 0, 1, None, "lonely")
         self.assertEqual(w.dropped, 1)
+
+    def test_drops_are_logged_at_powers_of_ten(self):
+        """Dropped events are logged on the 1st, 10th, 100th... drop, with
+        the count, so an operator learns that the analytics miss events
+        without a log line per event."""
+        seen = self._capture_log()
+        w = ue.EventWriter(Clock(), self.mktemp(), "s", max_queue=1)
+        w.close()
+        w._queue.put_nowait(("d", "x\n"))
+        for _ in range(12):
+            w.write("relay", 0, 1, None, "lonely")
+        self.assertEqual(w.dropped, 12)
+        warnings = [e for e in seen if e["log_level"] == LogLevel.warn]
+        self.assertEqual([e["dropped"] for e in warnings], [1, 10])
+
+    def test_failed_append_retried_then_counted_and_logged(self):
+        """An append that fails (disk full) is retried; one that keeps
+        failing counts its lines as lost, is logged at the next write and
+        at close, and the writer goes on writing later events."""
+        seen = self._capture_log()
+        d = self.mktemp()
+        w = ue.EventWriter(Clock(), d, "srv", retry_delays=(0, 0))
+        real = w._files.append
+        failures = [3]  # the first batch fails three times: lost
+
+        def flaky(day, lines):
+            if failures[0]:
+                failures[0] -= 1
+                raise OSError(28, "No space left on device")
+            return real(day, lines)
+        w._files.append = flaky
+        w.write("relay", DAY1, 1, None, "lonely")
+        # wait for the writer thread to give that batch up
+        for _ in range(10000):
+            if w.lost:
+                break
+            time.sleep(0.001)
+        w.write("relay", DAY1, 2, None, "happy")
+        w.close()
+        self.assertEqual((w.lost, w.dropped, failures[0]), (1, 0, 0))
+        [e] = _read(os.path.join(d, "usage-events-1970-01-01.jsonl"))
+        self.assertEqual(e["result"], "happy")
+        errors = [e for e in seen if e["log_level"] == LogLevel.error]
+        self.assertEqual(len(errors), 1)
+        self.assertIn("No space left", errors[0]["error"])
+        summary = [e for e in seen if e["log_level"] == LogLevel.warn]
+        self.assertEqual((summary[-1]["dropped"], summary[-1]["lost"]),
+                         (0, 1))
+
+    def test_append_that_recovers_loses_nothing(self):
+        """A failure that clears before the retries run out loses
+        nothing and logs nothing."""
+        seen = self._capture_log()
+        d = self.mktemp()
+        w = ue.EventWriter(Clock(), d, "srv", retry_delays=(0, 0))
+        real = w._files.append
+        failures = [2]
+
+        def flaky(day, lines):
+            if failures[0]:
+                failures[0] -= 1
+                raise OSError(28, "No space left on device")
+            return real(day, lines)
+        w._files.append = flaky
+        w.write("relay", DAY1, 1, None, "lonely")
+        w.close()
+        self.assertEqual((w.lost, len(_read(os.path.join(
+            d, "usage-events-1970-01-01.jsonl")))), (0, 1))
+        self.assertEqual([e for e in seen
+                          if e["log_level"] >= LogLevel.warn], [])
+
+    def _capture_log(self):
+        seen = []
+        globalLogPublisher.addObserver(seen.append)
+        self.addCleanup(globalLogPublisher.removeObserver, seen.append)
+        return seen
 
     def test_no_ip_address(self):
         """The writer has no parameter for an address: keyword arguments
