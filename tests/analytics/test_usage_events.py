@@ -83,6 +83,21 @@ class DailyFilesTests(unittest.TestCase):
             self.assertEqual(fh.read(), "a\nd\n")
 
 
+def _failing_appends(writer, n):
+    """Make the writer's next ``n`` appends fail as on a full disk; the
+    returned list holds how many failures are left."""
+    real = writer._files.append
+    left = [n]
+
+    def append(day, lines):
+        if left[0]:
+            left[0] -= 1
+            raise OSError(28, "No space left on device")
+        return real(day, lines)
+    writer._files.append = append
+    return left
+
+
 class EventWriterTests(unittest.TestCase):
     def test_interface(self):
         """EventWriter provides IUsageEventWriter."""
@@ -139,15 +154,7 @@ class EventWriterTests(unittest.TestCase):
         seen = self._capture_log()
         d = self.mktemp()
         w = ue.EventWriter(Clock(), d, "srv", retry_delays=(0, 0))
-        real = w._files.append
-        failures = [3]  # the first batch fails three times: lost
-
-        def flaky(day, lines):
-            if failures[0]:
-                failures[0] -= 1
-                raise OSError(28, "No space left on device")
-            return real(day, lines)
-        w._files.append = flaky
+        failures = _failing_appends(w, 3)  # three: the first batch is lost
         w.write("relay", DAY1, 1, None, "lonely")
         # wait for the writer thread to give that batch up
         for _ in range(10000):
@@ -172,15 +179,7 @@ class EventWriterTests(unittest.TestCase):
         seen = self._capture_log()
         d = self.mktemp()
         w = ue.EventWriter(Clock(), d, "srv", retry_delays=(0, 0))
-        real = w._files.append
-        failures = [2]
-
-        def flaky(day, lines):
-            if failures[0]:
-                failures[0] -= 1
-                raise OSError(28, "No space left on device")
-            return real(day, lines)
-        w._files.append = flaky
+        _failing_appends(w, 2)
         w.write("relay", DAY1, 1, None, "lonely")
         w.close()
         self.assertEqual((w.lost, len(_read(os.path.join(
