@@ -14,7 +14,7 @@ from twisted.trial import unittest
 from wormhole._usage_events import day_of
 from wormhole.analytics import _aggregate as A
 from wormhole.analytics._generate import write_files
-from wormhole.analytics._ingest import ingest
+from wormhole.analytics._ingest import ingest, plan, tail_hash
 from wormhole.analytics._report import run_report
 
 from ._spark import QuietProgress, spark
@@ -239,6 +239,34 @@ class Incremental(unittest.TestCase):
         self.assertTrue(any("changed since" in line for line in p.lines))
         self.assertEqual(spark().read.parquet(
             os.path.join(store, "events")).count(), 101)
+
+    def test_grown_file_whose_old_bytes_changed_is_skipped(self):
+        """A file that grew is read from the recorded offset only if the
+        bytes before that offset are still the ones ingested (the
+        manifest's sha256 of the last 4 KiB): one rewritten with a longer
+        content is reported and skipped, not half read. A manifest from
+        before the check (no hash) still reads a grown file."""
+        path = os.path.abspath(self.mktemp())
+        with open(path, "w") as f:
+            f.write('{"a":1}\n{"b":2}\n')
+        st = os.stat(path)
+        seen = {"size": st.st_size, "mtime": st.st_mtime,
+                "offset": st.st_size,
+                "tail_sha256": tail_hash(path, st.st_size)}
+        with open(path, "a") as f:
+            f.write('{"c":3}\n')
+        new, skipped = plan([path], {path: seen}, "2026-01-01")
+        self.assertEqual((new, skipped), ([(path, seen["offset"],
+                                            os.path.getsize(path))], []))
+        with open(path, "w") as f:
+            f.write('{"a":9}\n{"b":2}\n{"c":3}\n')
+        new, skipped = plan([path], {path: seen}, "2026-01-01")
+        self.assertEqual((new, skipped),
+                         ([], [(path, "changed since it was ingested")]))
+        del seen["tail_sha256"]
+        new, _ = plan([path], {path: seen}, "2026-01-01")
+        self.assertEqual(new, [(path, seen["offset"],
+                                os.path.getsize(path))])
 
     def test_open_file_whole_lines_only(self):
         """With --include-open, today's file is read up to its last whole

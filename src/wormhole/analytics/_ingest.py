@@ -5,8 +5,9 @@ the store remembers every input file by path, size, mtime and the offset
 read up to. A file seen before and unchanged is skipped; a file that grew
 (the servers append whole lines to the day's file) is read from that
 offset on, so only its new lines are ingested; a file that shrank or was
-rewritten is reported and skipped (re-reading it would count its lines
-twice). By default a file named for today's UTC day is left for
+rewritten (the last 4 KiB before that offset changed: the manifest keeps
+their sha256) is reported and skipped (re-reading it would count its
+lines twice). By default a file named for today's UTC day is left for
 tomorrow's run because the servers are still appending to it.
 
 One pass over the input, in the Spark Python workers with pyarrow (issue
@@ -23,6 +24,7 @@ run leaves the store as it was.
 
 import datetime
 import glob
+import hashlib
 import json
 import os
 import re
@@ -115,7 +117,10 @@ def plan(files, manifest, today, include_open=False):
             offset = seen.get("offset", seen["size"])
             same = (seen["size"] == st.st_size
                     and seen["mtime"] == st.st_mtime)
-            if not same and (st.st_size <= seen["size"] or gz):
+            rewritten = st.st_size <= seen["size"] or gz or (
+                "tail_sha256" in seen
+                and tail_hash(path, offset) != seen["tail_sha256"])
+            if not same and rewritten:
                 skipped.append((path, "changed since it was ingested"))
                 continue
             if gz:
@@ -128,6 +133,20 @@ def plan(files, manifest, today, include_open=False):
             continue
         new.append((path, offset, end))
     return new, skipped
+
+
+def tail_hash(path, offset):
+    """sha256 of the last ``TAIL_BYTES`` before ``offset``: recorded in
+    the manifest, so that a file that grew can be checked to have only
+    grown (the bytes already ingested unchanged) before its new lines
+    are read."""
+    with open(path, "rb") as f:
+        f.seek(max(0, offset - TAIL_BYTES))
+        data = f.read(min(offset, TAIL_BYTES))
+    return hashlib.sha256(data).hexdigest()
+
+
+TAIL_BYTES = 4096
 
 
 def splits(ranges, split_bytes):
@@ -208,6 +227,7 @@ def ingest(spark, inputs, store, today=None, include_open=False,
     for path, _start, end in new:
         manifest[path] = {"size": stats[path].st_size,
                           "mtime": stats[path].st_mtime, "offset": end,
+                          "tail_sha256": tail_hash(path, end),
                           "batch": batch}
     _save_manifest(store, manifest)
     _publish_summaries(summary, store, batch)
