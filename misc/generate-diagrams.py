@@ -24,6 +24,9 @@ scenario below builds the objects the way an application or the server does
 (``wormhole.create()`` on a memory reactor; the Mailbox server's
 ``connection_for()`` and a ``bind``), and the generator follows the
 attributes of every machine instance to the machine instances they hold.
+Nothing runs: memory reactors are never started, and a scenario that holds
+something (a socket, a connection) is a generator that releases it after
+the walk.
 
 ``tests/docs/`` loads this file and compares what it generates now with the
 files on disk.
@@ -32,10 +35,12 @@ files on disk.
 import argparse
 import contextlib
 import hashlib
+import inspect
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import MethodType
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
@@ -172,6 +177,17 @@ def _server_scenario():
     return [conn]
 
 
+class Scene:
+    """What a scenario may return instead of a plain list of roots:
+    ``leaves`` are objects of another scenario's picture (a wormhole, a
+    Transit) that the machines here call. They are drawn, as the holders'
+    neighbours, but not walked into, so that no picture repeats another."""
+
+    def __init__(self, roots, leaves=()):
+        self.roots = list(roots)
+        self.leaves = list(leaves)
+
+
 SCENARIOS = [
     ("client: wormhole.create()", _client_scenario),
     ("Mailbox server: one connection", _server_scenario),
@@ -182,10 +198,20 @@ SCENARIOS = [
 _TYPED_PARTS = ("__automat_core__", "__automat_data__")
 
 
+def _bound_to(value):
+    # a neighbour kept as one of its bound methods (the CLI machines keep
+    # ``w.send_message`` and ``transit.add_connection_hints``; the Dilation
+    # Manager its Dilator's ``_report_status``): calling it is sending that
+    # object an input, so the walk counts it as holding the object
+    if isinstance(value, MethodType):
+        return value.__self__
+    return value
+
+
 def _held(obj):
     """Every object ``obj`` refers to from an attribute, also one level into
     lists, tuples, sets and dict values, and through a TypeMachine
-    instance's core and data."""
+    instance's core and data; a bound method stands for its object."""
     try:
         attrs = vars(obj)
     except TypeError:
@@ -194,25 +220,30 @@ def _held(obj):
         if key in _TYPED_PARTS:
             yield from _held(value)
             continue
-        yield value
+        yield _bound_to(value)
         if isinstance(value, (list, tuple, set, frozenset)):
-            yield from value
+            yield from map(_bound_to, value)
         elif isinstance(value, dict):
-            yield from value.values()
+            yield from map(_bound_to, value.values())
 
 
-def wiring_edges(roots, types):
+def wiring_edges(roots, types, leaves=()):
     """Walk from ``roots`` through machine instances (objects whose type is a
-    key of ``types``, which maps it to ``(fqpn, label)``). Return ``(nodes,
-    edges)``: node names reached (a machine's fqpn, or a root's class name)
-    and ``(holder, held)`` pairs of node names, both sorted."""
+    key of ``types``, which maps it to ``(fqpn, label)``). ``leaves`` are
+    recorded where something walked holds them, but not walked from.
+    Return ``(nodes, edges)``: node names reached (a machine's fqpn, or a
+    root's or leaf's class name) and ``(holder, held)`` pairs of node
+    names, both sorted."""
     def node(obj):
         if type(obj) in types:
             return types[type(obj)][0]
         return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
+    def one_of(obj, objs):
+        return any(obj is o for o in objs)
+
     def interesting(obj):
-        return type(obj) in types or any(obj is r for r in roots)
+        return type(obj) in types or one_of(obj, roots) or one_of(obj, leaves)
 
     seen = {}
     queue = list(roots)
@@ -222,6 +253,8 @@ def wiring_edges(roots, types):
         if id(obj) in seen:
             continue
         seen[id(obj)] = obj
+        if one_of(obj, leaves) and not one_of(obj, roots):
+            continue
         for value in _held(obj):
             if value is obj or not interesting(value):
                 continue
@@ -245,18 +278,26 @@ def wiring_dot(machines, scenarios=SCENARIOS, say=None):
         edge_attr={"fontname": "Menlo"})
     reached = set()
     for n, (label, build) in enumerate(scenarios):
-        nodes, edges = wiring_edges(build(), types)
+        with _built(build) as scene:
+            if not isinstance(scene, Scene):
+                scene = Scene(scene)
+            nodes, edges = wiring_edges(scene.roots, types, scene.leaves)
         reached.update(nodes)
+
+        def ident(node, n=n):
+            # an object that is not a machine (a facade, a Transit) may be
+            # drawn in several scenarios: one box in each cluster
+            return node if node in labels else f"{n}.{node}"
         with graph.subgraph(name=f"cluster_{n}") as sub:
             sub.attr(label=label, style="rounded", color="gray")
             for node in nodes:
-                _wiring_node(sub, node, labels)
+                _wiring_node(sub, node, labels, ident(node))
             pairs = set(edges)
             for holder, held in edges:
                 if holder == held or (held, holder) not in pairs:
-                    sub.edge(holder, held)
+                    sub.edge(ident(holder), ident(held))
                 elif holder < held:
-                    sub.edge(holder, held, dir="both")
+                    sub.edge(ident(holder), ident(held), dir="both")
     unwired = sorted(fqpn for fqpn, _ in machines if fqpn not in reached)
     if unwired and say is not None:
         say("NOTE: no wiring scenario reaches " + ", ".join(unwired)
@@ -270,13 +311,26 @@ def wiring_dot(machines, scenarios=SCENARIOS, say=None):
     return graph.source
 
 
-def _wiring_node(graph, node, labels):
+def _wiring_node(graph, node, labels, ident=None):
     if node in labels:
         # a machine: links to its own picture
-        graph.node(node, label=labels[node], URL=f"{node}.svg", color="blue")
+        graph.node(ident or node, label=labels[node], URL=f"{node}.svg",
+                   color="blue")
     else:
         # an object that is not a machine (the facade)
-        graph.node(node, label=node.rsplit(".", 1)[-1], style="dashed")
+        graph.node(ident or node, label=node.rsplit(".", 1)[-1], style="dashed")
+
+
+@contextlib.contextmanager
+def _built(build):
+    """The roots a scenario builds. A scenario that holds something to
+    release (a socket, a running connection) is a generator: it yields its
+    roots once and releases them after the walk, also when the walk fails."""
+    if inspect.isgeneratorfunction(build):
+        with contextlib.contextmanager(build)() as roots:
+            yield roots
+    else:
+        yield build()
 
 
 # -- output ---------------------------------------------------------------------

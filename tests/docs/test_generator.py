@@ -259,6 +259,75 @@ class Wiring(_FixturePackage, unittest.TestCase):
         self.assertNotIn("cluster_unwired", source)
 
 
+    def test_a_bound_method_stands_for_its_object(self):
+        """A machine that keeps a neighbour's bound method (the CLI
+        machines keep ``w.send_message``) holds that neighbour, also in a
+        list; a plain function or a builtin method leads nowhere."""
+        A, B, C = (type(n, (), {"poke": lambda self: None}) for n in ("A", "B", "C"))
+        types = {A: ("x.A.m", "A"), B: ("x.B.m", "B"), C: ("x.C.m", "C")}
+        a, b, c = A(), B(), C()
+        a.send, a.callbacks, a.extend = b.poke, [c.poke], [].extend
+        a.done = lambda: None
+        nodes, edges = self.gen.wiring_edges([a], types)
+        self.assertEqual(nodes, ["x.A.m", "x.B.m", "x.C.m"])
+        self.assertEqual(edges, [("x.A.m", "x.B.m"), ("x.A.m", "x.C.m")])
+
+    def test_leaves_are_drawn_but_not_walked(self):
+        """A scenario's leaves appear where a walked object holds them,
+        but what they hold does not; an object that is not a machine gets
+        one box per cluster, so two scenarios never share it."""
+        pkg = self.make_package({"door": _DOOR, "gate": _DOOR})
+        machines = self.gen.discover(pkg)
+        Door = sys.modules[f"{pkg}.door"].Door
+        Gate = sys.modules[f"{pkg}.gate"].Door
+        Facade = type("Facade", (), {})
+
+        def first():
+            facade = Facade()
+            facade.gate = Gate()
+            return [facade]
+
+        def second():
+            facade, door = Facade(), Door()
+            facade.gate = Gate()
+            door.facade = facade
+            return self.gen.Scene([door], leaves=[facade])
+        source = self.gen.wiring_dot(machines, [("one", first), ("two", second)])
+        facade = f"{Facade.__module__}.{Facade.__qualname__}"
+        edges = [line.strip() for line in source.splitlines() if "->" in line]
+        self.assertEqual(edges, [
+            f'"0.{facade}" -> "{pkg}.gate.Door.m"',
+            f'"{pkg}.door.Door.m" -> "1.{facade}"',
+        ])
+        self.assertIn(f'"1.{facade}" [label=Facade style=dashed]', source)
+        self.assertNotIn("cluster_unwired", source)
+
+    def test_a_generator_scenario_is_released_after_the_walk(self):
+        """A scenario written as a generator yields its roots and runs its
+        cleanup once the walk is done, also when the walk fails."""
+        pkg = self.make_package({"door": _DOOR})
+        machines = self.gen.discover(pkg)
+        Door = sys.modules[f"{pkg}.door"].Door
+        events = []
+
+        def scenario():
+            events.append("built")
+            try:
+                yield [Door()]
+            finally:
+                events.append("released")
+        self.gen.wiring_dot(machines, [("doors", scenario)])
+        self.assertEqual(events, ["built", "released"])
+
+        def broken_walk(roots, types, leaves=()):
+            events.append("walked")
+            raise RuntimeError("walk failed")
+        self.patch(self.gen, "wiring_edges", broken_walk)
+        self.assertRaises(RuntimeError, self.gen.wiring_dot, machines,
+                          [("doors", scenario)])
+        self.assertEqual(events[2:], ["built", "walked", "released"])
+
+
 class Writing(unittest.TestCase):
     def setUp(self):
         self.gen = generator.load()
