@@ -22,11 +22,13 @@ them, so two runs write identical bytes.
 The wiring is taken from live objects, not from a table kept by hand: each
 scenario below builds the objects the way an application or the server does
 (``wormhole.create()`` on a memory reactor; the Mailbox server's
-``connection_for()`` and a ``bind``), and the generator follows the
-attributes of every machine instance to the machine instances they hold.
-Nothing runs: memory reactors are never started, and a scenario that holds
-something (a socket, a connection) is a generator that releases it after
-the walk.
+``connection_for()`` and a ``bind``; a Transit that selects an inbound
+connection; a pair on the Transit relay; the CLI's offer machines; two
+Dilators joined in memory), and the generator follows the attributes of
+every machine instance to the machine instances they hold. Nothing runs:
+memory reactors are never started, and a scenario that holds something
+(the relay's socketpairs, the Dilation connection) releases it after the
+walk.
 
 ``tests/docs/`` loads this file and compares what it generates now with the
 files on disk.
@@ -188,9 +190,149 @@ class Scene:
         self.leaves = list(leaves)
 
 
+def _transit_scenario():
+    """The Transit of a file sender (spec 004 6.3, 6.5), as `wormhole send
+    FILE` makes it, on a memory reactor: it listens for our direct hint,
+    the receiver dials in and sends its handshake, and that connection is
+    selected (which cancels the relay and timeout timers). No socket."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.testing import MemoryReactorClock, StringTransport
+
+    from wormhole._transit._codec import receiver_handshake
+    from wormhole.transit import TransitSender
+
+    reactor = MemoryReactorClock()
+    key = b"\x01" * 32
+    transit = TransitSender(None, reactor=reactor, listen_addresses=["127.0.0.1"])
+    transit.get_connection_hints()
+    transit.set_transit_key(key)
+    transit.connect()
+    [(_, factory, _, _)] = reactor.tcpServers
+    inbound = factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 40001))
+    inbound.makeConnection(StringTransport())
+    inbound.dataReceived(receiver_handshake(key))
+    return [transit]
+
+
+def _relay_scenario():
+    """Two TCP clients of the Transit relay (spec 004 6.4) with the same
+    token, through the relay's own factory (``build_relay``,
+    ``make_tcp_factory``), each after the handshake line a Transit client
+    writes: the two RelayConnections are paired and their glue has started
+    a Splicer. The glue splices only bare TCP transports (on Linux), so each
+    client is one end of a ``socket.socketpair()`` wrapped in a
+    ``tcp.Connection`` on a memory reactor: nothing is read or spliced (that
+    reactor never runs; only the ``ok`` is written), and every socket is
+    closed once the picture is taken."""
+    import socket
+
+    from twisted.internet import tcp
+    from twisted.internet.testing import MemoryReactorClock
+
+    from wormhole._transit._codec import relay_handshake
+    from wormhole.relay.server import build_relay, make_tcp_factory
+
+    reactor = MemoryReactorClock()
+    factory = make_tcp_factory(build_relay(reactor), reactor=reactor)
+    key = b"\x02" * 32
+    sockets, glues = [], []
+    try:
+        for side in ("a" * 16, "b" * 16):
+            relay_end, client_end = socket.socketpair()
+            sockets += [relay_end, client_end]
+            glue = factory.buildProtocol(None)
+            glue.makeConnection(tcp.Connection(relay_end, glue, reactor))
+            glue.dataReceived(relay_handshake(key, side))
+            glues.append(glue)
+        yield glues
+    finally:
+        factory.stopFactory()  # the pipe pool (no pipe was taken)
+        for s in sockets:
+            s.close()
+
+
+def _cli_scenario():
+    """`wormhole send FILE` and `wormhole receive` as ``cmd_send`` and
+    ``cmd_receive`` build their machines (spec 004 9.1, 9.2): a
+    ``file_sender`` on the sending wormhole and its TransitSender, a
+    ``Receiver`` on the receiving wormhole. The wormholes and the Transit
+    are drawn in their own scenarios, so here they are leaves."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from wormhole import create
+    from wormhole.cli._offer import file_sender
+    from wormhole.cli._receiver import Receiver
+    from wormhole.transit import TransitSender
+
+    reactor = MemoryReactorClock()
+    sending = create("example.com/diagrams", "ws://127.0.0.1:4000/v1", reactor)
+    receiving = create("example.com/diagrams", "ws://127.0.0.1:4000/v1", reactor)
+    transit = TransitSender(None, no_listen=True, reactor=reactor)
+    sender = file_sender(sending.send_message, transit.add_connection_hints,
+                         lambda error: None)
+    their_hints = []
+    receiver = Receiver(receiving.send_message, lambda text: None,
+                        their_hints.extend, lambda kind, offer: None,
+                        lambda error: None)
+    return Scene([sender, receiver], leaves=[sending, receiving, transit])
+
+
+def _dilation_scenario():
+    """What ``w.dilate()`` builds (spec 000) once the peer has answered: the
+    Dilator the Boss holds makes the Manager, its L4 Inbound and Outbound,
+    and per generation a Connector, whose listener's connection becomes the
+    selected DilatedConnectionProtocol (L2/L3); one subchannel is open. Two
+    Dilators (Leader and Follower, on memory reactors) trade their DILATE
+    messages directly and their connection runs over ``iosim``; both are
+    stopped once the picture is taken."""
+    from twisted.internet.address import IPv4Address
+    from twisted.internet.protocol import Factory, Protocol
+    from twisted.internet.testing import MemoryReactorClock
+    from twisted.test import iosim
+
+    from wormhole._dilation._dilator import Dilator
+    from wormhole._eventual import EventualQueue
+
+    reactors = [MemoryReactorClock(), MemoryReactorClock()]
+    leader, follower = (Dilator(r, EventualQueue(r)) for r in reactors)
+    # the larger side leads (spec 000 "Leaders and Followers")
+    leader._forced_side, follower._forced_side = "f" * 16, "0" * 16
+    leader.wire(lambda phase, plaintext: follower.received_dilate(plaintext))
+    follower.wire(lambda phase, plaintext: leader.received_dilate(plaintext))
+    dilated = [d.dilate(listen_addresses=["127.0.0.1"]) for d in (leader, follower)]
+    for d in (leader, follower):
+        d.got_key(b"\x03" * 32)
+    for d in (leader, follower):
+        d.got_wormhole_versions({"can-dilate": ["ged"]})
+    ends = [r.tcpServers[0][1].buildProtocol(IPv4Address("TCP", "127.0.0.1", 40002 + n))
+            for n, r in enumerate(reactors)]
+    pump = iosim.connect(ends[0], iosim.FakeTransport(ends[0], isServer=True),
+                         ends[1], iosim.FakeTransport(ends[1], isServer=False))
+
+    def run():
+        for _ in range(3):
+            pump.flush()
+            for r in reactors:
+                r.advance(0)  # the eventual-send queue
+
+    dilated[1].listener_for("diagrams").listen(Factory.forProtocol(Protocol))
+    dilated[0].connector_for("diagrams").connect(Factory.forProtocol(Protocol))
+    run()
+    try:
+        yield [leader]
+    finally:
+        for d in (leader, follower):
+            d.stop()
+        run()
+
+
 SCENARIOS = [
     ("client: wormhole.create()", _client_scenario),
     ("Mailbox server: one connection", _server_scenario),
+    ("Transit: one file transfer's connection", _transit_scenario),
+    ("Transit relay: a pair of TCP clients, spliced", _relay_scenario),
+    ("CLI: wormhole send FILE, wormhole receive", _cli_scenario),
+    ("Dilation: one dilated wormhole with a subchannel", _dilation_scenario),
 ]
 
 
