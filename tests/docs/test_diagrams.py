@@ -68,6 +68,39 @@ class DotFilesAreCurrent(unittest.TestCase):
                          f"{_fix()} on a machine with Graphviz's dot")
 
 
+class EveryMachineIsWired(unittest.TestCase):
+    def test_every_machine_is_reached_by_a_scenario(self):
+        """Each discovered machine is reached by some wiring scenario of
+        the generator: the wiring picture has no 'not reached' box. A new
+        machine fails here until a scenario builds it."""
+        source = generated()["wiring.dot"]
+        unwired = []
+        if "cluster_unwired" in source:
+            box = source[source.index("cluster_unwired"):]
+            unwired = re.findall(r'^\s*"([^"]+)" \[label=', box, re.MULTILINE)
+        self.assertEqual(unwired, [], "add a scenario to SCENARIOS in "
+                         "misc/generate-diagrams.py for these")
+
+    def test_scenarios_leave_no_descriptor_open(self):
+        """Building every scenario (one builds the relay's Splicer on
+        socketpairs) and releasing it leaves no file descriptor open."""
+        fds = Path("/proc/self/fd")
+        if not fds.is_dir():
+            raise unittest.SkipTest("counts descriptors in /proc (Linux)")
+        gen = generator.load()
+        gen._use_this_checkout()
+        generated()  # the modules are imported, the caches are warm
+
+        def build_all():
+            for _, build in gen.SCENARIOS:
+                with gen._built(build):
+                    pass
+        build_all()
+        before = len(list(fds.iterdir()))
+        build_all()
+        self.assertEqual(len(list(fds.iterdir())), before)
+
+
 class IndexListsEveryMachine(unittest.TestCase):
     def setUp(self):
         self.gen = generator.load()
