@@ -240,6 +240,26 @@ class Incremental(unittest.TestCase):
         self.assertEqual(spark().read.parquet(
             os.path.join(store, "events")).count(), 101)
 
+    def test_versions_count_each_side_once_at_its_first_row(self):
+        """The day's version shares count each (server, side) once, with
+        the impl and version of its first row (a reconnecting client binds
+        again with the same side, perhaps after an upgrade); the same side
+        on another server is another client."""
+        import pyarrow as pa
+
+        from wormhole.analytics._split_task import _versions
+        sides = pa.table({
+            "server": ["s1", "s1", "s2", "s1", "s1"],
+            "side": ["a", "a", "a", "b", "c"],
+            "impl": ["python", "python", "go", "python", "go"],
+            "version": ["0.23", "0.24", "1.0", "0.24", "1.0"]})
+        got = {(r["server"], r["impl"], r["version"]): r["sides"]
+               for r in _versions(sides).to_pylist()}
+        self.assertEqual(got, {("s1", "python", "0.23"): 1,
+                               ("s1", "python", "0.24"): 1,
+                               ("s1", "go", "1.0"): 1,
+                               ("s2", "go", "1.0"): 1})
+
     def test_grown_file_whose_old_bytes_changed_is_skipped(self):
         """A file that grew is read from the recorded offset only if the
         bytes before that offset are still the ones ingested (the
