@@ -11,16 +11,19 @@ from twisted.internet import defer, protocol
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+REF_VENV_ENV = "WORMHOLE_REFERENCE_VENV"
+
+
 def reference_bin(tool):
     """``<reference venv>/bin/<tool>`` ($WORMHOLE_REFERENCE_VENV, default
     ``<repo>/.venv-ref``)."""
-    venv = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO_ROOT, ".venv-ref")
+    venv = os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT, ".venv-ref")
     path = os.path.join(venv, "bin", tool)
     if not os.access(path, os.X_OK):
         # a failure, never a skip: a skipped interop test hides regressions
         raise AssertionError(
             f"the reference implementation is not installed ({path} missing): "
-            "run `./dev test`, which installs it and sets WORMHOLE_REFERENCE_VENV")
+            f"run `./dev test`, which installs it and sets {REF_VENV_ENV}")
     return path
 
 

@@ -9,9 +9,8 @@ import json
 import os
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-REF_VENV_ENV = "WORMHOLE_REFERENCE_VENV"
+from .._processes import REF_VENV_ENV, REPO_ROOT, reference_bin
+
 REF_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "ref_peer.py")
 # the appid of the file-transfer tool (spec 004, 7.2 Application IDs)
@@ -26,19 +25,13 @@ def reference_venv():
     A missing reference is a failure, never a skip: a skipped interop suite
     would hide exactly the regressions it exists to catch.
     """
-    venv = os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT,
-                                                         ".venv-ref")
     for tool in ("python", "wormhole", "twistd"):
-        if not os.access(os.path.join(venv, "bin", tool), os.X_OK):
-            raise AssertionError(
-                "the reference implementation is not installed in %r "
-                "(missing bin/%s): run `./dev test`, which installs it and "
-                "sets %s" % (venv, tool, REF_VENV_ENV))
-    return venv
+        path = reference_bin(tool)
+    return os.path.dirname(os.path.dirname(path))
 
 
-def ref_bin(tool):
-    return os.path.join(reference_venv(), "bin", tool)
+# the reference's tools, found (and checked) the same way by every package
+ref_bin = reference_bin
 
 
 def ref_cli_argv(relay_url, *args, transit=NO_TRANSIT):
