@@ -240,6 +240,21 @@ class Incremental(unittest.TestCase):
         self.assertEqual(spark().read.parquet(
             os.path.join(store, "events")).count(), 101)
 
+    def test_failed_task_leaves_the_store_as_it_was(self):
+        """A split whose task fails (here a corrupt gzip file) fails the
+        ingest with Spark's error; nothing of the batch is published, the
+        manifest does not record the files, and no staging is left."""
+        base = os.path.abspath(self.mktemp())
+        [good] = write_files(os.path.join(base, "ev"), 20, seed=6, days=1)
+        bad = os.path.join(base, "ev", "usage-events-2026-01-02.jsonl.gz")
+        with open(bad, "wb") as f:
+            f.write(b"this is not gzip\n")
+        store = os.path.join(base, "store")
+        self.assertRaises(Exception, ingest, spark(), [good, bad], store,
+                          progress=QuietProgress())
+        self.assertEqual(sorted(os.listdir(store)), ["_staging"])
+        self.assertEqual(os.listdir(os.path.join(store, "_staging")), [])
+
     def test_versions_count_each_side_once_at_its_first_row(self):
         """The day's version shares count each (server, side) once, with
         the impl and version of its first row (a reconnecting client binds

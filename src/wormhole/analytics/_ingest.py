@@ -204,25 +204,31 @@ def ingest(spark, inputs, store, today=None, include_open=False,
     parts = splits(new, split_bytes)
     progress.say(f"reading {len(new)} files ({len(parts)} splits) into "
                  f"batch {batch}")
-    by_table = {}
-    for table, day, path, rows in _run_tasks(spark, parts, staging):
-        by_table.setdefault(table, []).append((day, path, rows))
-    days = set()
-    for key, table in (("events", "events"), ("quarantined", "quarantine")):
-        for day, _path, rows in by_table.get(table, []):
-            result[key] += rows
-            days.add(day)
-    result["days"] = sorted(days)
-    # days the store has never seen: their summaries come from this
-    # pass's partial ones; the others are recomputed from the store
-    fresh = sorted(d for d in days if not any(
-        os.path.isdir(os.path.join(store, t, f"day={d}"))
-        for t in ("events", "quarantine")))
-    old = sorted(days.difference(fresh))
-    progress.say(f"parsed and written; summarising {len(days)} days "
-                 f"({len(old)} already in the store)")
-    summary = _merge_partials(spark, by_table, fresh, staging)
-    result["reasons"] = _reasons(by_table)
+    # until the files are published the store is untouched: a failed task
+    # (a worker that died, a file truncated under it) leaves no staging
+    try:
+        by_table = {}
+        for table, day, path, rows in _run_tasks(spark, parts, staging):
+            by_table.setdefault(table, []).append((day, path, rows))
+        days = set()
+        for key, table in (("events", "events"), ("quarantined", "quarantine")):
+            for day, _path, rows in by_table.get(table, []):
+                result[key] += rows
+                days.add(day)
+        result["days"] = sorted(days)
+        # days the store has never seen: their summaries come from this
+        # pass's partial ones; the others are recomputed from the store
+        fresh = sorted(d for d in days if not any(
+            os.path.isdir(os.path.join(store, t, f"day={d}"))
+            for t in ("events", "quarantine")))
+        old = sorted(days.difference(fresh))
+        progress.say(f"parsed and written; summarising {len(days)} days "
+                     f"({len(old)} already in the store)")
+        summary = _merge_partials(spark, by_table, fresh, staging)
+        result["reasons"] = _reasons(by_table)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     _publish(by_table, store, batch)
     for path, _start, end in new:
         manifest[path] = {"size": stats[path].st_size,
