@@ -23,32 +23,65 @@ def _parser():
     spark_opts.add_argument("--quiet", action="store_true",
                             help="no progress lines")
 
-    ing = sub.add_parser("ingest", parents=[spark_opts],
-                         help="JSON-lines events to the Parquet store")
+    ing = sub.add_parser(
+        "ingest", parents=[spark_opts],
+        help="JSON-lines events to the Parquet store",
+        description="Read the servers' usage-event files (docs/usage-events.md) "
+        "into the store: valid events as Parquet by day, every other line "
+        "in the quarantine with its reason, and the daily summaries the "
+        "report reads. Incremental: files already ingested are skipped, "
+        "files that grew are read from where the last run stopped.")
     ing.add_argument("--events", nargs="+", required=True, metavar="PATH",
                      help="event files, folders of them, or globs")
-    ing.add_argument("--store", required=True, metavar="DIR")
+    ing.add_argument("--store", required=True, metavar="DIR",
+                     help="the store (created if missing; the same one on "
+                     "every run)")
     ing.add_argument("--include-open", action="store_true",
                      help="also read files named for today (UTC), which "
-                     "the servers may still be appending to")
+                     "the servers may still be appending to (up to their "
+                     "last whole line)")
 
-    rep = sub.add_parser("report", parents=[spark_opts],
-                         help="daily aggregates, published tables, HTML")
-    rep.add_argument("--store", required=True, metavar="DIR")
-    rep.add_argument("--out", required=True, metavar="DIR")
-    rep.add_argument("--since", metavar="YYYY-MM-DD")
-    rep.add_argument("--until", metavar="YYYY-MM-DD")
-    rep.add_argument("--min-cell", type=int, default=5,
-                     help="published counts below this are suppressed")
-    rep.add_argument("--title")
+    rep = sub.add_parser(
+        "report", parents=[spark_opts],
+        help="daily aggregates, published tables, HTML",
+        description="Daily aggregates from the store's summaries: Parquet "
+        "tables, CSV tables with small cells suppressed, and one "
+        "self-contained report.html.")
+    rep.add_argument("--store", required=True, metavar="DIR",
+                     help="the store that ingest wrote")
+    rep.add_argument("--out", required=True, metavar="DIR",
+                     help="where the tables and report.html go")
+    rep.add_argument("--since", metavar="YYYY-MM-DD",
+                     help="first day (UTC) to report (default: the first "
+                     "in the store)")
+    rep.add_argument("--until", metavar="YYYY-MM-DD",
+                     help="last day (UTC) to report (default: the last in "
+                     "the store)")
+    rep.add_argument("--min-cell", type=int, default=5, metavar="N",
+                     help="published counts below N are shown as <N, and "
+                     "figures derived from them left blank (default: 5)")
+    rep.add_argument("--title", help="the HTML report's title")
 
-    imp = sub.add_parser("import", help="reference servers' usage "
-                         "databases and relay JSON log to event files")
-    imp.add_argument("--server-id", required=True)
-    imp.add_argument("--mailbox-db", action="append", default=[])
-    imp.add_argument("--relay-db", action="append", default=[])
-    imp.add_argument("--relay-log", action="append", default=[])
-    imp.add_argument("--out", required=True, metavar="DIR")
+    imp = sub.add_parser(
+        "import", help="reference servers' usage databases and relay JSON "
+        "log to event files",
+        description="Turn the usage records of the reference servers "
+        "(magic-wormhole-mailbox-server 0.8 usage database, "
+        "magic-wormhole-transit-relay 0.5 database or JSON log) into "
+        "usage-event files that ingest reads. No Spark needed.")
+    imp.add_argument("--server-id", required=True,
+                     help="the name these records get as their server")
+    imp.add_argument("--mailbox-db", action="append", default=[],
+                     metavar="SQLITE", help="a mailbox server's usage "
+                     "database (repeat)")
+    imp.add_argument("--relay-db", action="append", default=[],
+                     metavar="SQLITE", help="a transit relay's usage "
+                     "database (repeat)")
+    imp.add_argument("--relay-log", action="append", default=[],
+                     metavar="FILE", help="a transit relay's JSON usage "
+                     "log (repeat)")
+    imp.add_argument("--out", required=True, metavar="DIR",
+                     help="where the event files go (one per UTC day)")
     return p
 
 
