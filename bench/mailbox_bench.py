@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _loadgen  # noqa: E402
 import _procstat  # noqa: E402
+from _ports import free_port  # noqa: E402
 
 HOST = "127.0.0.1"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,14 +62,6 @@ def raise_nofile():
     except (ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind((HOST, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def percentile(sorted_values, q):
@@ -101,7 +94,7 @@ class Server:
         d = os.path.join(self.workdir, "{}-{}".format(self.name,
                                                       self.generation))
         os.makedirs(d)
-        self.port = free_port()
+        self.port = free_port(HOST)
         endpoint = "tcp:{}:interface={}".format(self.port, HOST)
         if self.backlog:
             endpoint += ":backlog={}".format(self.backlog)

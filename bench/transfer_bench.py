@@ -39,6 +39,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _netns  # noqa: E402
 import _procstat  # noqa: E402
+from _ports import free_port  # noqa: E402
 import transfer_relayload  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,14 +65,6 @@ def child_env(impl):
         # the namespace has only lo anyway; this keeps ours honest outside it
         env["WORMHOLE_TRANSIT_ADDRESSES"] = "127.0.0.1"
     return env
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def vm_hwm_mib(pid):

@@ -23,10 +23,13 @@ import asyncio
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _procstat  # noqa: E402
+from _ports import free_port  # noqa: E402
 
 CHUNK = 64 * 1024
 SLOW_S = 1.0  # a handshake slower than this counts as slow
@@ -109,17 +112,9 @@ VARIANTS = {  # name -> (venv, extra transitrelay arguments)
 }
 
 
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def _start_relay(variant):
     venv, extra = VARIANTS[variant]
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     p = subprocess.Popen([os.path.join(venv, "bin", "twistd"), "-n", "--pidfile=",
@@ -148,8 +143,6 @@ def _hwm_mib(pid):
 
 
 def _one(variant, pairs, nbytes, pyspy_dir=None):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import _procstat
     relay, port = _start_relay(variant)
     spy = None
     try:

@@ -5,6 +5,7 @@ protocol that collects stdout lines and is stopped by its PID."""
 
 import os
 import signal
+import socket
 
 from twisted.internet import defer, protocol
 
@@ -25,6 +26,16 @@ def reference_bin(tool):
             f"the reference implementation is not installed ({path} missing): "
             f"run `./dev test`, which installs it and sets {REF_VENV_ENV}")
     return path
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a child
+    process that must be told its port on the command line)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def child_env():

@@ -4,7 +4,6 @@ pyspark's ``spark-class``, bound to 127.0.0.1, stopped by PID."""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,17 +14,11 @@ from twisted.trial import unittest
 import wormhole.analytics.submit as submit_module
 from wormhole.analytics._generate import write_files
 
+from .._processes import free_port
+
 SPARK_BIN = os.path.join(os.path.dirname(pyspark.__file__), "bin")
 LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                      "log4j2-test.properties")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_for(path, pattern, proc, tries=1200):

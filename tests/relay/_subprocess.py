@@ -2,7 +2,6 @@
 on 127.0.0.1 for a test, and stop it (by the PID we started) at cleanup."""
 
 import os
-import socket
 import sys
 
 from twisted.internet import reactor
@@ -11,6 +10,8 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.error import ConnectError
 from twisted.internet.protocol import Factory, Protocol, ProcessProtocol
 from twisted.internet.task import deferLater
+
+from .._processes import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -27,14 +28,6 @@ def reference_venv():
 
 def reference_twistd():
     return os.path.join(reference_venv(), "bin", "twistd")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class TwistdProcess(ProcessProtocol):

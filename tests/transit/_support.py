@@ -14,17 +14,10 @@ import tempfile
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 
-from .._processes import REPO_ROOT, LineProcess, child_env, reference_bin  # noqa: F401 (re-exported)
+from .._processes import (  # noqa: F401 (re-exported)
+    REPO_ROOT, LineProcess, child_env, free_port, reference_bin)
 REF_TRANSIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_transit.py")
 LOOPBACK = ["127.0.0.1"]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def _spawn(testcase, argv, cwd=None):
