@@ -113,6 +113,28 @@ class Base(unittest.TestCase):
                 return d
         self.fail(f"nothing registered for {transport.name}")
 
+    def fill_until_b_is_full(self):
+        """With small socket buffers on B's side, start the Splicer and
+        send from A's client until the Splicer stops reading A (B's client
+        reads nothing); the bytes sent."""
+        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+        self.s.start()
+        self.ca.setblocking(False)
+        sent = b""
+        block = os.urandom(65536)
+        # the last thing done is the read that made the Splicer pause:
+        # nothing is sent into A's socket after it
+        for _ in range(10000):
+            if not self.reading(self.ta):
+                break
+            try:
+                sent += block[:self.ca.send(block)]
+            except BlockingIOError:
+                settle(self.ta.sock)
+            self.end(self.ta).doRead()
+        return sent
+
     def reading(self, transport):
         return any(d.fileno() == transport.fileno()
                    for d in self.reactor.readers)
@@ -255,20 +277,7 @@ class Moving(Base):
         """When B's client does not read, the Splicer stops reading A (and
         waits for B to be writable) once B's socket is full, holding at
         most one pipe; when B reads again, everything arrives in order."""
-        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
-        self.s.start()
-        self.ca.setblocking(False)
-        sent = b""
-        block = os.urandom(65536)
-        for _ in range(10000):
-            try:
-                sent += block[:self.ca.send(block)]
-            except BlockingIOError:
-                settle(self.ta.sock)
-            if not self.reading(self.ta):
-                break
-            self.end(self.ta).doRead()
+        sent = self.fill_until_b_is_full()
         self.assertFalse(self.reading(self.ta))
         self.assertTrue(self.writing(self.tb))
         # B reads everything; the Splicer resumes when B drains
@@ -326,18 +335,7 @@ class Ending(Base):
         """Bytes still held when the Splicer stops (owed from user space,
         then what is in the pipe) are written to the destination transport,
         in order, after it was told to read again."""
-        self.cb.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-        self.tb.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
-        self.s.start()
-        self.ca.setblocking(False)
-        sent = b""
-        block = os.urandom(65536)
-        while self.reading(self.ta):
-            try:
-                sent += block[:self.ca.send(block)]
-            except BlockingIOError:
-                settle(self.ta.sock)
-            self.end(self.ta).doRead()
+        sent = self.fill_until_b_is_full()
         self.s.write(self.tb, b"after")
         self.s.stop()
         writes = [e for e in self.events if e[0] == "B"]
