@@ -25,6 +25,7 @@ begin inside it (Hadoop's rule), so splits of one file never share or
 miss a line. Gzipped files are one split each.
 """
 
+import functools
 import gc
 import gzip
 import mmap
@@ -318,6 +319,7 @@ def _sides(events, ev_day, keep):
     }), ev_day[owner]
 
 
+@functools.cache
 def _freeze_imports():
     """Move every object that exists now (the imported modules: numpy,
     pyarrow, datasketches, PySpark's worker) into the garbage
@@ -328,14 +330,9 @@ def _freeze_imports():
     collection walks about 50k objects, 20-30 ms of CPU per task.
     Frozen, they are skipped, and a collection walks only what the task
     left behind. Nothing frozen is garbage: modules live as long as the
-    worker does."""
-    if not _FROZEN:
-        import datasketches  # noqa: F401 (loaded before the freeze)
-        gc.freeze()
-        _FROZEN.append(True)
-
-
-_FROZEN = []
+    worker does. Cached: the first call does it, the others nothing."""
+    import datasketches  # noqa: F401 (loaded before the freeze)
+    gc.freeze()
 
 
 def split_partition(ids, parts, staging):
