@@ -109,27 +109,78 @@ class Receive(unittest.TestCase):
                          "Key established, waiting for confirmation...\n")
 
     def test_no_waiting_notice_when_quick(self):
-        """A verifier within the second cancels the notice."""
+        """A verifier within the second cancels the notice: what is left
+        is the bound on the wait for the offer."""
         self.start(code="4-purple-sausages")
         self.w.got_key()
         self.w.got_verifier()
-        self.assertEqual(self.reactor.getDelayedCalls(), [])
+        self.assertEqual([c.getTime() for c in self.reactor.getDelayedCalls()],
+                         [self.cfg.peer_timeout])
         self.assertEqual(self.cfg.stderr.getvalue(), "")
 
     def test_verify(self):
         """--verify shows the verifier on stderr; the sender decides."""
         self.start(code="4-purple-sausages", verify=True)
+        self.w.got_key()
         self.w.got_verifier(b"\x12\x34")
         self.assertEqual(self.cfg.stderr.getvalue(), "Verifier 1234.\n")
 
     def test_remote_error(self):
         """An error from the sender fails with its text; stdout empty."""
         d = self.start(code="4-purple-sausages")
+        self.w.got_key()
         self.w.got_verifier()
         self.w.deliver(j({"error": "boom"}))
         f = self.failureResultOf(d, TransferError)
         self.assertIn("boom", str(f.value))
         self.assertEqual(self.cfg.stdout.getvalue(), "")
+
+    def test_sender_never_shows_up(self):
+        """Before the sender's key arrives there is no bound: its human
+        starts it when they like (only the one-second notice is due)."""
+        d = self.start(code="4-purple-sausages")
+        self.reactor.advance(cmd_receive.WAITING_DELAY)
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+        self.assertNoResult(d)
+
+    def test_sender_stalls_before_confirming(self):
+        """Key, then silence: the receiver gives up after --peer-timeout
+        seconds with one line, and closes the wormhole."""
+        d = self.start(code="4-purple-sausages", peer_timeout=7.0)
+        self.w.got_key()
+        self.reactor.advance(6.9)
+        self.assertNoResult(d)
+        self.reactor.advance(0.1)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "gave up waiting for the sender's confirmation of "
+                         "the key: nothing came for 7 seconds (--peer-timeout)")
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+    def test_sender_never_offers(self):
+        """Confirmed, then no offer: the wait is bounded too, measured from
+        the last message (a transit message restarts it)."""
+        d = self.start(code="4-purple-sausages", peer_timeout=10.0)
+        self.w.got_key()
+        self.w.got_verifier()
+        self.reactor.advance(9)
+        self.w.deliver(j({"transit": {"abilities-v1": [], "hints-v1": []}}))
+        self.reactor.advance(9)
+        self.assertNoResult(d)
+        self.reactor.advance(1)
+        f = self.failureResultOf(d, TransferError)
+        self.assertIn("gave up waiting for the sender's offer: nothing came for 10 "
+                      "seconds", str(f.value))
+        self.assertEqual(self.sent(), [])
+
+    def test_no_peer_timeout(self):
+        """peer_timeout=None waits as long as it takes."""
+        d = self.start(code="4-purple-sausages", peer_timeout=None)
+        self.w.got_key()
+        self.w.got_verifier()
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+        self.w.deliver(j({"offer": {"message": "late"}}))
+        self.successResultOf(d)
 
     def test_wrong_password(self):
         """A wrong code (WrongPasswordError) is reported as such."""

@@ -1,14 +1,16 @@
 """How text and sizes are shown (settled against the reference 0.24)."""
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.cli._display import escape_text, naturalsize
+from wormhole.cli._display import escape_text, naturalsize, received_text
 
 
 class Escape(unittest.TestCase):
 
     def test_printable_unchanged(self):
-        """Printable text, non-ASCII included, passes unchanged."""
-        self.assertEqual(escape_text("Grüße ✓ 😀 it's"), "Grüße ✓ 😀 it's")
+        """Printable text, non-ASCII and quotes included, passes unchanged."""
+        self.assertEqual(escape_text("Grüße ✓ 😀 it's \"x\""), "Grüße ✓ 😀 it's \"x\"")
 
     def test_control_characters_escaped(self):
         """Newline, tab, CR, ESC, DEL, NEL and bidi overrides are escaped,
@@ -17,10 +19,34 @@ class Escape(unittest.TestCase):
         self.assertEqual(escape_text("\x1b[31m\x7f\x85\u202e"),
                          "\\x1b[31m\\x7f\\x85\\u202e")
 
+    def test_not_a_string(self):
+        """A count or a list from a peer's JSON is shown by its str(),
+        escaped too."""
+        self.assertEqual(escape_text(12), "12")
+        self.assertEqual(escape_text(["\x1b"]), "['\\\\x1b']")
+
+    @given(st.text())
+    def test_one_line_of_printable_characters(self, text):
+        """Whatever arrives, the result is printable (no control, no
+        newline) and tells different texts apart."""
+        shown = escape_text(text)
+        self.assertTrue(shown.isprintable(), shown)
+        self.assertEqual(eval("'" + shown.replace("'", "\\'") + "'"), text)
+
+
+class ReceivedText(unittest.TestCase):
+
     def test_both_quotes(self):
         """With both kinds of quote, the single quote is escaped (as the
         reference 0.24 printed `it\\'s "x"`)."""
-        self.assertEqual(escape_text("it's \"x\""), "it\\'s \"x\"")
+        self.assertEqual(received_text("it's \"x\""), "it\\'s \"x\"")
+        self.assertEqual(received_text("it's"), "it's")
+
+    @given(st.text())
+    def test_repr_without_quotes(self, text):
+        """The receiver's stdout is byte for byte repr() without quotes,
+        as the reference's."""
+        self.assertEqual(received_text(text), repr(text)[1:-1])
 
 
 class Sizes(unittest.TestCase):

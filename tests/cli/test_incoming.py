@@ -8,7 +8,7 @@ import zipfile
 
 from twisted.trial import unittest
 
-from wormhole.cli import _incoming
+from wormhole.cli import _incoming, _unzip
 from wormhole.cli._incoming import Refused
 
 
@@ -31,12 +31,12 @@ class Zip(unittest.TestCase):
         self.zip = os.path.join(self.base, "in.zip")
         self.target = os.path.join(self.base, "out")
 
-    def receive(self, entries, max_bytes=10**6):
+    def receive(self, entries, max_bytes=10**6, max_files=100):
         make_zip(self.zip, entries)
-        _incoming.receive_directory_into(self.zip, self.target, max_bytes)
+        _incoming.receive_directory_into(self.zip, self.target, max_bytes, max_files)
 
-    def assertRefusedAndClean(self, entries, words, max_bytes=10**6):
-        e = self.assertRaises(Refused, self.receive, entries, max_bytes)
+    def assertRefusedAndClean(self, entries, words, max_bytes=10**6, max_files=100):
+        e = self.assertRaises(Refused, self.receive, entries, max_bytes, max_files)
         self.assertIn(words, str(e))
         # nothing under the final name, no temporary directory left
         self.assertEqual(sorted(os.listdir(self.base)), ["in.zip"])
@@ -82,16 +82,140 @@ class Zip(unittest.TestCase):
         self.assertEqual(os.readlink(os.path.join(self.target, "l")), "sub/f")
 
     def test_entry_through_link(self):
-        """A file entry whose path goes through a link entry is written
-        as a plain file in a real directory: links are made last, and the
-        link entry then collides and the transfer fails cleanly."""
-        self.assertRefusedAndClean([("d", b".", "link"), ("d/x", b"data")], "collides")
+        """A file entry whose path goes through a link entry of the same
+        archive is refused before anything is written, in either order."""
+        self.assertRefusedAndClean([("d", b".", "link"), ("d/x", b"data")],
+                                   "under a file or a link")
+        self.assertRefusedAndClean([("d/x", b"data"), ("d", b".", "link")], "twice")
+
+    def test_entry_under_a_file(self):
+        """An entry below a file entry is refused."""
+        self.assertRefusedAndClean([("f", b"1"), ("f/g", b"2")], "under a file")
+
+    def test_link_chain_out(self):
+        """The issue's chain: 'a/b -> ..' stays inside on its own, but a
+        link through it ('c -> a/b/..', '..' of the target) climbs out; so
+        do links to '/' and '/etc/passwd' built on it. Nothing is made."""
+        self.assertRefusedAndClean([("a/b", b"..", "link"), ("c", b"a/b/..", "link")],
+                                   "link out")
+        self.assertRefusedAndClean([("a/b", b"..", "link"), ("a/c", b"b/../..", "link"),
+                                    ("root", b"a/c/../../../../../..", "link")],
+                                   "link out")
+        self.assertRefusedAndClean([("a/b", b"..", "link"),
+                                    ("p", b"a/b/a/b/../../etc/passwd", "link")], "link out")
+
+    def test_link_chain_inside(self):
+        """Chains that stay inside are made as they are."""
+        self.receive([("a/f", b"x"), ("a/b", b"..", "link"), ("c", b"a/b/a/f", "link")])
+        self.assertEqual(os.readlink(os.path.join(self.target, "c")), "a/b/a/f")
+        with open(os.path.join(self.target, "c"), "rb") as f:
+            self.assertEqual(f.read(), b"x")
+
+    def test_link_through_missing_folder(self):
+        """A link through a folder the archive does not make is judged as
+        if the folder existed: 'x -> nope/../..' is out."""
+        self.assertRefusedAndClean([("x", b"nope/../..", "link")], "link out")
+
+    def test_link_loop(self):
+        """Links that point at each other are refused (bounded hops)."""
+        self.assertRefusedAndClean([("a", b"b/x", "link"), ("b", b"a/y", "link")],
+                                   "loop")
+
+    def test_link_target_read_bounded(self):
+        """A link entry whose data inflates to 64 MiB is refused from its
+        header, and one that lies in its header is read no further than
+        4097 bytes: memory stays small and the message short."""
+        big = b"../" * (64 * 2**20 // 3)
+        e = self.assertRefusedAndClean([("l", big, "link")], "longer than 4096 bytes")
+        self.assertLess(len(str(e)), 200)
+        make_zip(self.zip, [("l", big, "link")])
+        with zipfile.ZipFile(self.zip) as zf:
+            info = zf.infolist()[0]
+            info.file_size = 10  # the header lies: reading stops there
+            self.assertRaises(zipfile.BadZipFile, _unzip._link_target, zf, info)
+
+    def test_link_backslash_or_empty(self):
+        """Link targets with backslashes (read one way by us, another by
+        the kernel), NUL or nothing are refused."""
+        for target in (b"..\\..", b"", b"a\x00b", b"\xff"):
+            self.assertRefusedAndClean([("l", target, "link")], "target")
+
+    def test_empty_directories(self):
+        """Folder entries make empty folders, also nested and repeated
+        as parents of later entries."""
+        self.receive([("e/", b""), ("f/g/", b""), ("f/h", b"1"), ("./", b"")])
+        self.assertEqual(sorted(os.listdir(self.target)), ["e", "f"])
+        self.assertEqual(os.listdir(os.path.join(self.target, "e")), [])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.target, "f"))), ["g", "h"])
+
+    def test_only_stored_or_deflated(self):
+        """bzip2 and lzma entries (which zipfile inflates without a bound
+        per read) and encrypted entries are refused."""
+        for method in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+            with zipfile.ZipFile(self.zip, "w", method) as zf:
+                zf.writestr("a", b"x" * 100)
+            e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+                                  self.target, 1000, 10)
+            self.assertIn("only stored and deflated", str(e))
+        make_zip(self.zip, [("a", b"x")])
+        with zipfile.ZipFile(self.zip) as zf:
+            info = zf.infolist()[0]
+            info.flag_bits |= 1
+            self.assertRaises(Refused, _unzip.plan, zf, 10, 10)
+
+    def test_too_many_entries(self):
+        """More entries than numfiles plus the allowance for folders are
+        refused before anything is made."""
+        self.patch(_unzip, "MAX_EXTRA_ENTRIES", 2)
+        self.assertRefusedAndClean([("a", b""), ("b/", b""), ("c/", b""), ("d", b"")],
+                                   "4 entries", max_files=1)
+        self.receive([("a", b""), ("b/", b""), ("c/", b"")], max_files=1)
+
+    def test_bad_entry_names(self):
+        """Components longer than 255 bytes, control characters and bidi
+        overrides in entry names are refused; 255 bytes is fine."""
+        self.assertRefusedAndClean([("d/" + "x" * 256, b"")], "256 bytes long")
+        self.assertRefusedAndClean([("a\x1b[2Jb", b"")], "control character")
+        self.assertRefusedAndClean([("photo\u202egpj.exe", b"")], "control character")
+        self.receive([("é" * 127 + "x", b"ok")])
+        self.assertEqual(os.listdir(self.target), ["é" * 127 + "x"])
+
+    def test_damaged_zip(self):
+        """A truncated or garbage zipfile is one Refused line, and nothing
+        is left behind."""
+        make_zip(self.zip, [("a", b"x" * 1000), ("b", b"y" * 1000)])
+        with open(self.zip, "rb") as f:
+            data = f.read()
+        flipped = bytearray(data)
+        flipped[33] ^= 0xff  # inside the first entry's deflated bytes
+        for broken in (data[:len(data) // 2], b"PK\x05\x06" + b"\x00" * 17, b"junk",
+                       bytes(flipped)):
+            with open(self.zip, "wb") as f:
+                f.write(broken)
+            e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+                                  self.target, 10**6, 10)
+            self.assertIn("damaged", str(e))
+            self.assertEqual(sorted(os.listdir(self.base)), ["in.zip"])
+
+    def test_headers_lie_about_sizes(self):
+        """Bytes are counted as they are inflated, whatever the headers
+        say: an entry claiming 1 byte but holding 5000 stops the unpack."""
+        make_zip(self.zip, [("a", b"x" * 5000)])
+        with zipfile.ZipFile(self.zip) as zf:
+            info = zf.infolist()[0]
+            info.file_size = 1
+            entries = [(info, ("a",), _unzip._FILE)]
+            os.makedirs(self.target)
+            # zipfile stops at the header's size; the CRC then fails
+            self.assertRaises(Exception, _unzip.unpack, zf, entries, self.target, 10)
+        with open(os.path.join(self.target, "a"), "rb") as f:
+            self.assertLessEqual(len(f.read()), 10)
 
     def test_more_than_announced(self):
         """Entries whose sizes add up to more than the offer's numbytes
         are refused (a zip bomb cannot fill the disk)."""
         self.assertRefusedAndClean([("a", b"x" * 600), ("b", b"y" * 600)],
-                                   "more than the 1000", max_bytes=1000)
+                                   "more than the 1000 bytes", max_bytes=1000)
 
     def test_duplicate_entry(self):
         """The same name twice is refused, not overwritten."""
@@ -105,7 +229,7 @@ class Zip(unittest.TestCase):
         os.makedirs(self.target)
         make_zip(self.zip, [("a", b"1")])
         self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
-                          self.target, 100)
+                          self.target, 100, 10)
         self.assertEqual(os.listdir(self.target), [])
 
 
@@ -118,9 +242,33 @@ class Names(unittest.TestCase):
         self.assertEqual(_incoming.offered_name("directory", {"dirname": "d/"}), "d")
 
     def test_bad_names(self):
-        """Empty, '.', '..', NUL and missing names are refused."""
-        for bad in ("", ".", "..", "a\x00b", "/", None, 7):
+        """Empty, '.', '..', NUL, missing names, names over 255 bytes,
+        control characters, bidi overrides and lone surrogates are
+        refused before anything is streamed."""
+        for bad in ("", ".", "..", "a\x00b", "/", None, 7, "x" * 256, "é" * 128,
+                    "a\nb", "a\x1b[31mb", "a\x9bb", "evil\u202etxt.exe", "a\ud800"):
             self.assertRaises(Refused, _incoming.offered_name, "file", {"filename": bad})
+
+    def test_long_legal_names(self):
+        """Every legal name, up to 255 bytes, is accepted, and its
+        temporary name fits beside it (mkstemp, mkdtemp)."""
+        base = os.path.abspath(self.mktemp())
+        os.makedirs(base)
+        for name in ("x" * 229, "y" * 255, "é" * 127 + "z", "😀" * 63 + "abc"):
+            self.assertEqual(_incoming.offered_name("file", {"filename": name}), name)
+            p = _incoming.PartialFile(os.path.join(base, name))
+            p.write(b"1")
+            p.finish()
+            p.commit()
+            self.assertTrue(os.path.isfile(os.path.join(base, name)))
+        # a directory: its zipfile (NAME.zip) and its unpacking folder
+        zip_path = os.path.join(base, "in.zip")
+        make_zip(zip_path, [("f", b"2")])
+        dirname = "d" * 255
+        p = _incoming.PartialFile(os.path.join(base, dirname + ".zip"))
+        p.abort()
+        _incoming.receive_directory_into(zip_path, os.path.join(base, dirname), 10, 10)
+        self.assertEqual(os.listdir(os.path.join(base, dirname)), ["f"])
 
     def test_room(self):
         """check_room asks the injected free-space function about the

@@ -60,6 +60,9 @@ class Config:
     accept_file: bool = False
     output_file: str = None
     allocate: bool = False
+    # seconds of silence from the sender before we give up, once it has
+    # shown up (docs/security.md "Timeouts"); None waits forever
+    peer_timeout: float = 300.0
     # ssh invite / accept
     ssh_user: str = None
     key_file: str = None

@@ -1,15 +1,24 @@
 """How the CLI shows things (settled against the reference 0.24 by
-running it; docs/cli.md)."""
+running it; docs/cli.md).
+
+Every text that came from the peer or a server is shown through
+``wormhole._escape.escape_text`` (the one escaping function; re-exported
+here for the CLI's modules)."""
+from .._escape import escape_text
+
+__all__ = ["escape_text", "received_text", "naturalsize"]
 
 
-def escape_text(text):
-    """A received text as ``wormhole receive`` prints it: Python's string
-    escapes for every non-printable character (newline, tab, ESC, bidi
-    overrides, ...) and the backslash, so a peer cannot drive the
-    receiver's terminal. This is ``repr()`` without its quotes, which also
-    escapes ``'`` when the text holds both kinds of quote, as the
-    reference does."""
-    return repr(text)[1:-1]
+def received_text(text):
+    """A received text as ``wormhole receive`` prints it on stdout: the
+    shared ``escape_text`` (so a peer cannot drive the receiver's
+    terminal), plus the one thing ``repr()`` also does and the reference's
+    stdout therefore shows: ``'`` becomes ``\\'`` when the text holds both
+    kinds of quote. The result equals ``repr(text)`` without its quotes."""
+    shown = escape_text(text)
+    if "'" in text and '"' in text:
+        shown = shown.replace("'", "\\'")
+    return shown
 
 
 def naturalsize(n):

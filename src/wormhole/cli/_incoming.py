@@ -2,7 +2,8 @@
 docs/cli.md "Receiving files safely").
 
 - the name comes from the offer but only its last component is used, and
-  it must be a plain name (not empty, ``.``, ``..``, no NUL);
+  it must pass ``_names.check_component`` (length, characters) before
+  anything is streamed;
 - an existing file or directory is never overwritten;
 - there must be room for what the offer announces (``free_space`` is
   injectable so tests can play a full disk);
@@ -10,26 +11,22 @@ docs/cli.md "Receiving files safely").
   when the whole transfer arrived and is on disk (fsync), with its sha256
   computed as the bytes were written, is it renamed to the final name
   (``PartialFile``), so an interrupted transfer never leaves a partial
-  file under the final name;
-- a zipfile is checked whole before anything is unpacked
-  (``check_zip``): no absolute names, no ``..``, no links pointing out of
-  the target, and no more bytes than the offer announced.
+  file under the final name; the temporary name fits beside any legal
+  final name (``_names.temporary_prefix``);
+- a zipfile is checked whole before anything is unpacked, then unpacked
+  without ever following a link, reading no more than the offer
+  announced (``_unzip``).
 """
 import hashlib
 import os
 import shutil
-import stat
 import tempfile
-import zipfile
 
-from ..errors import TransferError
+from ._names import PARTIAL_PREFIX, BadName, check_component, temporary_prefix
+from ._unzip import Refused, unpack_zip
 
-PARTIAL_PREFIX = ".wormhole-partial-"
-_CHUNK = 1 << 20
-
-
-class Refused(TransferError):
-    """We will not accept this offer; the peer is told 'transfer rejected'."""
+__all__ = ["PARTIAL_PREFIX", "Refused", "PartialFile", "offered_name", "target_path",
+           "check_not_existing", "check_room", "receive_directory_into"]
 
 
 def _default_mode(mode):
@@ -52,8 +49,10 @@ def offered_name(kind, offer):
         raise Refused(f"the sender's offer has no {key}")
     # a peer could send "../../.bashrc" or "/etc/passwd": keep the last part
     name = raw.replace("\\", "/").rstrip("/").split("/")[-1]
-    if name in ("", ".", "..") or "\x00" in name:
-        raise Refused(f"the sender offered an unusable name: {raw!r}")
+    try:
+        check_component(name)
+    except BadName as e:
+        raise Refused(f"the sender offered an unusable name '{raw[:300]}': {e}") from None
     return name
 
 
@@ -88,8 +87,7 @@ class PartialFile:
     def __init__(self, target):
         self.target = target
         directory, name = os.path.split(target)
-        fd, self.path = tempfile.mkstemp(prefix=PARTIAL_PREFIX + name + ".",
-                                         dir=directory)
+        fd, self.path = tempfile.mkstemp(prefix=temporary_prefix(name), dir=directory)
         self._f = os.fdopen(fd, "wb")
         self._hash = hashlib.sha256()
         self.size = 0
@@ -138,104 +136,15 @@ class PartialFile:
             pass
 
 
-# -- zipfiles (directories) ---------------------------------------------------
-def _is_link(info):
-    return stat.S_ISLNK(info.external_attr >> 16)
-
-
-def _safe_parts(name):
-    """The path components of a zip entry name, or Refused."""
-    if "\x00" in name:
-        raise Refused(f"zip entry {name!r} has a NUL in its name")
-    norm = name.replace("\\", "/")
-    if norm.startswith("/") or (len(norm) > 1 and norm[1] == ":"):
-        raise Refused(f"zip entry {name!r} is an absolute path")
-    parts = [p for p in norm.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise Refused(f"zip entry {name!r} climbs out of the target with '..'")
-    return parts
-
-
-def check_zip(zf, max_bytes):
-    """Check every entry before anything is written: returns
-    [(info, parts, link_target_or_None)]."""
-    entries = []
-    total = 0
-    for info in zf.infolist():
-        parts = _safe_parts(info.filename)
-        link = None
-        if _is_link(info):
-            link = zf.read(info).decode("utf-8", "replace")
-            target = link.replace("\\", "/")
-            if target.startswith("/") or "\x00" in target:
-                raise Refused(f"zip entry {info.filename!r} is a link to an absolute "
-                              f"path ({link!r})")
-            # resolve against the link's own directory, inside the target
-            depth = parts[:-1]
-            for p in target.split("/"):
-                if p in ("", "."):
-                    continue
-                if p == "..":
-                    if not depth:
-                        raise Refused(f"zip entry {info.filename!r} is a link out of "
-                                      f"the target directory ({link!r})")
-                    depth = depth[:-1]
-                else:
-                    depth = depth + [p]
-        elif not info.is_dir():
-            total += info.file_size
-        entries.append((info, parts, link))
-    if total > max_bytes:
-        raise Refused(f"the zipfile unpacks to {total} bytes, more than the "
-                      f"{max_bytes} the sender announced")
-    return entries
-
-
-def unpack_zip(zip_path, dest, max_bytes):
-    """Unpack into ``dest`` (a fresh, empty directory). Links are made
-    last, so no entry is ever written through one."""
-    with zipfile.ZipFile(zip_path) as zf:
-        entries = check_zip(zf, max_bytes)
-        written = 0
-        links = []
-        for info, parts, link in entries:
-            if not parts:
-                continue
-            path = os.path.join(dest, *parts)
-            if link is not None:
-                links.append((path, link))
-                continue
-            if info.is_dir():
-                os.makedirs(path, exist_ok=True)
-                continue
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            # "x": never replace (a duplicate entry name is refused)
-            try:
-                out = open(path, "xb")
-            except FileExistsError:
-                raise Refused(f"zip entry {info.filename!r} appears twice") from None
-            with out, zf.open(info) as src:
-                for chunk in iter(lambda: src.read(_CHUNK), b""):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise Refused("the zipfile unpacks to more bytes than the "
-                                      f"{max_bytes} the sender announced")
-                    out.write(chunk)
-        for path, link in links:
-            if os.path.lexists(path):
-                raise Refused(f"zip link entry {link!r} collides with another entry")
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            os.symlink(link, path)
-
-
-def receive_directory_into(zip_path, target, max_bytes):
-    """Unpack into a hidden temporary directory beside ``target``, then
-    rename it to ``target``; nothing is left under ``target`` on failure."""
+def receive_directory_into(zip_path, target, max_bytes, max_files):
+    """Unpack (``_unzip``) into a hidden temporary directory beside
+    ``target``, then rename it to ``target``; nothing is left under
+    ``target`` on failure."""
     directory, name = os.path.split(target)
-    tmp = tempfile.mkdtemp(prefix=PARTIAL_PREFIX + name + ".", dir=directory)
+    tmp = tempfile.mkdtemp(prefix=temporary_prefix(name), dir=directory)
     try:
         os.chmod(tmp, _default_mode(0o777))
-        unpack_zip(zip_path, tmp, max_bytes)
+        unpack_zip(zip_path, tmp, max_bytes, max_files)
         if os.path.lexists(target):
             raise Refused(f"refusing to overwrite existing '{target}'")
         os.rename(tmp, target)

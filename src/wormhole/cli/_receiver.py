@@ -18,6 +18,7 @@ Transit takes it from here.
 from automat import MethodicalMachine
 from zope.interface import implementer
 
+from .._escape import excerpt
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IReceiver
@@ -153,12 +154,13 @@ class Receiver:
 
     @m.output()
     def _fail_remote(self, error):
-        self._finished(TransferError(f"the sender gave up: {error}"))
+        self._finished(TransferError(f"the sender gave up: {excerpt(error)}"))
 
     @m.output()
     def _refuse_unknown(self, offer):
         self._send_message(dict_to_bytes({"error": UNKNOWN_OFFER}))
-        self._finished(TransferError(f"the sender offered something unknown: {offer!r}"))
+        self._finished(TransferError("the sender offered something unknown: "
+                                     f"{excerpt(offer)}"))
 
     S0_waiting.upon(_got_garbage, enter=S2_done, outputs=[_fail_garbage])
     S0_waiting.upon(_got_error, enter=S2_done, outputs=[_fail_remote])

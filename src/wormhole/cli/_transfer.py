@@ -14,6 +14,7 @@ from twisted.internet import defer, error, interfaces
 from twisted.python import failure
 from zope.interface import implementer
 
+from .._inactivity import Watchdog, silence
 from ..errors import TransferError
 from ..util import bytes_to_dict, dict_to_bytes
 
@@ -155,14 +156,18 @@ def wait_for_ack(pipe, sent_digest):
 @implementer(interfaces.IConsumer)
 class _ToPartial:
     """The record pipe's consumer: every record into the PartialFile. A
-    write that fails (the disk filled up after all) is kept, the
-    connection is closed, and the transfer fails with that reason."""
+    write that fails (the disk filled up after all), or a sender silent
+    for longer than the peer timeout, is kept as ``error`` (a
+    TransferError saying which), the connection is closed, and the
+    transfer fails with that reason."""
 
-    def __init__(self, partial, progress, pipe):
+    def __init__(self, partial, progress, pipe, clock, timeout):
         self._partial = partial
         self._progress = progress
         self._pipe = pipe
         self.error = None
+        self._watchdog = Watchdog(clock, timeout, self._silent) if clock else None
+        self._timeout = timeout
 
     def registerProducer(self, producer, streaming):
         pass
@@ -170,36 +175,61 @@ class _ToPartial:
     def unregisterProducer(self):
         pass
 
+    def _fail(self, error):
+        if self.error is None:
+            self.error = error
+            self._pipe.close()
+
+    def _silent(self):
+        self._fail(silence("the sender's data", self._timeout, PEER_TIMEOUT_HINT))
+
+    def stop(self):
+        if self._watchdog is not None:
+            self._watchdog.stop()
+
     def write(self, data):
         if self.error is not None:
             return
+        if self._watchdog is not None:
+            self._watchdog.kick()
         try:
             self._partial.write(data)
         except OSError as e:
-            self.error = e
-            self._pipe.close()
+            self._fail(TransferError(f"cannot write the received data: "
+                                     f"{e.strerror or e}"))
             return
         self._progress.update(len(data))
 
 
+# what the CLI adds to a PeerTimeout's message: the option that changes it
+PEER_TIMEOUT_HINT = " (--peer-timeout)"
+
+
 @defer.inlineCallbacks
-def receive_file(pipe, partial, size, progress):
+def receive_file(pipe, partial, size, progress, clock=None, timeout=None):
     """Fill ``partial`` with ``size`` bytes from ``pipe``; fires with the
-    sha256 (hex) of the bytes written, once they are on disk."""
-    sink = _ToPartial(partial, progress, pipe)
-    if size > 0:
-        try:
-            yield pipe.connectConsumer(sink, expected=size)
-        except Exception as e:
-            if sink.error is None:
-                raise TransferError(f"the transfer was interrupted: {e}") from None
-        if sink.error is not None:
-            raise TransferError(f"cannot write the received data: "
-                                f"{sink.error.strerror or sink.error}") from None
+    sha256 (hex) of the bytes written, once they are on disk. With a
+    ``clock``, gives up (PeerTimeout) when the sender sends nothing for
+    ``timeout`` seconds (docs/security.md)."""
+    sink = _ToPartial(partial, progress, pipe, clock, timeout)
+    try:
+        if size > 0:
+            try:
+                yield pipe.connectConsumer(sink, expected=size)
+            except Exception as e:
+                if sink.error is None:
+                    raise TransferError(f"the transfer was interrupted: {e}") from None
+    finally:
+        sink.stop()
+    if sink.error is not None:
+        raise sink.error
     if partial.size != size:
         raise TransferError(f"the sender sent {partial.size} bytes, "
                             f"{size} were announced")
-    return partial.finish()
+    try:
+        return partial.finish()
+    except OSError as e:
+        raise TransferError(f"cannot write the received data: {e.strerror or e}") from None
 
 
 def send_ack(pipe, digest):

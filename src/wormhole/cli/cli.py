@@ -18,6 +18,7 @@ from .. import __version__
 from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
                       ServerError, TransferError, WelcomeError, WormholeError,
                       WrongPasswordError)
+from .._escape import escape_text
 from ._config import APPID, Config
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
@@ -39,40 +40,44 @@ MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
 # -- errors ------------------------------------------------------------------
 def _reason(reason):
     if isinstance(reason, Failure):
-        return reason.getErrorMessage()
-    return str(reason)
+        return escape_text(reason.getErrorMessage())
+    return escape_text(reason)
 
 
 def describe_error(exc, cfg):
-    """One readable message for an error a user can cause or meet."""
+    """One readable message for an error a user can cause or meet. The
+    error's own text is escaped (``escape_text``): it often carries what
+    a peer or a server said (file names, their error strings, the
+    welcome), which must not drive the terminal or forge lines."""
+    shown = escape_text(exc)
     if isinstance(exc, WelcomeError):
         return (f"ERROR: the mailbox server at {cfg.relay_url} refuses to serve us. "
-                f"It said:\n\n{exc}")
+                f"It said:\n\n{shown}")
     if isinstance(exc, ServerConnectionError):
         url = getattr(exc, "url", cfg.relay_url)
         reason = _reason(getattr(exc, "reason", exc))
         return f"ERROR: cannot connect to the mailbox server at {url}: {reason}"
     if isinstance(exc, ServerError):
-        return f"ERROR: the mailbox server reported an error: {exc}"
+        return f"ERROR: the mailbox server reported an error: {shown}"
     if isinstance(exc, LonelyError):
         return "ERROR: the other side never showed up: no key was established."
     if isinstance(exc, WrongPasswordError):
-        return f"ERROR: {exc}"
+        return f"ERROR: {shown}"
     if isinstance(exc, KeyFormatError):
-        return (f"ERROR: that is not a valid wormhole code: {exc}\n"
+        return (f"ERROR: that is not a valid wormhole code: {shown}\n"
                 "A code is the sender's number, then the words, all joined by "
                 "hyphens (like 4-purple-sausages).")
     if isinstance(exc, RelayURLError):
-        return f"ERROR: bad --relay-url {cfg.relay_url!r}: {exc}"
+        return f"ERROR: bad --relay-url {cfg.relay_url!r}: {shown}"
     if isinstance(exc, TransferError):
-        return f"ERROR: {exc}"
+        return f"ERROR: {shown}"
     from ..transit import TransitError
     if isinstance(exc, TransitError):
-        return (f"ERROR: no connection to the other side for the transfer: {exc}\n"
+        return (f"ERROR: no connection to the other side for the transfer: {shown}\n"
                 "Neither a direct connection nor the Transit relay worked "
                 f"(--transit-helper {cfg.transit_helper}).")
     if isinstance(exc, WormholeError):
-        return f"ERROR: {type(exc).__name__}: {exc}"
+        return f"ERROR: {type(exc).__name__}: {shown}"
     return None
 
 
@@ -100,7 +105,7 @@ def _main(reactor, command, cfg):
         if message is None:
             # not an error users can cause: a bug, show where it happened
             f.printTraceback(file=cfg.stderr)
-            message = f"ERROR: {f.getErrorMessage()}"
+            message = f"ERROR: {escape_text(f.getErrorMessage())}"
         print(message, file=cfg.stderr, flush=True)
         raise SystemExit(1)
     d.addCallbacks(succeeded, failed)

@@ -12,11 +12,12 @@ import os
 from twisted.internet import defer
 
 from .. import _rlcompleter
-from ..errors import KeyFormatError
+from .._inactivity import give_up_after
+from ..errors import KeyFormatError, TransferError
 from ..util import dict_to_bytes
 from . import _incoming, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
-from ._display import escape_text, naturalsize
+from ._display import escape_text, naturalsize, received_text
 from ._receiver import Receiver
 
 PROMPT = "Enter receive wormhole code: "
@@ -68,7 +69,11 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     yield _handle_code(reactor, cfg, w, input_with_completion)
     notice = _WaitingNotice(reactor, w, cfg.stderr)
     try:
-        verifier = yield w.get_verifier()
+        # the sender shows up when its human runs it: no bound on that
+        # wait; from its first message on, its software sets the pace
+        yield w.get_unverified_key()
+        verifier = yield _from_sender(reactor, cfg, w.get_verifier(),
+                                      "the sender's confirmation of the key")
     finally:
         notice.stop()
     if cfg.verify:
@@ -82,7 +87,7 @@ def _receive_on(reactor, cfg, w, input_with_completion):
             finished.callback(error)
 
     def display(text):
-        print(escape_text(text), file=cfg.stdout, flush=True)
+        print(received_text(text), file=cfg.stdout, flush=True)
     their_hints = []
     offers = []
 
@@ -92,7 +97,7 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     # a file offer stops the mailbox loop: the decision (and the human)
     # come next, and the sender reads nothing until our answer
     while not finished.called and not offers:
-        body = yield w.get_message()
+        body = yield _from_sender(reactor, cfg, w.get_message(), "the sender's offer")
         receiver.got_message(body)
     if offers:
         kind, offer = offers[0]
@@ -103,14 +108,22 @@ def _receive_on(reactor, cfg, w, input_with_completion):
         raise error
 
 
+def _from_sender(reactor, cfg, d, what):
+    """``d``, given up after ``--peer-timeout`` seconds of silence."""
+    return give_up_after(d, reactor, cfg.peer_timeout, what, _transfer.PEER_TIMEOUT_HINT)
+
+
 def _numbers(kind, offer):
-    """(bytes on the wire, bytes on disk at most) of an offer, or Refused."""
-    keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes")
+    """(bytes on the wire, bytes on disk at most, files) of an offer, or
+    Refused."""
+    keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes", "numfiles")
     values = [offer.get(k) for k in keys]
     for k, v in zip(keys, values):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise _incoming.Refused(f"the sender's offer has a bad {k}: {v!r}")
-    return values[0], values[-1]
+            raise _incoming.Refused(f"the sender's offer has a bad {k}: {repr(v)[:100]}")
+    if kind == "file":
+        return values[0], values[0], 1
+    return tuple(values)
 
 
 @defer.inlineCallbacks
@@ -122,10 +135,11 @@ def _decide(reactor, cfg, kind, offer):
         raise _incoming.Refused(f"the sender offered a {kind}, and --only-text "
                                 "accepts only text messages")
     cwd = cfg.cwd or os.getcwd()
-    size, unpacked = _numbers(kind, offer)
+    size, unpacked, numfiles = _numbers(kind, offer)
     target = _incoming.target_path(kind, offer, cfg.output_file, cwd)
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
     _incoming.check_not_existing(target, shown)
+    shown = escape_text(shown)  # the name came from the peer
     needed = size if kind == "file" else size + unpacked
     _incoming.check_room(cfg.free_space, target, needed)
     if kind == "file":
@@ -133,7 +147,7 @@ def _decide(reactor, cfg, kind, offer):
               flush=True)
     else:
         print(f"Receiving directory ({naturalsize(size)}) into: '{shown}'/\n"
-              f"{offer.get('numfiles')} files, {naturalsize(unpacked)} (uncompressed)",
+              f"{numfiles} files, {naturalsize(unpacked)} (uncompressed)",
               file=cfg.stderr, flush=True)
     if not cfg.accept_file:
         try:
@@ -142,13 +156,13 @@ def _decide(reactor, cfg, kind, offer):
             answer = "n"
         if answer.strip().lower() not in ("", "y", "yes"):
             raise _incoming.Refused("transfer rejected")
-    return target, size, unpacked
+    return target, size, unpacked, numfiles
 
 
 @defer.inlineCallbacks
 def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished):
     try:
-        target, size, unpacked = yield _decide(reactor, cfg, kind, offer)
+        target, size, unpacked, numfiles = yield _decide(reactor, cfg, kind, offer)
     except _incoming.Refused as e:
         receiver.decline(e)
         raise
@@ -164,9 +178,13 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
     close_early(w)  # our hints and file_ack are sent (spec 9.3)
     pipe = yield transit.connect()
-    partial = _incoming.PartialFile(target if kind == "file" else
-                                    os.path.join(os.path.dirname(target),
-                                                 os.path.basename(target) + ".zip"))
+    try:
+        partial = _incoming.PartialFile(target if kind == "file" else
+                                        os.path.join(os.path.dirname(target),
+                                                     os.path.basename(target) + ".zip"))
+    except OSError as e:
+        pipe.close()
+        raise _disk_error(e, target) from None
     # Ctrl-C (reactor shutdown) mid-transfer: no partial file stays behind
     on_shutdown = OnShutdown(reactor, partial.abort)
 
@@ -175,15 +193,22 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         # the zipfile of a directory, or what arrived of a failed transfer
         partial.abort()
     try:
-        print(f"Receiving ({pipe.describe()})..", file=cfg.stderr, flush=True)
+        # the hint's host name came from the peer
+        print(f"Receiving ({escape_text(pipe.describe())})..", file=cfg.stderr,
+              flush=True)
         timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
         with _transfer.progress_bar(cfg, size) as progress:
-            digest = yield _transfer.receive_file(pipe, partial, size, progress)
-        if kind == "file":
-            partial.commit()
-        else:
-            print("Unpacking zipfile..", file=cfg.stderr, flush=True)
-            _incoming.receive_directory_into(partial.path, target, unpacked)
+            digest = yield _transfer.receive_file(pipe, partial, size, progress,
+                                                  reactor, cfg.peer_timeout)
+        try:
+            if kind == "file":
+                partial.commit()
+            else:
+                print("Unpacking zipfile..", file=cfg.stderr, flush=True)
+                _incoming.receive_directory_into(partial.path, target, unpacked,
+                                                 numfiles)
+        except OSError as e:
+            raise _disk_error(e, target) from None
         _transfer.send_ack(pipe, digest)
         timed.finish()
     except BaseException:
@@ -193,7 +218,14 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     cleanup()
     yield pipe.close()
     what = "file" if kind == "file" else "files"
-    print(f"Received {what} written to: {target}", file=cfg.stderr, flush=True)
+    print(f"Received {what} written to: {escape_text(target)}", file=cfg.stderr,
+          flush=True)
+
+
+def _disk_error(e, target):
+    """One line for what the disk refused us (full, read-only, a name
+    too long for this file system...)."""
+    return TransferError(f"cannot write '{target}': {e.strerror or e}")
 
 
 @defer.inlineCallbacks

@@ -1,0 +1,319 @@
+"""Unpacking a received directory (spec 004 9.2, mode ``zipfile/deflated``)
+so that nothing the archive says can reach outside the target.
+
+Two steps, and nothing is written before the first one passed:
+
+1. ``plan``: every entry of the archive is checked and placed in a model
+   of the tree it will create (``_Tree``): names by the rules of
+   ``names.check_component`` (length, characters), no absolute names, no
+   ``..``, only stored or deflated data, no encryption, no entry under a
+   file or a link, no name twice; each link's target is read with a bound
+   (``MAX_LINK_TARGET``) and *resolved through the tree*, following the
+   archive's other links as the kernel would (``a/b -> ..`` then
+   ``c -> a/b/..`` climbs out, though neither looks like it alone), and
+   refused if its effective path ever leaves the target; the archive may
+   hold no more entries than the offer's ``numfiles`` plus
+   ``MAX_EXTRA_ENTRIES`` (folders and links, which senders do not count).
+2. ``unpack``: entries are created relative to directory file
+   descriptors opened with ``O_NOFOLLOW``, files with ``O_EXCL``, links
+   last: even a flaw in step 1 could not make a write follow a link. The
+   bytes written are counted against the offer's ``numbytes`` as they
+   are decompressed, whatever the headers claim.
+
+Every way a damaged archive makes ``zipfile`` fail becomes ``Refused``
+with one line; a disk error becomes a ``TransferError`` naming it.
+"""
+import errno
+import os
+import stat
+import zipfile
+
+from ..errors import TransferError
+from ._names import BadName, check_component
+
+# PATH_MAX: no legitimate link target is longer, and a link entry's data
+# is read only this far (a deflated link target could otherwise expand to
+# gigabytes in memory)
+MAX_LINK_TARGET = 4096
+# the same bound for an entry's whole relative path
+MAX_PATH_BYTES = 4096
+# links followed while resolving one link target (Linux's MAXSYMLINKS)
+MAX_LINK_HOPS = 40
+# entries beyond the announced numfiles: folder entries (and links), which
+# the reference and our sender do not count as files
+MAX_EXTRA_ENTRIES = 100_000
+_CHUNK = 1 << 20
+_MODES = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+
+
+class Refused(TransferError):
+    """We will not accept this offer; the peer is told 'transfer rejected'."""
+
+
+def _is_link(info):
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+class _Link:
+    def __init__(self, target):
+        self.target = target
+
+
+_DIR = "dir"
+_FILE = "file"
+
+
+class _Tree:
+    """What the archive will create: {parts: _DIR | _FILE | _Link}."""
+
+    def __init__(self):
+        self.nodes = {(): _DIR}
+
+    def add(self, parts, kind, shown):
+        for i in range(1, len(parts)):
+            above = self.nodes.setdefault(parts[:i], _DIR)
+            if above is not _DIR:
+                raise Refused(f"zip entry '{shown}' lies under a file or a link of "
+                              "the same archive")
+        if parts in self.nodes:
+            if kind is _DIR and self.nodes[parts] is _DIR:
+                return
+            raise Refused(f"zip entry '{shown}' appears twice")
+        self.nodes[parts] = kind
+
+    def resolve(self, where, target, hops=0):
+        """The physical path (parts from the target's root) that
+        ``target`` (a link's text) reaches from the folder ``where``,
+        following the archive's links like the kernel (a link's ``..``
+        goes up from where the link *points*, not where it sits). Raises
+        Refused as soon as the path would go above the root. Missing
+        components are taken as folders: a link that the kernel could not
+        resolve today must not escape once they exist."""
+        path = list(where)
+        for part in target.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not path:
+                    raise _Escapes()
+                path.pop()
+                continue
+            path.append(part)
+            node = self.nodes.get(tuple(path))
+            if isinstance(node, _Link):
+                hops += 1
+                if hops > MAX_LINK_HOPS:
+                    raise Refused(f"a link chain in the zipfile is longer than "
+                                  f"{MAX_LINK_HOPS} links (or a loop)")
+                path.pop()
+                path, hops = self.resolve(path, node.target, hops)
+        return path, hops
+
+
+class _Escapes(Exception):
+    pass
+
+
+def _parts(info):
+    """The checked path components of an entry name."""
+    name = info.filename
+    norm = name.replace("\\", "/")
+    if norm.startswith("/") or (len(norm) > 1 and norm[1] == ":"):
+        raise Refused(f"zip entry '{name}' is an absolute path")
+    parts = tuple(p for p in norm.split("/") if p not in ("", "."))
+    if ".." in parts:
+        raise Refused(f"zip entry '{name}' climbs out of the target with '..'")
+    if len(norm.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise Refused(f"zip entry '{name[:100]}...' has a path longer than "
+                      f"{MAX_PATH_BYTES} bytes")
+    for part in parts:
+        try:
+            check_component(part)
+        except BadName as e:
+            raise Refused(f"zip entry '{name}': {e}") from None
+    return parts
+
+
+def _link_target(zf, info):
+    """A link entry's target, read no further than MAX_LINK_TARGET."""
+    if info.file_size > MAX_LINK_TARGET:
+        raise Refused(f"zip link entry '{info.filename}' has a target longer than "
+                      f"{MAX_LINK_TARGET} bytes")
+    with zf.open(info) as f:
+        raw = f.read(MAX_LINK_TARGET + 1)
+    if len(raw) > MAX_LINK_TARGET:
+        raise Refused(f"zip link entry '{info.filename}' has a target longer than "
+                      f"{MAX_LINK_TARGET} bytes")
+    try:
+        target = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(f"zip link entry '{info.filename}' has a target that is not "
+                      "UTF-8") from None
+    if not target or "\x00" in target or "\\" in target:
+        raise Refused(f"zip link entry '{info.filename}' has an unusable target "
+                      f"'{target}'")
+    if target.startswith("/"):
+        raise Refused(f"zip entry '{info.filename}' is a link to an absolute path "
+                      f"('{target}')")
+    return target
+
+
+def plan(zf, max_bytes, max_files):
+    """Check the whole archive (step 1): [(info, parts, kind)] in archive
+    order, kind being _DIR, _FILE or a _Link."""
+    infos = zf.infolist()
+    if len(infos) > max_files + MAX_EXTRA_ENTRIES:
+        raise Refused(f"the zipfile has {len(infos)} entries, more than the "
+                      f"{max_files} files the sender announced allow")
+    tree = _Tree()
+    entries = []
+    announced = 0
+    for info in infos:
+        parts = _parts(info)
+        if info.flag_bits & 0x1:
+            raise Refused(f"zip entry '{info.filename}' is encrypted")
+        if info.compress_type not in _MODES:
+            raise Refused(f"zip entry '{info.filename}' is compressed with method "
+                          f"{info.compress_type}; only stored and deflated are "
+                          "accepted (zipfile/deflated)")
+        if not parts:
+            if info.is_dir():
+                continue
+            raise Refused(f"zip entry '{info.filename}' has no name")
+        if _is_link(info):
+            kind = _Link(_link_target(zf, info))
+        elif info.is_dir():
+            kind = _DIR
+        else:
+            kind = _FILE
+            # what the headers claim, refused early; unpack() counts again
+            announced += info.file_size
+        tree.add(parts, kind, info.filename)
+        entries.append((info, parts, kind))
+    if announced > max_bytes:
+        raise _over(max_bytes)
+    for info, parts, kind in entries:
+        if isinstance(kind, _Link):
+            try:
+                tree.resolve(parts[:-1], kind.target)
+            except _Escapes:
+                raise Refused(f"zip entry '{info.filename}' is a link out of the "
+                              f"target directory ('{kind.target}')") from None
+    return entries
+
+
+# -- step 2: creating, never through a link ----------------------------------
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+               | getattr(os, "O_CLOEXEC", 0))
+
+
+def _open_parent(root_fd, parts):
+    """A descriptor of the folder that holds ``parts[-1]``, creating the
+    folders on the way; O_NOFOLLOW on each step."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            try:
+                os.mkdir(part, 0o777, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_file(zf, info, fd, budget):
+    """Copy one entry into ``fd``; returns the bytes written, never more
+    than ``budget`` (the rest of the offer's numbytes)."""
+    written = 0
+    with zf.open(info) as src:
+        while True:
+            chunk = src.read(_CHUNK)
+            if not chunk:
+                return written
+            written += len(chunk)
+            if written > budget:
+                raise _OverBudget()
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _over(max_bytes):
+    return Refused(f"the zipfile unpacks to more than the {max_bytes} bytes the "
+                   "sender announced")
+
+
+def unpack(zf, entries, root, max_bytes):
+    """Create the planned ``entries`` under ``root`` (step 2)."""
+    root_fd = os.open(root, _DIR_FLAGS)
+    try:
+        written = 0
+        links = []
+        for info, parts, kind in entries:
+            if isinstance(kind, _Link):
+                links.append((parts, kind.target))
+                continue
+            parent = _open_parent(root_fd, parts)
+            try:
+                if kind is _DIR:
+                    try:
+                        os.mkdir(parts[-1], 0o777, dir_fd=parent)
+                    except FileExistsError:
+                        pass
+                    continue
+                fd = os.open(parts[-1], _FILE_FLAGS, 0o666, dir_fd=parent)
+                try:
+                    written += _write_file(zf, info, fd, max_bytes - written)
+                except _OverBudget:
+                    raise _over(max_bytes) from None
+                finally:
+                    os.close(fd)
+            finally:
+                os.close(parent)
+        for parts, target in links:
+            parent = _open_parent(root_fd, parts)
+            try:
+                os.symlink(target, parts[-1], dir_fd=parent)
+            finally:
+                os.close(parent)
+    finally:
+        os.close(root_fd)
+
+
+def _damaged(e):
+    return Refused(f"the zipfile is damaged: {type(e).__name__}: {e}")
+
+
+def unpack_zip(zip_path, root, max_bytes, max_files):
+    """Check, then unpack ``zip_path`` into ``root`` (a fresh, empty
+    folder). Refused for anything the archive does wrong, TransferError
+    when the disk fails us."""
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            entries = plan(zf, max_bytes, max_files)
+            unpack(zf, entries, root, max_bytes)
+    except (TransferError, _OverBudget):
+        raise
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST):
+            # only a bug in plan() could get here: a link on the way
+            raise Refused(f"the zipfile would write through a link: {e}") from None
+        if e.filename == zip_path:
+            raise _damaged(e) from None
+        raise TransferError(f"cannot unpack the received directory: "
+                            f"{e.strerror or e}") from None
+    except Exception as e:
+        # zipfile reports a damaged archive with BadZipFile, zlib.error,
+        # EOFError, NotImplementedError, ValueError, struct.error...: all
+        # of them are the peer's doing, reported as one line
+        raise _damaged(e) from None
