@@ -15,6 +15,7 @@ from zope.interface import implementer
 from . import _interfaces
 from ._boss import Boss
 from ._crypto import derive_key
+from ._escape import escape_text
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
 from ._ws import parse_relay_url
@@ -121,7 +122,9 @@ class _WormholeBase:
         if self._welcome_handler is not None:
             self._welcome_handler(welcome)
         elif "motd" in welcome:
-            motd = "\n".join("  " + line for line in str(welcome["motd"]).splitlines())
+            # the server's text: escaped line by line (docs/security.md)
+            motd = "\n".join("  " + escape_text(line)
+                             for line in str(welcome["motd"]).splitlines())
             print(f"Message from the magic-wormhole Mailbox server at {self._relay_url}:\n{motd}",
                   file=self._stderr)
         return True

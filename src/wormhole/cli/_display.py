@@ -6,7 +6,7 @@ Every text that came from the peer or a server is shown through
 here for the CLI's modules)."""
 from .._escape import escape_text
 
-__all__ = ["escape_text", "received_text", "naturalsize"]
+__all__ = ["escape_text", "naturalsize", "received_text"]
 
 
 def received_text(text):

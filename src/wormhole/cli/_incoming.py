@@ -25,8 +25,16 @@ import tempfile
 from ._names import PARTIAL_PREFIX, BadName, check_component, temporary_prefix
 from ._unzip import Refused, unpack_zip
 
-__all__ = ["PARTIAL_PREFIX", "Refused", "PartialFile", "offered_name", "target_path",
-           "check_not_existing", "check_room", "receive_directory_into"]
+__all__ = [
+    "PARTIAL_PREFIX",
+    "PartialFile",
+    "Refused",
+    "check_not_existing",
+    "check_room",
+    "offered_name",
+    "receive_directory_into",
+    "target_path",
+]
 
 
 def _default_mode(mode):

@@ -264,12 +264,17 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
                    "by the sender.")
 @click.option("-a", "--allocate", is_flag=True,
               help="Allocate a fresh code (do not prompt for one)")
+@click.option("--peer-timeout", default=300.0, metavar="SECONDS",
+              type=click.FloatRange(min=0, min_open=True), envvar="WORMHOLE_PEER_TIMEOUT",
+              show_envvar=True, show_default=True,
+              help="Give up when the sender, once it has shown up, sends nothing for "
+                   "this long (its offer, the file's bytes).")
 @_debug_state_option
 @click.argument("code", nargs=-1, metavar="[CODE]...")
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-            tor_control_port, only_text, accept_file, output_file, allocate, debug_state,
-            code):
+            tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
+            debug_state, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
@@ -283,6 +288,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
+    cfg.peer_timeout = peer_timeout
     return _run(ctx, cmd_receive.receive, cfg)
 
 
