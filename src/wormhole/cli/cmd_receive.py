@@ -12,6 +12,7 @@ import os
 from twisted.internet import defer
 
 from .. import _rlcompleter
+from .._escape import excerpt
 from .._inactivity import give_up_after
 from ..errors import KeyFormatError, TransferError
 from ..util import dict_to_bytes
@@ -120,7 +121,7 @@ def _numbers(kind, offer):
     values = [offer.get(k) for k in keys]
     for k, v in zip(keys, values):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise _incoming.Refused(f"the sender's offer has a bad {k}: {repr(v)[:100]}")
+            raise _incoming.Refused(f"the sender's offer has a bad {k}: {excerpt(v)}")
     if kind == "file":
         return values[0], values[0], 1
     return tuple(values)
