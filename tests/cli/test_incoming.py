@@ -103,6 +103,11 @@ class Zip(unittest.TestCase):
                                    "link out")
         self.assertRefusedAndClean([("a/b", b"..", "link"),
                                     ("p", b"a/b/a/b/../../etc/passwd", "link")], "link out")
+        # each link climbs one level through the one before; lexically
+        # every one of them stays inside
+        self.assertRefusedAndClean([("a/b", b"..", "link"), ("a/l1", b"b/..", "link"),
+                                    ("a/l2", b"l1/..", "link"),
+                                    ("pw", b"a/l2/etc/passwd", "link")], "link out")
 
     def test_link_chain_inside(self):
         """Chains that stay inside are made as they are."""

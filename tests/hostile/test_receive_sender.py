@@ -79,13 +79,15 @@ class HostileSenderCases(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_symlink_chain(self):
-        """The issue's chain: 'a/b -> ..' (inside on its own), then links
-        through it to the target's parent, '/' and '/etc/passwd'. The
-        victim refuses the archive, creates nothing at all."""
-        z = zipped([("f.txt", b"ok"), ("a/b", "..", "link"), ("c", "a/b/..", "link"),
-                    ("root", "a/b/" + "../" * 30, "link"),
-                    ("pw", "a/b/../" + "../" * 30 + "etc/passwd", "link")])
-        victim = yield self.send_directory(z, 2, 1)
+        """The issue's chain: 'a/b -> ..', then 'a/l1 -> b/..', 'a/l2 ->
+        l1/..', ...: each link looks inside on its own (and lexically is),
+        but each climbs one more level, up to '/', and 'pw ->
+        a/l20/etc/passwd' would read the system's file. The victim
+        refuses the archive and creates nothing at all."""
+        entries = [("f.txt", b"ok"), ("a/b", "..", "link"), ("a/l1", "b/..", "link")]
+        entries += [(f"a/l{i}", f"l{i - 1}/..", "link") for i in range(2, 21)]
+        entries += [("root", "a/l20", "link"), ("pw", "a/l20/etc/passwd", "link")]
+        victim = yield self.send_directory(zipped(entries), 2, 1)
         assert_one_error_line(self, victim, "is a link out of the target directory")
         self.assertEqual(victim.created(), ["inbox"])
         assert_memory_bounded(self, victim)
