@@ -203,6 +203,26 @@ class ReceiveFiles(unittest.TestCase):
         self.assertIn("interrupted", str(f.value))
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_sender_stalls(self):
+        """The sender stops sending mid-transfer: after --peer-timeout
+        seconds without a record (each record restarts the count) the
+        transfer fails with one line, the connection is closed, and no
+        file is left."""
+        d = self.offer(self.file_offer(), accept_file=True, peer_timeout=30.0)
+        pipe = self.transits.made[0].pipe
+        for _ in range(3):
+            self.reactor.advance(29)
+            pipe.feed(DATA[:100])
+        self.reactor.advance(29.9)
+        self.assertNoResult(d)
+        self.reactor.advance(0.1)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "gave up waiting for the sender's data: nothing "
+                         "came for 30 seconds (--peer-timeout)")
+        self.assertTrue(pipe.closed)
+        self.assertEqual(os.listdir(self.dir), [])
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
     def test_ctrl_c_removes_partial(self):
         """Ctrl-C (reactor shutdown) mid-transfer removes the partial file."""
         self.offer(self.file_offer(), accept_file=True)

@@ -168,6 +168,9 @@ class _ToPartial:
         self.error = None
         self._watchdog = Watchdog(clock, timeout, self._silent) if clock else None
         self._timeout = timeout
+        # set by receive_file: stop waiting for the pipe (it may never
+        # report the close we asked for, if the peer does not answer it)
+        self.abandon = None
 
     def registerProducer(self, producer, streaming):
         pass
@@ -179,6 +182,8 @@ class _ToPartial:
         if self.error is None:
             self.error = error
             self._pipe.close()
+            if self.abandon is not None:
+                self.abandon()
 
     def _silent(self):
         self._fail(silence("the sender's data", self._timeout, PEER_TIMEOUT_HINT))
@@ -215,7 +220,9 @@ def receive_file(pipe, partial, size, progress, clock=None, timeout=None):
     try:
         if size > 0:
             try:
-                yield pipe.connectConsumer(sink, expected=size)
+                done = pipe.connectConsumer(sink, expected=size)
+                sink.abandon = done.cancel
+                yield done
             except Exception as e:
                 if sink.error is None:
                     raise TransferError(f"the transfer was interrupted: {e}") from None
