@@ -160,6 +160,15 @@ class HostileSenderCases(unittest.TestCase):
         assert_one_error_line(self, victim, "bad numfiles: \\x1b[31m")
 
     @defer.inlineCallbacks
+    def test_deeply_nested_message(self):
+        """A message nested 100000 deep (which a JSON decoder recurses
+        into) is refused as garbage: one line, no RecursionError."""
+        sender, victim = self.pair()
+        sender.send(b"[" * 100_000)
+        yield victim.ended
+        assert_one_error_line(self, victim, "not a JSON object (or nests too deeply)")
+
+    @defer.inlineCallbacks
     def test_long_names_and_empty_folders(self):
         """Legal names up to 255 bytes are received (the temporary name
         fits beside them), and a directory's empty folders arrive."""

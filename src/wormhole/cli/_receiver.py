@@ -150,7 +150,8 @@ class Receiver:
 
     @m.output()
     def _fail_garbage(self):
-        self._finished(TransferError("the sender sent a message that is not a JSON object"))
+        self._finished(TransferError("the sender sent a message that is not a JSON object "
+                                     "(or nests too deeply)"))
 
     @m.output()
     def _fail_remote(self, error):

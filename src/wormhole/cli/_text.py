@@ -10,8 +10,10 @@ VERIFICATION_REJECTED = "the sender rejected the verification code; transfer aba
 
 
 def _parse(body):
-    """Decode a peer message, or return None when it is not a JSON object."""
+    """Decode a peer message, or return None when it is not a JSON object
+    (or nests deeper than the JSON decoder's recursion allows: a peer's
+    ``[[[[...`` must be refused like any garbage, not crash us)."""
     try:
         return bytes_to_dict(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
