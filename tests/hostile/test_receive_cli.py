@@ -1,0 +1,67 @@
+"""The receive side's rules as the command line and docs/security.md
+state them: the --peer-timeout option, errors escaped in one place, and
+the documented limits equal to the code's."""
+import os
+
+from click.testing import CliRunner
+from twisted.trial import unittest
+
+from wormhole.cli import _names, _unzip, cli
+from wormhole.cli._config import Config
+from wormhole.errors import ServerError, TransferError, WelcomeError
+
+DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "docs", "security.md")
+
+
+class PeerTimeoutOption(unittest.TestCase):
+
+    def invoke(self, args, env=None):
+        calls = []
+        result = CliRunner().invoke(cli.wormhole, args, env=env or {},
+                                    obj={"dispatch": lambda c, cfg: calls.append(cfg)})
+        return result, calls
+
+    def test_default_option_and_env(self):
+        """300 s by default (the Config's default too), --peer-timeout
+        and $WORMHOLE_PEER_TIMEOUT change it; zero or less is refused."""
+        r, [cfg] = self.invoke(["receive", "4-a-b"])
+        self.assertEqual(cfg.peer_timeout, 300.0)
+        self.assertEqual(Config().peer_timeout, 300.0)
+        r, [cfg] = self.invoke(["receive", "--peer-timeout", "2.5", "4-a-b"])
+        self.assertEqual(cfg.peer_timeout, 2.5)
+        r, [cfg] = self.invoke(["receive", "4-a-b"], env={"WORMHOLE_PEER_TIMEOUT": "9"})
+        self.assertEqual(cfg.peer_timeout, 9.0)
+        r, calls = self.invoke(["receive", "--peer-timeout", "0", "4-a-b"])
+        self.assertEqual((r.exit_code, calls), (2, []))
+
+
+class ErrorsEscaped(unittest.TestCase):
+
+    def test_every_error_escaped_once(self):
+        """Whatever error carries peer or server text, describe_error
+        shows it escaped, each control character once, in its own line."""
+        cfg = Config(relay_url="ws://r/v1")
+        evil = "\x1b[2J\r\nERROR: forged\u202e\\"
+        shown = "\\x1b[2J\\r\\nERROR: forged\\u202e\\\\"
+        for exc in (TransferError(evil), ServerError(evil), WelcomeError(evil)):
+            message = cli.describe_error(exc, cfg)
+            self.assertIn(shown, message)
+            self.assertNotIn("\x1b", message)
+            self.assertNotIn("\r", message)
+
+
+class DocumentedLimits(unittest.TestCase):
+
+    def test_limits_in_docs_are_the_code(self):
+        """docs/security.md states each limit with the value in the code."""
+        with open(DOCS, encoding="utf-8") as f:
+            doc = f.read()
+        for text in (f"{_unzip.MAX_LINK_TARGET} bytes (`MAX_LINK_TARGET`",
+                     f"{_unzip.MAX_PATH_BYTES} bytes (`MAX_PATH_BYTES`)",
+                     f"{_unzip.MAX_LINK_HOPS} (`MAX_LINK_HOPS`",
+                     f"plus {_unzip.MAX_EXTRA_ENTRIES} (`MAX_EXTRA_ENTRIES`",
+                     f"at most {_names.NAME_MAX} bytes in UTF-8",
+                     f"| {Config().peer_timeout:g} s |",
+                     _names.PARTIAL_PREFIX):
+            self.assertIn(text, doc)
