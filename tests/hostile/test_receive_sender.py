@@ -7,7 +7,6 @@ control character from the peer), its peak RSS (``/proc``), and for the
 stalls how long it waited before giving up."""
 import io
 import itertools
-import os
 import stat
 import zipfile
 
