@@ -159,6 +159,25 @@ class HostileSenderCases(unittest.TestCase):
         assert_one_error_line(self, victim, "bad numfiles: \\x1b[31m")
 
     @defer.inlineCallbacks
+    def test_garbage_hints_and_more_bytes_than_offered(self):
+        """Unusable transit messages and hints are skipped (the transfer
+        goes on over the good ones); a record that carries more than the
+        offered filesize fails the transfer in one line, leaving nothing."""
+        sender, victim = self.pair()
+        sender.send({"transit": "junk"})
+        sender.send({"transit": {"hints-v1": [1, "x", {"type": "direct-tcp-v1",
+                                                        "hostname": "\x1b[2J", "port": 1},
+                                               {"type": "relay-v1", "hints": "y"}]}})
+        answer = yield sender.offer_with_transit({"file": {"filename": "f.bin",
+                                                           "filesize": 5}})
+        self.assertEqual(answer["answer"], {"file_ack": "ok"})
+        pipe = yield sender.connect()
+        pipe.send_record(b"0123456789")
+        yield victim.ended
+        assert_one_error_line(self, victim, "the sender sent 10 bytes, 5 were announced")
+        self.assertEqual(victim.created(), ["inbox"])
+
+    @defer.inlineCallbacks
     def test_deeply_nested_message(self):
         """A message nested 100000 deep (which a JSON decoder recurses
         into) is refused as garbage: one line, no RecursionError."""
