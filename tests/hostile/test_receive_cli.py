@@ -1,14 +1,18 @@
 """The receive side's rules as the command line and docs/security.md
 state them: the --peer-timeout option, errors escaped in one place, and
 the documented limits equal to the code's."""
+import io
+import json
 import os
 
 from click.testing import CliRunner
 from twisted.trial import unittest
 
-from wormhole.cli import _names, _unzip, cli
+from wormhole.cli import _names, _unzip, cli, cmd_ssh
 from wormhole.cli._config import Config
 from wormhole.errors import ServerError, TransferError, WelcomeError
+
+from ..cli.fakes import FakeFactory, FakeReactor
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "docs", "security.md")
@@ -49,6 +53,29 @@ class ErrorsEscaped(unittest.TestCase):
             self.assertIn(shown, message)
             self.assertNotIn("\x1b", message)
             self.assertNotIn("\r", message)
+
+
+class SshInviteEscapes(unittest.TestCase):
+
+    def test_key_comment_escaped(self):
+        """`wormhole ssh invite` receives a key whose comment carries
+        escape sequences: the line it prints shows them escaped."""
+        home = os.path.abspath(self.mktemp())
+        os.makedirs(home)
+        self.patch(os.path, "expanduser", lambda p: p.replace("~", home, 1))
+        factory = FakeFactory()
+        cfg = Config(relay_url="ws://example/v1", create=factory.create,
+                     stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
+        d = cmd_ssh.invite(FakeReactor(), cfg)
+        w = factory.wormholes[0]
+        w.got_key()
+        w.got_verifier()
+        key = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDUbZdMDkBjQEQ3Ot8b+hzr6d1ABP2M0CYNHCSY"
+               "xeVSs me\x1b]0;owned\x07\u202e")
+        w.deliver(json.dumps({"offer": {"message": key}}).encode())
+        self.successResultOf(d)
+        self.assertIn("id='me\\x1b]0;owned\\x07\\u202e'", cfg.stderr.getvalue())
+        self.assertNotIn("\x1b", cfg.stderr.getvalue())
 
 
 class DocumentedLimits(unittest.TestCase):

@@ -18,6 +18,7 @@ import struct
 
 from twisted.internet import defer
 
+from .._escape import escape_text
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._common import ask, make_wormhole, run_and_close
@@ -212,5 +213,6 @@ def _invite_on(w, cfg, path):
         raise error
     kind, keyid, line = parse_key(keys[0])
     append_key(path, line)
-    print(f"Appended key type='{kind}' id='{keyid}' to '{path}'", file=cfg.stderr,
-          flush=True)
+    # the key's comment is the peer's text
+    print(f"Appended key type='{kind}' id='{escape_text(keyid)}' to '{path}'",
+          file=cfg.stderr, flush=True)
