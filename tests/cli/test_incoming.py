@@ -176,6 +176,20 @@ class Zip(unittest.TestCase):
                                    "4 entries", max_files=1)
         self.receive([("a", b""), ("b/", b""), ("c/", b"")], max_files=1)
 
+    def test_central_directory_checked_before_parsing(self):
+        """A central directory larger than MAX_CENTRAL_RECORD bytes per
+        allowed entry is refused from the end record, before zipfile
+        builds its entry list (which is what takes the memory)."""
+        self.patch(_unzip, "MAX_EXTRA_ENTRIES", 0)
+        make_zip(self.zip, [(f"{i:03d}" + "n" * 400, b"") for i in range(3)])
+        parsed = []
+        self.patch(zipfile.ZipFile, "_RealGetContents",
+                   lambda zf: parsed.append(zf))
+        e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+                              self.target, 10, 2)
+        self.assertIn("the zipfile's directory is", str(e))
+        self.assertEqual(parsed, [])
+
     def test_bad_entry_names(self):
         """Components longer than 255 bytes, control characters and bidi
         overrides in entry names are refused; 255 bytes is fine."""

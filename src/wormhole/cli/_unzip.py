@@ -13,7 +13,9 @@ Two steps, and nothing is written before the first one passed:
    ``c -> a/b/..`` climbs out, though neither looks like it alone), and
    refused if its effective path ever leaves the target; the archive may
    hold no more entries than the offer's ``numfiles`` plus
-   ``MAX_EXTRA_ENTRIES`` (folders and links, which senders do not count).
+   ``MAX_EXTRA_ENTRIES`` (folders and links, which senders do not count),
+   and its central directory is checked against that number before
+   zipfile parses it (``check_directory_size``).
 2. ``unpack``: entries are created relative to directory file
    descriptors opened with ``O_NOFOLLOW``, files with ``O_EXCL``, links
    last: even a flaw in step 1 could not make a write follow a link. The
@@ -41,7 +43,12 @@ MAX_PATH_BYTES = 4096
 MAX_LINK_HOPS = 40
 # entries beyond the announced numfiles: folder entries (and links), which
 # the reference and our sender do not count as files
-MAX_EXTRA_ENTRIES = 100_000
+MAX_EXTRA_ENTRIES = 10_000
+# bytes of central directory allowed per allowed entry (46 fixed bytes,
+# the name, extra fields): zipfile reads the whole directory into ~600
+# bytes of Python objects per record before we can count them, so its
+# size is checked first (legitimate records average far less)
+MAX_CENTRAL_RECORD = 512
 _CHUNK = 1 << 20
 _MODES = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
@@ -156,6 +163,22 @@ def _link_target(zf, info):
         raise Refused(f"zip entry '{info.filename}' is a link to an absolute path "
                       f"('{target}')")
     return target
+
+
+def check_directory_size(zip_path, max_files):
+    """Before zipfile parses the central directory: refuse one larger
+    than ``MAX_CENTRAL_RECORD`` bytes per entry the offer allows, so the
+    memory the parse takes is bounded by the offer's numfiles."""
+    allowed = (max_files + MAX_EXTRA_ENTRIES) * MAX_CENTRAL_RECORD
+    with open(zip_path, "rb") as f:
+        # zipfile's own reader of the end record (it follows zip64)
+        end = zipfile._EndRecData(f)
+    if end is None:
+        raise Refused("the zipfile is damaged: no end of central directory")
+    size = end[zipfile._ECD_SIZE]
+    if size > allowed:
+        raise Refused(f"the zipfile's directory is {size} bytes, more than the "
+                      f"{max_files} files the sender announced allow ({allowed})")
 
 
 def plan(zf, max_bytes, max_files):
@@ -299,6 +322,7 @@ def unpack_zip(zip_path, root, max_bytes, max_files):
     folder). Refused for anything the archive does wrong, TransferError
     when the disk fails us."""
     try:
+        check_directory_size(zip_path, max_files)
         with zipfile.ZipFile(zip_path) as zf:
             entries = plan(zf, max_bytes, max_files)
             unpack(zf, entries, root, max_bytes)
@@ -306,8 +330,11 @@ def unpack_zip(zip_path, root, max_bytes, max_files):
         raise
     except OSError as e:
         if e.errno in (errno.ELOOP, errno.ENOTDIR, errno.EEXIST):
-            # only a bug in plan() could get here: a link on the way
-            raise Refused(f"the zipfile would write through a link: {e}") from None
+            # plan() made sure no entry goes through a link or collides:
+            # this is a file system that folds names (case, Unicode
+            # normalisation) into the same one
+            raise Refused(f"the zipfile's entries collide on this file system: "
+                          f"{e.strerror}") from None
         if e.filename == zip_path:
             raise _damaged(e) from None
         raise TransferError(f"cannot unpack the received directory: "
