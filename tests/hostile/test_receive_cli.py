@@ -55,19 +55,39 @@ class ErrorsEscaped(unittest.TestCase):
             self.assertNotIn("\r", message)
 
 
-class SshInviteEscapes(unittest.TestCase):
+class SshInvite(unittest.TestCase):
 
-    def test_key_comment_escaped(self):
-        """`wormhole ssh invite` receives a key whose comment carries
-        escape sequences: the line it prints shows them escaped."""
+    def start(self):
         home = os.path.abspath(self.mktemp())
         os.makedirs(home)
         self.patch(os.path, "expanduser", lambda p: p.replace("~", home, 1))
         factory = FakeFactory()
-        cfg = Config(relay_url="ws://example/v1", create=factory.create,
-                     stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
-        d = cmd_ssh.invite(FakeReactor(), cfg)
-        w = factory.wormholes[0]
+        self.reactor = FakeReactor()
+        self.cfg = cfg = Config(relay_url="ws://example/v1", create=factory.create,
+                                stdin=io.StringIO(), stdout=io.StringIO(),
+                                stderr=io.StringIO(), peer_timeout=20.0)
+        d = cmd_ssh.invite(self.reactor, cfg)
+        self.w = factory.wormholes[0]
+        return d, cfg
+
+    def test_peer_stalls(self):
+        """Once the other side has shown up (its key), `ssh invite` waits
+        for its key line no longer than the peer timeout; before that it
+        waits for the human as long as it takes."""
+        d, cfg = self.start()
+        self.reactor.advance(1000)
+        self.assertNoResult(d)
+        self.w.got_key()
+        self.reactor.advance(20)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "gave up waiting for the peer's key: nothing "
+                         "came for 20 seconds")
+
+    def test_key_comment_escaped(self):
+        """`wormhole ssh invite` receives a key whose comment carries
+        escape sequences: the line it prints shows them escaped."""
+        d, cfg = self.start()
+        w = self.w
         w.got_key()
         w.got_verifier()
         key = ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDUbZdMDkBjQEQ3Ot8b+hzr6d1ABP2M0CYNHCSY"

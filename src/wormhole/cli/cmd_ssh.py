@@ -19,6 +19,7 @@ import struct
 from twisted.internet import defer
 
 from .._escape import escape_text
+from .._inactivity import give_up_after
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._common import ask, make_wormhole, run_and_close
@@ -179,11 +180,11 @@ def invite(reactor, cfg):
         print(f"Note: '{path}' not found; will be created", file=cfg.stderr, flush=True)
     cfg.appid = _appid(cfg)
     w = make_wormhole(reactor, cfg, "receive")
-    yield run_and_close(reactor, w, lambda: _invite_on(w, cfg, path))
+    yield run_and_close(reactor, w, lambda: _invite_on(reactor, w, cfg, path))
 
 
 @defer.inlineCallbacks
-def _invite_on(w, cfg, path):
+def _invite_on(reactor, w, cfg, path):
     w.allocate_code(cfg.code_length)
     code = yield w.get_code()
     print(f"Now tell the other user to run:\n\nwormhole ssh accept {code}\n",
@@ -195,8 +196,12 @@ def _invite_on(w, cfg, path):
         receiver.decline(TransferError(f"the peer offered a {kind}, not an SSH key"))
     receiver = Receiver(w.send_message, keys.append, lambda hints: None, declined,
                         finished.callback)
+    # the other user runs `accept` when they like; once their side has
+    # shown up, its messages are bounded like `receive`'s (docs/security.md)
+    yield w.get_unverified_key()
     while not finished.called:
-        body = yield w.get_message()
+        body = yield give_up_after(w.get_message(), reactor, cfg.peer_timeout,
+                                   "the peer's key")
         # validate before the machine: a text that is not one key line is
         # refused with an error, never acknowledged
         msg = _parse(body)
