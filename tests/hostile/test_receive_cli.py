@@ -74,7 +74,7 @@ class SshInvite(unittest.TestCase):
         """Once the other side has shown up (its key), `ssh invite` waits
         for its key line no longer than the peer timeout; before that it
         waits for the human as long as it takes."""
-        d, cfg = self.start()
+        d, _ = self.start()
         self.reactor.advance(1000)
         self.assertNoResult(d)
         self.w.got_key()
