@@ -25,6 +25,7 @@ Two steps, and nothing is written before the first one passed:
 Every way a damaged archive makes ``zipfile`` fail becomes ``Refused``
 with one line; a disk error becomes a ``TransferError`` naming it.
 """
+import collections
 import errno
 import os
 import stat
@@ -231,23 +232,41 @@ _FILE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                | getattr(os, "O_CLOEXEC", 0))
 
 
-def _open_parent(root_fd, parts):
-    """A descriptor of the folder that holds ``parts[-1]``, creating the
-    folders on the way; O_NOFOLLOW on each step."""
-    fd = os.dup(root_fd)
-    try:
-        for part in parts[:-1]:
-            try:
-                os.mkdir(part, 0o777, dir_fd=fd)
-            except FileExistsError:
-                pass
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+class _Folders:
+    """Descriptors of the folders entries go into, each opened relative to
+    its parent with O_NOFOLLOW (and made first when missing). The last
+    ``MAX_OPEN`` are kept open: entries come folder by folder, and
+    re-opening every component for every entry doubled the unpack time."""
+
+    MAX_OPEN = 64
+
+    def __init__(self, root):
+        self._open = collections.OrderedDict()
+        self._open[()] = os.open(root, _DIR_FLAGS)
+
+    def get(self, folder):
+        """The descriptor of ``folder`` (a tuple of parts); valid until
+        the next call."""
+        fd = self._open.get(folder)
+        if fd is not None:
+            self._open.move_to_end(folder)
+            return fd
+        parent = self.get(folder[:-1])
+        try:
+            os.mkdir(folder[-1], 0o777, dir_fd=parent)
+        except FileExistsError:
+            pass
+        fd = os.open(folder[-1], _DIR_FLAGS, dir_fd=parent)
+        self._open[folder] = fd
+        if len(self._open) > self.MAX_OPEN:
+            oldest = next(k for k in self._open if k != ())
+            os.close(self._open.pop(oldest))
+        return fd
+
+    def close(self):
+        for fd in self._open.values():
             os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        self._open.clear()
 
 
 def _write_file(zf, info, fd, budget):
@@ -278,39 +297,28 @@ def _over(max_bytes):
 
 def unpack(zf, entries, root, max_bytes):
     """Create the planned ``entries`` under ``root`` (step 2)."""
-    root_fd = os.open(root, _DIR_FLAGS)
+    folders = _Folders(root)
     try:
         written = 0
         links = []
         for info, parts, kind in entries:
             if isinstance(kind, _Link):
                 links.append((parts, kind.target))
-                continue
-            parent = _open_parent(root_fd, parts)
-            try:
-                if kind is _DIR:
-                    try:
-                        os.mkdir(parts[-1], 0o777, dir_fd=parent)
-                    except FileExistsError:
-                        pass
-                    continue
-                fd = os.open(parts[-1], _FILE_FLAGS, 0o666, dir_fd=parent)
+            elif kind is _DIR:
+                folders.get(parts)
+            else:
+                fd = os.open(parts[-1], _FILE_FLAGS, 0o666, dir_fd=folders.get(parts[:-1]))
                 try:
                     written += _write_file(zf, info, fd, max_bytes - written)
                 except _OverBudget:
                     raise _over(max_bytes) from None
                 finally:
                     os.close(fd)
-            finally:
-                os.close(parent)
+        # links last: no entry above was written through one
         for parts, target in links:
-            parent = _open_parent(root_fd, parts)
-            try:
-                os.symlink(target, parts[-1], dir_fd=parent)
-            finally:
-                os.close(parent)
+            os.symlink(target, parts[-1], dir_fd=folders.get(parts[:-1]))
     finally:
-        os.close(root_fd)
+        folders.close()
 
 
 def _damaged(e):
