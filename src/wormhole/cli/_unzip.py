@@ -5,7 +5,7 @@ Two steps, and nothing is written before the first one passed:
 
 1. ``plan``: every entry of the archive is checked and placed in a model
    of the tree it will create (``_Tree``): names by the rules of
-   ``names.check_component`` (length, characters), no absolute names, no
+   ``_names.check_component`` (length, characters), no absolute names, no
    ``..``, only stored or deflated data, no encryption, no entry under a
    file or a link, no name twice; each link's target is read with a bound
    (``MAX_LINK_TARGET``) and *resolved through the tree*, following the
@@ -22,8 +22,10 @@ Two steps, and nothing is written before the first one passed:
    bytes written are counted against the offer's ``numbytes`` as they
    are decompressed, whatever the headers claim.
 
-Every way a damaged archive makes ``zipfile`` fail becomes ``Refused``
-with one line; a disk error becomes a ``TransferError`` naming it.
+Entry modes are ignored (files 0666, folders 0777, less the umask: no
+set-uid bit, no device or FIFO from an archive). Every way a damaged
+archive makes ``zipfile`` fail becomes ``Refused`` with one line; a disk
+error becomes a ``TransferError`` naming it.
 """
 import collections
 import errno
@@ -94,7 +96,8 @@ class _Tree:
         ``target`` (a link's text) reaches from the folder ``where``,
         following the archive's links like the kernel (a link's ``..``
         goes up from where the link *points*, not where it sits). Raises
-        Refused as soon as the path would go above the root. Missing
+        _Escapes as soon as the path would go above the root (Refused for
+        a chain longer than MAX_LINK_HOPS). Missing
         components are taken as folders: a link that the kernel could not
         resolve today must not escape once they exist."""
         path = list(where)
@@ -171,9 +174,13 @@ def check_directory_size(zip_path, max_files):
     than ``MAX_CENTRAL_RECORD`` bytes per entry the offer allows, so the
     memory the parse takes is bounded by the offer's numfiles."""
     allowed = (max_files + MAX_EXTRA_ENTRIES) * MAX_CENTRAL_RECORD
+    # zipfile's own reader of the end record (it follows zip64); private,
+    # so a Python without it falls back on the count after parsing
+    end_record = getattr(zipfile, "_EndRecData", None)
+    if end_record is None:
+        return
     with open(zip_path, "rb") as f:
-        # zipfile's own reader of the end record (it follows zip64)
-        end = zipfile._EndRecData(f)
+        end = end_record(f)
     if end is None:
         raise Refused("the zipfile is damaged: no end of central directory")
     size = end[zipfile._ECD_SIZE]
