@@ -43,13 +43,13 @@ _RAW_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\
 class Victim:
 
     @classmethod
-    def spawn(cls, testcase, url, code, *args, peer_timeout=None):
+    def spawn(cls, testcase, url, code, *args, peer_timeout=None, env=None):
         self = cls()
         self.base = os.path.abspath(testcase.mktemp())
         self.out = os.path.join(self.base, "inbox")
         os.makedirs(self.out)
         self._rss_file = os.path.join(self.base, "peak-rss")
-        env = dict(ENV, HOSTILE_PEAK_RSS_FILE=self._rss_file)
+        env = dict(ENV, HOSTILE_PEAK_RSS_FILE=self._rss_file, **(env or {}))
         timeout = () if peer_timeout is None else ("--peer-timeout", str(peer_timeout))
         argv = [sys.executable, "-c", _MEASURED_CLI, "--relay-url", url,
                 "--transit-helper", "", "receive", "--accept-file", "--hide-progress",

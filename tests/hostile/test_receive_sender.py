@@ -259,6 +259,25 @@ class HostileSenderCases(unittest.TestCase):
         self.assertEqual(victim.created(), ["inbox"])
 
 
+class NarrowTerminal(unittest.TestCase):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_text_the_terminal_cannot_encode(self):
+        """On an ASCII terminal, a text of non-ASCII letters and emoji is
+        printed with backslash escapes, exit 0, no UnicodeEncodeError."""
+        srv = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(srv.stop)
+        victim = Victim.spawn(self, srv.url, "8-ascii-victim",
+                              env={"PYTHONIOENCODING": "ascii"})
+        sender = HostileSender(self, srv.url, "8-ascii-victim")
+        sender.send({"offer": {"message": "Grüße 😀"}})
+        yield victim.ended
+        self.assertEqual(victim.status, 0, victim.describe())
+        self.assertEqual(victim.stdout, b"Gr\\xfc\\xdfe \\U0001f600\n")
+        assert_clean_terminal(self, victim)
+
+
 class HostileServer(unittest.TestCase):
     timeout = 60
 

@@ -355,6 +355,12 @@ def help_(ctx):
 
 
 def main():
+    # a peer's text that the terminal's encoding cannot show (an emoji on
+    # an ASCII or Latin-1 terminal) is written as an escape, not a crash
+    # (docs/security.md, "What reaches the terminal")
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     wormhole(prog_name="wormhole")
 
 
