@@ -15,10 +15,10 @@ from twisted.internet import defer, task
 from twisted.python.failure import Failure
 
 from .. import __version__
+from .._escape import escape_text
 from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
                       ServerError, TransferError, WelcomeError, WormholeError,
                       WrongPasswordError)
-from .._escape import escape_text
 from ._config import APPID, Config
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
