@@ -28,8 +28,8 @@ from ._transit._hints import (
     TOR_TCP_V1,
     DirectTCPV1Hint,
     RelayV1Hint,
+    HintBudget,
     TorTCPV1Hint,
-    parse_hints,
     parse_relay_string,
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
@@ -92,6 +92,7 @@ class _Transit:
             self._our_relays.append(parse_relay_string(transit_relay))
         self._their_direct = []
         self._their_relays = []
+        self._hint_budget = HintBudget()
         self._key = None
         self._hints_d = None
         self._ports = []
@@ -188,7 +189,7 @@ class _Transit:
 
     def add_connection_hints(self, hints):
         """The peer's hint dicts; unusable ones are logged and skipped."""
-        good, dropped = parse_hints(hints)
+        good, dropped = self._hint_budget.parse(hints)
         for reason in dropped:
             log.msg(f"transit: ignoring a hint from our peer: {reason}")
         for h in good:

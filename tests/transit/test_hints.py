@@ -77,6 +77,33 @@ class ParseHints(unittest.TestCase):
         self.assertIn("webrtc-v1", dropped[0])
         self.assertRaises(TypeError, h.parse_hints, {"type": "direct-tcp-v1"})
 
+    def test_hint_bound(self):
+        """A peer may name at most MAX_HINTS_PER_PEER addresses: the rest
+        are dropped with one reason, a relay's inner list is cut to what is
+        left, and the budget spans several hint messages."""
+        limit = h.MAX_HINTS_PER_PEER
+        flood = [{"type": "direct-tcp-v1", "hostname": "10.0.0.1", "port": p}
+                 for p in range(1, 5001)]
+        good, dropped = h.parse_hints(flood)
+        self.assertEqual(len(good), limit)
+        self.assertEqual(dropped, [f"{5000 - limit} more hint(s) ignored: a peer "
+                                   f"may name at most {limit} addresses"])
+        budget = h.HintBudget(limit=5)
+        good, dropped = budget.parse(flood[:3])
+        self.assertEqual((len(good), dropped), (3, []))
+        relay = {"type": "relay-v1", "hints": flood[:4]}
+        good, dropped = budget.parse([relay, flood[5]])
+        self.assertEqual(len(good), 1)
+        self.assertEqual(len(good[0].hints), 2)
+        self.assertIn("cut to 2 of its 4", dropped[0])
+        self.assertIn("1 more hint(s) ignored", dropped[1])
+
+    def test_relay_inner_flood(self):
+        """A relay hint with a huge inner list is parsed only up to the bound."""
+        inner = [{"hostname": "10.0.0.1", "port": p} for p in range(1, 60001)]
+        relay = h.parse_hint({"type": "relay-v1", "hints": inner})
+        self.assertEqual(len(relay.hints), h.MAX_HINTS_PER_PEER)
+
     def test_relay_string(self):
         """The baked-in relay must be tcp:HOST:PORT."""
         for s in ["127.0.0.1:4001", "tcp:127.0.0.1", "tcp::4001", "tcp:h:x", "tcp:h:0", "udp:h:1"]:

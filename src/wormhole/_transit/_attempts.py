@@ -11,6 +11,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
+from ._dialing import DialQueue
 from ._connection import ConnectionProtocol, TransitConnection
 from ._hints import TorTCPV1Hint, describe_hint
 from ._interfaces import IAttempts, ISelection
@@ -39,9 +40,11 @@ class _OneShotFactory(protocol.ClientFactory):
 class Attempts:
     def __init__(self, reactor, key, is_sender, side, direct_hints,
                  relay_hints, tor=None, listening=False, on_stop=None,
-                 endpoint_for=None):
+                 endpoint_for=None, dial_queue=None):
         """``endpoint_for(hint)`` -> client endpoint, or None to skip the
-        hint; the default dials TCP (or through ``tor``). Tests inject it."""
+        hint; the default dials TCP (or through ``tor``). Tests inject it.
+        ``dial_queue`` paces and bounds the dials (default: a DialQueue on
+        ``reactor``'s clock, see ``_dialing``)."""
         self._reactor = reactor
         self._key = key
         self._is_sender = is_sender
@@ -58,6 +61,7 @@ class Attempts:
         self._stopped = False
         self._last_reason = "no hints to connect to"
         self._endpoint_for = endpoint_for or self._default_endpoint
+        self._queue = dial_queue if dial_queue is not None else DialQueue(reactor)
 
     def wire(self, selection):
         self._selection = ISelection(selection)
@@ -69,12 +73,15 @@ class Attempts:
             return None
         return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
 
-    def _dial(self, hint, relay_line, description):
+    def _dial(self, hint, relay_line, description, urgent=False):
         ep = self._endpoint_for(hint)
         if ep is None:
             log.msg(f"transit: skipping {description}: tor-tcp-v1 needs Tor, "
                     "and this Transit has none")
             return
+        self._queue.add(lambda: self._start_dial(ep, relay_line, description), urgent)
+
+    def _start_dial(self, ep, relay_line, description):
         conn = TransitConnection(self._key, self._is_sender, relay_line, description)
         proto = ConnectionProtocol()
         conn.wire(proto, self._selection)
@@ -92,6 +99,7 @@ class Attempts:
             self._last_reason = f"{description}: {f.getErrorMessage()}"
             self._check_all_failed()
         d.addCallbacks(connected, failed)
+        return d
 
     def launch_direct(self):
         for hint in self._direct:
@@ -103,7 +111,7 @@ class Attempts:
         line = _codec.relay_handshake(self._key, self._side)
         for relay in self._relays:
             for hint in relay.hints:
-                self._dial(hint, line, "->relay:" + describe_hint(hint)[2:])
+                self._dial(hint, line, "->relay:" + describe_hint(hint)[2:], urgent=True)
         self._check_all_failed()
 
     def adopt_inbound(self, proto, description):
@@ -123,7 +131,8 @@ class Attempts:
 
     def _check_all_failed(self):
         if (self._relay_launched or not self._relays) and not self._pending \
-                and not self._connections and not self._listening:
+                and not self._queue.queued() and not self._connections \
+                and not self._listening:
             self._selection.all_failed(self._last_reason)
 
     def stop_all_except(self, winner):
@@ -131,6 +140,7 @@ class Attempts:
         self._listening = False
         if self._on_stop is not None:
             self._on_stop()
+        self._queue.stop()
         pending, self._pending = self._pending, set()
         for d in pending:
             d.cancel()

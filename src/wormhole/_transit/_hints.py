@@ -17,6 +17,11 @@ DIRECT_TCP_V1 = "direct-tcp-v1"
 TOR_TCP_V1 = "tor-tcp-v1"
 RELAY_V1 = "relay-v1"
 
+# docs/security.md "Connection attempts": the reference advertises one
+# direct hint per local interface address plus its relay; a few dozen is
+# already a lot, so 100 leaves room for any real host and bounds a flood
+MAX_HINTS_PER_PEER = 100
+
 
 @attr.s(frozen=True)
 class DirectTCPV1Hint:
@@ -96,23 +101,61 @@ def parse_hint(d):
                 parsed.append(_parse_endpoint(h, inner_kind))
             except BadHint:
                 continue
+            if len(parsed) >= MAX_HINTS_PER_PEER:
+                break  # the budget cuts it further; never parse a flood
         if not parsed:
             raise BadHint("relay-v1 hint has no usable inner hint")
         return RelayV1Hint(tuple(parsed))
     raise BadHint(f"unknown hint type {kind!r}")
 
 
-def parse_hints(hints):
-    """A list of hint dicts -> (usable hints, [reasons for the dropped ones])."""
-    if not isinstance(hints, list):
-        raise TypeError(f"hints must be a list, not {type(hints).__name__}")
-    good, dropped = [], []
-    for d in hints:
-        try:
-            good.append(parse_hint(d))
-        except BadHint as e:
-            dropped.append(str(e))
-    return good, dropped
+def hint_count(h):
+    """How many addresses a hint names: what the per-peer bound counts."""
+    return len(h.hints) if isinstance(h, RelayV1Hint) else 1
+
+
+class HintBudget:
+    """The bound on hints accepted from one peer (docs/security.md,
+    "Connection attempts"): each address a peer names costs one, and once
+    ``limit`` are spent the rest are dropped with one reason.
+
+    One budget serves every hint message of one Transit or one Dilation
+    generation, so splitting a flood into many messages does not help.
+    """
+
+    def __init__(self, limit=MAX_HINTS_PER_PEER):
+        self.limit = limit
+        self.spent = 0
+
+    def parse(self, hints):
+        """A list of hint dicts -> (usable hints, [reasons for the dropped ones])."""
+        if not isinstance(hints, list):
+            raise TypeError(f"hints must be a list, not {type(hints).__name__}")
+        good, dropped = [], []
+        for i, d in enumerate(hints):
+            if self.spent >= self.limit:
+                dropped.append(f"{len(hints) - i} more hint(s) ignored: a peer may name "
+                               f"at most {self.limit} addresses")
+                break
+            try:
+                h = parse_hint(d)
+            except BadHint as e:
+                dropped.append(str(e))
+                continue
+            room = self.limit - self.spent
+            if isinstance(h, RelayV1Hint) and len(h.hints) > room:
+                dropped.append(f"relay-v1 hint cut to {room} of its {len(h.hints)} "
+                               f"addresses: a peer may name at most {self.limit}")
+                h = RelayV1Hint(h.hints[:room])
+            self.spent += hint_count(h)
+            good.append(h)
+        return good, dropped
+
+
+def parse_hints(hints, limit=MAX_HINTS_PER_PEER):
+    """A list of hint dicts -> (usable hints, [reasons for the dropped ones]),
+    at most ``limit`` addresses (see HintBudget)."""
+    return HintBudget(limit).parse(hints)
 
 
 def parse_relay_string(s):
