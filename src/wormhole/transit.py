@@ -30,7 +30,7 @@ from ._transit._hints import (
     RelayV1Hint,
     HintBudget,
     TorTCPV1Hint,
-    parse_relay_string,
+    parse_relay_locations,
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
 from ._transit._selection import Selection, TransitError
@@ -69,7 +69,9 @@ class _Transit:
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
                  side=None):
-        """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"`` or None.
+        """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"``, a
+        ``"ws://HOST:PORT/"`` or ``"wss://..."`` URL, several of those
+        separated by commas (or a list), or None.
 
         Beyond the reference's arguments (all keyword-only):
         ``listen_addresses`` restricts which local addresses we bind and
@@ -89,7 +91,7 @@ class _Transit:
         self._side = side if side is not None else os.urandom(8).hex()
         self._our_relays = []
         if transit_relay is not None:
-            self._our_relays.append(parse_relay_string(transit_relay))
+            self._our_relays = parse_relay_locations(transit_relay)
         self._their_direct = []
         self._their_relays = []
         self._hint_budget = HintBudget()

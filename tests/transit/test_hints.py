@@ -77,6 +77,47 @@ class ParseHints(unittest.TestCase):
         self.assertIn("webrtc-v1", dropped[0])
         self.assertRaises(TypeError, h.parse_hints, {"type": "direct-tcp-v1"})
 
+    def test_websocket_inside_relay(self):
+        """A relay-v1 hint may name WebSocket URLs (websocket-v1, ws:// or
+        wss://) beside TCP ones; inner hints of unknown type or with a bad
+        URL are ignored, the rest kept; the hint round-trips."""
+        d = {"type": "relay-v1", "name": "example.org", "hints": [
+            {"type": "direct-tcp-v1", "hostname": "relay.example.org", "port": 1234},
+            {"type": "websocket-v1", "url": "wss://relay.example.org:8000", "priority": 1},
+            {"type": "websocket-v1", "url": "ws://relay.example.org/path"},
+            {"type": "websocket-v1", "url": "http://relay.example.org/"},
+            {"type": "websocket-v1", "url": "ws://:80/"},
+            {"type": "websocket-v1", "url": "ws://h:99999/"},
+            {"type": "websocket-v1"},
+            {"type": "webrtc-v1", "sdp": "x"},
+        ]}
+        relay = h.parse_hint(d)
+        self.assertEqual(relay.hints, (
+            h.DirectTCPV1Hint("relay.example.org", 1234, 0.0),
+            h.WebSocketV1Hint("wss://relay.example.org:8000", 1.0),
+            h.WebSocketV1Hint("ws://relay.example.org/path", 0.0)))
+        wss, ws = relay.hints[1:]
+        self.assertEqual((wss.hostname, wss.port, wss.tls), ("relay.example.org", 8000, True))
+        self.assertEqual((ws.hostname, ws.port, ws.tls), ("relay.example.org", 80, False))
+        self.assertEqual(h.parse_hint(relay.to_dict()), relay)
+        self.assertEqual(h.describe_hint(wss), "->wss://relay.example.org:8000")
+        # only inside a relay hint: a bare websocket-v1 is of no use
+        self.assertRaises(h.BadHint, h.parse_hint, d["hints"][1])
+
+    def test_relay_locations(self):
+        """Our relays: tcp:HOST:PORT, ws:// or wss:// URLs, several at once
+        (comma-separated or a list), each its own relay-v1 hint, no repeats."""
+        relays = h.parse_relay_locations("tcp:r:4001, ws://r:4002/,wss://r/,tcp:r:4001")
+        self.assertEqual(relays, [
+            h.RelayV1Hint((h.DirectTCPV1Hint("r", 4001, 0.0),)),
+            h.RelayV1Hint((h.WebSocketV1Hint("ws://r:4002/", 0.0),)),
+            h.RelayV1Hint((h.WebSocketV1Hint("wss://r/", 0.0),))])
+        self.assertEqual(h.parse_relay_locations(["ws://r:1/"]),
+                         [h.RelayV1Hint((h.WebSocketV1Hint("ws://r:1/", 0.0),))])
+        for bad in ["ws://", "ws://r:x/", "wss://r/ x", "http://r/"]:
+            self.assertRaises(ValueError, h.parse_relay_locations, bad)
+        self.assertRaises(TypeError, h.parse_relay_locations, 4001)
+
     def test_hint_bound(self):
         """A peer may name at most MAX_HINTS_PER_PEER addresses: the rest
         are dropped with one reason, a relay's inner list is cut to what is

@@ -25,8 +25,10 @@ from .._transit._hints import (
     HintBudget,
     RelayV1Hint,
     TorTCPV1Hint,
+    WebSocketV1Hint,
     describe_hint,
 )
+from .._transit._websocket import client_endpoint as websocket_endpoint
 from . import _interfaces as I
 from ._connection import DilatedConnectionProtocol
 
@@ -73,7 +75,13 @@ class Connector:
         self._reactor = reactor
         self._clock = clock
         self._manager = manager  # IDilationManager and IRecordReceiver
-        self._relay = relay_hint
+        # one RelayV1Hint, a list of them (several relays), or None
+        if relay_hint is None:
+            self._relays = []
+        elif isinstance(relay_hint, RelayV1Hint):
+            self._relays = [relay_hint]
+        else:
+            self._relays = list(relay_hint)
         self._addresses = list(addresses)
         self._no_listen = no_listen
         self._listeners = []
@@ -191,19 +199,18 @@ class Connector:
                 port = self._reactor.listenTCP(0, f, interface=addr)
                 self._listeners.append(port)
                 hints.append(DirectTCPV1Hint(addr, port.getHost().port, DIRECT_PRIORITY))
-        if self._relay is not None:
-            hints.append(self._relay)
+        hints.extend(self._relays)
         if hints:
             self._manager.send_hints([h.to_dict() for h in hints])
-        if self._relay is not None:
-            # our own relay is dialled even if the peer never names it:
-            # both sides must reach it for it to pair us. Without a listener
-            # of ours there is no direct path to wait for.
+        for relay in self._relays:
+            # our own relays are dialled even if the peer never names them:
+            # both sides must reach one for it to pair us. Without a
+            # listener of ours there is no direct path to wait for.
             if self._no_listen:
-                self._dial_relay(self._relay)
+                self._dial_relay(relay)
             else:
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay,
-                                                          self._relay))
+                                                          relay))
 
     @m.output()
     def dial(self, hints):
@@ -214,6 +221,8 @@ class Connector:
                 self._dial_direct(h)
 
     def _tcp_endpoint(self, hint):
+        if isinstance(hint, WebSocketV1Hint):
+            return websocket_endpoint(self._reactor, hint)
         if isinstance(hint, TorTCPV1Hint):
             return None
         return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port)

@@ -15,7 +15,7 @@ from zope.interface import implementer
 from .._interfaces import IDilator
 from .._status import DilationStatus, NoPeer, WormholeStatus
 from .._transit._addresses import configured_addresses, discover_addresses
-from .._transit._hints import parse_relay_string
+from .._transit._hints import parse_relay_locations
 from ._connector import Connector
 from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
@@ -81,7 +81,7 @@ class Dilator:
             self._listen_addresses = listen_addresses
         relay = None
         if transit_relay_location is not None:
-            relay = parse_relay_string(transit_relay_location)
+            relay = parse_relay_locations(transit_relay_location)
         if ping_interval is not None and (
                 isinstance(ping_interval, bool) or not isinstance(ping_interval, (int, float))
                 or ping_interval <= 0):

@@ -13,9 +13,10 @@ from zope.interface import implementer
 from . import _codec
 from ._dialing import DialQueue
 from ._connection import ConnectionProtocol, TransitConnection
-from ._hints import TorTCPV1Hint, describe_hint
+from ._hints import TorTCPV1Hint, WebSocketV1Hint, describe_hint
 from ._interfaces import IAttempts, ISelection
 from ._pipe import RecordPipe
+from ._websocket import client_endpoint as websocket_endpoint
 
 
 class _OneShotFactory(protocol.ClientFactory):
@@ -67,6 +68,8 @@ class Attempts:
         self._selection = ISelection(selection)
 
     def _default_endpoint(self, hint):
+        if isinstance(hint, WebSocketV1Hint):
+            return websocket_endpoint(self._reactor, hint, self._tor)
         if self._tor is not None:
             return self._tor.stream_via(hint.hostname, hint.port)
         if isinstance(hint, TorTCPV1Hint):
