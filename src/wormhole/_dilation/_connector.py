@@ -252,7 +252,8 @@ class Connector:
         description = describe_hint(hint)
         if kind == "relay":
             # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
-            description = "->relay:" + description.split(":", 1)[1]
+            description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
+                                        else description.split(":", 1)[1])
         f = _ProtocolFactory(self, relay_line=line, description=description, dial_key=key)
         self._queue.add(lambda: self._start_dial(ep, f, key), urgent=(kind == "relay"))
 
