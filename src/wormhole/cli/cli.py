@@ -160,7 +160,9 @@ class _AliasedGroup(click.Group):
 @click.option("--relay-url", default=RENDEZVOUS_RELAY, envvar="WORMHOLE_RELAY_URL",
               metavar="URL", show_envvar=True, help="rendezvous relay to use")
 @click.option("--transit-helper", default=TRANSIT_RELAY, envvar="WORMHOLE_TRANSIT_HELPER",
-              metavar="tcp:HOST:PORT", show_envvar=True, help="transit relay to use")
+              metavar="tcp:HOST:PORT|ws://URL", show_envvar=True,
+              help="transit relay to use: tcp:HOST:PORT, a ws:// or wss:// URL, "
+                   "or several separated by commas")
 @click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
               help="(debug) write timing data to file")
 @_top_debug_state_option
