@@ -227,3 +227,31 @@ class _Closer(protocol.Protocol):
         self.transport.write(b"HTTP/1.1 404 Not Found\r\n\r\n")
         self.transport.loseConnection()
 
+
+
+class Framing(unittest.TestCase):
+    def test_masked_binary_frames(self):
+        """Our frames are final binary frames, masked with a fresh key, with
+        the 7-bit, 16-bit and 64-bit length forms (RFC 6455 5.2, 5.3); the
+        compiled masker and the portable one agree."""
+        import struct
+
+        from wormhole._transit import _websocket as w
+        keys = set()
+        for n in (0, 125, 126, 65535, 65536, 300000):
+            payload = os.urandom(n)
+            header, masked = w.binary_frame(payload)
+            self.assertEqual(header[0], 0x82)
+            self.assertTrue(header[1] & 0x80)
+            size = header[1] & 0x7F
+            if size == 126:
+                size, key = struct.unpack("!H", header[2:4])[0], header[4:8]
+            elif size == 127:
+                size, key = struct.unpack("!Q", header[2:10])[0], header[10:14]
+            else:
+                key = header[2:6]
+            keys.add(key)
+            self.assertEqual(size, n)
+            self.assertEqual(w._xor_big_int(key, masked), payload)
+            self.assertEqual(w._masker()(key, payload), masked)
+        self.assertGreater(len(keys), 1)

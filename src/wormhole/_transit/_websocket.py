@@ -15,7 +15,18 @@ above do not know which transport they ride on.
 Flow control is the TCP connection's: a producer registered with the
 WebSocket transport is registered with the TCP transport under it, and
 pausing it stops reading frames.
+
+Our data frames are built here rather than by autobahn's ``sendMessage``:
+a client must mask every byte it sends (RFC 6455 5.3) with a fresh random
+key, and autobahn's pure-Python masker (the CLI turns its compiled "NVX"
+one off to start faster) cost the sender ten times the CPU of the whole TCP
+path. We use the compiled masker when it can be built and a big-integer XOR
+otherwise (docs/performance.md, "Transit over WebSocket").
 """
+
+import functools
+import os
+import struct
 
 from autobahn.twisted.websocket import (WebSocketClientFactory,
                                         WebSocketClientProtocol)
@@ -36,6 +47,37 @@ MAX_SEND_MESSAGE = 1024 * 1024
 # seconds for the HTTP upgrade and the closing handshake
 OPEN_TIMEOUT = 15.0
 CLOSE_TIMEOUT = 5.0
+
+
+def _xor_big_int(key, data):
+    n = len(data)
+    stream = (key * ((n >> 2) + 1))[:n]
+    return (int.from_bytes(data, "little")
+            ^ int.from_bytes(stream, "little")).to_bytes(n, "little")
+
+
+@functools.cache
+def _masker():
+    """mask(key, data) -> bytes: autobahn's compiled masker if cffi can
+    build it (once, on the first WebSocket relay connection), else ours."""
+    try:
+        from autobahn.nvx._xormasker import create_xor_masker
+    except Exception:  # no cffi or no compiler: the portable way
+        return _xor_big_int
+    return lambda key, data: create_xor_masker(key, len(data)).process(data)
+
+
+def binary_frame(payload):
+    """One final, masked binary frame (RFC 6455 5.2) as [header, payload]."""
+    n = len(payload)
+    if n < 126:
+        header = struct.pack("!BB", 0x82, 0x80 | n)
+    elif n < 65536:
+        header = struct.pack("!BBH", 0x82, 0x80 | 126, n)
+    else:
+        header = struct.pack("!BBQ", 0x82, 0x80 | 127, n)
+    key = os.urandom(4)
+    return [header + key, _masker()(key, payload)]
 
 
 class WebSocketRefused(ConnectionError):
@@ -70,8 +112,10 @@ class _MessageTransport:
         if self._ws.state != self._ws.STATE_OPEN:
             return  # closing: what comes after our close frame is moot
         data = bytes(data)
+        pieces = []
         for start in range(0, len(data), MAX_SEND_MESSAGE):
-            self._ws.sendMessage(data[start:start + MAX_SEND_MESSAGE], isBinary=True)
+            pieces.extend(binary_frame(data[start:start + MAX_SEND_MESSAGE]))
+        self._ws.transport.writeSequence(pieces)
 
     def writeSequence(self, pieces):
         self.write(b"".join(pieces))
