@@ -207,6 +207,41 @@ class ConnectorTests(unittest.TestCase):
         self.assertTrue(all(x.stoppedConnecting for x in self.reactor.connectors))
         self.assertEqual(self.reactor.getDelayedCalls(), [])
 
+    def test_tor(self):
+        """With Tor: nothing listens and no direct hint is advertised (only
+        the relay), every hint is dialled through tor.stream_via, onion
+        ones included, and a relay's WebSocket too."""
+        from twisted.internet import defer
+        calls = []
+
+        class RecordingTor:
+            def stream_via(self, host, port, tls=False):
+                calls.append((host, port, tls))
+
+                class Endpoint:
+                    def connect(self, factory):
+                        return defer.Deferred()
+                return Endpoint()
+        relay = RelayV1Hint((DirectTCPV1Hint("relay.example", 4001, 0.0),))
+        self.reactor = MemoryReactorClock()
+        self.manager = FakeManager()
+        c = Connector(KEY, True, SIDE, self.reactor, self.reactor, self.manager,
+                      relay_hint=relay, tor=RecordingTor())
+        c.start()
+        self.assertEqual(self.reactor.tcpServers, [])
+        self.assertEqual([[h["type"] for h in hints] for hints in self.manager.hints],
+                         [["relay-v1"]])
+        c.got_hints([{"type": "tor-tcp-v1", "hostname": "abc.onion", "port": 80},
+                     {"type": "direct-tcp-v1", "hostname": "peer.example", "port": 81},
+                     {"type": "relay-v1", "hints": [
+                         {"type": "websocket-v1", "url": "wss://relay2.example/"}]}])
+        self.reactor.pump([DIAL_STAGGER] * 4 + [RELAY_DELAY])
+        self.assertEqual(sorted(calls), sorted([
+            ("relay.example", 4001, False), ("abc.onion", 80, False),
+            ("peer.example", 81, False), ("relay2.example", 443, True)]))
+        self.assertEqual(self.reactor.tcpClients, [])
+        c.stop()
+
 
 class LeaderPrefersDirect(unittest.TestCase):
     """spec 000 "L3 protocol": the Leader may wait for a better connection.

@@ -182,6 +182,26 @@ class TorTests(unittest.TestCase):
         clock.advance(0)
         self.assertEqual([e.hint for e in dials], [("tor", "127.0.0.1", 1), ("tor", "x.onion", 80)])
 
+    def test_private_address_over_tor_skipped(self):
+        """txtorcon refuses private address literals over Tor (ValueError
+        "isn't going to work over Tor"): that hint is skipped, the others
+        are still dialled."""
+        class PickyTor(FakeTor):
+            def stream_via(self, host, port, tls=False):
+                if host.startswith("10."):
+                    raise ValueError(f"'{host}' isn't going to work over Tor")
+                return super().stream_via(host, port, tls)
+        dials, events = [], []
+        clock = task.Clock()
+        a = Attempts(None, KEY, True, SIDE,
+                     [DirectTCPV1Hint("10.0.0.1", 1), DirectTCPV1Hint("peer.example", 2)], [],
+                     tor=PickyTor(dials), dial_queue=DialQueue(clock, stagger=0))
+        a.wire(FakeSelection(events))
+        a.launch_direct()
+        clock.advance(0)
+        self.assertEqual([e.hint for e in dials], [("tor", "peer.example", 2)])
+        self.assertEqual(events, [])
+
     def test_transit_with_tor(self):
         """A Transit with Tor never listens nor advertises addresses, says
         it can use tor-tcp-v1, and keeps the peer's onion hints."""

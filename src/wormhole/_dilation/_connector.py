@@ -63,12 +63,14 @@ class Connector:
 
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
-                 endpoint_for=None, dial_queue=None):
+                 endpoint_for=None, dial_queue=None, tor=None):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
         peer's hints are bounded by one HintBudget per generation
-        (docs/security.md, "Connection attempts")."""
+        (docs/security.md, "Connection attempts"). With ``tor`` (an
+        ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
+        nothing listens: docs/dilation.md, "Tor"."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -83,7 +85,9 @@ class Connector:
         else:
             self._relays = list(relay_hint)
         self._addresses = list(addresses)
-        self._no_listen = no_listen
+        self._tor = tor
+        # Tor hides our addresses (spec 004 3.1): never listen or advertise
+        self._no_listen = no_listen or tor is not None
         self._listeners = []
         self._dials = set()       # Deferreds of dials in progress
         self._endpoint_for = endpoint_for or self._tcp_endpoint
@@ -222,7 +226,9 @@ class Connector:
 
     def _tcp_endpoint(self, hint):
         if isinstance(hint, WebSocketV1Hint):
-            return websocket_endpoint(self._reactor, hint)
+            return websocket_endpoint(self._reactor, hint, self._tor)
+        if self._tor is not None:
+            return self._tor.stream_via(hint.hostname, hint.port)
         if isinstance(hint, TorTCPV1Hint):
             return None
         return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port)
@@ -243,7 +249,11 @@ class Connector:
 
     def _dial(self, key):
         kind, hint, line = key
-        ep = self._endpoint_for(hint)
+        try:
+            ep = self._endpoint_for(hint)
+        except ValueError as e:  # txtorcon: "isn't going to work over Tor"
+            log.msg(f"Dilation: {describe_hint(hint)} skipped: {e}")
+            return
         if ep is None:
             log.msg(f"Dilation: {describe_hint(hint)} cannot be reached without Tor; ignored")
             return

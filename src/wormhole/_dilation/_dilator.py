@@ -32,8 +32,9 @@ from .manager import (
 
 @implementer(IDilator)
 class Dilator:
-    def __init__(self, reactor, eventual_queue, listen_addresses=None):
+    def __init__(self, reactor, eventual_queue, listen_addresses=None, tor=None):
         self._reactor = reactor
+        self._tor = tor  # create(tor=...): every L2 dial through Tor
         self._eq = eventual_queue
         self._listen_addresses = listen_addresses
         self._send_phase = None
@@ -120,7 +121,7 @@ class Dilator:
         def make_connector(is_leader, generation, manager):
             return Connector(dilation_key, is_leader, side, self._reactor, self._reactor,
                              manager, relay_hint=opts["relay"], addresses=addresses,
-                             no_listen=opts["no_listen"])
+                             no_listen=opts["no_listen"], tor=self._tor)
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,

@@ -77,7 +77,13 @@ class Attempts:
         return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
 
     def _dial(self, hint, relay_line, description, urgent=False):
-        ep = self._endpoint_for(hint)
+        try:
+            ep = self._endpoint_for(hint)
+        except ValueError as e:
+            # txtorcon refuses private address literals: "isn't going to
+            # work over Tor"; the other hints still get their try
+            log.msg(f"transit: skipping {description}: {e}")
+            return
         if ep is None:
             log.msg(f"transit: skipping {description}: tor-tcp-v1 needs Tor, "
                     "and this Transit has none")

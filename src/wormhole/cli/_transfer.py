@@ -26,7 +26,7 @@ def make_transit(factory, reactor, cfg):
     malformed --transit-helper is a readable error."""
     try:
         return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
-                       reactor=reactor, timing=cfg.timing)
+                       tor=cfg.tor_manager, reactor=reactor, timing=cfg.timing)
     except ValueError as e:
         raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
 

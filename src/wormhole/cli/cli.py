@@ -66,6 +66,9 @@ def describe_error(exc, cfg):
         return f"ERROR: bad --relay-url {cfg.relay_url!r}: {exc}"
     if isinstance(exc, TransferError):
         return f"ERROR: {exc}"
+    from ..tor_manager import TorError
+    if isinstance(exc, TorError):
+        return f"ERROR: {exc}"
     from ..transit import TransitError
     if isinstance(exc, TransitError):
         return (f"ERROR: no connection to the other side for the transfer: {exc}\n"
@@ -81,8 +84,23 @@ def _dispatch(command, cfg):
     task.react(_main, (command, cfg))
 
 
+@defer.inlineCallbacks
+def _with_tor(reactor, command, cfg):
+    """Reach Tor first (--tor), run the command, then stop a Tor we
+    launched: after the command, so Transit has closed cleanly before."""
+    if cfg.tor and cfg.tor_manager is None:
+        cfg.tor_manager = yield cfg.get_tor(
+            reactor, launch_tor=cfg.launch_tor, tor_control_port=cfg.tor_control_port,
+            timing=cfg.timing, stderr=cfg.stderr)
+    try:
+        return (yield defer.maybeDeferred(command, reactor, cfg))
+    finally:
+        if cfg.tor_manager is not None:
+            yield cfg.tor_manager.quit()
+
+
 def _main(reactor, command, cfg):
-    d = defer.maybeDeferred(command, reactor, cfg)
+    d = _with_tor(reactor, command, cfg)
 
     def write_timing():
         if cfg.dump_timing and cfg.timing is not None:
@@ -195,12 +213,11 @@ def _common_options(f):
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
                      help="(debug) don't open a listening socket for Transit"),
-        click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+        click.option("--tor", is_flag=True, help="use Tor when connecting"),
         click.option("--launch-tor", is_flag=True,
-                     help="launch Tor, rather than use existing control/socks port "
-                          "(not supported yet)"),
+                     help="launch Tor, rather than use existing control/socks port"),
         click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                     help="endpoint descriptor for Tor control port (not supported yet)"),
+                     help="endpoint descriptor for Tor control port"),
     ]
     for option in reversed(options):
         f = option(f)
@@ -209,8 +226,13 @@ def _common_options(f):
 
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code):
-    if tor or launch_tor or tor_control_port:
-        raise click.ClickException("Tor is not supported by this wormhole yet")
+    if launch_tor and tor_control_port is not None:
+        raise click.ClickException("--launch-tor and --tor-control-port= are mutually exclusive")
+    # spec 004 chapter 3; either Tor option means --tor (the reference
+    # ignores them without --tor, which surprises more than it helps)
+    cfg.tor = bool(tor or launch_tor or tor_control_port is not None)
+    cfg.launch_tor = launch_tor
+    cfg.tor_control_port = tor_control_port
     if zeromode and code:
         raise click.ClickException("-0 and a code cannot be used together")
     cfg.zeromode = zeromode
@@ -290,12 +312,11 @@ def ssh():
 
 def _tor_options(f):
     for option in reversed([
-            click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+            click.option("--tor", is_flag=True, help="use Tor when connecting"),
             click.option("--launch-tor", is_flag=True,
-                         help="launch Tor, rather than use existing control/socks port "
-                              "(not supported yet)"),
+                         help="launch Tor, rather than use existing control/socks port"),
             click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                         help="endpoint descriptor for Tor control port (not supported yet)")]):
+                         help="endpoint descriptor for Tor control port")]):
         f = option(f)
     return f
 
