@@ -240,18 +240,22 @@ class Framing(unittest.TestCase):
         keys = set()
         for n in (0, 125, 126, 65535, 65536, 300000):
             payload = os.urandom(n)
-            header, masked = w.binary_frame(payload)
-            self.assertEqual(header[0], 0x82)
-            self.assertTrue(header[1] & 0x80)
-            size = header[1] & 0x7F
+            frame = bytes(w.binary_frame(payload))
+            self.assertEqual(frame[0], 0x82)
+            self.assertTrue(frame[1] & 0x80)
+            size = frame[1] & 0x7F
             if size == 126:
-                size, key = struct.unpack("!H", header[2:4])[0], header[4:8]
+                size, start = struct.unpack("!H", frame[2:4])[0], 4
             elif size == 127:
-                size, key = struct.unpack("!Q", header[2:10])[0], header[10:14]
+                size, start = struct.unpack("!Q", frame[2:10])[0], 10
             else:
-                key = header[2:6]
+                start = 2
+            key, masked = frame[start:start + 4], frame[start + 4:]
             keys.add(key)
             self.assertEqual(size, n)
+            self.assertEqual(len(masked), n)
             self.assertEqual(w._xor_big_int(key, masked), payload)
-            self.assertEqual(w._masker()(key, payload), masked)
+            portable = bytearray(frame[:start + 4]) + payload
+            w._mask_portable(portable, start + 4, key)
+            self.assertEqual(bytes(portable), frame)
         self.assertGreater(len(keys), 1)

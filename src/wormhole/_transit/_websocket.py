@@ -40,10 +40,11 @@ from zope.interface import implementer
 # RFC 6455 7.4.1
 CLOSE_NORMAL = 1000
 CLOSE_UNSUPPORTED_DATA = 1003
-# we never send a message bigger than this: a relay may bound its
-# messages (ours does), and cutting a big write costs nothing since the
-# boundaries mean nothing
-MAX_SEND_MESSAGE = 1024 * 1024
+# we never send a message bigger than this: a relay may bound its messages
+# (ours does), the boundaries mean nothing, and frames this small are built
+# in heap buffers that get reused, where bigger ones cost fresh pages each
+# time (docs/performance.md, "Transit over WebSocket")
+MAX_SEND_MESSAGE = 64 * 1024
 # seconds for the HTTP upgrade and the closing handshake
 OPEN_TIMEOUT = 15.0
 CLOSE_TIMEOUT = 5.0
@@ -56,19 +57,36 @@ def _xor_big_int(key, data):
             ^ int.from_bytes(stream, "little")).to_bytes(n, "little")
 
 
+def _mask_portable(frame, start, key):
+    frame[start:] = _xor_big_int(key, bytes(frame[start:]))
+
+
 @functools.cache
 def _masker():
-    """mask(key, data) -> bytes: autobahn's compiled masker if cffi can
-    build it (once, on the first WebSocket relay connection), else ours."""
+    """mask_in_place(frame, start, key): XOR frame[start:] with the key.
+
+    autobahn's compiled masker (built by cffi once, on the first WebSocket
+    relay connection) works in place on our buffer, so a frame costs one
+    copy of its payload; without cffi or a compiler, a big-integer XOR."""
     try:
-        from autobahn.nvx._xormasker import create_xor_masker
-    except Exception:  # no cffi or no compiler: the portable way
-        return _xor_big_int
-    return lambda key, data: create_xor_masker(key, len(data)).process(data)
+        import autobahn.nvx._xormasker  # noqa: F401 (builds _nvx_xormasker)
+        from _nvx_xormasker import ffi, lib
+    except Exception:
+        return _mask_portable
+
+    def mask_in_place(frame, start, key):
+        key_buffer = ffi.new("uint8_t[4]", key)
+        masker = ffi.gc(lib.nvx_xormask_new(key_buffer), lib.nvx_xormask_free)
+        lib.nvx_xormask_set_impl(masker, 2)  # SSE2 where there is one
+        data = ffi.from_buffer("uint8_t[]", frame)
+        lib.nvx_xormask_process(masker, data + start, len(frame) - start)
+    return mask_in_place
 
 
 def binary_frame(payload):
-    """One final, masked binary frame (RFC 6455 5.2) as [header, payload]."""
+    """One final, masked binary frame (RFC 6455 5.2), as bytes: one copy
+    of the payload into our buffer, masked there, one copy out (Twisted
+    transports take bytes only)."""
     n = len(payload)
     if n < 126:
         header = struct.pack("!BB", 0x82, 0x80 | n)
@@ -77,7 +95,12 @@ def binary_frame(payload):
     else:
         header = struct.pack("!BBQ", 0x82, 0x80 | 127, n)
     key = os.urandom(4)
-    return [header + key, _masker()(key, payload)]
+    frame = bytearray(header)
+    frame += key
+    start = len(frame)
+    frame += payload
+    _masker()(frame, start, key)
+    return bytes(frame)
 
 
 class WebSocketRefused(ConnectionError):
@@ -111,11 +134,9 @@ class _MessageTransport:
     def write(self, data):
         if self._ws.state != self._ws.STATE_OPEN:
             return  # closing: what comes after our close frame is moot
-        data = bytes(data)
-        pieces = []
-        for start in range(0, len(data), MAX_SEND_MESSAGE):
-            pieces.extend(binary_frame(data[start:start + MAX_SEND_MESSAGE]))
-        self._ws.transport.writeSequence(pieces)
+        view = memoryview(data)
+        for start in range(0, len(view), MAX_SEND_MESSAGE):
+            self._ws.transport.write(binary_frame(view[start:start + MAX_SEND_MESSAGE]))
 
     def writeSequence(self, pieces):
         self.write(b"".join(pieces))
