@@ -81,10 +81,16 @@ class TorManager:
                                                 tls=tls, reactor=self._reactor)
 
     def quit(self):
-        """Stop a Tor we launched (nothing otherwise); a Deferred."""
-        if self.launched and self._tor is not None:
-            return defer.maybeDeferred(self._tor.quit)
-        return defer.succeed(None)
+        """Give back what get_tor took: close the control connection, and
+        stop the Tor if we launched it (a Tor found running keeps running).
+        A Deferred. txtorcon logs the end of a launched Tor as an error
+        (``RuntimeError: Tor exited with error-code 0``) even when asked."""
+        if self._tor is None:
+            return defer.succeed(None)
+        if self.launched:
+            # TERM, and fires once the process has ended
+            return defer.maybeDeferred(self._tor.process.quit)
+        return defer.maybeDeferred(self._tor.quit)
 
 
 def _check_arguments(launch_tor, tor_control_port):
@@ -207,19 +213,37 @@ def _launch(reactor, txtorcon, stderr, options):
     for key, value in options.items():
         setattr(config, key, value)
     print("launching a new Tor process, this may take a while...", file=stderr, flush=True)
+    output = _Tail()  # tor's own words, for the error message
     try:
         tor = yield txtorcon.launch(
             reactor, tor_binary=tor_binary, data_directory=data_directory,
             control_port=f"unix:{control_path}", timeout=LAUNCH_TIMEOUT,
-            kill_on_stderr=False, _tor_config=config,
+            kill_on_stderr=False, _tor_config=config, stdout=output, stderr=output,
             connection_creator=_retrying_control_connection(reactor, txtorcon, control_path))
     except Exception as e:
         shutil.rmtree(data_directory, ignore_errors=True)
-        raise TorError(f"--launch-tor: Tor did not start: {_reason(e)}") from None
+        said = f"; tor said: {output.last()}" if output.last() else ""
+        raise TorError(f"--launch-tor: Tor did not start: {_reason(e)}{said}") from None
     print("Tor launched and bootstrapped", file=stderr, flush=True)
     # the launched Tor stops with the reactor; its directory goes with it
     reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, data_directory, True)
     return TorManager(reactor, txtorcon, tor=tor, launched=True, description="launched")
+
+
+class _Tail:
+    """Keeps the last few lines a launched tor printed."""
+
+    def __init__(self, keep=3):
+        self._lines = []
+        self._keep = keep
+
+    def write(self, text):
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        self._lines = (self._lines + text.splitlines())[-self._keep:]
+
+    def last(self):
+        return " / ".join(line.strip() for line in self._lines if line.strip())
 
 
 def _reason(e):

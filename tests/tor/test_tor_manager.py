@@ -31,6 +31,15 @@ class FakeTor:
     def quit(self):
         self.events.append(("tor.quit",))
 
+    @property
+    def process(self):
+        events = self.events
+
+        class Process:
+            def quit(self):
+                events.append(("tor.process.quit",))
+        return Process()
+
 
 class FakeTorConfig:
     def __init__(self):
@@ -104,8 +113,8 @@ class GetTor(unittest.TestCase):
                          ("endpoint", "example.org", 443, True))
         self.assertFalse(tor.launched)
         self.assertIn("control port at tcp:127.0.0.1:9051", self.stderr.getvalue())
-        self.successResultOf(tor.quit())
-        self.assertNotIn(("tor.quit",), self.fake.events)  # not ours to stop
+        self.successResultOf(tor.quit())  # closes the control connection
+        self.assertEqual(self.fake.events[-1], ("tor.quit",))
 
     def test_control_port_unreachable(self):
         """A control port that does not answer: TorError naming it."""
@@ -179,7 +188,7 @@ class GetTor(unittest.TestCase):
         self.assertEqual(kw["_tor_config"].options, {"TestingTorNetwork": 1})
         self.assertTrue(tor.launched)
         self.successResultOf(tor.quit())
-        self.assertEqual(self.fake.events[-1], ("tor.quit",))
+        self.assertEqual(self.fake.events[-1], ("tor.process.quit",))
         self.assertIn("launching a new Tor process", self.stderr.getvalue())
         self.assertEqual([e["name"] for e in timing.events()], ["get_tor"])
         os.rmdir(kw["data_directory"])
