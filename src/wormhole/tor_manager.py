@@ -230,6 +230,31 @@ def _launch(reactor, txtorcon, stderr, options):
     return TorManager(reactor, txtorcon, tor=tor, launched=True, description="launched")
 
 
+def is_launched_tor_exit(event):
+    """Whether a log event is txtorcon's report that a launched Tor ended
+    (it logs every end as an error, also the one quit() asked for)."""
+    f = event.get("log_failure")
+    return (f is not None and f.check(RuntimeError) is not None
+            and str(f.value) == "Tor exited with error-code 0")
+
+
+def error_observer_without_tor_exit(stderr):
+    """A log observer for an application that launched Tor: error events go
+    to ``stderr`` as Twisted would print them before logging starts, except
+    txtorcon's routine "Tor exited with error-code 0"."""
+    from twisted.logger import (FilteringLogObserver, LogLevel, PredicateResult,
+                                textFileLogObserver)
+
+    def predicate(event):
+        if is_launched_tor_exit(event):
+            return PredicateResult.no
+        if event.get("log_level") in (LogLevel.error, LogLevel.critical) \
+                or event.get("isError"):
+            return PredicateResult.maybe
+        return PredicateResult.no
+    return FilteringLogObserver(textFileLogObserver(stderr), [predicate])
+
+
 class _Tail:
     """Keeps the last few lines a launched tor printed."""
 

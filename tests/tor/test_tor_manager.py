@@ -254,3 +254,21 @@ class FindSocks(unittest.TestCase):
         self.assertEqual((yield tor_manager._find_socks(reactor)), ("127.0.0.1", live))
         self.patch(tor_manager, "SOCKS_PORTS", (("127.0.0.1", closed_port),))
         self.assertIsNone((yield tor_manager._find_socks(reactor)))
+
+
+class LaunchedTorExit(unittest.TestCase):
+    def test_filter(self):
+        """The CLI's error observer drops txtorcon's routine "Tor exited
+        with error-code 0" and prints every other error event."""
+        from twisted.logger import LogLevel
+        out = io.StringIO()
+        observer = tor_manager.error_observer_without_tor_exit(out)
+        observer({"log_level": LogLevel.critical, "log_format": "x", "log_time": 0,
+                  "log_failure": Failure(RuntimeError("Tor exited with error-code 0"))})
+        self.assertEqual(out.getvalue(), "")
+        observer({"log_level": LogLevel.critical, "log_format": "real trouble",
+                  "log_time": 0, "log_failure": Failure(RuntimeError("Tor exited with "
+                                                                     "error-code 1"))})
+        observer({"log_level": LogLevel.info, "log_format": "chatter", "log_time": 0})
+        self.assertIn("real trouble", out.getvalue())
+        self.assertNotIn("chatter", out.getvalue())

@@ -88,6 +88,14 @@ def _dispatch(command, cfg):
 def _with_tor(reactor, command, cfg):
     """Reach Tor first (--tor), run the command, then stop a Tor we
     launched: after the command, so Transit has closed cleanly before."""
+    if cfg.launch_tor and cfg.tor_manager is None:
+        # txtorcon logs the end of the Tor we launch as an error; Twisted
+        # would print it as "Unhandled Error" after a good transfer
+        from twisted.logger import globalLogBeginner
+
+        from ..tor_manager import error_observer_without_tor_exit
+        globalLogBeginner.beginLoggingTo([error_observer_without_tor_exit(cfg.stderr)],
+                                         discardBuffer=True, redirectStandardIO=False)
     if cfg.tor and cfg.tor_manager is None:
         cfg.tor_manager = yield cfg.get_tor(
             reactor, launch_tor=cfg.launch_tor, tor_control_port=cfg.tor_control_port,
