@@ -90,8 +90,10 @@ class Node:
         self.relay = relay
         self.or_port = _free_port() if relay else None
         self.dir_port = _free_port() if relay else None
-        self.socks_port = None if relay else _free_port()
-        self.control_port = None if relay else _free_port()
+        # the client takes Tor's usual ports (free in the namespace), so
+        # "--tor" finds it where it finds a system Tor
+        self.socks_port = None if relay else 9050
+        self.control_port = None if relay else 9051
         self.process = None
         self.fingerprint = None
         self.v3ident = None

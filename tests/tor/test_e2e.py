@@ -170,10 +170,11 @@ class CLIOverTor(InteropTestCase):
 
     @defer.inlineCallbacks
     def test_text_both_tor(self):
-        """Both CLIs with --tor-control-port: the text arrives; both said
-        they used Tor."""
+        """Both CLIs with plain --tor find the Tor at its usual control port
+        (127.0.0.1:9051 in the namespace): the text arrives; both said they
+        used Tor."""
         code = "31-tor-text"
-        tor = ["--tor-control-port", control_port()]
+        tor = ["--tor"]
         send = self.spawn(self.ours("send", *tor, "--code", code, "--text", "onion soup"),
                           "sender")
         recv = self.spawn(self.ours("receive", *tor, code), "receiver")
@@ -182,7 +183,7 @@ class CLIOverTor(InteropTestCase):
         self.assertExited(recv)
         self.assertIn(b"onion soup", recv.stdout)
         for run in (send, recv):
-            self.assertIn(b"connected to Tor", run.stderr)
+            self.assertIn(b"connected to a running Tor through its control port", run.stderr)
 
     @defer.inlineCallbacks
     def test_file_both_tor(self):
