@@ -233,7 +233,8 @@ def _launch(reactor, txtorcon, stderr, options):
 def is_launched_tor_exit(event):
     """Whether a log event is txtorcon's report that a launched Tor ended
     (it logs every end as an error, also the one quit() asked for)."""
-    f = event.get("log_failure")
+    # legacy log.err events carry "failure", new-style ones "log_failure"
+    f = event.get("log_failure") or event.get("failure")
     return (f is not None and f.check(RuntimeError) is not None
             and str(f.value) == "Tor exited with error-code 0")
 

@@ -84,6 +84,23 @@ def use_network(testcase):
     return _Shared.network
 
 
+def launch_options():
+    """torrc options that put a launched tor on the private network."""
+    net = _Shared.network
+    return {"TestingTorNetwork": 1,
+            "DirAuthority": net.dir_authority_lines(),
+            "MapAddress": "localhost 127.0.0.1",
+            "PathsNeededToBuildCircuits": 0.25}
+
+
+def launch_options_lines():
+    lines = []
+    for key, value in launch_options().items():
+        for v in value if isinstance(value, list) else [value]:
+            lines.append(f"{key} {v}")
+    return lines
+
+
 def control_port():
     return f"tcp:127.0.0.1:{_Shared.network.client.control_port}"
 
@@ -133,11 +150,7 @@ class RealTor(unittest.TestCase):
     def test_launch(self):
         """get_tor(launch_tor=True): our code starts a tor (on the private
         network), waits for its bootstrap, streams through it, stops it."""
-        net = _Shared.network
-        options = {"TestingTorNetwork": 1,
-                   "DirAuthority": net.dir_authority_lines(),
-                   "MapAddress": "localhost 127.0.0.1",
-                   "PathsNeededToBuildCircuits": 0.25}
+        options = launch_options()
         stderr = io.StringIO()
         tor = yield tor_manager.get_tor(reactor, launch_tor=True, stderr=stderr,
                                         _launch_options=options)
@@ -184,6 +197,31 @@ class CLIOverTor(InteropTestCase):
         self.assertIn(b"onion soup", recv.stdout)
         for run in (send, recv):
             self.assertIn(b"connected to a running Tor through its control port", run.stderr)
+
+    @defer.inlineCallbacks
+    def test_launch_tor_cli(self):
+        """The sender with --launch-tor starts its own tor: the process reads
+        the private network's settings from /etc/tor/torrc-defaults, which
+        only it sees (a tmpfs over /etc/tor in a mount namespace of its
+        own); the receiver uses --tor. The text arrives, and the sender
+        stops its tor without printing txtorcon's routine exit error."""
+        defaults = os.path.join(harness.new_dir(self), "torrc-defaults")
+        with open(defaults, "w") as f:
+            f.write("\n".join(launch_options_lines()) + "\n")
+        code = "34-launched"
+        argv = self.ours("send", "--launch-tor", "--code", code, "--text", "launched")
+        wrapped = ["unshare", "-m", "sh", "-c",
+                   'mount -t tmpfs tmpfs /etc/tor && cp "$0" /etc/tor/torrc-defaults '
+                   '&& exec "$@"', defaults] + argv
+        send = self.spawn(wrapped, "sender")
+        recv = self.spawn(self.ours("receive", "--tor", code), "receiver")
+        yield self.wait_all([send, recv])
+        self.assertExited(send)
+        self.assertExited(recv)
+        self.assertIn(b"launched", recv.stdout)
+        self.assertIn(b"launching a new Tor process", send.stderr)
+        self.assertNotIn(b"Unhandled Error", send.stderr)
+        self.assertNotIn(b"Tor exited", send.stderr)
 
     @defer.inlineCallbacks
     def test_file_both_tor(self):

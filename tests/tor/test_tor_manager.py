@@ -265,6 +265,9 @@ class LaunchedTorExit(unittest.TestCase):
         observer = tor_manager.error_observer_without_tor_exit(out)
         observer({"log_level": LogLevel.critical, "log_format": "x", "log_time": 0,
                   "log_failure": Failure(RuntimeError("Tor exited with error-code 0"))})
+        # what txtorcon's log.err(RuntimeError(...)) publishes
+        observer({"log_level": LogLevel.critical, "log_time": 0, "isError": 1,
+                  "failure": Failure(RuntimeError("Tor exited with error-code 0"))})
         self.assertEqual(out.getvalue(), "")
         observer({"log_level": LogLevel.critical, "log_format": "real trouble",
                   "log_time": 0, "log_failure": Failure(RuntimeError("Tor exited with "
