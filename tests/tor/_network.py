@@ -71,6 +71,12 @@ class LoopbackNamespace:
     def leave(self):
         self._setns(self._home)
 
+    def close(self):
+        """Forget the namespace (it lives on while sockets or processes in
+        it do)."""
+        os.close(self._ns)
+        os.close(self._home)
+
 
 def _die_with_parent():
     PR_SET_PDEATHSIG = 1

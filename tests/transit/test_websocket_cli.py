@@ -84,17 +84,43 @@ class FileOverWebSocket(InteropTestCase):
     @defer.inlineCallbacks
     def test_reference_tcp_ours_websocket(self):
         """The reference 0.24 CLI sends on plain TCP to the relay; ours
-        receives on its WebSocket URL (the reference ignores the
-        websocket-v1 hint it does not know, ours the TCP one it is not
-        told about): the relay pairs them and the file arrives."""
+        receives on its WebSocket URL: the relay pairs them and the file
+        arrives. Ours runs in a loopback-only network namespace where only
+        the Mailbox server and the relay's WebSocket port are forwarded, so
+        it cannot take the reference's TCP relay hint instead: the
+        WebSocket path is the only one (the reference ignores the
+        websocket-v1 hint it does not know)."""
+        from ..dilation._proxy import CuttableProxy
+        from ..tor._network import LoopbackNamespace
         src, data = self.payload()
         out = os.path.join(harness.new_dir(self), "received.bin")
         code = "22-mixed-file"
-        yield self.transfer(
-            ref_cli_argv(self.srv.url, "send", "--no-listen", "--hide-progress",
-                         "--code", code, "payload.bin", transit=self.relay.hint),
-            self.ours(self.relay.websocket_url, "receive", "--no-listen",
-                      "--hide-progress", "--accept-file", "-o", out, code),
-            src, data, out, code)
-        # the reference has no WebSocket: ours was paired with its TCP
+        ns = LoopbackNamespace()
+        self.addCleanup(ns.close)
+        ns.enter()
+        try:
+            # same port numbers inside (the servers check the Host header)
+            for port in (self.srv.port, self.relay.websocket_port):
+                proxy = CuttableProxy(reactor, "127.0.0.1", port)
+                listening = reactor.listenTCP(port, proxy, interface="127.0.0.1")
+                self.addCleanup(listening.stopListening)
+                self.addCleanup(proxy.cut)
+            recv = self.spawn(self.ours(self.relay.websocket_url, "receive", "--no-listen",
+                                        "--hide-progress", "--accept-file", "-o", out,
+                                        code), "our receiver (namespace)")
+        finally:
+            ns.leave()
+        send = self.spawn(ref_cli_argv(self.srv.url, "send", "--no-listen", "--hide-progress",
+                                       "--code", code, "payload.bin",
+                                       transit=self.relay.hint),
+                          "reference sender", cwd=src)
+        yield self.wait_all([send, recv])
+        self.assertExited(send)
+        self.assertExited(recv)
+        with open(out, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(),
+                             hashlib.sha256(data).hexdigest())
+        records = yield self.relay.when_usage(1)
+        self.assertEqual([r["mood"] for r in records], ["happy"])
+        self.assertGreaterEqual(records[0]["total_bytes"], SIZE)
         self.assertEqual(self.paired_websocket_clients(), 1)
