@@ -84,7 +84,8 @@ def _die_with_parent():
 
 
 def _gettid():
-    return ctypes.CDLL(None).syscall(186)  # SYS_gettid on x86_64
+    import threading
+    return threading.get_native_id()  # namespaces belong to threads
 
 
 class Node:
