@@ -104,3 +104,22 @@ class DialQueueTests(unittest.TestCase):
     def test_bad_bound(self):
         """A bound below one is refused at construction."""
         self.assertRaises(ValueError, DialQueue, self.clock, max_concurrent=0)
+
+
+class DialQueueFor(unittest.TestCase):
+    def test_longer_through_tor(self):
+        """Dials through Tor get TOR_DIAL_TIMEOUT (a circuit comes first),
+        others DIAL_TIMEOUT."""
+        from wormhole._transit._dialing import (DIAL_TIMEOUT, TOR_DIAL_TIMEOUT,
+                                                dial_queue_for)
+        clock = task.Clock()
+        for tor, timeout in ((None, DIAL_TIMEOUT), (object(), TOR_DIAL_TIMEOUT)):
+            q = dial_queue_for(clock, tor)
+            cancelled = []
+            q.add(lambda: defer.Deferred(cancelled.append))
+            clock.advance(timeout - 0.1)
+            self.assertEqual(cancelled, [])
+            clock.advance(0.1)
+            self.assertEqual(len(cancelled), 1)
+            q.stop()
+        self.assertGreater(TOR_DIAL_TIMEOUT, DIAL_TIMEOUT)

@@ -19,7 +19,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from .._transit._codec import relay_handshake
-from .._transit._dialing import DialQueue
+from .._transit._dialing import dial_queue_for
 from .._transit._hints import (
     DirectTCPV1Hint,
     HintBudget,
@@ -86,12 +86,12 @@ class Connector:
             self._relays = list(relay_hint)
         self._addresses = list(addresses)
         self._tor = tor
+        self._queue = dial_queue if dial_queue is not None else dial_queue_for(clock, tor)
         # Tor hides our addresses (spec 004 3.1): never listen or advertise
         self._no_listen = no_listen or tor is not None
         self._listeners = []
         self._dials = set()       # Deferreds of dials in progress
         self._endpoint_for = endpoint_for or self._tcp_endpoint
-        self._queue = dial_queue if dial_queue is not None else DialQueue(clock)
         self._hint_budget = HintBudget()
         self._timers = []
         self._protocols = set()

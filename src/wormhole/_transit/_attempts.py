@@ -11,7 +11,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
-from ._dialing import DialQueue
+from ._dialing import dial_queue_for
 from ._connection import ConnectionProtocol, TransitConnection
 from ._hints import TorTCPV1Hint, WebSocketV1Hint, describe_hint
 from ._interfaces import IAttempts, ISelection
@@ -62,7 +62,7 @@ class Attempts:
         self._stopped = False
         self._last_reason = "no hints to connect to"
         self._endpoint_for = endpoint_for or self._default_endpoint
-        self._queue = dial_queue if dial_queue is not None else DialQueue(reactor)
+        self._queue = dial_queue if dial_queue is not None else dial_queue_for(reactor, tor)
 
     def wire(self, selection):
         self._selection = ISelection(selection)

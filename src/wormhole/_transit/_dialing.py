@@ -26,6 +26,15 @@ from twisted.python import log
 MAX_CONCURRENT_DIALS = 8
 DIAL_STAGGER = 0.05    # seconds between two dial starts
 DIAL_TIMEOUT = 15.0    # seconds one dial may take before it is cancelled
+# through Tor a dial builds a circuit first (and an onion service needs
+# its rendezvous): give it longer
+TOR_DIAL_TIMEOUT = 60.0
+
+
+def dial_queue_for(clock, tor=None):
+    """The DialQueue of one connect() or one Dilation generation."""
+    return DialQueue(clock, dial_timeout=TOR_DIAL_TIMEOUT if tor is not None
+                     else DIAL_TIMEOUT)
 
 
 class DialQueue:
