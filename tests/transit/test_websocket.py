@@ -259,3 +259,66 @@ class Framing(unittest.TestCase):
             w._mask_portable(portable, start + 4, key)
             self.assertEqual(bytes(portable), frame)
         self.assertGreater(len(keys), 1)
+
+
+def _self_signed(hostname):
+    """A throwaway key and certificate for ``hostname`` (PEM bytes)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    return (key.private_bytes(serialization.Encoding.PEM,
+                              serialization.PrivateFormat.TraditionalOpenSSL,
+                              serialization.NoEncryption()),
+            cert.public_bytes(serialization.Encoding.PEM))
+
+
+class SecureWebSocket(unittest.TestCase):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_wss(self):
+        """A relay behind wss:// (TLS, the host name checked against the
+        certificate): both sides meet there and records flow; the same
+        client refuses a certificate it does not trust."""
+        from twisted.internet import ssl
+
+        from wormhole._transit import _websocket
+        from wormhole.relay.server import make_websocket_factory
+        relay = yield start_relay(self, websocket=True)
+        key_pem, cert_pem = _self_signed("localhost")
+        server_cert = ssl.PrivateCertificate.loadPEM(key_pem + cert_pem)
+        factory = make_websocket_factory(relay.relay, "wss://localhost/", reactor=reactor)
+        port = yield reactor.listenSSL(0, factory, server_cert.options(),
+                                       interface="127.0.0.1")
+        self.addCleanup(port.stopListening)
+        url = f"wss://localhost:{port.getHost().port}/"
+        factory.setSessionParameters(url=url)
+        trusted = ssl.Certificate.loadPEM(cert_pem)
+        real_options = _websocket.optionsForClientTLS
+        self.patch(_websocket, "optionsForClientTLS",
+                   lambda host: real_options(host, trustRoot=trusted))
+        s, ps, pr = yield relayed_pair(self, url, url)
+        self.assertEqual(ps.describe(), "->relay:" + url)
+        yield trade_records(self, ps, pr)
+        # without our trust root: refused, and connect() says why
+        from wormhole.transit import TransitError
+        self.patch(_websocket, "optionsForClientTLS", real_options)
+        lone = TransitSender(url, no_listen=True, reactor=reactor, connect_timeout=10)
+        lone.set_transit_key(b"w" * 32)
+        with self.assertRaises(TransitError) as e:
+            yield lone.connect()
+        self.assertIn("certificate verify failed", str(e.exception))
