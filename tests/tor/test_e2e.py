@@ -251,6 +251,35 @@ class CLIOverTor(InteropTestCase):
         self.assertEqual(records[0]["mood"], "happy")
 
     @defer.inlineCallbacks
+    def test_reference_sender_over_tor(self):
+        """The reference 0.24 CLI sends a file with --tor-control-port, ours
+        receives with --tor, both through our relay reached through Tor:
+        the file arrives intact."""
+        from wormhole.relay.testing import start_transit_relay
+
+        from ..interop.harness import ref_cli_argv
+        relay = yield start_transit_relay(reactor)
+        self.addCleanup(relay.stop)
+        transit = f"tcp:localhost:{relay.port}"
+        src = harness.new_dir(self)
+        data = os.urandom(100 * 1000 + 9)
+        with open(os.path.join(src, "ref.bin"), "wb") as f:
+            f.write(data)
+        out = os.path.join(harness.new_dir(self), "got.bin")
+        code = "35-reference-tor"
+        send = self.spawn(ref_cli_argv(self.url, "send", "--tor", "--tor-control-port",
+                                       control_port(), "--hide-progress", "--code", code,
+                                       "ref.bin", transit=transit),
+                          "reference sender", cwd=src)
+        recv = self.spawn(self.ours("receive", "--tor", "--hide-progress", "--accept-file",
+                                    "-o", out, code, transit=transit), "our receiver")
+        yield self.wait_all([send, recv])
+        self.assertExited(send)
+        self.assertExited(recv)
+        with open(out, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+
+    @defer.inlineCallbacks
     def test_onion_mailbox(self):
         """The Mailbox server published as an onion service: both CLIs reach
         it at its .onion address and the text arrives."""
