@@ -66,9 +66,6 @@ def describe_error(exc, cfg):
         return f"ERROR: bad --relay-url {cfg.relay_url!r}: {exc}"
     if isinstance(exc, TransferError):
         return f"ERROR: {exc}"
-    from ..tor_manager import TorError
-    if isinstance(exc, TorError):
-        return f"ERROR: {exc}"
     from ..transit import TransitError
     if isinstance(exc, TransitError):
         return (f"ERROR: no connection to the other side for the transfer: {exc}\n"
@@ -97,9 +94,15 @@ def _with_tor(reactor, command, cfg):
         globalLogBeginner.beginLoggingTo([error_observer_without_tor_exit(cfg.stderr)],
                                          discardBuffer=True, redirectStandardIO=False)
     if cfg.tor and cfg.tor_manager is None:
-        cfg.tor_manager = yield cfg.get_tor(
-            reactor, launch_tor=cfg.launch_tor, tor_control_port=cfg.tor_control_port,
-            timing=cfg.timing, stderr=cfg.stderr)
+        from ..tor_manager import TorError
+        try:
+            cfg.tor_manager = yield cfg.get_tor(
+                reactor, launch_tor=cfg.launch_tor, tor_control_port=cfg.tor_control_port,
+                timing=cfg.timing, stderr=cfg.stderr)
+        except TorError as e:
+            # one line and exit 1, before anything else happened
+            print(f"ERROR: {e}", file=cfg.stderr, flush=True)
+            raise SystemExit(1) from None
     try:
         return (yield defer.maybeDeferred(command, reactor, cfg))
     finally:
