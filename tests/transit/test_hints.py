@@ -163,11 +163,17 @@ json_values = st.recursive(
     | st.dictionaries(st.sampled_from(["type", "hostname", "port", "priority", "hints", "x"]),
                       children, max_size=5),
     max_leaves=20)
+urls = st.sampled_from(["ws://r/", "wss://r:1/", "ws://:0/", "http://r/", "ws://r:99999/",
+                         "wss://r/ x", ""]) | st.text(max_size=30)
 hint_like = st.fixed_dictionaries(
     {"type": st.sampled_from(["direct-tcp-v1", "tor-tcp-v1", "relay-v1", "other"])},
     optional={"hostname": json_values, "port": json_values, "priority": json_values,
               "hints": st.lists(json_values | st.fixed_dictionaries(
-                  {"hostname": json_values, "port": json_values}), max_size=3)})
+                  {"hostname": json_values, "port": json_values})
+                  | st.fixed_dictionaries(
+                      {"type": st.just("websocket-v1")},
+                      optional={"url": urls | json_values, "priority": json_values}),
+                  max_size=3)})
 
 
 class PeerInput(unittest.TestCase):
@@ -180,3 +186,9 @@ class PeerInput(unittest.TestCase):
         self.assertEqual(len(good) + len(dropped), len(hints))
         for g in good:
             self.assertIsInstance(g, (h.DirectTCPV1Hint, h.TorTCPV1Hint, h.RelayV1Hint))
+            for inner in getattr(g, "hints", ()):
+                if isinstance(inner, h.WebSocketV1Hint):
+                    # a kept URL is usable: scheme, host and port all known
+                    self.assertIn(inner.url.split(":")[0], ("ws", "wss"))
+                    self.assertTrue(inner.hostname)
+                    self.assertTrue(0 < inner.port < 65536)
