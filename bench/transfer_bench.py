@@ -188,7 +188,8 @@ def sha256(path):
     return h.hexdigest()
 
 
-def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
+def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None,
+                 transit_helper=None):
     """One CLI send/receive pair; wall from the sender's start to the
     receiver's exit. The rendezvous part ends when the receiver prints the
     offer ('Receiving file ...'), i.e. before any Transit connection."""
@@ -199,7 +200,8 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None):
         # run. Timed in CPU seconds: wall-clock shares mislead on a shared
         # machine (a send(2) preempted by another process looks expensive)
         pre = [os.path.join(VENVS[impl], "bin", "python"), "-c", CPU_PROFILE]
-    glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
+    glob = [wormhole, "--relay-url", url, "--transit-helper",
+            transit_helper or f"tcp:127.0.0.1:{relay_port}"]
     nl = ["--no-listen"] if no_listen else []
     out = f"/tmp/xferbench-out-{os.getpid()}.bin"
     if os.path.exists(out):

@@ -28,9 +28,9 @@ from ._transit._hints import (
     TOR_TCP_V1,
     DirectTCPV1Hint,
     RelayV1Hint,
+    HintBudget,
     TorTCPV1Hint,
-    parse_hints,
-    parse_relay_string,
+    parse_relay_locations,
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
 from ._transit._selection import Selection, TransitError
@@ -69,7 +69,9 @@ class _Transit:
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
                  side=None):
-        """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"`` or None.
+        """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"``, a
+        ``"ws://HOST:PORT/"`` or ``"wss://..."`` URL, several of those
+        separated by commas (or a list), or None.
 
         Beyond the reference's arguments (all keyword-only):
         ``listen_addresses`` restricts which local addresses we bind and
@@ -89,9 +91,10 @@ class _Transit:
         self._side = side if side is not None else os.urandom(8).hex()
         self._our_relays = []
         if transit_relay is not None:
-            self._our_relays.append(parse_relay_string(transit_relay))
+            self._our_relays = parse_relay_locations(transit_relay)
         self._their_direct = []
         self._their_relays = []
+        self._hint_budget = HintBudget()
         self._key = None
         self._hints_d = None
         self._ports = []
@@ -188,7 +191,7 @@ class _Transit:
 
     def add_connection_hints(self, hints):
         """The peer's hint dicts; unusable ones are logged and skipped."""
-        good, dropped = parse_hints(hints)
+        good, dropped = self._hint_budget.parse(hints)
         for reason in dropped:
             log.msg(f"transit: ignoring a hint from our peer: {reason}")
         for h in good:

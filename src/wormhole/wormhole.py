@@ -284,7 +284,7 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
     w._dilator = None
     if w._dilation:
         from ._dilation._dilator import Dilator
-        w._dilator = Dilator(reactor, eq)
+        w._dilator = Dilator(reactor, eq, tor=tor)
     b = Boss(w, side, relay_url, appid, versions, ("python", __version__), reactor, eq,
              journal, tor, timing, dilation=w._dilation, reconnect_delay=_reconnect_delay,
              reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory,

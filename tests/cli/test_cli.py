@@ -102,11 +102,22 @@ class Parsing(unittest.TestCase):
         r = self.invoke(["receive", "-0", "7-a-b"])
         self.assertEqual(r.exit_code, 1)
 
-    def test_tor_refused(self):
-        """--tor is accepted by the parser but refused clearly (exit 1)."""
-        r = self.invoke(["send", "--tor", "--text", "x"])
+    def test_tor_options(self):
+        """--tor, --launch-tor, --tor-control-port land in the Config (either
+        of the last two implies --tor); the last two together are refused."""
+        self.invoke(["send", "--tor", "--text", "x"])
+        cfg = self.calls[0][1]
+        self.assertEqual((cfg.tor, cfg.launch_tor, cfg.tor_control_port), (True, False, None))
+        self.invoke(["receive", "--launch-tor", "4-a-b"])
+        self.assertEqual((self.calls[0][1].tor, self.calls[0][1].launch_tor), (True, True))
+        self.invoke(["receive", "--tor-control-port", "tcp:127.0.0.1:9051", "4-a-b"])
+        self.assertEqual((self.calls[0][1].tor, self.calls[0][1].tor_control_port),
+                         (True, "tcp:127.0.0.1:9051"))
+        self.calls.clear()
+        r = self.invoke(["send", "--launch-tor", "--tor-control-port", "tcp:h:1", "--text", "x"])
         self.assertEqual(r.exit_code, 1)
-        self.assertIn("Tor", r.output)
+        self.assertIn("mutually exclusive", r.output)
+        self.assertEqual(self.calls, [])
 
     def test_debug_state(self):
         """--debug-state alone means every machine; a list is checked and

@@ -10,6 +10,7 @@ from zope.interface.verify import verifyObject
 from wormhole._dilation import _interfaces as I
 from wormhole._dilation._connection import DilatedConnectionProtocol
 from wormhole._dilation._connector import RELAY_DELAY, Connector
+from wormhole._transit._dialing import DIAL_STAGGER, MAX_CONCURRENT_DIALS
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint
 
 KEY = b"\x05" * 32
@@ -84,7 +85,7 @@ class ConnectorTests(unittest.TestCase):
         self.reactor.advance(RELAY_DELAY)
         self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients], [("127.0.0.1", 4001)])
         # the dial speaks the relay handshake before Dilation's
-        p = self.reactor.tcpClients[0][2].buildProtocol(None)
+        p = self.reactor.tcpClients[0][2].buildProtocol(None)._wrappedProtocol
         self.assertIsInstance(p, DilatedConnectionProtocol)
         self.assertTrue(p._relay_line.startswith(b"please relay "))
         self.assertTrue(p._relay_line.endswith(b" for side " + SIDE.encode() + b"\n"))
@@ -187,6 +188,60 @@ class ConnectorTests(unittest.TestCase):
         c.stop()
         self.assertEqual(self.reactor.getDelayedCalls(), [])
 
+    def test_dials_bounded_and_hints_budgeted(self):
+        """A peer's flood of hints is cut to the per-peer bound, and at most
+        MAX_CONCURRENT_DIALS of them are dialled at a time, DIAL_STAGGER
+        apart (docs/security.md, "Connection attempts")."""
+        from wormhole._transit._hints import MAX_HINTS_PER_PEER
+        c = self.make(no_listen=True)
+        c.start()
+        flood = [{"type": "direct-tcp-v1", "hostname": "10.0.0.1", "port": p}
+                 for p in range(1, 1001)]
+        c.got_hints(flood[:600])
+        c.got_hints(flood[600:])
+        self.assertEqual(len(self.reactor.tcpClients), 1)
+        self.reactor.pump([DIAL_STAGGER] * 50)
+        self.assertEqual(len(self.reactor.tcpClients), MAX_CONCURRENT_DIALS)
+        self.assertEqual(len(c._dialled), MAX_HINTS_PER_PEER)
+        c.stop()
+        self.assertTrue(all(x.stoppedConnecting for x in self.reactor.connectors))
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
+
+    def test_tor(self):
+        """With Tor: nothing listens and no direct hint is advertised (only
+        the relay), every hint is dialled through tor.stream_via, onion
+        ones included, and a relay's WebSocket too."""
+        from twisted.internet import defer
+        calls = []
+
+        class RecordingTor:
+            def stream_via(self, host, port, tls=False):
+                calls.append((host, port, tls))
+
+                class Endpoint:
+                    def connect(self, factory):
+                        return defer.Deferred()
+                return Endpoint()
+        relay = RelayV1Hint((DirectTCPV1Hint("relay.example", 4001, 0.0),))
+        self.reactor = MemoryReactorClock()
+        self.manager = FakeManager()
+        c = Connector(KEY, True, SIDE, self.reactor, self.reactor, self.manager,
+                      relay_hint=relay, tor=RecordingTor())
+        c.start()
+        self.assertEqual(self.reactor.tcpServers, [])
+        self.assertEqual([[h["type"] for h in hints] for hints in self.manager.hints],
+                         [["relay-v1"]])
+        c.got_hints([{"type": "tor-tcp-v1", "hostname": "abc.onion", "port": 80},
+                     {"type": "direct-tcp-v1", "hostname": "peer.example", "port": 81},
+                     {"type": "relay-v1", "hints": [
+                         {"type": "websocket-v1", "url": "wss://relay2.example/"}]}])
+        self.reactor.pump([DIAL_STAGGER] * 4 + [RELAY_DELAY])
+        self.assertEqual(sorted(calls), sorted([
+            ("relay.example", 4001, False), ("abc.onion", 80, False),
+            ("peer.example", 81, False), ("relay2.example", 443, True)]))
+        self.assertEqual(self.reactor.tcpClients, [])
+        c.stop()
+
 
 class LeaderPrefersDirect(unittest.TestCase):
     """spec 000 "L3 protocol": the Leader may wait for a better connection.
@@ -205,12 +260,13 @@ class LeaderPrefersDirect(unittest.TestCase):
                       relay_hint=relay, no_listen=True)
         c.start()  # no_listen: our relay is dialled at once
         c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
+        self.reactor.advance(DIAL_STAGGER)  # dials start DIAL_STAGGER apart
         return c
 
     def candidate(self, index):
         """The protocol of the index-th dial, as a fake that has passed the
         handshake (keeps the dial key the factory gave it)."""
-        p = self.reactor.tcpClients[index][2].buildProtocol(None)
+        p = self.reactor.tcpClients[index][2].buildProtocol(None)._wrappedProtocol
         fake = FakeCandidate()
         fake._dial_key = p._dial_key
         return fake

@@ -45,24 +45,34 @@ def _wait_for_port(port, proto, what):
 
 
 @defer.inlineCallbacks
-def start_reference_relay(testcase):
-    """The reference transit relay 0.5 on 127.0.0.1; returns its hint."""
+def start_reference_relay(testcase, websocket=False):
+    """The reference transit relay 0.5 on 127.0.0.1; returns its hint, or
+    (with ``websocket``) its hint and its ``ws://`` URL."""
     port = free_port()
     tmp = tempfile.mkdtemp()
     argv = [reference_bin("twistd"), "-n", "--pidfile=", "--logfile=-",
             "transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
+    if websocket:
+        ws_port = free_port()
+        argv += [f"--websocket=tcp:{ws_port}:interface=127.0.0.1",
+                 f"--websocket-url=ws://127.0.0.1:{ws_port}/"]
     proto = _spawn(testcase, argv, cwd=tmp)
     yield _wait_for_port(port, proto, "the reference transit relay")
-    return f"tcp:127.0.0.1:{port}"
+    if not websocket:
+        return f"tcp:127.0.0.1:{port}"
+    yield _wait_for_port(ws_port, proto, "the reference relay's WebSocket")
+    return f"tcp:127.0.0.1:{port}", f"ws://127.0.0.1:{ws_port}/"
 
 
 @defer.inlineCallbacks
-def start_relay(testcase):
-    """Our Transit relay on 127.0.0.1 (wormhole.relay.testing); its hint."""
+def start_relay(testcase, websocket=False):
+    """Our Transit relay on 127.0.0.1 (wormhole.relay.testing); its hint,
+    or (with ``websocket``) the running relay (``.hint``, ``.websocket_url``)."""
     from wormhole.relay.testing import start_transit_relay
-    r = yield start_transit_relay(reactor, port=0)
+    r = yield start_transit_relay(reactor, port=0,
+                                  websocket_port=0 if websocket else None)
     testcase.addCleanup(r.stop)
-    return r.hint
+    return r if websocket else r.hint
 
 
 class ReferenceTransit:

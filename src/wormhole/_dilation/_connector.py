@@ -13,13 +13,22 @@ the others are dropped, pending dials cancelled, listeners closed.
 """
 
 from automat import MethodicalMachine
-from twisted.internet.error import NotConnectingError
-from twisted.internet.protocol import ClientFactory
+from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.protocol import Factory
 from twisted.python import log
 from zope.interface import implementer
 
 from .._transit._codec import relay_handshake
-from .._transit._hints import DirectTCPV1Hint, RelayV1Hint, TorTCPV1Hint, parse_hints
+from .._transit._dialing import dial_queue_for
+from .._transit._hints import (
+    DirectTCPV1Hint,
+    HintBudget,
+    RelayV1Hint,
+    TorTCPV1Hint,
+    WebSocketV1Hint,
+    describe_hint,
+)
+from .._transit._websocket import client_endpoint as websocket_endpoint
 from . import _interfaces as I
 from ._connection import DilatedConnectionProtocol
 
@@ -34,7 +43,7 @@ RETRY_FIRST = 1.0   # seconds before a failed dial is tried again
 RETRY_MAX = 30.0    # the backoff doubles up to this
 
 
-class _ProtocolFactory(ClientFactory):
+class _ProtocolFactory(Factory):
     def __init__(self, connector, relay_line=None, description="?", dial_key=None):
         self._connector = connector
         self._relay_line = relay_line
@@ -46,9 +55,6 @@ class _ProtocolFactory(ClientFactory):
         p._dial_key = self._dial_key
         return p
 
-    def clientConnectionFailed(self, connector, reason):
-        self._connector._dial_failed(self._dial_key)
-
 
 @implementer(I.IDilationConnector)
 class Connector:
@@ -56,18 +62,37 @@ class Connector:
     set_trace = m._setTrace
 
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
-                 relay_hint=None, addresses=("127.0.0.1",), no_listen=False):
+                 relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
+                 endpoint_for=None, dial_queue=None, tor=None):
+        """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
+        relay hint (None: skip it); the default dials TCP. Every dial goes
+        through ``dial_queue`` (default: a DialQueue on ``clock``), and the
+        peer's hints are bounded by one HintBudget per generation
+        (docs/security.md, "Connection attempts"). With ``tor`` (an
+        ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
+        nothing listens: docs/dilation.md, "Tor"."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
         self._reactor = reactor
         self._clock = clock
         self._manager = manager  # IDilationManager and IRecordReceiver
-        self._relay = relay_hint
+        # one RelayV1Hint, a list of them (several relays), or None
+        if relay_hint is None:
+            self._relays = []
+        elif isinstance(relay_hint, RelayV1Hint):
+            self._relays = [relay_hint]
+        else:
+            self._relays = list(relay_hint)
         self._addresses = list(addresses)
-        self._no_listen = no_listen
+        self._tor = tor
+        self._queue = dial_queue if dial_queue is not None else dial_queue_for(clock, tor)
+        # Tor hides our addresses (spec 004 3.1): never listen or advertise
+        self._no_listen = no_listen or tor is not None
         self._listeners = []
-        self._dials = []          # IConnector from reactor.connectTCP
+        self._dials = set()       # Deferreds of dials in progress
+        self._endpoint_for = endpoint_for or self._tcp_endpoint
+        self._hint_budget = HintBudget()
         self._timers = []
         self._protocols = set()
         self._dialled = {}  # dial key -> failed attempts so far
@@ -107,7 +132,7 @@ class Connector:
             self._candidate(connection)
 
     def got_hints(self, hint_dicts):
-        hints, dropped = parse_hints(hint_dicts)
+        hints, dropped = self._hint_budget.parse(hint_dicts)
         for why in dropped:
             log.msg(f"Dilation: ignoring a peer hint: {why}")
         self._got_hints(hints)
@@ -178,32 +203,38 @@ class Connector:
                 port = self._reactor.listenTCP(0, f, interface=addr)
                 self._listeners.append(port)
                 hints.append(DirectTCPV1Hint(addr, port.getHost().port, DIRECT_PRIORITY))
-        if self._relay is not None:
-            hints.append(self._relay)
+        hints.extend(self._relays)
         if hints:
             self._manager.send_hints([h.to_dict() for h in hints])
-        if self._relay is not None:
-            # our own relay is dialled even if the peer never names it:
-            # both sides must reach it for it to pair us. Without a listener
-            # of ours there is no direct path to wait for.
+        for relay in self._relays:
+            # our own relays are dialled even if the peer never names them:
+            # both sides must reach one for it to pair us. Without a
+            # listener of ours there is no direct path to wait for.
             if self._no_listen:
-                self._dial_relay(self._relay)
+                self._dial_relay(relay)
             else:
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay,
-                                                          self._relay))
+                                                          relay))
 
     @m.output()
     def dial(self, hints):
         for h in hints:
-            if isinstance(h, DirectTCPV1Hint):
-                self._dial_direct(h)
-            elif isinstance(h, RelayV1Hint):
+            if isinstance(h, RelayV1Hint):
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
-            elif isinstance(h, TorTCPV1Hint):
-                log.msg("Dilation: tor-tcp-v1 hints are not supported yet; ignored")
+            else:
+                self._dial_direct(h)
+
+    def _tcp_endpoint(self, hint):
+        if isinstance(hint, WebSocketV1Hint):
+            return websocket_endpoint(self._reactor, hint, self._tor)
+        if self._tor is not None:
+            return self._tor.stream_via(hint.hostname, hint.port)
+        if isinstance(hint, TorTCPV1Hint):
+            return None
+        return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port)
 
     def _dial_direct(self, h):
-        key = ("direct", h.hostname, h.port, None)
+        key = ("direct", h, None)
         if key not in self._dialled:
             self._dialled[key] = 0
             self._dial(key)
@@ -211,20 +242,43 @@ class Connector:
     def _dial_relay(self, relay):
         line = relay_handshake(self._key, self._side)
         for h in relay.hints:
-            if not isinstance(h, DirectTCPV1Hint):
-                continue
-            key = ("relay", h.hostname, h.port, line)
+            key = ("relay", h, line)
             if key not in self._dialled:
                 self._dialled[key] = 0
                 self._dial(key)
 
     def _dial(self, key):
-        kind, host, port, line = key
+        kind, hint, line = key
+        try:
+            ep = self._endpoint_for(hint)
+        except ValueError as e:  # txtorcon: "isn't going to work over Tor"
+            log.msg(f"Dilation: {describe_hint(hint)} skipped: {e}")
+            return
+        if ep is None:
+            log.msg(f"Dilation: {describe_hint(hint)} cannot be reached without Tor; ignored")
+            return
         if kind == "direct":
             self._direct_pending.add(key)
-        f = _ProtocolFactory(self, relay_line=line, description=f"->{kind.replace('direct', 'tcp')}:"
-                             f"{host}:{port}", dial_key=key)
-        self._dials.append(self._reactor.connectTCP(host, port, f))
+        description = describe_hint(hint)
+        if kind == "relay":
+            # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
+            description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
+                                        else description.split(":", 1)[1])
+        f = _ProtocolFactory(self, relay_line=line, description=description, dial_key=key)
+        self._queue.add(lambda: self._start_dial(ep, f, key), urgent=(kind == "relay"))
+
+    def _start_dial(self, ep, factory, key):
+        d = ep.connect(factory)
+        self._dials.add(d)
+
+        def connected(proto):
+            self._dials.discard(d)
+
+        def failed(f):
+            self._dials.discard(d)
+            self._dial_failed(key)
+        d.addCallbacks(connected, failed)
+        return d
 
     @m.output()
     def schedule_retry(self, key):
@@ -300,12 +354,10 @@ class Connector:
         for port in self._listeners:
             port.stopListening()
         self._listeners = []
-        for d in self._dials:
-            try:
-                d.stopConnecting()
-            except NotConnectingError:
-                pass  # already connected (then its protocol is dropped below) or failed
-        self._dials = []
+        self._queue.stop()
+        dials, self._dials = self._dials, set()
+        for d in dials:
+            d.cancel()  # its errback runs _dial_failed: no retry once stopped
         for p in list(self._protocols):
             if p is not keep:
                 p.disconnect()

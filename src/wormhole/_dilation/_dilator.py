@@ -15,7 +15,7 @@ from zope.interface import implementer
 from .._interfaces import IDilator
 from .._status import DilationStatus, NoPeer, WormholeStatus
 from .._transit._addresses import configured_addresses, discover_addresses
-from .._transit._hints import parse_relay_string
+from .._transit._hints import parse_relay_locations
 from ._connector import Connector
 from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
@@ -32,8 +32,9 @@ from .manager import (
 
 @implementer(IDilator)
 class Dilator:
-    def __init__(self, reactor, eventual_queue, listen_addresses=None):
+    def __init__(self, reactor, eventual_queue, listen_addresses=None, tor=None):
         self._reactor = reactor
+        self._tor = tor  # create(tor=...): every L2 dial through Tor
         self._eq = eventual_queue
         self._listen_addresses = listen_addresses
         self._send_phase = None
@@ -81,7 +82,7 @@ class Dilator:
             self._listen_addresses = listen_addresses
         relay = None
         if transit_relay_location is not None:
-            relay = parse_relay_string(transit_relay_location)
+            relay = parse_relay_locations(transit_relay_location)
         if ping_interval is not None and (
                 isinstance(ping_interval, bool) or not isinstance(ping_interval, (int, float))
                 or ping_interval <= 0):
@@ -120,7 +121,7 @@ class Dilator:
         def make_connector(is_leader, generation, manager):
             return Connector(dilation_key, is_leader, side, self._reactor, self._reactor,
                              manager, relay_hint=opts["relay"], addresses=addresses,
-                             no_listen=opts["no_listen"])
+                             no_listen=opts["no_listen"], tor=self._tor)
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,

@@ -4,6 +4,9 @@
 - ``_codec``: key derivations, handshake lines, the record framer (sans-I/O);
 - ``_connection``: one connection attempt's machine and its Protocol shell;
 - ``_selection``: the race of attempts for one ``connect()``;
+- ``_attempts``: the dials and the losers of that race (the Selection's hands);
+- ``_dialing``: the DialQueue that bounds and staggers every dial;
+- ``_websocket``: the client endpoint for relays reached over WebSocket;
 - ``_pipe``: the record pipe ``connect()`` returns;
 - ``_addresses``: which local addresses we listen on and advertise.
 """

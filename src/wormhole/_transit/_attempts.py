@@ -11,10 +11,12 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
+from ._dialing import dial_queue_for
 from ._connection import ConnectionProtocol, TransitConnection
-from ._hints import TorTCPV1Hint, describe_hint
+from ._hints import TorTCPV1Hint, WebSocketV1Hint, describe_hint
 from ._interfaces import IAttempts, ISelection
 from ._pipe import RecordPipe
+from ._websocket import client_endpoint as websocket_endpoint
 
 
 class _OneShotFactory(protocol.ClientFactory):
@@ -39,9 +41,11 @@ class _OneShotFactory(protocol.ClientFactory):
 class Attempts:
     def __init__(self, reactor, key, is_sender, side, direct_hints,
                  relay_hints, tor=None, listening=False, on_stop=None,
-                 endpoint_for=None):
+                 endpoint_for=None, dial_queue=None):
         """``endpoint_for(hint)`` -> client endpoint, or None to skip the
-        hint; the default dials TCP (or through ``tor``). Tests inject it."""
+        hint; the default dials TCP (or through ``tor``). Tests inject it.
+        ``dial_queue`` paces and bounds the dials (default: a DialQueue on
+        ``reactor``'s clock, see ``_dialing``)."""
         self._reactor = reactor
         self._key = key
         self._is_sender = is_sender
@@ -58,23 +62,35 @@ class Attempts:
         self._stopped = False
         self._last_reason = "no hints to connect to"
         self._endpoint_for = endpoint_for or self._default_endpoint
+        self._queue = dial_queue if dial_queue is not None else dial_queue_for(reactor, tor)
 
     def wire(self, selection):
         self._selection = ISelection(selection)
 
     def _default_endpoint(self, hint):
+        if isinstance(hint, WebSocketV1Hint):
+            return websocket_endpoint(self._reactor, hint, self._tor)
         if self._tor is not None:
             return self._tor.stream_via(hint.hostname, hint.port)
         if isinstance(hint, TorTCPV1Hint):
             return None
         return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
 
-    def _dial(self, hint, relay_line, description):
-        ep = self._endpoint_for(hint)
+    def _dial(self, hint, relay_line, description, urgent=False):
+        try:
+            ep = self._endpoint_for(hint)
+        except ValueError as e:
+            # txtorcon refuses private address literals: "isn't going to
+            # work over Tor"; the other hints still get their try
+            log.msg(f"transit: skipping {description}: {e}")
+            return
         if ep is None:
             log.msg(f"transit: skipping {description}: tor-tcp-v1 needs Tor, "
                     "and this Transit has none")
             return
+        self._queue.add(lambda: self._start_dial(ep, relay_line, description), urgent)
+
+    def _start_dial(self, ep, relay_line, description):
         conn = TransitConnection(self._key, self._is_sender, relay_line, description)
         proto = ConnectionProtocol()
         conn.wire(proto, self._selection)
@@ -92,6 +108,7 @@ class Attempts:
             self._last_reason = f"{description}: {f.getErrorMessage()}"
             self._check_all_failed()
         d.addCallbacks(connected, failed)
+        return d
 
     def launch_direct(self):
         for hint in self._direct:
@@ -103,7 +120,7 @@ class Attempts:
         line = _codec.relay_handshake(self._key, self._side)
         for relay in self._relays:
             for hint in relay.hints:
-                self._dial(hint, line, "->relay:" + describe_hint(hint)[2:])
+                self._dial(hint, line, "->relay:" + describe_hint(hint)[2:], urgent=True)
         self._check_all_failed()
 
     def adopt_inbound(self, proto, description):
@@ -123,7 +140,8 @@ class Attempts:
 
     def _check_all_failed(self):
         if (self._relay_launched or not self._relays) and not self._pending \
-                and not self._connections and not self._listening:
+                and not self._queue.queued() and not self._connections \
+                and not self._listening:
             self._selection.all_failed(self._last_reason)
 
     def stop_all_except(self, winner):
@@ -131,6 +149,7 @@ class Attempts:
         self._listening = False
         if self._on_stop is not None:
             self._on_stop()
+        self._queue.stop()
         pending, self._pending = self._pending, set()
         for d in pending:
             d.cancel()

@@ -27,6 +27,8 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None):
     # which side wrote the --dump-timing bundle (misc/dump-timing.py)
     cfg.timing.add("command", role="sender" if client_name == "send" else "receiver")
     kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr)
+    if cfg.tor_manager is not None:
+        kwargs["tor"] = cfg.tor_manager
     if on_status_update is not None:
         kwargs["on_status_update"] = on_status_update
     w = cfg.create(cfg.appid, cfg.relay_url, reactor, **kwargs)

@@ -30,6 +30,11 @@ def _default_transit_sender(*args, **kwargs):
     return TransitSender(*args, **kwargs)
 
 
+def _default_get_tor(*args, **kwargs):
+    from ..tor_manager import get_tor
+    return get_tor(*args, **kwargs)
+
+
 def _default_transit_receiver(*args, **kwargs):
     from ..transit import TransitReceiver
     return TransitReceiver(*args, **kwargs)
@@ -49,7 +54,11 @@ class Config:
     hide_progress: bool = False
     zeromode: bool = False
     listen: bool = True
-    tor: bool = False
+    tor: bool = False                 # --tor (implied by the next two)
+    launch_tor: bool = False
+    tor_control_port: str = None
+    get_tor: object = _default_get_tor  # get_tor(reactor, ...) -> Deferred(TorManager)
+    tor_manager: object = None        # what get_tor gave, once the command runs
     # send
     text: str = None
     what: str = None

@@ -26,8 +26,9 @@ def make_transit(factory, reactor, cfg):
     """A TransitSender/Receiver with the CLI's relay and --no-listen; a
     malformed --transit-helper is a readable error."""
     try:
+        kwargs = {} if cfg.tor_manager is None else {"tor": cfg.tor_manager}
         return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
-                       reactor=reactor, timing=cfg.timing)
+                       reactor=reactor, timing=cfg.timing, **kwargs)
     except ValueError as e:
         raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
 

@@ -86,8 +86,37 @@ def _dispatch(command, cfg):
     task.react(_main, (command, cfg))
 
 
+@defer.inlineCallbacks
+def _with_tor(reactor, command, cfg):
+    """Reach Tor first (--tor), run the command, then stop a Tor we
+    launched: after the command, so Transit has closed cleanly before."""
+    if cfg.launch_tor and cfg.tor_manager is None:
+        # txtorcon logs the end of the Tor we launch as an error; Twisted
+        # would print it as "Unhandled Error" after a good transfer
+        from twisted.logger import globalLogBeginner
+
+        from ..tor_manager import error_observer_without_tor_exit
+        globalLogBeginner.beginLoggingTo([error_observer_without_tor_exit(cfg.stderr)],
+                                         discardBuffer=True, redirectStandardIO=False)
+    if cfg.tor and cfg.tor_manager is None:
+        from ..tor_manager import TorError
+        try:
+            cfg.tor_manager = yield cfg.get_tor(
+                reactor, launch_tor=cfg.launch_tor, tor_control_port=cfg.tor_control_port,
+                timing=cfg.timing, stderr=cfg.stderr)
+        except TorError as e:
+            # one line and exit 1, before anything else happened
+            print(f"ERROR: {e}", file=cfg.stderr, flush=True)
+            raise SystemExit(1) from None
+    try:
+        return (yield defer.maybeDeferred(command, reactor, cfg))
+    finally:
+        if cfg.tor_manager is not None:
+            yield cfg.tor_manager.quit()
+
+
 def _main(reactor, command, cfg):
-    d = defer.maybeDeferred(command, reactor, cfg)
+    d = _with_tor(reactor, command, cfg)
 
     def write_timing():
         if cfg.dump_timing and cfg.timing is not None:
@@ -165,7 +194,9 @@ class _AliasedGroup(click.Group):
 @click.option("--relay-url", default=RENDEZVOUS_RELAY, envvar="WORMHOLE_RELAY_URL",
               metavar="URL", show_envvar=True, help="rendezvous relay to use")
 @click.option("--transit-helper", default=TRANSIT_RELAY, envvar="WORMHOLE_TRANSIT_HELPER",
-              metavar="tcp:HOST:PORT", show_envvar=True, help="transit relay to use")
+              metavar="tcp:HOST:PORT|ws://URL", show_envvar=True,
+              help="transit relay to use: tcp:HOST:PORT, a ws:// or wss:// URL, "
+                   "or several separated by commas")
 @click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
               help="(debug) write timing data to file")
 @_top_debug_state_option
@@ -198,12 +229,11 @@ def _common_options(f):
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
                      help="(debug) don't open a listening socket for Transit"),
-        click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+        click.option("--tor", is_flag=True, help="use Tor when connecting"),
         click.option("--launch-tor", is_flag=True,
-                     help="launch Tor, rather than use existing control/socks port "
-                          "(not supported yet)"),
+                     help="launch Tor, rather than use existing control/socks port"),
         click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                     help="endpoint descriptor for Tor control port (not supported yet)"),
+                     help="endpoint descriptor for Tor control port"),
     ]
     for option in reversed(options):
         f = option(f)
@@ -212,8 +242,13 @@ def _common_options(f):
 
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code):
-    if tor or launch_tor or tor_control_port:
-        raise click.ClickException("Tor is not supported by this wormhole yet")
+    if launch_tor and tor_control_port is not None:
+        raise click.ClickException("--launch-tor and --tor-control-port= are mutually exclusive")
+    # spec 004 chapter 3; either Tor option means --tor (the reference
+    # ignores them without --tor, which surprises more than it helps)
+    cfg.tor = bool(tor or launch_tor or tor_control_port is not None)
+    cfg.launch_tor = launch_tor
+    cfg.tor_control_port = tor_control_port
     if zeromode and code:
         raise click.ClickException("-0 and a code cannot be used together")
     cfg.zeromode = zeromode
@@ -299,12 +334,11 @@ def ssh():
 
 def _tor_options(f):
     for option in reversed([
-            click.option("--tor", is_flag=True, help="use Tor when connecting (not supported yet)"),
+            click.option("--tor", is_flag=True, help="use Tor when connecting"),
             click.option("--launch-tor", is_flag=True,
-                         help="launch Tor, rather than use existing control/socks port "
-                              "(not supported yet)"),
+                         help="launch Tor, rather than use existing control/socks port"),
             click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                         help="endpoint descriptor for Tor control port (not supported yet)")]):
+                         help="endpoint descriptor for Tor control port")]):
         f = option(f)
     return f
 

@@ -88,7 +88,9 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
     # ITransportGlue
 
     def write(self, data):
-        if not self._closing:
+        # the client may have gone (its close or TCP loss) before our
+        # partner's last bytes: autobahn refuses to send then
+        if not self._closing and self.state == self.STATE_OPEN:
             self.sendMessage(data, isBinary=True)
 
     def close(self):
