@@ -16,7 +16,8 @@ from automat import MethodicalMachine
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from ._interfaces import IConnection, IMailboxListener, ITransportGlue
+from ._interfaces import (IConnection, IMailboxListener, ITransportGlue,
+                          IUsageRecorder)
 from ._messages import BadMessage, check_type, decode, fields, safe_orig
 from ._model import ModelError
 from ._permissions import new_secret
@@ -41,18 +42,16 @@ class _Drop:
 class ServerContext:
     """What every connection of one server shares."""
 
-    def __init__(self, clock, model, store, policy, limits, welcome,
+    def __init__(self, clock, model, store, usage, policy, limits, welcome,
                  allow_list):
         self.clock = clock
         self.model = model
         self.store = store
+        self.usage = IUsageRecorder(usage)  # hears of every bind
         self.policy = policy
         self.limits = limits
         self.welcome = welcome  # the `welcome` dict minus permissions
         self.allow_list = allow_list
-        # issue 6: a ``wormhole._usage_events.MailboxEvents`` (set by the
-        # plugin for --usage-events) that hears of every bind
-        self.usage_events = None
 
 
 class _NameplateUse:
@@ -545,10 +544,9 @@ class Connection:
     def _do_bind(self, orig, appid, side):
         self._appid = appid
         self.side = side
-        if self._ctx.usage_events is not None:
-            # spec 003 "bind": client_version is [implementation, version]
-            self._ctx.usage_events.bound(appid, side,
-                                         orig.get("client_version"))
+        # spec 003 "bind": client_version is [implementation, version]
+        self._ctx.usage.bound(appid, side, orig.get("client_version"),
+                              self._ctx.clock.seconds())
         self._np = _NameplateUse(self)
         self._mb = _MailboxUse(self)
 

@@ -360,8 +360,11 @@ class AppNamespace:
         del self.mailboxes[mb.mailbox_id]
         self._store.mailbox_deleted(self.app_id, mb.mailbox_id)
         mb.listeners = []
-        self._usage.record(_summarize("mailbox", self.app_id, mb.created,
-                                      mb.sides, mb.crowded, now, pruned))
+        record = _summarize("mailbox", self.app_id, mb.created, mb.sides,
+                            mb.crowded, now, pruned)
+        # the usage database's `mailboxes` row says this too
+        record["for_nameplate"] = mb.for_nameplate
+        self._usage.record(record)
 
     # pruning (spec 003 "Nameplates": "... or after some period of inactivity")
 
@@ -447,11 +450,14 @@ class Model:
 
     def restore(self, rows, now):
         """Rebuild from what ``IChannelStore.load`` returned."""
+        # a creation time the database does not know (None) is "now"
         for app_id, mailbox_id, for_nameplate, created in rows["mailboxes"]:
-            self.app(app_id).restore_mailbox(mailbox_id, bool(for_nameplate),
-                                             created, now)
+            self.app(app_id).restore_mailbox(
+                mailbox_id, bool(for_nameplate),
+                now if created is None else created, now)
         for app_id, name, mailbox_id, created in rows["nameplates"]:
-            self.app(app_id).restore_nameplate(name, mailbox_id, created, now)
+            self.app(app_id).restore_nameplate(
+                name, mailbox_id, now if created is None else created, now)
         for app_id, name, side, claimed, added in rows["nameplate_sides"]:
             self.app(app_id).restore_nameplate_side(name, side, claimed, added)
         for (app_id, mailbox_id, side, opened, added,

@@ -13,6 +13,7 @@ from twisted.python import usage
 
 from ._limits import Limits
 from ._permissions import parse_permissions
+from ._schema import SchemaError
 from .server import build_mailbox, make_factory
 
 LONGDESC = """\
@@ -138,16 +139,11 @@ def attach_usage_events(mailbox, reactor, directory, server_id=None,
         reactor, directory, server_id or socket.gethostname(),
         prefix="mailbox-events", blur=blur))
     mailbox.usage_log.events = events
-    mailbox.ctx.usage_events = events
     return events
 
 
-def makeService(config, reactor=None):
-    if reactor is None:
-        from twisted.internet import reactor
-    limits = Limits(**{field: config[name]
-                       for name, field, _, _ in _LIMIT_OPTIONS})
-    mailbox = build_mailbox(
+def _build_from(config, reactor, limits):
+    return build_mailbox(
         reactor,
         channel_db=config["channel-db"],
         usage_db=config["usage-db"],
@@ -161,6 +157,18 @@ def makeService(config, reactor=None):
         commit_window=config["commit-window"],
         limits=limits,
     )
+
+
+def makeService(config, reactor=None):
+    if reactor is None:
+        from twisted.internet import reactor
+    limits = Limits(**{field: config[name]
+                       for name, field, _, _ in _LIMIT_OPTIONS})
+    try:
+        mailbox = _build_from(config, reactor, limits)
+    except SchemaError as e:
+        # a database of another layout: one line, no traceback
+        raise SystemExit(f"wormhole-mailbox: {e}")
     events = None
     if config["usage-events"] is not None:
         events = attach_usage_events(mailbox, reactor, config["usage-events"],

@@ -57,3 +57,23 @@ class UsageLog:
             self._log_file.write(json.dumps(record) + "\n")
         if self.events is not None:
             self.events.record(record)
+
+    def _blur_time(self, when):
+        return (when // self._blur) * self._blur if self._blur else when
+
+    def bound(self, app_id, side, client_version, when):
+        """One client's bind (spec 003 "bind": ``client_version`` is
+        ``[implementation, version]``; anything else is kept as nulls)."""
+        impl = version = None
+        if isinstance(client_version, (list, tuple)) and \
+                len(client_version) == 2:
+            impl, version = (str(v)[:64] for v in client_version)
+        self._store.client_version_added(app_id, side,
+                                         self._blur_time(when), impl, version)
+        if self.events is not None:
+            self.events.bound(app_id, side, client_version)
+
+    def current(self, rebooted, now, connections):
+        """Refresh the usage database's ``current`` row."""
+        self._store.usage_current(self._blur_time(rebooted), now, self._blur,
+                                  connections)

@@ -53,7 +53,8 @@ class MailboxServer:
         self.limits = limits
         self.model = Model(store, usage, rng or random.SystemRandom(), limits)
         self.model.restore(store.load(), clock.seconds())
-        self.ctx = ServerContext(clock, self.model, store, policy, limits,
+        self.ctx = ServerContext(clock, self.model, store, usage, policy,
+                                 limits,
                                  welcome, allow_list)
         self.connections = set()
         self._departed = 0
@@ -64,6 +65,9 @@ class MailboxServer:
         self._sweeper.clock = clock
         self._pruner = LoopingCall(self.prune)
         self._pruner.clock = clock
+        self.started = clock.seconds()
+        self._current = LoopingCall(self._update_current)
+        self._current.clock = clock
 
     def connection_for(self, glue):
         conn = Connection(self.ctx, glue)
@@ -99,9 +103,16 @@ class MailboxServer:
         sweep = min(limits.bind_timeout, limits.idle_timeout) / 4.0
         self._sweeper.start(max(0.5, min(sweep, 30.0)), now=False)
         self._pruner.start(limits.prune_interval, now=False)
+        # the usage database's `current` row, as often as the reference
+        # writes it (its munin plugins call a row older than 6 min stale)
+        self._current.start(60.0, now=True)
+
+    def _update_current(self):
+        self.usage_log.current(self.started, self.clock.seconds(),
+                               len(self.connections))
 
     def stop(self):
-        for loop in (self._sweeper, self._pruner):
+        for loop in (self._sweeper, self._pruner, self._current):
             if loop.running:
                 loop.stop()
         if self._trim_call is not None:
