@@ -15,6 +15,7 @@ from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
 from ._limits import Limits
+from ._usage import SchemaError
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
 LONGDESC = """\
@@ -161,10 +162,14 @@ def makeService(config, reactor=None):
             reactor, config["usage-events"],
             config["server-id"] or socket.gethostname(),
             prefix="relay-events", blur=config["blur-usage"])))
-    relay = build_relay(reactor, usage_db=config["usage-db"],
-                        log_fd=config["log-fd"],
-                        blur_usage=config["blur-usage"],
-                        limits=config["limits"], extra_writers=extra)
+    try:
+        relay = build_relay(reactor, usage_db=config["usage-db"],
+                            log_fd=config["log-fd"],
+                            blur_usage=config["blur-usage"],
+                            limits=config["limits"], extra_writers=extra)
+    except SchemaError as e:
+        # a database of another layout: one line, no traceback
+        raise SystemExit(f"transitrelay: {e}")
     parent = MultiService()
     # listening ports stop before the relay service drops the connections
     _RelayService(relay).setServiceParent(parent)

@@ -118,16 +118,50 @@ class JSONLogWriter:
 
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS `version` (`version` INTEGER);
-CREATE TABLE IF NOT EXISTS `current` (
+CREATE TABLE `version` (`version` INTEGER);
+CREATE TABLE `current` (
  `rebooted` INTEGER, `updated` INTEGER, `connected` INTEGER,
  `waiting` INTEGER, `incomplete_bytes` INTEGER);
-CREATE TABLE IF NOT EXISTS `usage` (
+CREATE TABLE `usage` (
  `started` INTEGER, `total_time` INTEGER, `waiting_time` INTEGER,
  `total_bytes` INTEGER, `result` VARCHAR);
-CREATE INDEX IF NOT EXISTS `usage_started_index` ON `usage` (`started`);
-CREATE INDEX IF NOT EXISTS `usage_result_index` ON `usage` (`result`);
+CREATE INDEX `usage_started_index` ON `usage` (`started`);
+CREATE INDEX `usage_result_index` ON `usage` (`result`);
+INSERT INTO `version` VALUES (1);
 """
+_TABLES = {"version", "current", "usage"}
+
+
+class SchemaError(ValueError):
+    """A ``--usage-db`` this relay cannot use; the message says why."""
+
+
+def _open_usage_db(path):
+    """A new file gets the reference relay's version 1 tables; a file of
+    that layout (the reference's own, or ours) is used in place; anything
+    else is refused, untouched."""
+    db = sqlite3.connect(path)
+    try:
+        tables = {r[0] for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            db.executescript(_SCHEMA)
+            return db
+        version = None
+        if "version" in tables:
+            rows = db.execute("SELECT version FROM version").fetchall()
+            version = rows[0][0] if len(rows) == 1 else None
+        if tables == _TABLES and version == 1:
+            return db
+    except BaseException:
+        db.close()
+        raise
+    db.close()
+    raise SchemaError(
+        f"{path}: not a Transit relay usage database this relay knows "
+        f"(version {version!r}, tables: {', '.join(sorted(tables))}); it "
+        "knows version 1, that of the reference magic-wormhole-transit-relay "
+        "0.5: give --usage-db another file")
 
 
 @implementer(IUsageWriter)
@@ -138,12 +172,7 @@ class SQLiteWriter:
     or connection, never per byte."""
 
     def __init__(self, path):
-        self._db = sqlite3.connect(path)
-        self._db.executescript(_SCHEMA)
-        if self._db.execute("SELECT COUNT(*) FROM version").fetchone()[0] \
-                == 0:
-            self._db.execute("INSERT INTO version VALUES (1)")
-        self._db.commit()
+        self._db = _open_usage_db(path)
 
     def write_record(self, record):
         self._db.execute(

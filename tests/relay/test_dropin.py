@@ -1,0 +1,130 @@
+"""Our Transit relay replaces the reference relay (0.5) on its
+``--usage-db``: real relayed pairs through each, then the reference's munin
+plugins (from its source distribution, run by its python) read the counts
+and bytes those pairs imply; a file of another layout is refused."""
+
+import os
+import sqlite3
+
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks, returnValue
+from twisted.internet.task import deferLater
+from twisted.internet.testing import MemoryReactorClock
+from twisted.internet.utils import getProcessOutputAndValue
+from twisted.trial import unittest
+
+from wormhole.relay._plugin import Options, makeService
+from wormhole.relay._usage import SchemaError, SQLiteWriter
+
+from .._processes import reference_bin, reference_source_file
+from ._client import Clients
+from ._fakes import SIDE1, SIDE2, handshake
+from ._subprocess import our_twistd, reference_twistd, start_twistd
+
+
+def _rows(path):
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT result, total_bytes FROM usage"
+                          " ORDER BY rowid").fetchall()
+    finally:
+        db.close()
+
+
+class DropIn(unittest.TestCase):
+    timeout = 120
+
+    @inlineCallbacks
+    def relay_pair(self, port, token, size):
+        """Two sides paired on ``token``; ``size`` bytes each way."""
+        clients = Clients(reactor, self)
+        a = yield clients.connect(port)
+        a.send(handshake(token, SIDE1))
+        b = yield clients.connect(port)
+        b.send(handshake(token, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        a.send(b"a" * size)
+        b.send(b"b" * size)
+        yield a.when_received(3 + size)
+        yield b.when_received(3 + size)
+        a.transport.loseConnection()
+        yield b.closed
+
+    @inlineCallbacks
+    def wait_rows(self, path, n):
+        for _ in range(400):
+            if os.path.exists(path) and len(_rows(path)) >= n:
+                returnValue(_rows(path))
+            yield deferLater(reactor, 0.05, lambda: None)
+        self.fail(f"fewer than {n} usage rows in {path}: {_rows(path)}")
+
+    @inlineCallbacks
+    def munin(self, plugin, usage_db):
+        path = reference_source_file("magic_wormhole_transit_relay", "misc",
+                                     "munin", plugin)
+        out, err, code = yield getProcessOutputAndValue(
+            reference_bin("python"), [path], env={"usagedb": usage_db},
+            reactor=reactor)
+        self.assertEqual(code, 0, f"{plugin}: {out!r} {err!r}")
+        returnValue({k: int(v) for k, v in (
+            line.split(".value ") for line in out.decode().splitlines())})
+
+    @inlineCallbacks
+    def test_reference_then_ours(self):
+        """The reference relay records a relayed pair; ours, on the same
+        file, keeps that row, records its own pair the same way, and the
+        reference's munin plugins count both pairs and all their bytes."""
+        workdir = os.path.abspath(self.mktemp())
+        os.makedirs(workdir)
+        usage_db = os.path.join(workdir, "usage.sqlite")
+        ref, port = yield start_twistd(self, reference_twistd(),
+                                       ["--usage-db", usage_db], cwd=workdir)
+        yield self.relay_pair(port, "c" * 64, 1000)
+        # each relay also records the start-up probe (a connection that
+        # closed before a handshake) as "empty"
+        yield self.wait_rows(usage_db, 2)
+        yield ref.stop()
+
+        ours, port = yield start_twistd(self, our_twistd(),
+                                        ["--usage-db", usage_db],
+                                        cwd=workdir)
+        yield self.relay_pair(port, "d" * 64, 5000)
+        rows = yield self.wait_rows(usage_db, 4)
+        self.assertEqual(rows, [("empty", 0), ("happy", 2000),
+                                ("empty", 0), ("happy", 10000)])
+        events = yield self.munin("wormhole_transit_events_alltime",
+                                  usage_db)
+        self.assertEqual((events["happy"], events["errory"],
+                          events["lonely"]), (2, 0, 0))
+        sizes = yield self.munin("wormhole_transit_bytes_alltime", usage_db)
+        self.assertEqual(sizes, {"bytes": 12000, "incomplete": 12000})
+        active = yield self.munin("wormhole_transit_active", usage_db)
+        self.assertEqual(active, {"waiting": 0, "connected": 0})
+        yield ours.stop()
+
+
+class Refusal(unittest.TestCase):
+    def test_other_layout_refused(self):
+        """A --usage-db of another layout (here: a Mailbox server's usage
+        database) is refused with one line naming the file; the file is
+        left as it was."""
+        path = os.path.abspath(self.mktemp())
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE version (version INTEGER)")
+        db.execute("INSERT INTO version VALUES (2)")
+        db.execute("CREATE TABLE mailboxes (app_id VARCHAR)")
+        db.commit()
+        db.close()
+        e = self.assertRaises(SchemaError, SQLiteWriter, path)
+        self.assertIn("version 2", str(e))
+        config = Options()
+        config.parseOptions(["--usage-db", path])
+        e = self.assertRaises(SystemExit, makeService, config,
+                              MemoryReactorClock())
+        self.assertTrue(str(e.code).startswith("transitrelay: " + path))
+        db = sqlite3.connect(path)
+        self.assertEqual({r[0] for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'")},
+            {"version", "mailboxes"})
+        db.close()
