@@ -419,7 +419,8 @@ class Connection:
 
     def _route(self, payload):
         try:
-            msg = decode(payload, self._ctx.limits.max_message_size)
+            msg = decode(payload, self._ctx.limits.max_message_size,
+                         self._ctx.limits.max_json_depth)
         except BadMessage as e:
             return self.error(e.error, e.orig)
         # spec 003: an `ack` carrying `id` for every command

@@ -26,6 +26,8 @@ connection setup. Listing nameplates is off unless --allow-list is given.
 _LIMIT_OPTIONS = [
     ("max-message-size", "max_message_size", int,
      "largest client message accepted, in bytes"),
+    ("max-json-depth", "max_json_depth", int,
+     "deepest nesting of JSON arrays/objects in a client message"),
     ("max-messages-per-mailbox", "max_messages_per_mailbox", int,
      "messages one mailbox may hold"),
     ("max-send-buffer", "max_send_buffer", int,
