@@ -319,5 +319,9 @@ class MailboxEvents:
     def bound(self, app_id, side, client_version):
         self._writer.bound(app_id, side, client_version)
 
+    def counts(self):
+        """(dropped, lost) events so far."""
+        return self._writer.dropped, self._writer.lost
+
     def close(self):
         self._writer.close()

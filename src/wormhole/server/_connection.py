@@ -19,6 +19,7 @@ from zope.interface import implementer
 from ._interfaces import (IConnection, IMailboxListener, ITransportGlue,
                           IUsageRecorder)
 from ._messages import BadMessage, check_type, decode, fields, safe_orig
+from ._metrics import MailboxMetrics
 from ._model import ModelError
 from ._permissions import new_secret
 
@@ -43,7 +44,7 @@ class ServerContext:
     """What every connection of one server shares."""
 
     def __init__(self, clock, model, store, usage, policy, limits, welcome,
-                 allow_list):
+                 allow_list, metrics=None):
         self.clock = clock
         self.model = model
         self.store = store
@@ -52,6 +53,7 @@ class ServerContext:
         self.limits = limits
         self.welcome = welcome  # the `welcome` dict minus permissions
         self.allow_list = allow_list
+        self.metrics = metrics or MailboxMetrics()
 
 
 class _NameplateUse:
@@ -247,6 +249,8 @@ class _MailboxUse:
                          orig.get("id"), conn.now)
         except ModelError as e:
             conn.error(str(e), orig)
+        else:
+            conn.counted_message(body)
 
     @_machine.output()
     def _do_close_own(self, orig, mood):
@@ -356,7 +360,8 @@ class Connection:
             # a bug of ours: tell the client, keep serving everyone else
             log.failure("error while handling a client message")
             self.error("internal error in the Mailbox server; please report "
-                       "it to the server's operator", "<not echoed>")
+                       "it to the server's operator", "<not echoed>",
+                       "internal")
         finally:
             out, self._collect = self._collect, None
             if out:
@@ -386,7 +391,16 @@ class Connection:
 
     # helpers for the machines' outputs
 
-    def error(self, text, orig):
+    def counted_message(self, body):
+        metrics = self._ctx.metrics
+        metrics.messages.inc()
+        metrics.message_bytes.inc(len(body) // 2)  # hex: 2 chars a byte
+
+    def error(self, text, orig, kind="refused"):
+        """An `error` for the client; ``kind`` names it in the metrics
+        (refused, bad_message, internal, bind_timeout, idle_timeout,
+        permission)."""
+        self._ctx.metrics.errors.labels(kind).inc()
         msg = {"type": "error", "error": text, "orig": safe_orig(orig)}
         if isinstance(orig, dict):
             msg_id = orig.get("id")
@@ -422,7 +436,9 @@ class Connection:
             msg = decode(payload, self._ctx.limits.max_message_size,
                          self._ctx.limits.max_json_depth)
         except BadMessage as e:
-            return self.error(e.error, e.orig)
+            if e.limit is not None:
+                self._ctx.metrics.refused.labels(e.limit).inc()
+            return self.error(e.error, e.orig, "bad_message")
         # spec 003: an `ack` carrying `id` for every command
         msg_id = msg.get("id")
         self._send({"type": "ack",
@@ -432,7 +448,7 @@ class Connection:
             mtype = check_type(msg)
             args = fields(msg, self._ctx.limits)
         except BadMessage as e:
-            return self.error(e.error, e.orig)
+            return self.error(e.error, e.orig, "bad_message")
         if mtype == "bind":
             self._bind(msg, *args)
         elif mtype == "ping":
@@ -573,7 +589,7 @@ class Connection:
 
     @_machine.output()
     def _refuse_permission(self, orig, refusal):
-        self.error(refusal, orig)
+        self.error(refusal, orig, "permission")
         self._send(_Drop(CLOSE_POLICY, "permission denied"))
 
     @_machine.output()
@@ -582,21 +598,23 @@ class Connection:
         # gets "permission denied" and the connection is closed
         self.error("permission denied: this server requires "
                    "submit-permissions before bind (see "
-                   "'permission-required' in the welcome message)", orig)
+                   "'permission-required' in the welcome message)", orig,
+                   "permission")
         self._send(_Drop(CLOSE_POLICY, "permission denied"))
 
     @_machine.output()
     def _drop_bind_timeout(self):
         limit = self._ctx.limits.bind_timeout
         self.error(f"no bind within {limit:g} seconds of connecting; "
-                   "closing", "<no message>")
+                   "closing", "<no message>", "bind_timeout")
         self._send(_Drop(CLOSE_POLICY, "bind timeout"))
 
     @_machine.output()
     def _drop_idle(self):
         limit = self._ctx.limits.idle_timeout
         self.error(f"nothing received for {limit:g} seconds; closing idle "
-                   "connection (reconnect to continue)", "<no message>")
+                   "connection (reconnect to continue)", "<no message>",
+                   "idle_timeout")
         self._send(_Drop(CLOSE_NORMAL, "idle timeout"))
 
     @_machine.output()

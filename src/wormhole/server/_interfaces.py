@@ -44,6 +44,8 @@ class IChannelStore(Interface):
     def usage_current(rebooted, updated, blur_time, connections):
         """The live counts for the usage database's ``current`` row."""
 
+    failing = Attribute("True while the last commit failed")
+
     def after_commit(fn, *args):
         """Call ``fn(*args)`` once every change recorded so far is
         committed (at once if nothing is pending)."""

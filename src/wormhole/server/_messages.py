@@ -23,10 +23,11 @@ CLIENT_TYPES = frozenset(["submit-permissions", "bind", "list", "allocate",
 class BadMessage(Exception):
     """``error`` is the text for the client; ``orig`` what to echo."""
 
-    def __init__(self, error, orig):
+    def __init__(self, error, orig, limit=None):
         super().__init__(error)
         self.error = error
         self.orig = orig
+        self.limit = limit  # the option that refused it, if a limit did
 
 
 # a JSON string (with its escapes), then every byte that is not a bracket
@@ -61,12 +62,13 @@ def decode(payload, max_size, max_depth=32):
         raise BadMessage(
             f"message too large: {len(payload)} bytes, this server accepts "
             f"at most {max_size} bytes per message",
-            f"<{len(payload)} bytes, not parsed>")
+            f"<{len(payload)} bytes, not parsed>", "max_message_size")
     if json_depth_exceeds(payload, max_depth):
         raise BadMessage(
             f"message nests arrays/objects more than {max_depth} levels "
             "deep; this server refuses it unparsed (send a flat JSON object)",
-            f"<{len(payload)} bytes, nested too deeply, not parsed>")
+            f"<{len(payload)} bytes, nested too deeply, not parsed>",
+            "max_json_depth")
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -438,6 +438,23 @@ class Model:
                 del self.apps[app_id]
         return removed
 
+    def census(self):
+        """{(kind, state): count} of nameplates and mailboxes now: state
+        ``waiting`` with one active side, ``paired`` with more (for the
+        metrics; one walk over every channel, at scrape time only)."""
+        counts = {(kind, state): 0 for kind in ("nameplate", "mailbox")
+                  for state in ("waiting", "paired")}
+        for ns in self.apps.values():
+            for kind, table in (("nameplate", ns.nameplates),
+                                ("mailbox", ns.mailboxes)):
+                for channel in table.values():
+                    active = sum(1 for s in channel.sides.values()
+                                 if s.active)
+                    if active:
+                        state = "waiting" if active == 1 else "paired"
+                        counts[kind, state] += 1
+        return counts
+
     def compact(self):
         """Forget empty AppIDs and shrink the others' tables (a dict keeps
         its size after its entries go)."""

@@ -32,6 +32,8 @@ _EMPTY_ROWS = ("nameplates", "nameplate_sides", "mailboxes", "mailbox_sides",
 class _Recorder:
     """Turns model changes into SQL rows; subclasses decide what to do."""
 
+    failing = False  # only a database can fail to commit
+
     def _op(self, sql, params):
         raise NotImplementedError
 
@@ -159,6 +161,8 @@ class SQLiteStore(_Recorder):
         self._pool = ThreadPool(1, 1, name="mailbox-db")
         self._pool.start()
         self.commits = 0  # how many transactions so far (for tests, bench)
+        # the last commit failed: answers are withheld (/health says so)
+        self.failing = False
 
     def _op(self, sql, params):
         self._ops.append((sql, params))
@@ -226,6 +230,7 @@ class SQLiteStore(_Recorder):
 
     def _committed(self, _, outputs):
         self.commits += 1
+        self.failing = False
         self._in_flight = False
         self._release(outputs)
         if self._ops:
@@ -242,6 +247,7 @@ class SQLiteStore(_Recorder):
         log.failure("mailbox database commit failed; {n} outputs withheld",
                     f, n=len(outputs))
         self._in_flight = False
+        self.failing = True
         if self._ops or self._outputs:
             # try again with what came since (it may well work: a full
             # disk gets space back); what was withheld stays withheld

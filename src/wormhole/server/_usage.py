@@ -35,8 +35,9 @@ class UsageLog:
     all, for tests; the server keeps none: records made as clients leave
     would pin the allocator's arenas and keep their memory from the OS)."""
 
-    def __init__(self, store, blur=None, log_fd=None, keep=0):
+    def __init__(self, store, blur=None, log_fd=None, keep=0, metrics=None):
         self._store = IChannelStore(store)
+        self._metrics = metrics
         self._blur = blur
         self._log_file = (os.fdopen(log_fd, "w", buffering=1)
                           if log_fd is not None else None)
@@ -52,6 +53,9 @@ class UsageLog:
             record["waiting_time"] = blur_duration(record["waiting_time"])
             record["total_time"] = blur_duration(record["total_time"])
         self.records.append(record)
+        if self._metrics is not None:
+            self._metrics.sessions.labels(record["kind"],
+                                          record["result"]).inc()
         self._store.usage_added(record)
         if self._log_file is not None:
             self._log_file.write(json.dumps(record) + "\n")
@@ -72,6 +76,13 @@ class UsageLog:
                                          self._blur_time(when), impl, version)
         if self.events is not None:
             self.events.bound(app_id, side, client_version)
+
+    def events_lost(self):
+        """(dropped, lost) usage events so far (0, 0 without
+        --usage-events)."""
+        if self.events is None:
+            return 0, 0
+        return self.events.counts()
 
     def current(self, rebooted, now, connections):
         """Refresh the usage database's ``current`` row."""

@@ -21,6 +21,7 @@ from twisted.logger import Logger
 
 from ._connection import Connection, ServerContext
 from ._limits import Limits
+from ._metrics import MailboxMetrics
 from ._model import Model
 from ._permissions import parse_permissions
 from ._store import MemoryStore, SQLiteStore
@@ -46,17 +47,18 @@ class MailboxServer:
     """Owns the model and the connections of one server."""
 
     def __init__(self, clock, store, usage, policy, limits, welcome,
-                 allow_list, rng=None):
+                 allow_list, rng=None, metrics=None):
         self.clock = clock
         self.store = store
         self.usage_log = usage
         self.limits = limits
         self.model = Model(store, usage, rng or random.SystemRandom(), limits)
         self.model.restore(store.load(), clock.seconds())
+        self.metrics = metrics or MailboxMetrics()
         self.ctx = ServerContext(clock, self.model, store, usage, policy,
-                                 limits,
-                                 welcome, allow_list)
+                                 limits, welcome, allow_list, self.metrics)
         self.connections = set()
+        self.metrics.watch(self)
         self._departed = 0
         self._last_trim = 0.0
         self.compactors = []  # called at a trim: shrink grown containers
@@ -70,6 +72,7 @@ class MailboxServer:
         self._current.clock = clock
 
     def connection_for(self, glue):
+        self.metrics.connections.inc()
         conn = Connection(self.ctx, glue)
         self.connections.add(conn)
         return conn
@@ -146,7 +149,9 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
     else:
         store = SQLiteStore(reactor, channel_db or ":memory:", usage_db,
                             commit_window=commit_window)
-    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd, keep=keep_usage)
+    metrics = MailboxMetrics()
+    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd, keep=keep_usage,
+                     metrics=metrics)
     welcome = {}
     if motd is not None:
         welcome["motd"] = motd
@@ -157,7 +162,7 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
     policy = parse_permissions(permissions) if isinstance(
         permissions, (str, type(None))) else permissions
     return MailboxServer(reactor, store, usage, policy, limits, welcome,
-                         allow_list, rng=rng)
+                         allow_list, rng=rng, metrics=metrics)
 
 
 class _Protocol(MailboxWebSocketProtocol):
