@@ -14,6 +14,7 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.metrics import metrics_service
 from ._limits import Limits
 from ._usage import SchemaError
 from .server import build_relay, make_tcp_factory, make_websocket_factory
@@ -104,6 +105,9 @@ class Options(usage.Options):
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
          "this relay's name in usage events [default: the host name]"),
+        ("metrics", None, None,
+         "serve /metrics (Prometheus) and /health on this endpoint, e.g. "
+         "tcp:9101:interface=127.0.0.1 (off by default)"),
     ] + [(name, None, None, f"{text} [default: "
           f"{getattr(_defaults, field) or 0}]")
          for name, field, _, text in _LIMIT_OPTIONS]
@@ -177,6 +181,9 @@ def makeService(config, reactor=None):
                                    splice=not config["no-splice"])
     strports.service(with_backlog(config["port"]),
                      tcp_factory).setServiceParent(parent)
+    if config["metrics"] is not None:
+        metrics_service(config["metrics"], relay.metrics.registry,
+                        relay.health).setServiceParent(parent)
     if config["websocket"] is not None:
         url = config["websocket-url"] or _websocket_url(config["websocket"])
         urlparse(url)  # raises on nonsense before we listen

@@ -35,14 +35,18 @@ def blur_size(n):
 
 @implementer(IUsageRecorder)
 class UsageRecorder:
-    def __init__(self, clock, writers=(), blur=None, keep=100000):
+    def __init__(self, clock, writers=(), blur=None, keep=100000,
+                 metrics=None):
         self._clock = clock
+        self._metrics = metrics
         self._memory = MemoryWriter(keep)
         self._writers = [self._memory] + [IUsageWriter(w) for w in writers]
         self._blur = blur
         self.rebooted = clock.seconds()
 
     def record(self, started, total_time, waiting_time, total_bytes, mood):
+        if self._metrics is not None:
+            self._metrics.record(total_bytes, mood)
         if self._blur:
             started = (started // self._blur) * self._blur
             total_bytes = blur_size(total_bytes)

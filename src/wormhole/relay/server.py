@@ -16,6 +16,7 @@ from zope.interface import implementer
 from ._interfaces import (IPairing, ITransitRelay, ITransportGlue,
                           IUsageRecorder)
 from ._limits import Limits
+from ._metrics import RelayMetrics
 from ._pairing import Pairing
 from ._tcp import RelayTCPFactory
 from ._usage import JSONLogWriter, SQLiteWriter, UsageRecorder
@@ -26,8 +27,11 @@ from ._websocket import RelayWebSocketFactory
 class TransitRelay:
     """Every live connection, the pairing and the usage recorder."""
 
-    def __init__(self, clock, pairing, usage, limits, current_interval=60.0):
+    def __init__(self, clock, pairing, usage, limits, current_interval=60.0,
+                 metrics=None):
         self._clock = clock
+        self.metrics = metrics or RelayMetrics()
+        self.accepting = False  # between start() and stop()
         self.pairing = IPairing(pairing)
         self.usage = IUsageRecorder(usage)
         self.limits = limits
@@ -37,6 +41,7 @@ class TransitRelay:
         self._current = LoopingCall(self.update_current)
         self._current.clock = clock
         self._current_interval = current_interval
+        self.metrics.watch(self)
 
     def set_trace(self, tracer):
         """``tracer(old_state, input, new_state)`` for every machine made
@@ -44,6 +49,7 @@ class TransitRelay:
         self._trace = tracer
 
     def connection_for(self, glue):
+        self.metrics.connections.inc()
         conn = RelayConnection(ITransportGlue(glue), self.pairing,
                                self.usage, self._clock, self.limits)
         if self._trace is not None:
@@ -64,7 +70,14 @@ class TransitRelay:
     def update_current(self):
         self.usage.update_current(*self.pairing.stats())
 
+    def health(self):
+        """What ``/health`` says."""
+        connected, waiting, _ = self.pairing.stats()
+        return {"accepting": self.accepting, "paired": connected,
+                "waiting": waiting}
+
     def start(self):
+        self.accepting = True
         if self._current_interval:
             self._current.start(self._current_interval, now=True)
 
@@ -80,6 +93,7 @@ class TransitRelay:
         return d
 
     def stop(self):
+        self.accepting = False
         if self._current.running:
             self._current.stop()
         self.update_current()
@@ -96,11 +110,12 @@ def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
         writers.append(JSONLogWriter.from_fd(log_fd))
     if log_file is not None:
         writers.append(JSONLogWriter(log_file))
-    usage = UsageRecorder(clock, writers, blur=blur_usage)
+    metrics = RelayMetrics()
+    usage = UsageRecorder(clock, writers, blur=blur_usage, metrics=metrics)
     limits = limits or Limits()
     pairing = Pairing(clock, usage, limits)
     return TransitRelay(clock, pairing, usage, limits,
-                        current_interval=current_interval)
+                        current_interval=current_interval, metrics=metrics)
 
 
 def make_tcp_factory(relay, reactor=None, splice=True):

@@ -11,6 +11,7 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.metrics import metrics_service
 from ._limits import Limits
 from ._permissions import parse_permissions
 from ._schema import SchemaError
@@ -75,6 +76,9 @@ class Options(usage.Options):
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
          "this server's name in usage events [default: the host name]"),
+        ("metrics", None, None,
+         "serve /metrics (Prometheus) and /health on this endpoint, e.g. "
+         "tcp:9100:interface=127.0.0.1 (off by default)"),
         ("commit-window", None, 0.0,
          "seconds a database batch may collect before it commits", float),
     ] + [(name, None, getattr(Limits(), field), text, conv)
@@ -185,4 +189,7 @@ def makeService(config, reactor=None):
         # stopped after the mailbox: its last records are written first
         _EventsService(events).setServiceParent(parent)
     strports.service(config["port"], factory).setServiceParent(parent)
+    if config["metrics"] is not None:
+        metrics_service(config["metrics"], mailbox.metrics.registry,
+                        mailbox.health).setServiceParent(parent)
     return parent

@@ -68,6 +68,7 @@ class MailboxServer:
         self._pruner = LoopingCall(self.prune)
         self._pruner.clock = clock
         self.started = clock.seconds()
+        self.accepting = False  # between start() and stop()
         self._current = LoopingCall(self._update_current)
         self._current.clock = clock
 
@@ -109,12 +110,22 @@ class MailboxServer:
         # the usage database's `current` row, as often as the reference
         # writes it (its munin plugins call a row older than 6 min stale)
         self._current.start(60.0, now=True)
+        self.accepting = True
 
     def _update_current(self):
         self.usage_log.current(self.started, self.clock.seconds(),
                                len(self.connections))
 
+    def health(self):
+        """What ``/health`` says: accepting work unless stopping or the
+        database fails to commit (answers are then withheld)."""
+        failing = self.store.failing
+        return {"accepting": self.accepting and not failing,
+                "database": "failing" if failing else "ok",
+                "connections": len(self.connections)}
+
     def stop(self):
+        self.accepting = False
         for loop in (self._sweeper, self._pruner, self._current):
             if loop.running:
                 loop.stop()

@@ -1,22 +1,26 @@
 """Our Transit relay replaces the reference relay (0.5) on its
 ``--usage-db``: real relayed pairs through each, then the reference's munin
 plugins (from its source distribution, run by its python) read the counts
-and bytes those pairs imply; a file of another layout is refused."""
+and bytes those pairs imply; a file of another layout is refused. And
+``--metrics`` scraped after real pairs."""
 
+import json
 import os
 import sqlite3
 
+from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks, returnValue
 from twisted.internet.task import deferLater
 from twisted.internet.testing import MemoryReactorClock
 from twisted.internet.utils import getProcessOutputAndValue
 from twisted.trial import unittest
+from twisted.web.client import Agent, readBody
 
 from wormhole.relay._plugin import Options, makeService
 from wormhole.relay._usage import SchemaError, SQLiteWriter
 
-from .._processes import reference_bin, reference_source_file
+from .._processes import free_port, reference_bin, reference_source_file
 from ._client import Clients
 from ._fakes import SIDE1, SIDE2, handshake
 from ._subprocess import our_twistd, reference_twistd, start_twistd
@@ -31,7 +35,7 @@ def _rows(path):
         db.close()
 
 
-class DropIn(unittest.TestCase):
+class _Pairs(unittest.TestCase):
     timeout = 120
 
     @inlineCallbacks
@@ -70,6 +74,9 @@ class DropIn(unittest.TestCase):
         returnValue({k: int(v) for k, v in (
             line.split(".value ") for line in out.decode().splitlines())})
 
+
+
+class DropIn(_Pairs):
     @inlineCallbacks
     def test_reference_then_ours(self):
         """The reference relay records a relayed pair; ours, on the same
@@ -128,3 +135,45 @@ class Refusal(unittest.TestCase):
             "SELECT name FROM sqlite_master WHERE type='table'")},
             {"version", "mailboxes"})
         db.close()
+
+
+class Metrics(_Pairs):
+    @inlineCallbacks
+    def test_scrape_after_pairs(self):
+        """`twistd transitrelay --metrics`, scraped with prometheus_client's
+        parser after two relayed pairs (1000 and 5000 bytes each way): 2
+        happy sessions and the start-up probe's "empty" one, 12000 bytes,
+        5 connections, nothing open; /health says it accepts work."""
+        mport = free_port()
+        _, port = yield start_twistd(
+            self, our_twistd(),
+            ["--metrics", f"tcp:{mport}:interface=127.0.0.1"])
+        yield self.relay_pair(port, "e" * 64, 1000)
+        yield self.relay_pair(port, "f" * 64, 5000)
+        agent = Agent(reactor)
+        got = {}
+        for _ in range(100):
+            response = yield agent.request(
+                b"GET", f"http://127.0.0.1:{mport}/metrics".encode())
+            text = (yield readBody(response)).decode()
+            got = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for f in text_string_to_metric_families(text)
+                   for s in f.samples}
+            if got.get(("wormhole_relay_open_connections", ())) == 0:
+                break
+            yield deferLater(reactor, 0.05, lambda: None)
+        p = "wormhole_relay_"
+        self.assertEqual(got[p + "sessions_total", (("result", "happy"),)],
+                         2)
+        self.assertEqual(got[p + "sessions_total", (("result", "empty"),)],
+                         1)
+        self.assertEqual(got[p + "bytes_relayed_total", ()], 12000)
+        self.assertEqual(got[p + "connections_total", ()], 5)
+        for gauge in ("open_connections", "paired_connections",
+                      "waiting_connections", "incomplete_bytes"):
+            self.assertEqual(got[p + gauge, ()], 0)
+        response = yield agent.request(
+            b"GET", f"http://127.0.0.1:{mport}/health".encode())
+        self.assertEqual(response.code, 200)
+        self.assertEqual(json.loads((yield readBody(response))),
+                         {"accepting": True, "paired": 0, "waiting": 0})
