@@ -14,6 +14,7 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
 from ._limits import Limits
 from ._usage import SchemaError
@@ -84,6 +85,8 @@ class Options(usage.Options):
     longdesc = LONGDESC
 
     optFlags = [
+        ("log-addresses", None,
+         "name clients' IP addresses in log lines (off: never logged)"),
         ("no-splice", None,
          "copy every byte through Python, never splice(2) (Linux TCP pairs "
          "splice by default)"),
@@ -187,7 +190,10 @@ def makeService(config, reactor=None):
     if config["websocket"] is not None:
         url = config["websocket-url"] or _websocket_url(config["websocket"])
         urlparse(url)  # raises on nonsense before we listen
-        factory = make_websocket_factory(relay, url, reactor=reactor)
+        factory = make_websocket_factory(
+            relay, url, reactor=reactor,
+            log_addresses=bool(config["log-addresses"]))
         strports.service(with_backlog(config["websocket"]),
                          factory).setServiceParent(parent)
+    log_startup("transitrelay", config)
     return parent

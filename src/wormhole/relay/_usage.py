@@ -19,6 +19,7 @@ import sqlite3
 
 from zope.interface import implementer
 
+from .._ops.logs import log_session
 from ._interfaces import IUsageRecorder, IUsageWriter
 
 
@@ -53,6 +54,7 @@ class UsageRecorder:
         record = {"started": started, "total_time": total_time,
                   "waiting_time": waiting_time, "total_bytes": total_bytes,
                   "mood": mood}
+        log_session("relay", record)
         for w in self._writers:
             w.write_record(record)
 

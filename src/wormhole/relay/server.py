@@ -123,5 +123,7 @@ def make_tcp_factory(relay, reactor=None, splice=True):
     return RelayTCPFactory(relay, reactor=reactor, splice=splice)
 
 
-def make_websocket_factory(relay, url, reactor=None):
-    return RelayWebSocketFactory(url, relay, reactor=reactor)
+def make_websocket_factory(relay, url, reactor=None, log_addresses=False):
+    factory = RelayWebSocketFactory(url, relay, reactor=reactor)
+    factory.log_addresses = log_addresses
+    return factory

@@ -11,6 +11,7 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
 from ._limits import Limits
 from ._permissions import parse_permissions
@@ -51,6 +52,8 @@ class Options(usage.Options):
     longdesc = LONGDESC
 
     optFlags = [
+        ("log-addresses", None,
+         "name clients' IP addresses in log lines (off: never logged)"),
         ("disallow-list", None,
          "refuse to send list of allocated nameplates (the default here)"),
         ("allow-list", None,
@@ -181,7 +184,9 @@ def makeService(config, reactor=None):
                                      config["server-id"],
                                      config["blur-usage"])
     factory = make_factory(mailbox, websocket_options=config[
-        "websocket-protocol-options"], reactor=reactor)
+        "websocket-protocol-options"], reactor=reactor,
+        log_addresses=bool(config["log-addresses"]))
+    log_startup("wormhole-mailbox", config)
     parent = MultiService()
     # stopped after the listener (services stop in reverse order)
     _MailboxService(mailbox).setServiceParent(parent)

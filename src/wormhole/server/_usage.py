@@ -14,6 +14,7 @@ import os
 
 from zope.interface import implementer
 
+from .._ops.logs import log_session
 from ._interfaces import IChannelStore, IUsageRecorder
 
 
@@ -53,6 +54,7 @@ class UsageLog:
             record["waiting_time"] = blur_duration(record["waiting_time"])
             record["total_time"] = blur_duration(record["total_time"])
         self.records.append(record)
+        log_session("mailbox", record)
         if self._metrics is not None:
             self._metrics.sessions.labels(record["kind"],
                                           record["result"]).inc()

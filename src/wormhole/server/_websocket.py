@@ -20,6 +20,7 @@ from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
+from .._ops.logs import hide_peer
 from ._interfaces import ITransportGlue
 from ._messages import encode
 
@@ -83,6 +84,10 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
                 del attrs[name]
         # a dict does not shrink when keys go: copy it into a compact one
         self.__dict__ = dict(attrs)
+
+    def connectionMade(self):
+        super().connectionMade()
+        hide_peer(self, self.factory.log_addresses)
 
     def onOpen(self):
         self._slim()
@@ -175,6 +180,7 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
 
 class MailboxWebSocketFactory(WebSocketServerFactory):
     protocol = MailboxWebSocketProtocol
+    log_addresses = False  # --log-addresses: let autobahn name peers
 
     def __init__(self, url, mailbox, reactor=None):
         super().__init__(url, reactor=reactor)

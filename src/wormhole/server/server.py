@@ -222,10 +222,11 @@ class _Factory(MailboxWebSocketFactory):
 
 
 def make_factory(mailbox, url=None, websocket_options=(),
-                 reactor=None):
+                 reactor=None, log_addresses=False):
     """The WebSocket factory for ``mailbox``; ``websocket_options`` are
     (name, value) pairs for autobahn (``--websocket-protocol-option``)."""
     factory = _Factory(url, mailbox, reactor=reactor)
+    factory.log_addresses = log_addresses
     mailbox.compactors.append(factory.compact)
     limits = mailbox.limits
     options = {
