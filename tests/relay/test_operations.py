@@ -22,7 +22,6 @@ from wormhole.relay._usage import SchemaError, SQLiteWriter
 
 from .._processes import free_port, reference_bin, reference_source_file
 from ._client import Clients
-from ._fakes import SIDE1, SIDE2, handshake
 from ._subprocess import our_twistd, reference_twistd, start_twistd
 
 
@@ -38,22 +37,8 @@ def _rows(path):
 class _Pairs(unittest.TestCase):
     timeout = 120
 
-    @inlineCallbacks
     def relay_pair(self, port, token, size):
-        """Two sides paired on ``token``; ``size`` bytes each way."""
-        clients = Clients(reactor, self)
-        a = yield clients.connect(port)
-        a.send(handshake(token, SIDE1))
-        b = yield clients.connect(port)
-        b.send(handshake(token, SIDE2))
-        yield a.when_received(3)
-        yield b.when_received(3)
-        a.send(b"a" * size)
-        b.send(b"b" * size)
-        yield a.when_received(3 + size)
-        yield b.when_received(3 + size)
-        a.transport.loseConnection()
-        yield b.closed
+        return Clients(reactor, self).relay_pair(port, token, size)
 
     @inlineCallbacks
     def wait_rows(self, path, n):

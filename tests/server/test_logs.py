@@ -17,8 +17,7 @@ from twisted.internet.protocol import Protocol
 
 from ..interop.harness import (InteropTestCase, mailbox_moods, our_cli_argv,
                                our_twistd, start_twistd)
-from ..relay._client import RawClient
-from ..relay._fakes import SIDE1, SIDE2, handshake
+from ..relay._client import Clients
 from .._processes import free_port
 from ._client import happy_exchange
 
@@ -126,25 +125,6 @@ class NoAddresses(InteropTestCase):
         self.assertNoAddress(dump, "the usage database")
 
     @defer.inlineCallbacks
-    def relay_pair(self, host, port, size):
-        """Two sides paired through the relay; ``size`` bytes each way."""
-        endpoint = (TCP6ClientEndpoint if ":" in host
-                    else TCP4ClientEndpoint)(reactor, host, port)
-        a = yield connectProtocol(endpoint, RawClient())
-        self.addCleanup(a.transport.abortConnection)
-        a.send(handshake("c" * 64, SIDE1))
-        b = yield connectProtocol(endpoint, RawClient())
-        self.addCleanup(b.transport.abortConnection)
-        b.send(handshake("c" * 64, SIDE2))
-        yield a.when_received(3)
-        a.send(b"x" * size)
-        b.send(b"y" * size)
-        yield a.when_received(3 + size)
-        yield b.when_received(3 + size)
-        a.transport.loseConnection()
-        yield b.closed
-
-    @defer.inlineCallbacks
     def test_relay(self):
         """A relayed pair and malformed connections over 127.0.0.1 and ::1
         (TCP), and over a WebSocket port: the relay's log names no address
@@ -163,7 +143,8 @@ class NoAddresses(InteropTestCase):
                 self, reactor, our_twistd(), "transitrelay",
                 f"relay on {host}", basedir, args, probe=False)
             runs.append(run)
-            yield self.relay_pair(host, port, 1000)
+            yield Clients(reactor, self).relay_pair(port, "c" * 64, 1000,
+                                                    host=host)
             # written when the pair's usage record is
             yield self.poll_until(
                 lambda: b"relay session ended" in run.stdout,
