@@ -13,13 +13,13 @@ from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks, returnValue
 from twisted.internet.task import deferLater
 from twisted.internet.testing import MemoryReactorClock
-from twisted.internet.utils import getProcessOutputAndValue
 from twisted.trial import unittest
 from twisted.web.client import Agent, readBody
 
 from wormhole.relay._plugin import Options, makeService
 from wormhole.relay._usage import SchemaError, SQLiteWriter
 
+from .._munin import our_plugin, run_plugin
 from .._processes import free_port, reference_bin, reference_source_file
 from ._client import Clients
 from ._subprocess import our_twistd, reference_twistd, start_twistd
@@ -52,12 +52,9 @@ class _Pairs(unittest.TestCase):
     def munin(self, plugin, usage_db):
         path = reference_source_file("magic_wormhole_transit_relay", "misc",
                                      "munin", plugin)
-        out, err, code = yield getProcessOutputAndValue(
-            reference_bin("python"), [path], env={"usagedb": usage_db},
-            reactor=reactor)
-        self.assertEqual(code, 0, f"{plugin}: {out!r} {err!r}")
-        returnValue({k: int(v) for k, v in (
-            line.split(".value ") for line in out.decode().splitlines())})
+        graphs = yield run_plugin(self, path, {"usagedb": usage_db},
+                                  python=reference_bin("python"))
+        returnValue(graphs[None])
 
 
 
@@ -93,6 +90,18 @@ class DropIn(_Pairs):
         self.assertEqual(sizes, {"bytes": 12000, "incomplete": 12000})
         active = yield self.munin("wormhole_transit_active", usage_db)
         self.assertEqual(active, {"waiting": 0, "connected": 0})
+        # our plugin: since our start, our probe and our pair
+        graphs = yield run_plugin(self, our_plugin("wormhole_relay"),
+                                  {"usagedb": usage_db})
+        self.assertEqual(graphs["wormhole_relay_results"], {
+            "happy": 1, "empty": 1, "lonely": 0, "errory": 0,
+            "impatient": 0, "redundant": 0, "jilted": 0})
+        self.assertEqual(graphs["wormhole_relay_bytes"],
+                         {"finished": 10000, "with_open": 10000})
+        config = yield run_plugin(self, our_plugin("wormhole_relay"),
+                                  {"usagedb": usage_db}, config=True)
+        self.assertEqual(config["wormhole_relay_bytes"]["graph_vlabel"],
+                         "bytes")
         yield ours.stop()
 
 

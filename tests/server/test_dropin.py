@@ -8,11 +8,11 @@ import os
 import sqlite3
 
 from twisted.internet import defer, reactor
-from twisted.internet.utils import getProcessOutputAndValue
 
 from ..interop.harness import (InteropTestCase, TwistdMailboxServer,
                                mailbox_moods, our_cli_argv, our_twistd,
                                ref_bin, ref_cli_argv)
+from .._munin import our_plugin, run_plugin
 from .._processes import reference_source_file
 
 
@@ -26,19 +26,18 @@ def _count(path, sql):
 
 class DropIn(InteropTestCase):
     @defer.inlineCallbacks
-    def munin(self, plugin, server):
-        """Run one of the reference's munin plugins on ``server``'s
-        databases; returns {field: value}."""
+    def munin(self, plugin, server, ours=False):
+        """Run one of the reference's munin plugins (or ours) on
+        ``server``'s databases; returns {field: value} (ours: by graph)."""
+        env = {"usagedb": server.usage_db,
+               "channeldb": os.path.join(server.basedir, "channel.sqlite")}
+        if ours:
+            graphs = yield run_plugin(self, our_plugin(plugin), env)
+            return graphs
         path = reference_source_file("magic_wormhole_mailbox_server",
                                      "misc", "munin", plugin)
-        out, err, code = yield getProcessOutputAndValue(
-            ref_bin("python"), [path], env={
-                "usagedb": server.usage_db,
-                "channeldb": os.path.join(server.basedir, "channel.sqlite"),
-            }, reactor=reactor)
-        self.assertEqual(code, 0, f"{plugin}: {out!r} {err!r}")
-        return {k: int(v) for k, v in (
-            line.split(".value ") for line in out.decode().splitlines())}
+        graphs = yield run_plugin(self, path, env, python=ref_bin("python"))
+        return graphs[None]
 
     @defer.inlineCallbacks
     def wait_for_mailboxes(self, server, n):
@@ -91,6 +90,12 @@ class DropIn(InteropTestCase):
         active = yield self.munin("wormhole_active", ours)
         self.assertEqual(active, {"nameplates": 0, "mailboxes": 0,
                                   "messages": 0})
+        # our own plugin reads the same: one happy mailbox since our start
+        graphs = yield self.munin("wormhole_mailbox", ours, ours=True)
+        self.assertEqual(graphs["wormhole_mailbox_results"], {
+            "happy": 1, "lonely": 0, "scary": 0, "errory": 0, "pruney": 0,
+            "crowded": 0})
+        self.assertEqual(graphs["wormhole_mailbox_active"], active)
         # one bind per client connection: 2 (first transfer) + the waiting
         # sender's 2 (once on each server) + its receiver + 2 (third)
         self.assertEqual(_count(ours.usage_db,
