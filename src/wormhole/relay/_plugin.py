@@ -7,13 +7,13 @@ form and meaning (``--port``, ``--websocket``, ``--websocket-url``,
 docs/relay.md lists them all.
 """
 
-import re
 from urllib.parse import urlparse
 
 from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.listen import with_backlog
 from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
 from ._limits import Limits
@@ -45,23 +45,6 @@ def _positive_int(value):
 
 
 _defaults = Limits()
-
-# Twisted listens with a queue of 50: 100 pairs connecting at once
-# overflow it, the kernel drops SYNs and those clients retry after a second
-# (docs/performance.md). Ours is 1024 (the kernel caps it at somaxconn).
-DEFAULT_BACKLOG = 1024
-
-
-def with_backlog(endpoint, backlog=DEFAULT_BACKLOG):
-    """A ``tcp:``/``tcp6:`` endpoint description with ``backlog=`` added
-    when it has none; an explicit ``backlog=`` (and any other kind of
-    endpoint) is left as given."""
-    parts = re.split(r"(?<!\\):", endpoint)
-    if parts[0] not in ("tcp", "tcp6"):
-        return endpoint
-    if any(p.startswith("backlog=") for p in parts[1:]):
-        return endpoint
-    return f"{endpoint}:backlog={backlog}"
 
 # (option, Limits field, converter, help)
 _LIMIT_OPTIONS = [

@@ -11,6 +11,7 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.listen import with_backlog
 from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
 from ._limits import Limits
@@ -193,7 +194,8 @@ def makeService(config, reactor=None):
     if events is not None:
         # stopped after the mailbox: its last records are written first
         _EventsService(events).setServiceParent(parent)
-    strports.service(config["port"], factory).setServiceParent(parent)
+    strports.service(with_backlog(config["port"]),
+                     factory).setServiceParent(parent)
     if config["metrics"] is not None:
         metrics_service(config["metrics"], mailbox.metrics.registry,
                         mailbox.health).setServiceParent(parent)
