@@ -17,7 +17,7 @@ from twisted.trial import unittest
 from twisted.web.client import Agent, readBody
 
 from wormhole.relay._plugin import Options, makeService
-from wormhole.relay._usage import SchemaError, SQLiteWriter
+from wormhole._ops.usage import RelaySQLiteWriter, SchemaError
 
 from .._munin import our_plugin, run_plugin
 from .._processes import free_port, reference_bin, reference_source_file
@@ -117,7 +117,7 @@ class Refusal(unittest.TestCase):
         db.execute("CREATE TABLE mailboxes (app_id VARCHAR)")
         db.commit()
         db.close()
-        e = self.assertRaises(SchemaError, SQLiteWriter, path)
+        e = self.assertRaises(SchemaError, RelaySQLiteWriter, reactor, path)
         self.assertIn("version 2", str(e))
         config = Options()
         config.parseOptions(["--usage-db", path])

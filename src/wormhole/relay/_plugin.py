@@ -17,7 +17,7 @@ from .._ops.listen import with_backlog
 from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
 from ._limits import Limits
-from ._usage import SchemaError
+from .._ops.usage import SchemaError
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
 LONGDESC = """\
@@ -147,11 +147,12 @@ def makeService(config, reactor=None):
     if config["usage-events"] is not None:
         import socket
 
-        from .._usage_events import EventWriter, RelayEvents
+        from .._ops.usage import EventWriter, RelayEvents
+        # the recorder blurs each record once, before any writer
         extra.append(RelayEvents(EventWriter(
             reactor, config["usage-events"],
             config["server-id"] or socket.gethostname(),
-            prefix="relay-events", blur=config["blur-usage"])))
+            prefix="relay-events")))
     try:
         relay = build_relay(reactor, usage_db=config["usage-db"],
                             log_fd=config["log-fd"],

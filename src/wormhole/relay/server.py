@@ -10,6 +10,7 @@ build through here.
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
+from .._ops.usage import JSONLinesWriter, RelaySQLiteWriter
 from ._connection import RelayConnection
 from zope.interface import implementer
 
@@ -19,7 +20,7 @@ from ._limits import Limits
 from ._metrics import RelayMetrics
 from ._pairing import Pairing
 from ._tcp import RelayTCPFactory
-from ._usage import JSONLogWriter, SQLiteWriter, UsageRecorder
+from ._usage import UsageRecorder
 from ._websocket import RelayWebSocketFactory
 
 
@@ -97,7 +98,7 @@ class TransitRelay:
         if self._current.running:
             self._current.stop()
         self.update_current()
-        self.usage.close()
+        return self.usage.close()
 
 
 def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
@@ -105,11 +106,11 @@ def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
                 extra_writers=()):
     writers = list(extra_writers)
     if usage_db is not None:
-        writers.append(SQLiteWriter(usage_db))
+        writers.append(RelaySQLiteWriter(clock, usage_db))
     if log_fd is not None:
-        writers.append(JSONLogWriter.from_fd(log_fd))
+        writers.append(JSONLinesWriter.from_fd(clock, log_fd))
     if log_file is not None:
-        writers.append(JSONLogWriter(log_file))
+        writers.append(JSONLinesWriter(clock, log_file))
     metrics = RelayMetrics()
     usage = UsageRecorder(clock, writers, blur=blur_usage, metrics=metrics)
     limits = limits or Limits()

@@ -129,25 +129,17 @@ class _MailboxService(Service):
         return self._mailbox.stop()
 
 
-class _EventsService(Service):
-    def __init__(self, events):
-        self._events = events
-
-    def stopService(self):
-        super().stopService()
-        self._events.close()
-
-
-def attach_usage_events(mailbox, reactor, directory, server_id=None,
-                        blur=None):
+def attach_usage_events(mailbox, reactor, directory, server_id=None):
     """Send ``mailbox``'s usage records and binds to daily JSON-lines
-    files in ``directory`` (docs/usage-events.md); returns the writer."""
+    files in ``directory`` (docs/usage-events.md); returns the writer,
+    which the mailbox closes when it stops. Records arrive blurred
+    (``--blur-usage``) from the mailbox's usage log."""
     import socket
 
-    from .._usage_events import EventWriter, MailboxEvents
+    from .._ops.usage import EventWriter, MailboxEvents
     events = MailboxEvents(EventWriter(
         reactor, directory, server_id or socket.gethostname(),
-        prefix="mailbox-events", blur=blur))
+        prefix="mailbox-events"))
     mailbox.usage_log.events = events
     return events
 
@@ -179,21 +171,17 @@ def makeService(config, reactor=None):
     except SchemaError as e:
         # a database of another layout: one line, no traceback
         raise SystemExit(f"wormhole-mailbox: {e}")
-    events = None
     if config["usage-events"] is not None:
-        events = attach_usage_events(mailbox, reactor, config["usage-events"],
-                                     config["server-id"],
-                                     config["blur-usage"])
+        attach_usage_events(mailbox, reactor, config["usage-events"],
+                            config["server-id"])
     factory = make_factory(mailbox, websocket_options=config[
         "websocket-protocol-options"], reactor=reactor,
         log_addresses=bool(config["log-addresses"]))
     log_startup("wormhole-mailbox", config)
     parent = MultiService()
-    # stopped after the listener (services stop in reverse order)
+    # stopped after the listener (services stop in reverse order); it
+    # commits, then writes out the usage log and events
     _MailboxService(mailbox).setServiceParent(parent)
-    if events is not None:
-        # stopped after the mailbox: its last records are written first
-        _EventsService(events).setServiceParent(parent)
     strports.service(with_backlog(config["port"]),
                      factory).setServiceParent(parent)
     if config["metrics"] is not None:

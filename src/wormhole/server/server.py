@@ -20,6 +20,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from ._connection import Connection, ServerContext
+from .._ops.usage import JSONLinesWriter
 from ._limits import Limits
 from ._metrics import MailboxMetrics
 from ._model import Model
@@ -132,7 +133,10 @@ class MailboxServer:
         if self._trim_call is not None:
             self._trim_call.cancel()
             self._trim_call = None
-        return self.store.close()
+        # the last records come as the store commits; then the writers
+        d = self.store.close()
+        d.addCallback(lambda _: self.usage_log.close())
+        return d
 
     def _sweep(self):
         now = self.clock.seconds()
@@ -161,8 +165,10 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
         store = SQLiteStore(reactor, channel_db or ":memory:", usage_db,
                             commit_window=commit_window)
     metrics = MailboxMetrics()
-    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd, keep=keep_usage,
-                     metrics=metrics)
+    log_writer = (JSONLinesWriter.from_fd(reactor, log_fd)
+                  if log_fd is not None else None)
+    usage = UsageLog(store, blur=blur_usage, log_writer=log_writer,
+                     keep=keep_usage, metrics=metrics)
     welcome = {}
     if motd is not None:
         welcome["motd"] = motd
