@@ -26,10 +26,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import _loadgen  # noqa: E402
-import _procstat  # noqa: E402
-from mailbox_bench import (HOST, Server, emit, log, percentile,  # noqa: E402
-                           raise_nofile)
+import _loadgen
+import _procstat
+from mailbox_bench import HOST, Server, emit, log, percentile, raise_nofile
 
 
 async def burst(port, pairs, timeout):
@@ -39,7 +38,7 @@ async def burst(port, pairs, timeout):
         began = time.monotonic()
         try:
             await _loadgen.one_pair(HOST, port, timeout)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 (every failure is counted)
             kind = _loadgen.classify(e)
             failures[kind] = failures.get(kind, 0) + 1
             return
@@ -96,6 +95,11 @@ def run_round(server, pairs, timeout, workers, loop):
     return latencies, failures, wall, cpu, client_cpu
 
 
+def somaxconn():
+    with open("/proc/sys/net/core/somaxconn") as f:
+        return f.read().strip()
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=int, default=500)
@@ -117,8 +121,7 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="mailbox-burst-")
     log(f"pairs={args.pairs} rounds={args.rounds} workers={args.workers} "
         f"loop={args.loop} cpus={os.cpu_count()} "
-        f"load1={os.getloadavg()[0]:.2f} somaxconn="
-        + open("/proc/sys/net/core/somaxconn").read().strip())
+        f"load1={os.getloadavg()[0]:.2f} somaxconn={somaxconn()}")
     results = {"ours": [], "ref": []}
     # backlog=0: the server's own default listen queue; each start() is a
     # fresh server with fresh databases

@@ -9,11 +9,17 @@ import sqlite3
 
 from twisted.internet import defer, reactor
 
-from ..interop.harness import (InteropTestCase, TwistdMailboxServer,
-                               mailbox_moods, our_cli_argv, our_twistd,
-                               ref_bin, ref_cli_argv)
 from .._munin import our_plugin, run_plugin
 from .._processes import reference_source_file
+from ..interop.harness import (
+    InteropTestCase,
+    TwistdMailboxServer,
+    mailbox_moods,
+    our_cli_argv,
+    our_twistd,
+    ref_bin,
+    ref_cli_argv,
+)
 
 
 def _count(path, sql):

@@ -11,14 +11,22 @@ import socket
 import sqlite3
 
 from twisted.internet import defer, reactor
-from twisted.internet.endpoints import (TCP4ClientEndpoint,
-                                       TCP6ClientEndpoint, connectProtocol)
+from twisted.internet.endpoints import (
+    TCP4ClientEndpoint,
+    TCP6ClientEndpoint,
+    connectProtocol,
+)
 from twisted.internet.protocol import Protocol
 
-from ..interop.harness import (InteropTestCase, mailbox_moods, our_cli_argv,
-                               our_twistd, start_twistd)
-from ..relay._client import Clients
 from .._processes import free_port
+from ..interop.harness import (
+    InteropTestCase,
+    mailbox_moods,
+    our_cli_argv,
+    our_twistd,
+    start_twistd,
+)
+from ..relay._client import Clients
 from ._client import happy_exchange
 
 ADDRESS = re.compile(rb"\b(?:\d{1,3}\.){3}\d{1,3}\b|::1\b|::ffff:")
@@ -147,7 +155,7 @@ class NoAddresses(InteropTestCase):
                                                     host=host)
             # written when the pair's usage record is
             yield self.poll_until(
-                lambda: b"relay session ended" in run.stdout,
+                lambda run=run: b"relay session ended" in run.stdout,
                 f"the session line of the pair over {host}")
             yield misbehave(host, port, RELAY_ABUSE)
         yield misbehave("127.0.0.1", ws_port, MAILBOX_ABUSE)

@@ -8,9 +8,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import defer, reactor
 from twisted.web.client import Agent, readBody
 
-from ..interop.harness import (InteropTestCase, mailbox_moods, our_cli_argv,
-                               ref_cli_argv)
 from .._processes import free_port
+from ..interop.harness import InteropTestCase, mailbox_moods, our_cli_argv, ref_cli_argv
 from ._client import connect
 
 

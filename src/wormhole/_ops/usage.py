@@ -124,9 +124,10 @@ class BatchWriter:
         if self._closed or len(self._items) >= self._max_queue:
             self.dropped += 1
             if _is_power_of_ten(self.dropped):
-                log.warn("{name}: the writer's queue is full (disk too "
-                         "slow?) or closed; {dropped} items dropped so far",
-                         name=self._name, dropped=self.dropped)
+                log.warn(  # noqa: G010 (twisted's Logger has no warning())
+                    "{name}: the writer's queue is full (disk too slow?) or "
+                    "closed; {dropped} items dropped so far",
+                    name=self._name, dropped=self.dropped)
             return
         self._items.append(item)
         if not self._busy and self._scheduled is None:
@@ -187,7 +188,8 @@ class BatchWriter:
         pool, self._pool = self._pool, None
         pool.stop()
         if self.dropped or self.lost:
-            log.warn("{name}: {dropped} dropped (queue full) and {lost} lost "
+            log.warn(  # noqa: G010 (twisted's Logger has no warning())
+                "{name}: {dropped} dropped (queue full) and {lost} lost "
                      "(write failed) in all", name=self._name,
                      dropped=self.dropped, lost=self.lost)
         self._fire()

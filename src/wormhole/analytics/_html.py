@@ -15,8 +15,7 @@ import html
 import json
 
 from . import _aggregate as A
-from ._charts import (daily_specs, distribution_specs, draw, number,
-                      per_server_specs)
+from ._charts import daily_specs, distribution_specs, draw, number, per_server_specs
 
 _CSS = """
 body{font-family:sans-serif;margin:1.5em auto;max-width:72em;color:#222;

@@ -16,8 +16,8 @@ from twisted.python import usage
 from .._ops.listen import with_backlog
 from .._ops.logs import log_startup
 from .._ops.metrics import metrics_service
-from ._limits import Limits
 from .._ops.usage import SchemaError
+from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
 LONGDESC = """\

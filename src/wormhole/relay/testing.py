@@ -15,8 +15,7 @@ Everything listens on 127.0.0.1 only. Extra keyword arguments are limits
 Linux otherwise, as the twistd plugin does).
 """
 
-from twisted.internet.defer import (Deferred, inlineCallbacks, returnValue,
-                                    succeed)
+from twisted.internet.defer import Deferred, inlineCallbacks, returnValue, succeed
 from zope.interface import implementer
 
 from .._ops.usage import IUsageWriter

@@ -19,8 +19,8 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from ._connection import Connection, ServerContext
 from .._ops.usage import JSONLinesWriter
+from ._connection import Connection, ServerContext
 from ._limits import Limits
 from ._metrics import MailboxMetrics
 from ._model import Model
