@@ -75,6 +75,24 @@ class InMemory(unittest.TestCase):
         self.assertTrue(server._gone)
 
     @inlineCallbacks
+    def test_close_after_queued(self):
+        """A close decided while the reader is paused (here the bind
+        timeout) leaves after what was queued before it, its `error`
+        included, and nothing is sent after it."""
+        server = self.servers[0]
+        conn = server._conn
+        server.pauseProducing()
+        conn.received(b'{"type": "ping", "ping": 1}')
+        conn.tick(conn.opened_at + 121)  # the bind timeout is 120 s
+        conn.deliver(_Msg(0))  # too late: the connection is closing
+        server.resumeProducing()
+        yield self.pumper._flush()
+        self.assertEqual([m["type"] for m, _ in self.client.got[1:]],
+                         ["ack", "pong", "error"])
+        self.assertIn("no bind within", self.client.got[-1][0]["error"])
+        self.assertEqual(self.client.remoteCloseCode, 1008)
+
+    @inlineCallbacks
     def test_backlog_paced(self):
         """Mailbox messages queued while paused (any number: here 30 times
         the send buffer) are not counted as unread; they leave in order,

@@ -59,6 +59,16 @@ _SHARED_DEFAULTS = {
 }
 
 
+class _Close:
+    """The closing handshake, queued behind what the reader has not had."""
+
+    __slots__ = ("code", "reason")
+
+    def __init__(self, code, reason):
+        self.code = code
+        self.reason = reason
+
+
 @implementer(ITransportGlue)
 class MailboxWebSocketProtocol(WebSocketServerProtocol):
     _conn = None
@@ -148,7 +158,12 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         if self._gone:
             return
         self._gone = True
-        self.sendCloseFrame(code, reason.encode("utf-8")[:123])
+        close = _Close(code, reason.encode("utf-8")[:123])
+        if self._queue:
+            # after what is queued (the `error` saying why comes first)
+            self._queue.append(close)
+        else:
+            self.sendCloseFrame(close.code, close.reason)
 
     def abort(self):
         # a client that does not read gets no closing handshake: drop what
@@ -166,8 +181,12 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         queue = self._queue
         # sending may pause us again (Twisted calls pauseProducing from
         # inside write): then the rest waits for the next resume
-        while queue and not self._paused and not self._gone:
+        while queue and not self._paused:
             item = queue.popleft()
+            if isinstance(item, _Close):
+                queue.clear()
+                self.sendCloseFrame(item.code, item.reason)
+                break
             if isinstance(item, bytes):
                 self._queued_bytes -= len(item)
             self._transmit(item)
