@@ -25,6 +25,7 @@ from ..interop.harness import (
     our_cli_argv,
     our_twistd,
     start_twistd,
+    wait_until_listening,
 )
 from ..relay._client import Clients
 from ._client import happy_exchange
@@ -131,6 +132,35 @@ class NoAddresses(InteropTestCase):
         db.close()
         self.assertIn(b"happy", dump)
         self.assertNoAddress(dump, "the usage database")
+
+    @defer.inlineCallbacks
+    def test_logfile(self):
+        """With twistd's --logfile the same lines go to the file: the
+        start-up options, a session line per finished mailbox, no
+        address."""
+        basedir = os.path.abspath(self.mktemp())
+        os.makedirs(basedir)
+        logfile = os.path.join(basedir, "server.log")
+        port = free_port()
+        run = self.spawn([our_twistd(), "-n", "--pidfile=",
+                          f"--logfile={logfile}", "wormhole-mailbox",
+                          "--port", f"tcp:{port}:interface=127.0.0.1",
+                          "--channel-db", ":memory:"], "logfile server")
+        yield wait_until_listening(reactor, port)
+        yield happy_exchange(reactor, f"ws://127.0.0.1:{port}/v1")
+        yield misbehave("127.0.0.1", port, MAILBOX_ABUSE[:1])
+        def log():
+            if not os.path.exists(logfile):
+                return b""
+            with open(logfile, "rb") as f:
+                return f.read()
+        yield self.poll_until(lambda: b"kind=mailbox" in log(),
+                              "the session line in the log file")
+        yield run.kill()
+        log = log()
+        self.assertNoAddress(log, "the --logfile")
+        self.assertIn(b"wormhole-mailbox starting with options", log)
+        self.assertIn(b"dropping connection to peer a client", log)
 
     @defer.inlineCallbacks
     def test_relay(self):
