@@ -3,6 +3,7 @@ rules, and the writers whose blocking I/O runs on a Twisted thread pool.
 The writer tests use the real reactor (results come back from the worker
 thread through it) and wait on ``close()``, never on time."""
 
+import io
 import json
 import os
 
@@ -192,3 +193,18 @@ class Adapters(unittest.TestCase):
         self.assertEqual([(e["kind"], e["result"]) for e in got],
                          [("mailbox", "lonely"), ("bind", None)])
         self.assertEqual(m.counts(), (0, 0))
+
+
+class AnyFailure(unittest.TestCase):
+    @inlineCallbacks
+    def test_unexpected_error_counted_and_close_fires(self):
+        """A write that fails with something other than an OSError is
+        counted as lost too, and close() still fires (a writer stuck on a
+        failed batch would hang the server's shutdown)."""
+        class Broken(u.JSONLinesWriter):
+            def _write_batch(self, lines):
+                raise TypeError("a bug")
+        w = Broken(reactor, io.StringIO(), retry_delays=())
+        w.write_record({"mood": "happy"})
+        yield w.close()
+        self.assertEqual(w.lost, 1)

@@ -147,7 +147,9 @@ class BatchWriter:
                 yield deferToThreadPool(self._reactor, self._pool,
                                         self._write_batch, items)
                 return
-            except (OSError, sqlite3.Error, ValueError) as e:
+            # any failure (a full disk, a closed descriptor, a bug): the
+            # writer must go on, or its close() would never fire
+            except Exception as e:  # noqa: BLE001
                 if not delays:
                     self.lost += len(items)
                     log.error("{name}: {n} items lost, the write failed: "
