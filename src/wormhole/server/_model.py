@@ -172,25 +172,36 @@ class AppNamespace:
         ones of that length, and return its name."""
         length = 1
         while True:
-            low = 1 if length == 1 else 10 ** (length - 1)
-            high = 10 ** length
-            taken = sum(1 for n in self.nameplates if len(n) == length)
-            if taken < high - low:
+            name = self._free_name(length)
+            if name is not None:
                 break
             length += 1
-        free = [str(n) for n in range(low, high)
-                if str(n) not in self.nameplates] if high - low <= 10000 \
-            else None
-        if free is not None:
-            name = self._rng.choice(free)
-        else:
-            # a huge range with few taken: guess until free
-            while True:
-                name = str(self._rng.randrange(low, high))
-                if name not in self.nameplates:
-                    break
         self.claim(name, side, now)
         return name
+
+    def _free_name(self, length):
+        """A random free nameplate of ``length`` digits, or None. A few
+        random guesses first: they find one at once while the range is
+        mostly free (a burst of 500 clients must not cost a scan of the
+        range each); a crowded range is scanned, up to 10,000 names."""
+        low = 1 if length == 1 else 10 ** (length - 1)
+        high = 10 ** length
+        for _ in range(8):
+            name = str(self._rng.randrange(low, high))
+            if name not in self.nameplates:
+                return name
+        if high - low > 10000:
+            # too many to list, and 8 guesses missed: keep guessing while
+            # any is free (this range is far from full in practice)
+            taken = sum(1 for n in self.nameplates if len(n) == length)
+            while taken < high - low:
+                name = str(self._rng.randrange(low, high))
+                if name not in self.nameplates:
+                    return name
+            return None
+        free = [str(n) for n in range(low, high)
+                if str(n) not in self.nameplates]
+        return self._rng.choice(free) if free else None
 
     def claim(self, name, side, now):
         """Add ``side`` to nameplate ``name`` (creating it and its mailbox if
