@@ -105,3 +105,34 @@ class LineProcess(protocol.ProcessProtocol):
                 os.kill(self.pid, sig)
             except ProcessLookupError:
                 pass
+
+
+def reference_venv_dir():
+    """The reference venv's root ($WORMHOLE_REFERENCE_VENV or .venv-ref)."""
+    return os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT, ".venv-ref")
+
+
+def reference_package_file(package, *parts):
+    """A file of an installed reference package (e.g. its db-schemas), read
+    where the reference keeps it, never copied into this project."""
+    import glob
+    found = glob.glob(os.path.join(reference_venv_dir(), "lib", "python*",
+                                   "site-packages", package, *parts))
+    if not found:
+        raise AssertionError(
+            f"{package}/{'/'.join(parts)} not found in the reference venv: "
+            "run `./dev test`, which installs it")
+    return found[0]
+
+
+def reference_source_file(dist, *parts):
+    """A file of a reference server's source distribution (its misc/munin
+    plugins), which `./dev` unpacks into <reference venv>/src/."""
+    import glob
+    found = glob.glob(os.path.join(reference_venv_dir(), "src", dist + "-*",
+                                   *parts))
+    if not found:
+        raise AssertionError(
+            f"{dist} {'/'.join(parts)} not found in the reference venv's "
+            "src/: run `./dev test`, which unpacks the reference's sdists")
+    return found[0]

@@ -303,6 +303,20 @@ class Incremental(unittest.TestCase):
         self.assertEqual(new, [(path, seen["offset"],
                                 os.path.getsize(path))])
 
+    def test_today_skipped_with_advice(self):
+        """Today's file is skipped, and the reason says how to include it
+        (--include-open) instead of leaving the operator guessing."""
+        base = os.path.abspath(self.mktemp())
+        os.makedirs(base)
+        path = os.path.join(base, "mailbox-events-2026-01-01.jsonl")
+        with open(path, "w") as f:
+            f.write('{"a":1}\n')
+        new, skipped = plan([path], {}, "2026-01-01")
+        self.assertEqual(new, [])
+        [(where, why)] = skipped
+        self.assertEqual(where, path)
+        self.assertIn("--include-open", why)
+
     def test_open_file_whole_lines_only(self):
         """With --include-open, today's file is read up to its last whole
         line; the unterminated tail is read by the next run, once whole."""

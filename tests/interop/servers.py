@@ -84,19 +84,15 @@ class TwistdMailboxServer:
 
     def usage(self):
         """The usage DB as [{"kind", "result", "app_id"}] (the shape of our
-        in-process server's ``usage()``).  Reads the reference's schema
-        (tables ``mailboxes`` and ``nameplates``) or ours (one ``usage``
-        table with a ``kind`` column): docs/interop.md, "Usage DB"."""
+        in-process server's ``usage()``).  Both servers keep the
+        reference's tables ``mailboxes`` and ``nameplates``
+        (docs/interop.md, "Usage DB")."""
         if not os.path.exists(self.usage_db):
             return []
         conn = sqlite3.connect(self.usage_db)
         try:
             tables = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
-            if "usage" in tables:
-                return [{"kind": k, "result": r, "app_id": a}
-                        for k, a, r in conn.execute(
-                            "SELECT kind, app_id, result FROM usage")]
             rows = []
             for table, kind in (("mailboxes", "mailbox"),
                                 ("nameplates", "nameplate")):

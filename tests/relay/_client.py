@@ -4,7 +4,7 @@ and hands out Deferreds for "n bytes arrived" and "closed"."""
 import hashlib
 
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
-from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
 
 
@@ -59,11 +59,31 @@ class Clients:
         testcase.addCleanup(self.close_all)
 
     @inlineCallbacks
-    def connect(self, port, protocol=RawClient):
-        ep = TCP4ClientEndpoint(self._reactor, "127.0.0.1", port)
+    def connect(self, port, protocol=RawClient, host="127.0.0.1"):
+        endpoint = TCP6ClientEndpoint if ":" in host else TCP4ClientEndpoint
+        ep = endpoint(self._reactor, host, port)
         c = yield ep.connect(Factory.forProtocol(protocol))
         self._all.append(c)
         returnValue(c)
+
+    @inlineCallbacks
+    def relay_pair(self, port, token, size, host="127.0.0.1"):
+        """Two sides paired on ``token`` (handshakes with sides, spec 001);
+        ``size`` bytes each way, then one side closes and the other sees
+        it."""
+        from ._fakes import SIDE1, SIDE2, handshake
+        a = yield self.connect(port, host=host)
+        a.send(handshake(token, SIDE1))
+        b = yield self.connect(port, host=host)
+        b.send(handshake(token, SIDE2))
+        yield a.when_received(3)
+        yield b.when_received(3)
+        a.send(b"a" * size)
+        b.send(b"b" * size)
+        yield a.when_received(3 + size)
+        yield b.when_received(3 + size)
+        a.transport.loseConnection()
+        yield b.closed
 
     @inlineCallbacks
     def close_all(self):

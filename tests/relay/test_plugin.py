@@ -12,6 +12,7 @@ from twisted.internet.defer import inlineCallbacks
 from twisted.python import usage
 from twisted.trial import unittest
 
+from wormhole._ops.listen import with_backlog
 from wormhole.relay import _plugin
 from wormhole.relay._limits import Limits
 from wormhole.relay._splice import splice_available
@@ -115,7 +116,7 @@ class Backlog(unittest.TestCase):
     def test_with_backlog(self):
         """A tcp/tcp6 endpoint without backlog= gets backlog=1024; one
         with it, and other kinds of endpoint, are left alone."""
-        w = _plugin.with_backlog
+        w = with_backlog
         self.assertEqual(w("tcp:4001"), "tcp:4001:backlog=1024")
         self.assertEqual(w(r"tcp:4001:interface=\:\:"),
                          r"tcp:4001:interface=\:\::backlog=1024")

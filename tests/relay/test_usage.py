@@ -5,13 +5,16 @@ import json
 import os
 import sqlite3
 
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import IUsageRecorder, IUsageWriter
-from wormhole.relay._usage import (JSONLogWriter, MemoryWriter, SQLiteWriter,
-                                   UsageRecorder, blur_size)
+from wormhole._ops.usage import (IUsageWriter, JSONLinesWriter,
+                                 RelaySQLiteWriter)
+from wormhole.relay._interfaces import IUsageRecorder
+from wormhole.relay._usage import MemoryWriter, UsageRecorder
 
 
 class Recorder(unittest.TestCase):
@@ -22,11 +25,13 @@ class Recorder(unittest.TestCase):
     def test_interfaces(self):
         """The recorder and every writer provide their interfaces."""
         path = self.mktemp()
-        writers = [MemoryWriter(), SQLiteWriter(path),
-                   JSONLogWriter(io.StringIO())]
+        writers = [MemoryWriter(), RelaySQLiteWriter(reactor, path),
+                   JSONLinesWriter(reactor, io.StringIO())]
         for w in writers:
             verifyObject(IUsageWriter, w)
-        verifyObject(IUsageRecorder, UsageRecorder(self.clock, writers))
+        r = UsageRecorder(self.clock, writers)
+        verifyObject(IUsageRecorder, r)
+        return r.close()
 
     def test_memory(self):
         """records() returns every record, oldest first, as dicts."""
@@ -38,39 +43,45 @@ class Recorder(unittest.TestCase):
         self.assertEqual([x["mood"] for x in r.records()],
                          ["lonely", "happy"])
 
+    @inlineCallbacks
     def test_json_lines(self):
         """--log-fd gets one JSON object per record with the reference's
-        keys (started, total_time, waiting_time, total_bytes, mood)."""
+        keys (started, total_time, waiting_time, total_bytes, mood),
+        written by the writer's thread by the time close() fires."""
         f = io.StringIO()
-        r = UsageRecorder(self.clock, [JSONLogWriter(f)])
+        r = UsageRecorder(self.clock, [JSONLinesWriter(reactor, f)])
         r.record(started=1, total_time=2, waiting_time=0.5, total_bytes=7,
                  mood="happy")
+        yield r.close()
         line = f.getvalue()
         self.assertTrue(line.endswith("\n"))
         self.assertEqual(json.loads(line), {
             "started": 1, "total_time": 2, "waiting_time": 0.5,
             "total_bytes": 7, "mood": "happy"})
 
+    @inlineCallbacks
     def test_json_to_fd(self):
         """from_fd writes through a real file descriptor."""
         rfd, wfd = os.pipe()
-        w = JSONLogWriter.from_fd(wfd)
+        w = JSONLinesWriter.from_fd(reactor, wfd)
         w.write_record({"mood": "errory"})
+        yield w.close()
         self.assertEqual(json.loads(os.read(rfd, 1000)), {"mood": "errory"})
         w._f.close()
         os.close(rfd)
 
+    @inlineCallbacks
     def test_sqlite(self):
         """--usage-db: schema version 1, a usage row per record with the
         mood in `result`, and one `current` row with the latest counts."""
         path = self.mktemp()
-        r = UsageRecorder(self.clock, [SQLiteWriter(path)])
+        r = UsageRecorder(self.clock, [RelaySQLiteWriter(reactor, path)])
         r.record(started=1, total_time=2, waiting_time=None, total_bytes=0,
                  mood="errory")
         r.update_current(2, 1, 500)
         self.clock.advance(5)
         r.update_current(4, 0, 600)
-        r.close()
+        yield r.close()
         db = sqlite3.connect(path)
         self.assertEqual(db.execute("SELECT version FROM version").fetchall(),
                          [(1,)])
@@ -81,15 +92,16 @@ class Recorder(unittest.TestCase):
                          [(1000, 1005, 4, 0, 600)])
         db.close()
 
+    @inlineCallbacks
     def test_sqlite_reopen(self):
         """Opening an existing database keeps its rows and version."""
         path = self.mktemp()
-        w = SQLiteWriter(path)
+        w = RelaySQLiteWriter(reactor, path)
         w.write_record(dict(started=1, total_time=1, waiting_time=1,
                             total_bytes=1, mood="happy"))
-        w.close()
-        w = SQLiteWriter(path)
-        w.close()
+        yield w.close()
+        w = RelaySQLiteWriter(reactor, path)
+        yield w.close()
         db = sqlite3.connect(path)
         self.assertEqual(db.execute("SELECT COUNT(*) FROM usage").fetchone(),
                          (1,))
@@ -106,14 +118,6 @@ class Recorder(unittest.TestCase):
         self.assertEqual(rec["started"], 120)
         self.assertEqual(rec["total_bytes"], 120000)
 
-    def test_blur_size(self):
-        """Sizes: 0 stays 0, small ones become 10 kB, then MB, then
-        100 MB steps."""
-        self.assertEqual(blur_size(0), 0)
-        self.assertEqual(blur_size(1), 10000)
-        self.assertEqual(blur_size(2_345_678), 2_000_000)
-        self.assertEqual(blur_size(12_345_678_901), 12_300_000_000)
-
 
 class Current(unittest.TestCase):
     def test_current_row_follows_the_relay(self):
@@ -124,8 +128,8 @@ class Current(unittest.TestCase):
         from ._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
         clock = Clock()
         clock.advance(100)
-        path = self.mktemp()
-        relay = build_relay(clock, usage_db=path)
+        memory = MemoryWriter()
+        relay = build_relay(clock, extra_writers=[memory])
         relay.start()
         events = []
         conns = []
@@ -137,19 +141,12 @@ class Current(unittest.TestCase):
             conns.append(c)
         conns[0].data_received(b"12345")
 
-        def current():
-            db = sqlite3.connect(path)
-            try:
-                return db.execute("SELECT * FROM current").fetchall()
-            finally:
-                db.close()
-
-        self.assertEqual(current(), [(100, 100, 0, 0, 0)])
+        self.assertEqual(memory.current, (100, 100, 0, 0, 0))
         clock.advance(60)
-        self.assertEqual(current(), [(100, 160, 2, 1, 5)])
+        self.assertEqual(memory.current, (100, 160, 2, 1, 5))
         for c in conns:
             c.connection_lost()
         clock.advance(1)
         relay.stop()
-        self.assertEqual(current(), [(100, 161, 0, 0, 0)])
+        self.assertEqual(memory.current, (100, 161, 0, 0, 0))
         self.assertEqual(clock.getDelayedCalls(), [])

@@ -39,12 +39,20 @@ class RecordingStore(_Recorder):
 
 
 @implementer(IUsageRecorder)
+@implementer(IUsageRecorder)
 class RecordingUsage:
     def __init__(self):
         self.records = []
+        self.binds = []
 
     def record(self, record):
         self.records.append(record)
+
+    def bound(self, app_id, side, client_version, when):
+        self.binds.append((app_id, side, client_version, when))
+
+    def current(self, rebooted, now, connections):
+        pass
 
 
 @implementer(IMailboxListener)

@@ -29,7 +29,11 @@ CASES = [
     ("not_json", [], b"hello", "not JSON"),
     ("empty", [], b"", "not JSON"),
     ("invalid_utf8", [], b"\xff\xfe{}", "not valid UTF-8"),
-    ("deep_nesting", [], b"[" * 10000 + b"]" * 10000, "nests too deeply"),
+    ("deep_nesting", [], b"[" * 10000 + b"]" * 10000, "32 levels deep"),
+    # parseable, but echoing it in `orig` could exhaust the stack
+    ("nesting_under_recursion_limit", [],
+     b'{"type": "ping", "ping": 1, "x": ' + b"[" * 900 + b"]" * 900 + b"}",
+     "32 levels deep"),
     ("array", [], [1, 2], "JSON object"),
     ("string", [], "bind", "JSON object"),
     ("number", [], 42, "JSON object"),

@@ -36,7 +36,8 @@ class Base(unittest.TestCase):
         self.welcome = {}
 
     def connect(self):
-        ctx = ServerContext(self.clock, self.model, self.store, self.policy,
+        ctx = ServerContext(self.clock, self.model, self.store, self.usage,
+                            self.policy,
                             self.limits, self.welcome, allow_list=False)
         glue = FakeGlue()
         conn = Connection(ctx, glue)

@@ -35,7 +35,8 @@ class Fuzz(unittest.TestCase):
         store, usage = RecordingStore(), RecordingUsage()
         limits = Limits(max_message_size=4096)
         model = Model(store, usage, random.Random(0), limits)
-        ctx = ServerContext(clock, model, store, NoPermissions(), limits,
+        ctx = ServerContext(clock, model, store, usage, NoPermissions(),
+                            limits,
                             {}, allow_list=True)
         glues = [FakeGlue(), FakeGlue()]
         conns = [Connection(ctx, g) for g in glues]

@@ -101,4 +101,7 @@ class PluginOptions(unittest.TestCase):
         self.assertEqual(factory.mailbox.limits.max_message_size, 5000)
         self.assertTrue(factory.mailbox.ctx.allow_list)
         self.assertEqual(factory.mailbox.ctx.welcome, {"motd": "m"})
+        # the listen queue of the relay (1024), not Twisted's 50: a burst
+        # of 500 pairs connecting at once fits (docs/performance.md)
+        self.assertEqual(services[1].endpoint._backlog, 1024)
         return factory.mailbox.stop()

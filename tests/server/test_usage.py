@@ -3,10 +3,13 @@
 import json
 import os
 
+from twisted.internet import reactor
+from twisted.internet.defer import inlineCallbacks
 from twisted.trial import unittest
 
 from wormhole.server._store import MemoryStore
-from wormhole.server._usage import UsageLog, blur_duration
+from wormhole._ops.usage import JSONLinesWriter, blur_duration
+from wormhole.server._usage import UsageLog
 
 REC = {"kind": "mailbox", "app_id": "a", "started": 1234567.8,
        "waiting_time": 3.4, "total_time": 754.0, "result": "happy"}
@@ -36,11 +39,14 @@ class Usage(unittest.TestCase):
         log.record(dict(REC))
         self.assertEqual(list(log.records), [REC])
 
+    @inlineCallbacks
     def test_log_fd(self):
         """--log-fd gets one JSON line per record."""
         r, w = os.pipe()
-        log = UsageLog(MemoryStore(), log_fd=w)
+        writer = JSONLinesWriter.from_fd(reactor, w)
+        log = UsageLog(MemoryStore(), log_writer=writer)
         log.record(dict(REC))
-        log._log_file.close()
+        yield log.close()
+        writer._f.close()
         with os.fdopen(r) as f:
             self.assertEqual(json.loads(f.readline()), REC)

@@ -61,30 +61,61 @@ class InMemory(unittest.TestCase):
                          ["welcome", "ack", "pong"])
 
     def test_slow_reader(self):
-        """Past max_send_buffer bytes queued while the transport has
-        paused us, the connection is aborted instead of buffering more."""
+        """Past max_send_buffer bytes of the server's own answers (acks,
+        pongs) queued while the transport has paused us, the connection is
+        aborted instead of buffering more."""
         server = self.servers[0]
         conn = server._conn
         server.pauseProducing()
-        for i in range(30):
-            conn.deliver(_Msg(i))
+        for i in range(8):
+            conn.received(b'{"type": "ping", "ping": %d}' % i)
+        self.assertFalse(server._gone)
+        for i in range(8):
+            conn.received(b'{"type": "ping", "ping": %d}' % i)
         self.assertTrue(server._gone)
 
-    def test_resume_resets(self):
-        """Once the transport resumes us, the count starts again."""
+    @inlineCallbacks
+    def test_close_after_queued(self):
+        """A close decided while the reader is paused (here the bind
+        timeout) leaves after what was queued before it, its `error`
+        included, and nothing is sent after it."""
         server = self.servers[0]
         conn = server._conn
-        for _ in range(3):
-            server.pauseProducing()
-            for i in range(5):
-                conn.deliver(_Msg(i))
-            server.resumeProducing()
+        server.pauseProducing()
+        conn.received(b'{"type": "ping", "ping": 1}')
+        conn.tick(conn.opened_at + 121)  # the bind timeout is 120 s
+        conn.deliver(_Msg(0))  # too late: the connection is closing
+        server.resumeProducing()
+        yield self.pumper._flush()
+        self.assertEqual([m["type"] for m, _ in self.client.got[1:]],
+                         ["ack", "pong", "error"])
+        self.assertIn("no bind within", self.client.got[-1][0]["error"])
+        self.assertEqual(self.client.remoteCloseCode, 1008)
+
+    @inlineCallbacks
+    def test_backlog_paced(self):
+        """Mailbox messages queued while paused (any number: here 30 times
+        the send buffer) are not counted as unread; they leave in order,
+        behind what was queued before them, once the transport resumes."""
+        server = self.servers[0]
+        conn = server._conn
+        server.pauseProducing()
+        conn.received(b'{"type": "ping", "ping": 1}')
+        for i in range(30):
+            conn.deliver(_Msg(i))
         self.assertFalse(server._gone)
+        server.resumeProducing()
+        yield self.pumper._flush()
+        got = [m for m, _ in self.client.got[1:]]
+        self.assertEqual([m["type"] for m in got[:2]], ["ack", "pong"])
+        self.assertEqual([m["phase"] for m in got[2:]],
+                         [str(i) for i in range(30)])
+        self.assertIsNone(server._queue)
 
 
 class _Msg:
     def as_wire(self):
-        return {"type": "message", "side": "s", "phase": "p",
+        return {"type": "message", "side": "s", "phase": str(self.i),
                 "body": "00" * 20, "id": None, "server_rx": 0}
 
     def __init__(self, i):

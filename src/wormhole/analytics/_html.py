@@ -1,211 +1,176 @@
-"""The self-contained HTML report: headline figures, matplotlib charts
-inlined as PNG data URIs, and the published (suppressed) tables. Charts
-are drawn from the published numbers, so a suppressed cell is not
-revealed by a bar's height."""
+# -*- test-case-name: tests.analytics.test_report_page -*-
+"""The self-contained HTML report for operators (docs/analytics.md).
 
-import base64
-import html
-import io
-import math
-
-from . import _aggregate as A
-
-_CSS = """
-body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
-h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
-td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}
-th{background:#f0f0f0} .big{display:inline-block;margin:0 2em 1em 0}
-.big b{display:block;font-size:1.8em} .note{color:#666;font-size:.85em}
+Everything on the page comes from the *published* tables (small cells
+suppressed, ``_publish``): the headline figures are sums of published
+cells and rates of such sums, the charts (``_charts``) are drawn from the
+same cells, so the headline's wormholes equal the sum of the per-day bars
+and nothing on the page gives back a suppressed cell. At the top: the days
+covered, the newest day with data and when the page was made. Tables
+scroll inside their box instead of running off the page.
 """
 
+import datetime
+import html
+import json
 
-def _num(v):
-    """A published cell as a float, or None (suppressed or missing)."""
-    if v is None or isinstance(v, str):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
+from . import _aggregate as A
+from ._charts import daily_specs, distribution_specs, draw, number, per_server_specs
 
+_CSS = """
+body{font-family:sans-serif;margin:1.5em auto;max-width:72em;color:#222;
+ padding:0 1em}
+h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em}
+.scroll{max-width:100%;overflow-x:auto;border:1px solid #ddd;
+ margin:.5em 0}
+table{border-collapse:collapse;font-size:.8em}
+td,th{border:1px solid #ccc;padding:.2em .4em;text-align:right;
+ white-space:nowrap}
+th{background:#f0f0f0;position:sticky;top:0}
+.big{display:inline-block;margin:0 2em 1em 0;vertical-align:top}
+.big b{display:block;font-size:1.8em} .note{color:#666;font-size:.85em}
+figure{margin:1em 0;max-width:100%} figure img{max-width:100%;height:auto}
+.nodata{color:#666;font-style:italic;border:1px dashed #ccc;padding:1em}
+.multiples{display:grid;grid-template-columns:repeat(auto-fill,
+ minmax(22em,1fr));gap:.5em}
+"""
 
-def _png(fig):
-    import matplotlib.pyplot as plt
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="chart" src="data:image/png;base64,{data}">'
-
-
-def _fig(title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(9, 3.2))
-    ax.set_title(title)
-    return fig, ax
-
-
-def _overall(published, kind):
-    d = published["daily"]
-    if not len(d):
-        return d
-    return d[(d["kind"] == kind) & (d["server"] == A.ALL)].sort_values("day")
+_COLUMNS = ["day", "kind", "server", "app_id", "n", "happy", "lonely",
+            "scary", "errory", "pruney", "crowded", "quiet", "impatient",
+            "redundant", "jilted", "empty", "success_rate", "crowded_rate",
+            "scary_rate", "waiting_p50", "waiting_p90", "waiting_p99",
+            "total_p50", "total_p90", "total_p99", "bytes"]
 
 
-def _charts(published):
-    out = []
-    mb = _overall(published, "mailbox")
-    if len(mb):
-        days = list(mb["day"])
-        fig, ax = _fig("Wormholes (mailboxes) per day, by result")
-        bottom = [0.0] * len(days)
-        for r in ("happy", "lonely", "scary", "errory", "pruney", "crowded",
-                  "quiet"):
-            vals = [_num(v) or 0.0 for v in mb[r]]
-            if any(vals):
-                ax.bar(days, vals, bottom=bottom, label=r)
-                bottom = [b + v for b, v in zip(bottom, vals)]
-        if any(bottom):
-            ax.legend(fontsize=7, ncol=7, loc="lower center",
-                      bbox_to_anchor=(0.5, 1.08), frameon=False)
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-        out.append(_png(fig))
-        fig, ax = _fig("Success, crowded and scary rates")
-        for col in ("success_rate", "crowded_rate", "scary_rate"):
-            ax.plot(days, [_num(v) for v in mb[col]], marker="o", label=col)
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=7)
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-        out.append(_png(fig))
-        fig, ax = _fig("Waiting for the peer (seconds), median and p90")
-        for col in ("waiting_p50", "waiting_p90"):
-            ax.plot(days, [_num(v) for v in mb[col]], marker="o", label=col)
-        ax.set_yscale("symlog")
-        ax.legend(fontsize=7)
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-        out.append(_png(fig))
-    rl = _overall(published, "relay")
-    if len(rl):
-        fig, ax = _fig("Relay: bytes carried per day")
-        ax.bar(list(rl["day"]), [_num(v) or 0.0 for v in rl["bytes"]])
-        ax.tick_params(axis="x", labelrotation=45, labelsize=7)
-        out.append(_png(fig))
-    s = published["sizes"]
-    if len(s):
-        totals = {b: 0.0 for b in A.SIZE_BUCKETS}
-        for b, n in zip(s["bucket"], s["n"]):
-            totals[b] += _num(n) or 0.0
-        fig, ax = _fig("Relay: sessions by size")
-        ax.bar(list(totals), list(totals.values()))
-        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
-        out.append(_png(fig))
-    v = published["versions"]
-    if len(v):
-        totals = {}
-        for impl, ver, n in zip(v["impl"], v["version"], v["sides"]):
-            key = f"{impl} {ver}"
-            totals[key] = totals.get(key, 0.0) + (_num(n) or 0.0)
-        top = sorted(totals.items(), key=lambda kv: -kv[1])[:15]
-        fig, ax = _fig("Clients (sides, deduplicated) by implementation "
-                       "and version")
-        ax.barh([k for k, _ in reversed(top)], [n for _, n in reversed(top)])
-        out.append(_png(fig))
-    return out
+def _figure(chart, small=False):
+    """A chart's picture (or "no data") with its specification beside it
+    as JSON (``data-spec``) for the tests and for anyone re-plotting."""
+    img = draw(chart, *((4.5, 2.6) if small else (9.0, 3.2)))
+    body = img or (f'<p class=nodata>{html.escape(chart["title"])}: '
+                   "no data for these days</p>")
+    note = (f'<figcaption class=note>{html.escape(chart["note"])}'
+            "</figcaption>" if chart.get("note") and img else "")
+    attr = html.escape(json.dumps(chart), quote=True)
+    return (f'<figure class=chart data-spec="{attr}" '
+            f'data-has-image="{"yes" if img else "no"}">{body}{note}'
+            "</figure>")
+
+
+def _cell(v):
+    f = number(v)
+    if f is None:
+        return "" if v is None or isinstance(v, float) else str(v)
+    if f != int(f):
+        return f"{f:.3f}"
+    return f"{int(f)}"
 
 
 def _table(df, columns=None, limit=400):
     if not len(df):
         return "<p class=note>none</p>"
-    cols = columns or list(df.columns)
+    cols = [c for c in (columns or list(df.columns)) if c in df.columns]
     rows = ["<tr>" + "".join(f"<th>{html.escape(str(c))}</th>"
                              for c in cols) + "</tr>"]
     for rec in df[cols].head(limit).itertuples(index=False):
-        cells = []
-        for v in rec:
-            f = _num(v)
-            if f is not None and not isinstance(v, (bool, str)) \
-                    and f != int(f):
-                text = f"{f:.3f}"
-            elif f is not None:
-                text = f"{int(f)}"
-            else:
-                text = "" if v is None or (isinstance(v, float)) else str(v)
-            cells.append(f"<td>{html.escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+        rows.append("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>"
+                                     for v in rec) + "</tr>")
     more = (f"<p class=note>first {limit} of {len(df)} rows; all in "
             "published/*.csv</p>" if len(df) > limit else "")
-    return "<table>" + "".join(rows) + "</table>" + more
+    return ("<div class=scroll><table>" + "".join(rows) + "</table></div>"
+            + more)
 
 
-def _human(n):
-    """Bytes with an SI unit, for the headline."""
+def human_bytes(n):
+    """Bytes with an SI unit (kB, MB, GB, TB)."""
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if n < 1000 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
         n /= 1000
 
 
-def _headline(tables):
-    d = tables["daily"]
-    q = tables["quarantine"]
+def _sum(values):
+    return sum(number(v) for v in values if number(v) is not None)
+
+
+def headline(published, min_cell):
+    """[(label, text)] from the published all-servers rows: sums of
+    published cells, and each rate over the rows whose numerator is
+    published (so the rate needs no hidden cell)."""
+    d = published["daily"]
     figures = []
-    if len(d):
-        mb = d[(d["kind"] == "mailbox") & (d["server"] == A.ALL)]
-        n = int(mb["n"].sum())
-        if n:
-            figures += [("wormholes", f"{n}"),
-                        ("succeeded", f"{mb['happy'].sum() / n:.1%}"),
-                        ("crowded", f"{mb['crowded'].sum() / n:.2%}"),
-                        ("scary", f"{mb['scary'].sum() / n:.2%}")]
-        rl = d[(d["kind"] == "relay") & (d["server"] == A.ALL)]
-        if len(rl):
-            figures += [("relay sessions", f"{int(rl['n'].sum())}"),
-                        ("relay bytes",
-                         _human(int(rl["bytes"].fillna(0).sum())))]
+    overall = d[d["server"] == A.ALL] if len(d) else d
+    mb = overall[overall["kind"] == "mailbox"] if len(d) else d
+    if len(mb):
+        figures.append(("wormholes", f"{int(_sum(mb['n']))}"))
+        for label, col in (("succeeded", "happy"), ("crowded", "crowded"),
+                           ("scary", "scary")):
+            rows = [(number(c), number(n)) for c, n in zip(mb[col], mb["n"])
+                    if number(c) is not None and number(n) is not None]
+            num = sum(c for c, _ in rows)
+            den = sum(n for _, n in rows)
+            text = (f"{num / den:.1%}" if den and (num == 0 or num >= min_cell)
+                    else "suppressed")
+            if den and den < _sum(mb["n"]):
+                # days whose count was masked are not in this rate
+                text += f" of {int(den)}"
+            figures.append((label, text))
+    rl = overall[overall["kind"] == "relay"] if len(d) else d
+    if len(rl):
+        figures.append(("relay sessions", f"{int(_sum(rl['n']))}"))
+        figures.append(("bytes relayed", human_bytes(_sum(rl["bytes"]))))
+    q = published["quarantine"]
     figures.append(("quarantined lines",
-                    f"{int(q['n'].sum()) if len(q) else 0}"))
-    return "".join(f"<div class=big><b>{html.escape(v)}</b>"
-                   f"{html.escape(k)}</div>" for k, v in figures)
+                    f"{int(_sum(q['n'])) if len(q) else 0}"))
+    return figures
 
 
 def render(tables, published, min_cell, since=None, until=None,
-           title=None):
+           title=None, generated=None):
     d = published["daily"]
     days = sorted(set(d["day"])) if len(d) else []
-    span = f"{days[0]} to {days[-1]}" if days else "no data"
+    generated = generated or datetime.datetime.now(datetime.timezone.utc)
     title = title or "Magic Wormhole usage"
-    cols = ["day", "kind", "server", "app_id", "n", "happy", "lonely",
-            "scary", "errory", "pruney", "crowded", "quiet", "impatient",
-            "redundant", "jilted", "success_rate", "crowded_rate",
-            "scary_rate", "waiting_p50", "waiting_p90", "waiting_p99",
-            "total_p50", "total_p90", "total_p99", "bytes"]
+    covered = (f"Days covered: {days[0]} to {days[-1]} (UTC), {len(days)} "
+               f"days with data; newest data: {days[-1]}"
+               if days else "Days covered: none (no data for these days)")
+    asked = (f" (asked: {since or '...'} to {until or '...'})"
+             if since or until else "")
     overall = d[d["server"] == A.ALL] if len(d) else d
     per = d[d["server"] != A.ALL] if len(d) else d
+    figures = "".join(f"<div class=big><b>{html.escape(v)}</b>"
+                      f"{html.escape(k)}</div>"
+                      for k, v in headline(published, min_cell))
+    multiples = per_server_specs(published, min_cell)
     parts = [
-        "<!DOCTYPE html><html><head><meta charset=utf-8>",
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
+        "<meta name=viewport content='width=device-width'>",
         f"<title>{html.escape(title)}</title><style>{_CSS}</style>",
         f"</head><body><h1>{html.escape(title)}</h1>",
-        f"<p>{html.escape(span)}"
-        + (f" (asked: {html.escape(since or '...')} to "
-           f"{html.escape(until or '...')})" if since or until else "")
-        + "</p>",
-        _headline(tables),
-        (f"<p class=note>Published tables and charts show counts below "
-         f"{min_cell} as &lt;{min_cell} and leave figures derived from "
-         "them blank. Times in seconds; days are UTC.</p>"),
-        "<h2>Charts</h2>", *_charts(published),
-        "<h2>All servers, per day</h2>",
-        _table(overall, [c for c in cols if c in overall.columns]),
-        "<h2>Per server and app id, per day</h2>",
-        _table(per, [c for c in cols if c in per.columns]),
-        "<h2>Client versions (sides, deduplicated)</h2>",
+        f"<p id=coverage>{html.escape(covered + asked)}. Made "
+        f"{generated:%Y-%m-%d %H:%M} UTC.</p>",
+        f"<div id=headline>{figures}</div>",
+        (f"<p class=note>Every figure on this page is published: counts "
+         f"below {min_cell} show as &lt;{min_cell} (a second count of the "
+         f"same row as <i>hidden</i> when one alone would be given back by "
+         "the total), figures derived from them are blank, and the headline "
+         "and the charts add up only published cells. Times in seconds, "
+         "days in UTC.</p>"),
+        "<h2>Per day, all servers</h2>",
+        *[_figure(c) for c in daily_specs(published, min_cell)],
+        "<h2>Per server</h2>",
+        ("<div class=multiples>" + "".join(_figure(c, small=True)
+                                           for c in multiples) + "</div>"
+         if multiples else "<p class=nodata>no data for these days</p>"),
+        "<h2>Relay sizes and clients</h2>",
+        *[_figure(c) for c in distribution_specs(published)],
+        "<h2>Table: all servers, per day</h2>",
+        _table(overall, _COLUMNS),
+        "<h2>Table: per server and app id, per day</h2>",
+        _table(per, _COLUMNS),
+        "<h2>Table: client versions (sides, deduplicated)</h2>",
         _table(published["versions"]),
-        "<h2>Relay sizes</h2>", _table(published["sizes"]),
-        "<h2>Quarantined lines, by reason</h2>",
+        "<h2>Table: relay sizes</h2>", _table(published["sizes"]),
+        "<h2>Table: quarantined lines, by reason</h2>",
         _table(published["quarantine"]),
         "</body></html>",
     ]

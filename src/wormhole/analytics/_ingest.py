@@ -109,7 +109,8 @@ def plan(files, manifest, today, include_open=False):
         m = _DAY_IN_NAME.search(os.path.basename(path))
         is_open = bool(m and m.group(1) >= today)
         if is_open and not include_open:
-            skipped.append((path, "today's file is still being written"))
+            skipped.append((path, "today's file is still being written; "
+                            "--include-open reads what it holds so far"))
             continue
         gz = path.endswith(".gz")
         offset = 0

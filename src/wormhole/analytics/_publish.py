@@ -4,7 +4,12 @@ cells suppressed in published tables").
 A count below ``min_cell`` could point at one person's transfer; it is
 published as ``<min_cell``, and every figure derived from so few events
 (rates, percentiles, shares, bytes) is left blank. The Parquet aggregates
-in the output folder keep the exact numbers for the operator."""
+in the output folder keep the exact numbers for the operator.
+
+A row's total ``n`` minus its published results would give back a single
+suppressed result, so where exactly one result of a row is suppressed the
+next smallest one is hidden too (complementary suppression, shown as
+``HIDDEN``)."""
 
 import os
 
@@ -13,6 +18,35 @@ from . import _aggregate as A
 _DERIVED_DAILY = ["success_rate", "crowded_rate", "scary_rate", "bytes"] + [
     f"{w}_p{int(p * 100)}" for w in ("waiting", "total")
     for p in A.PERCENTILES]
+
+
+HIDDEN = "hidden"
+
+
+def _complement(df, cols, min_cell):
+    """Hide a second result wherever a row has exactly one suppressed
+    result and a published total; its rate goes blank with it."""
+    marker = f"<{min_cell}"
+    for i in df.index:
+        if df.at[i, "n"] == marker:
+            continue
+        cells = [(c, df.at[i, c]) for c in cols if c in df.columns]
+        small = [c for c, v in cells if v == marker]
+        if len(small) != 1:
+            continue
+        others = [(v, c) for c, v in cells
+                  if not isinstance(v, str) and v is not None and v > 0]
+        if others:
+            _, c = min(others)
+            df.at[i, c] = HIDDEN
+            rate = _RATE_OF.get(c)
+            if rate is not None:
+                df.at[i, rate] = None
+    return df
+
+
+_RATE_OF = {"happy": "success_rate", "crowded": "crowded_rate",
+            "scary": "scary_rate"}
 
 
 def _mask_counts(df, cols, min_cell):
@@ -39,6 +73,7 @@ def suppress(tables, min_cell):
             small = (d[count] > 0) & (d[count] < min_cell)
             d.loc[small, rate] = None
         d = _mask_counts(d, ["n"] + A.RESULTS, min_cell)
+        d = _complement(d, A.RESULTS, min_cell)
     out["daily"] = d
     s = tables["sizes"].copy()
     if len(s):

@@ -2,6 +2,8 @@
 
 from zope.interface import Attribute, Interface
 
+from .._ops.usage import IUsageWriter as _IUsageWriter
+
 
 class ITransportGlue(Interface):
     """What a relay connection machine may do to its byte stream.
@@ -159,23 +161,12 @@ class IUsageRecorder(Interface):
         """Every record kept in memory, oldest first (list of dicts)."""
 
     def close():
-        """Flush and close the writers."""
+        """Write what the writers hold and close them; returns a
+        Deferred."""
 
 
-class IUsageWriter(Interface):
-    """One place usage goes: memory, the SQLite ``--usage-db``, or JSON
-    lines on ``--log-fd``."""
-
-    def write_record(record):
-        """``record`` is a dict: started, total_time, waiting_time,
-        total_bytes, mood."""
-
-    def write_current(rebooted, updated, connected, waiting,
-                      incomplete_bytes):
-        """The live counts (writers without such a place ignore it)."""
-
-    def close():
-        """Flush and close."""
+# one writer interface for both servers' usage (wormhole._ops.usage)
+IUsageWriter = _IUsageWriter
 
 
 class ITransitRelay(Interface):

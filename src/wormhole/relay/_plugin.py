@@ -7,13 +7,16 @@ form and meaning (``--port``, ``--websocket``, ``--websocket-url``,
 docs/relay.md lists them all.
 """
 
-import re
 from urllib.parse import urlparse
 
 from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.listen import with_backlog
+from .._ops.logs import log_startup
+from .._ops.metrics import metrics_service
+from .._ops.usage import SchemaError
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
@@ -43,23 +46,6 @@ def _positive_int(value):
 
 _defaults = Limits()
 
-# Twisted listens with a queue of 50: 100 pairs connecting at once
-# overflow it, the kernel drops SYNs and those clients retry after a second
-# (docs/performance.md). Ours is 1024 (the kernel caps it at somaxconn).
-DEFAULT_BACKLOG = 1024
-
-
-def with_backlog(endpoint, backlog=DEFAULT_BACKLOG):
-    """A ``tcp:``/``tcp6:`` endpoint description with ``backlog=`` added
-    when it has none; an explicit ``backlog=`` (and any other kind of
-    endpoint) is left as given."""
-    parts = re.split(r"(?<!\\):", endpoint)
-    if parts[0] not in ("tcp", "tcp6"):
-        return endpoint
-    if any(p.startswith("backlog=") for p in parts[1:]):
-        return endpoint
-    return f"{endpoint}:backlog={backlog}"
-
 # (option, Limits field, converter, help)
 _LIMIT_OPTIONS = [
     ("max-handshake-length", "max_handshake_length", _positive_int,
@@ -82,6 +68,8 @@ class Options(usage.Options):
     longdesc = LONGDESC
 
     optFlags = [
+        ("log-addresses", None,
+         "name clients' IP addresses in log lines (off: never logged)"),
         ("no-splice", None,
          "copy every byte through Python, never splice(2) (Linux TCP pairs "
          "splice by default)"),
@@ -103,6 +91,9 @@ class Options(usage.Options):
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
          "this relay's name in usage events [default: the host name]"),
+        ("metrics", None, None,
+         "serve /metrics (Prometheus) and /health on this endpoint, e.g. "
+         "tcp:9101:interface=127.0.0.1 (off by default)"),
     ] + [(name, None, None, f"{text} [default: "
           f"{getattr(_defaults, field) or 0}]")
          for name, field, _, text in _LIMIT_OPTIONS]
@@ -156,15 +147,20 @@ def makeService(config, reactor=None):
     if config["usage-events"] is not None:
         import socket
 
-        from .._usage_events import EventWriter, RelayEvents
+        from .._ops.usage import EventWriter, RelayEvents
+        # the recorder blurs each record once, before any writer
         extra.append(RelayEvents(EventWriter(
             reactor, config["usage-events"],
             config["server-id"] or socket.gethostname(),
-            prefix="relay-events", blur=config["blur-usage"])))
-    relay = build_relay(reactor, usage_db=config["usage-db"],
-                        log_fd=config["log-fd"],
-                        blur_usage=config["blur-usage"],
-                        limits=config["limits"], extra_writers=extra)
+            prefix="relay-events")))
+    try:
+        relay = build_relay(reactor, usage_db=config["usage-db"],
+                            log_fd=config["log-fd"],
+                            blur_usage=config["blur-usage"],
+                            limits=config["limits"], extra_writers=extra)
+    except SchemaError as e:
+        # a database of another layout: one line, no traceback
+        raise SystemExit(f"transitrelay: {e}")
     parent = MultiService()
     # listening ports stop before the relay service drops the connections
     _RelayService(relay).setServiceParent(parent)
@@ -172,10 +168,16 @@ def makeService(config, reactor=None):
                                    splice=not config["no-splice"])
     strports.service(with_backlog(config["port"]),
                      tcp_factory).setServiceParent(parent)
+    if config["metrics"] is not None:
+        metrics_service(config["metrics"], relay.metrics.registry,
+                        relay.health).setServiceParent(parent)
     if config["websocket"] is not None:
         url = config["websocket-url"] or _websocket_url(config["websocket"])
         urlparse(url)  # raises on nonsense before we listen
-        factory = make_websocket_factory(relay, url, reactor=reactor)
+        factory = make_websocket_factory(
+            relay, url, reactor=reactor,
+            log_addresses=bool(config["log-addresses"]))
         strports.service(with_backlog(config["websocket"]),
                          factory).setServiceParent(parent)
+    log_startup("transitrelay", config)
     return parent

@@ -1,60 +1,54 @@
 # -*- test-case-name: tests.relay.test_usage -*-
-"""Usage records of the Transit relay, and where they go.
+"""Usage records of the Transit relay: the recorder.
 
 One record per finished pair (mood ``happy``) or unpaired connection (the
 other moods, see ``_connection``): ``started``, ``total_time``,
 ``waiting_time`` (None when never paired), ``total_bytes`` (both
-directions) and ``mood``. The recorder keeps recent ones in memory and
-hands each to its writers: the SQLite ``--usage-db`` (tables ``usage`` and
-``current``, the column names the reference relay's operators already
-query) and JSON lines on ``--log-fd``. ``--blur-usage=N`` rounds
-``started`` down to N seconds and the sizes to a coarse scale, so records
-cannot be matched with network logs.
+directions) and ``mood``. The recorder counts it for ``--metrics``, blurs
+it once (``--blur-usage``: the start rounded down to N seconds, the size
+to a coarse scale, ``wormhole._ops.usage``), logs it and hands it to its
+writers, which live in ``wormhole._ops.usage`` with the Mailbox server's:
+the SQLite ``--usage-db``, JSON lines on ``--log-fd``, usage events. It
+keeps recent records in memory.
 """
 
 import collections
-import json
-import os
-import sqlite3
 
+from twisted.internet.defer import DeferredList
 from zope.interface import implementer
 
-from ._interfaces import IUsageRecorder, IUsageWriter
-
-
-def blur_size(n):
-    """Round a byte count: to 10 kB below 1 MB, to 1 MB below 1 GB, else
-    to 100 MB."""
-    if n == 0:
-        return 0
-    for limit, step in ((1000 ** 2, 10 * 1000), (1000 ** 3, 1000 ** 2)):
-        if n < limit:
-            return max(step, round(n / step) * step)
-    return round(n / (100 * 1000 ** 2)) * (100 * 1000 ** 2)
+from .._ops.logs import log_session
+from .._ops.usage import IUsageWriter, blur_bytes, blur_start
+from ._interfaces import IUsageRecorder
 
 
 @implementer(IUsageRecorder)
 class UsageRecorder:
-    def __init__(self, clock, writers=(), blur=None, keep=100000):
+    def __init__(self, clock, writers=(), blur=None, keep=100000,
+                 metrics=None):
         self._clock = clock
+        self._metrics = metrics
         self._memory = MemoryWriter(keep)
         self._writers = [self._memory] + [IUsageWriter(w) for w in writers]
         self._blur = blur
         self.rebooted = clock.seconds()
 
     def record(self, started, total_time, waiting_time, total_bytes, mood):
+        if self._metrics is not None:
+            self._metrics.record(total_bytes, mood)
         if self._blur:
-            started = (started // self._blur) * self._blur
-            total_bytes = blur_size(total_bytes)
+            started = blur_start(started, self._blur)
+            total_bytes = blur_bytes(total_bytes)
         record = {"started": started, "total_time": total_time,
                   "waiting_time": waiting_time, "total_bytes": total_bytes,
                   "mood": mood}
+        log_session("relay", record)
         for w in self._writers:
             w.write_record(record)
 
     def update_current(self, connected, waiting, incomplete_bytes):
         if self._blur:
-            incomplete_bytes = blur_size(incomplete_bytes)
+            incomplete_bytes = blur_bytes(incomplete_bytes)
         now = self._clock.seconds()
         for w in self._writers:
             w.write_current(self.rebooted, now, connected, waiting,
@@ -64,8 +58,9 @@ class UsageRecorder:
         return self._memory.records()
 
     def close(self):
-        for w in self._writers:
-            w.close()
+        """Every writer's queue written; fires when all are done."""
+        return DeferredList([w.close() for w in self._writers],
+                            consumeErrors=True)
 
 
 @implementer(IUsageWriter)
@@ -88,80 +83,5 @@ class MemoryWriter:
         return list(self._records)
 
     def close(self):
-        pass
-
-
-@implementer(IUsageWriter)
-class JSONLogWriter:
-    """One JSON object per line, flushed at once (``--log-fd``)."""
-
-    def __init__(self, fileobj):
-        self._f = fileobj
-
-    @classmethod
-    def from_fd(cls, fd):
-        return cls(os.fdopen(fd, "w", buffering=1))
-
-    def write_record(self, record):
-        self._f.write(json.dumps(record) + "\n")
-        self._f.flush()
-
-    def write_current(self, rebooted, updated, connected, waiting,
-                      incomplete_bytes):
-        pass
-
-    def close(self):
-        try:
-            self._f.flush()
-        except (OSError, ValueError):
-            pass
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS `version` (`version` INTEGER);
-CREATE TABLE IF NOT EXISTS `current` (
- `rebooted` INTEGER, `updated` INTEGER, `connected` INTEGER,
- `waiting` INTEGER, `incomplete_bytes` INTEGER);
-CREATE TABLE IF NOT EXISTS `usage` (
- `started` INTEGER, `total_time` INTEGER, `waiting_time` INTEGER,
- `total_bytes` INTEGER, `result` VARCHAR);
-CREATE INDEX IF NOT EXISTS `usage_started_index` ON `usage` (`started`);
-CREATE INDEX IF NOT EXISTS `usage_result_index` ON `usage` (`result`);
-"""
-
-
-@implementer(IUsageWriter)
-class SQLiteWriter:
-    """The ``--usage-db`` file: schema version 1, the layout the
-    reference relay's tools read (the mood goes in column ``result``).
-    Each record is committed when written: one commit per finished pair
-    or connection, never per byte."""
-
-    def __init__(self, path):
-        self._db = sqlite3.connect(path)
-        self._db.executescript(_SCHEMA)
-        if self._db.execute("SELECT COUNT(*) FROM version").fetchone()[0] \
-                == 0:
-            self._db.execute("INSERT INTO version VALUES (1)")
-        self._db.commit()
-
-    def write_record(self, record):
-        self._db.execute(
-            "INSERT INTO usage (started, total_time, waiting_time,"
-            " total_bytes, result) VALUES (?,?,?,?,?)",
-            (record["started"], record["total_time"],
-             record["waiting_time"], record["total_bytes"], record["mood"]))
-        self._db.commit()
-
-    def write_current(self, rebooted, updated, connected, waiting,
-                      incomplete_bytes):
-        # the table holds one row: the latest counts
-        self._db.execute("DELETE FROM current")
-        self._db.execute(
-            "INSERT INTO current (rebooted, updated, connected, waiting,"
-            " incomplete_bytes) VALUES (?,?,?,?,?)",
-            (rebooted, updated, connected, waiting, incomplete_bytes))
-        self._db.commit()
-
-    def close(self):
-        self._db.close()
+        from twisted.internet.defer import succeed
+        return succeed(None)

@@ -14,6 +14,7 @@ from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
+from .._ops.logs import hide_peer
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
 from ._tcp import ReadingProducer
 
@@ -28,6 +29,10 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
     _closing = False
     _partner = None  # once relaying: where our client's bytes go
     _pair = None
+
+    def connectionMade(self):
+        super().connectionMade()
+        hide_peer(self, self.factory.log_addresses)
 
     def onOpen(self):
         # reading stops at the TCP level: autobahn then reads no frames
@@ -118,6 +123,7 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
 
 class RelayWebSocketFactory(WebSocketServerFactory):
     protocol = RelayWebSocketProtocol
+    log_addresses = False  # --log-addresses: let autobahn name peers
 
     def __init__(self, url, relay, reactor=None):
         super().__init__(url, reactor=reactor)

@@ -10,15 +10,17 @@ build through here.
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
+from .._ops.usage import JSONLinesWriter, RelaySQLiteWriter
 from ._connection import RelayConnection
 from zope.interface import implementer
 
 from ._interfaces import (IPairing, ITransitRelay, ITransportGlue,
                           IUsageRecorder)
 from ._limits import Limits
+from ._metrics import RelayMetrics
 from ._pairing import Pairing
 from ._tcp import RelayTCPFactory
-from ._usage import JSONLogWriter, SQLiteWriter, UsageRecorder
+from ._usage import UsageRecorder
 from ._websocket import RelayWebSocketFactory
 
 
@@ -26,8 +28,11 @@ from ._websocket import RelayWebSocketFactory
 class TransitRelay:
     """Every live connection, the pairing and the usage recorder."""
 
-    def __init__(self, clock, pairing, usage, limits, current_interval=60.0):
+    def __init__(self, clock, pairing, usage, limits, current_interval=60.0,
+                 metrics=None):
         self._clock = clock
+        self.metrics = metrics or RelayMetrics()
+        self.accepting = False  # between start() and stop()
         self.pairing = IPairing(pairing)
         self.usage = IUsageRecorder(usage)
         self.limits = limits
@@ -37,6 +42,7 @@ class TransitRelay:
         self._current = LoopingCall(self.update_current)
         self._current.clock = clock
         self._current_interval = current_interval
+        self.metrics.watch(self)
 
     def set_trace(self, tracer):
         """``tracer(old_state, input, new_state)`` for every machine made
@@ -44,6 +50,7 @@ class TransitRelay:
         self._trace = tracer
 
     def connection_for(self, glue):
+        self.metrics.connections.inc()
         conn = RelayConnection(ITransportGlue(glue), self.pairing,
                                self.usage, self._clock, self.limits)
         if self._trace is not None:
@@ -64,7 +71,14 @@ class TransitRelay:
     def update_current(self):
         self.usage.update_current(*self.pairing.stats())
 
+    def health(self):
+        """What ``/health`` says."""
+        connected, waiting, _ = self.pairing.stats()
+        return {"accepting": self.accepting, "paired": connected,
+                "waiting": waiting}
+
     def start(self):
+        self.accepting = True
         if self._current_interval:
             self._current.start(self._current_interval, now=True)
 
@@ -80,10 +94,11 @@ class TransitRelay:
         return d
 
     def stop(self):
+        self.accepting = False
         if self._current.running:
             self._current.stop()
         self.update_current()
-        self.usage.close()
+        return self.usage.close()
 
 
 def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
@@ -91,16 +106,17 @@ def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
                 extra_writers=()):
     writers = list(extra_writers)
     if usage_db is not None:
-        writers.append(SQLiteWriter(usage_db))
+        writers.append(RelaySQLiteWriter(clock, usage_db))
     if log_fd is not None:
-        writers.append(JSONLogWriter.from_fd(log_fd))
+        writers.append(JSONLinesWriter.from_fd(clock, log_fd))
     if log_file is not None:
-        writers.append(JSONLogWriter(log_file))
-    usage = UsageRecorder(clock, writers, blur=blur_usage)
+        writers.append(JSONLinesWriter(clock, log_file))
+    metrics = RelayMetrics()
+    usage = UsageRecorder(clock, writers, blur=blur_usage, metrics=metrics)
     limits = limits or Limits()
     pairing = Pairing(clock, usage, limits)
     return TransitRelay(clock, pairing, usage, limits,
-                        current_interval=current_interval)
+                        current_interval=current_interval, metrics=metrics)
 
 
 def make_tcp_factory(relay, reactor=None, splice=True):
@@ -108,5 +124,7 @@ def make_tcp_factory(relay, reactor=None, splice=True):
     return RelayTCPFactory(relay, reactor=reactor, splice=splice)
 
 
-def make_websocket_factory(relay, url, reactor=None):
-    return RelayWebSocketFactory(url, relay, reactor=reactor)
+def make_websocket_factory(relay, url, reactor=None, log_addresses=False):
+    factory = RelayWebSocketFactory(url, relay, reactor=reactor)
+    factory.log_addresses = log_addresses
+    return factory

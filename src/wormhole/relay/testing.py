@@ -15,10 +15,10 @@ Everything listens on 127.0.0.1 only. Extra keyword arguments are limits
 Linux otherwise, as the twistd plugin does).
 """
 
-from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
+from twisted.internet.defer import Deferred, inlineCallbacks, returnValue, succeed
 from zope.interface import implementer
 
-from ._interfaces import IUsageWriter
+from .._ops.usage import IUsageWriter
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
@@ -56,7 +56,7 @@ class _Waiters:
         pass
 
     def close(self):
-        pass
+        return succeed(None)
 
 
 class RunningTransitRelay:
@@ -94,7 +94,7 @@ class RunningTransitRelay:
         if self._ws_listening is not None:
             yield self._ws_listening.stopListening()
         yield self.relay.drop_all()
-        self.relay.stop()
+        yield self.relay.stop()
 
 
 @inlineCallbacks

@@ -1,9 +1,10 @@
 # -*- test-case-name: tests.server.test_connection -*-
-"""The per-connection protocol machines of the Mailbox server (spec 003).
+"""The per-connection protocol machine of the Mailbox server (spec 003).
 
 ``Connection`` follows one WebSocket through permission, `bind` and the bound
-commands; once bound, its nameplate use (allocate/claim/release) and mailbox
-use (open/add/close) are two small machines of their own. Every message is
+commands; once bound, its nameplate use (allocate/claim/release,
+``_nameplate_use``) and mailbox use (open/add/close, ``_mailbox_use``) are
+two small machines of their own, one module each. Every message is
 decoded and checked (``_messages``) before it reaches a machine, so the
 machines have no ``if``s about the wire. Everything a connection sends goes
 through ``IChannelStore.after_commit``, so it leaves only once the changes
@@ -16,9 +17,11 @@ from automat import MethodicalMachine
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from ._interfaces import IConnection, IMailboxListener, ITransportGlue
+from ._interfaces import IConnection, IMailboxListener, ITransportGlue, IUsageRecorder
+from ._mailbox_use import _MailboxUse
 from ._messages import BadMessage, check_type, decode, fields, safe_orig
-from ._model import ModelError
+from ._metrics import MailboxMetrics
+from ._nameplate_use import _NameplateUse
 from ._permissions import new_secret
 
 log = Logger()
@@ -41,277 +44,17 @@ class _Drop:
 class ServerContext:
     """What every connection of one server shares."""
 
-    def __init__(self, clock, model, store, policy, limits, welcome,
-                 allow_list):
+    def __init__(self, clock, model, store, usage, policy, limits, welcome,
+                 allow_list, metrics=None):
         self.clock = clock
         self.model = model
         self.store = store
+        self.usage = IUsageRecorder(usage)  # hears of every bind
         self.policy = policy
         self.limits = limits
         self.welcome = welcome  # the `welcome` dict minus permissions
         self.allow_list = allow_list
-        # issue 6: a ``wormhole._usage_events.MailboxEvents`` (set by the
-        # plugin for --usage-events) that hears of every bind
-        self.usage_events = None
-
-
-class _NameplateUse:
-    """allocate / claim / release on one connection (spec 003 "Nameplates":
-    one allocation, one claim and one release per connection)."""
-
-    _machine = MethodicalMachine()
-
-    def __init__(self, conn):
-        self._conn = conn
-        self.name = None  # the nameplate allocated or claimed here
-
-    @_machine.state(initial=True)
-    def idle(self):
-        "nothing allocated or claimed yet"
-
-    @_machine.state()
-    def allocated(self):
-        "allocated (which also claims) and not yet claimed explicitly"
-
-    @_machine.state()
-    def claimed(self):
-        "claimed"
-
-    @_machine.state()
-    def released(self):
-        "released: this connection is done with nameplates"
-
-    @_machine.input()
-    def allocate(self, orig):
-        "allocate"
-
-    @_machine.input()
-    def claim(self, orig, name):
-        "claim"
-
-    @_machine.input()
-    def release_own(self, orig):
-        "release without a name, or naming the nameplate held here"
-
-    @_machine.input()
-    def release_named(self, orig, name):
-        "release naming a nameplate other than the one held here"
-
-    @_machine.output()
-    def _do_allocate(self, orig):
-        conn = self._conn
-        try:
-            self.name = conn.app.allocate(conn.side, conn.now)
-        except ModelError as e:
-            return conn.error(str(e), orig)
-        conn.respond(orig, {"type": "allocated", "nameplate": self.name})
-
-    @_machine.output()
-    def _do_claim(self, orig, name):
-        conn = self._conn
-        # the connection is tied to the nameplate it asked for even when the
-        # claim is refused (crowded), so that its release names the same one
-        self.name = name
-        try:
-            mailbox_id = conn.app.claim(name, conn.side, conn.now)
-        except ModelError as e:
-            return conn.error(str(e), orig)
-        conn.respond(orig, {"type": "claimed", "mailbox": mailbox_id})
-
-    @_machine.output()
-    def _do_release_own(self, orig):
-        self._release(orig, self.name)
-
-    @_machine.output()
-    def _do_release_named(self, orig, name):
-        self._release(orig, name)
-
-    def _release(self, orig, name):
-        conn = self._conn
-        try:
-            conn.app.release(name, conn.side, conn.now)
-        except ModelError as e:
-            return conn.error(str(e), orig)
-        conn.respond(orig, {"type": "released"})
-
-    @_machine.output()
-    def _err_release_first(self, orig):
-        self._conn.error("release without nameplate must follow claim", orig)
-
-    @_machine.output()
-    def _err_greedy(self, orig):
-        self._conn.error("you already allocated one, don't be greedy", orig)
-
-    @_machine.output()
-    def _err_allocate_after_claim(self, orig):
-        self._conn.error("allocate must come before claim: this connection "
-                         "already claimed a nameplate", orig)
-
-    @_machine.output()
-    def _err_one_claim(self, orig, name):
-        self._conn.error("only one claim per connection", orig)
-
-    @_machine.output()
-    def _err_same_nameplate(self, orig, name):
-        self._conn.error("release and claim must use same nameplate", orig)
-
-    @_machine.output()
-    def _err_after_release(self, orig):
-        self._conn.error("this connection already released its nameplate; "
-                         "use a new connection for a new nameplate", orig)
-
-    @_machine.output()
-    def _err_one_release(self, orig):
-        self._conn.error("only one release per connection", orig)
-
-    idle.upon(allocate, enter=allocated, outputs=[_do_allocate])
-    idle.upon(claim, enter=claimed, outputs=[_do_claim])
-    idle.upon(release_own, enter=idle, outputs=[_err_release_first])
-    idle.upon(release_named, enter=released, outputs=[_do_release_named])
-    allocated.upon(allocate, enter=allocated, outputs=[_err_greedy])
-    allocated.upon(claim, enter=claimed, outputs=[_do_claim])
-    allocated.upon(release_own, enter=released, outputs=[_do_release_own])
-    allocated.upon(release_named, enter=allocated,
-                   outputs=[_err_same_nameplate])
-    claimed.upon(allocate, enter=claimed, outputs=[_err_allocate_after_claim])
-    claimed.upon(claim, enter=claimed, outputs=[_err_one_claim])
-    claimed.upon(release_own, enter=released, outputs=[_do_release_own])
-    claimed.upon(release_named, enter=claimed, outputs=[_err_same_nameplate])
-    released.upon(allocate, enter=released, outputs=[_err_after_release])
-    released.upon(claim, enter=released, outputs=[_err_one_claim])
-    released.upon(release_own, enter=released, outputs=[_err_one_release])
-    released.upon(release_named, enter=released, outputs=[_err_one_release])
-
-
-class _MailboxUse:
-    """open / add / close on one connection (spec 003 "Mailboxes": one open
-    and one close per connection)."""
-
-    _machine = MethodicalMachine()
-
-    def __init__(self, conn):
-        self._conn = conn
-        self.mailbox_id = None
-
-    @_machine.state(initial=True)
-    def idle(self):
-        "no mailbox opened yet"
-
-    @_machine.state()
-    def opened(self):
-        "subscribed to a mailbox"
-
-    @_machine.state()
-    def closed(self):
-        "closed: this connection is done with mailboxes"
-
-    @_machine.input()
-    def open(self, orig, mailbox_id):
-        "open"
-
-    @_machine.input()
-    def add(self, orig, phase, body):
-        "add"
-
-    @_machine.input()
-    def close_own(self, orig, mood):
-        "close without a mailbox, or naming the one opened here"
-
-    @_machine.input()
-    def close_named(self, orig, mailbox_id, mood):
-        "close naming a mailbox other than the one opened here"
-
-    @_machine.input()
-    def lost(self):
-        "the connection went away"
-
-    @_machine.output()
-    def _do_open(self, orig, mailbox_id):
-        conn = self._conn
-        try:
-            old = conn.app.open(mailbox_id, conn.side, conn, conn.now)
-        except ModelError as e:
-            return conn.error(str(e), orig)
-        self.mailbox_id = mailbox_id
-        for message in old:
-            conn.deliver(message)
-
-    @_machine.output()
-    def _do_add(self, orig, phase, body):
-        conn = self._conn
-        if self.mailbox_id is None:
-            # the open was refused (e.g. crowded): as if never opened
-            return conn.error("must open mailbox before adding (your open "
-                              "was refused)", orig)
-        try:
-            conn.app.add(self.mailbox_id, conn.side, phase, body, conn.now,
-                         orig.get("id"), conn.now)
-        except ModelError as e:
-            conn.error(str(e), orig)
-
-    @_machine.output()
-    def _do_close_own(self, orig, mood):
-        self._close(orig, self.mailbox_id, mood)
-
-    @_machine.output()
-    def _do_close_named(self, orig, mailbox_id, mood):
-        self._close(orig, mailbox_id, mood)
-
-    def _close(self, orig, mailbox_id, mood):
-        conn = self._conn
-        if mailbox_id is not None:
-            conn.app.stop_listening(mailbox_id, conn)
-        try:
-            conn.app.close(mailbox_id, conn.side, mood or "happy", conn.now)
-        except ModelError as e:
-            return conn.error(str(e), orig)
-        conn.respond(orig, {"type": "closed"})
-
-    @_machine.output()
-    def _stop_listening(self):
-        if self.mailbox_id is not None:
-            self._conn.app.stop_listening(self.mailbox_id, self._conn)
-
-    @_machine.output()
-    def _err_open_first(self, orig, phase, body):
-        self._conn.error("must open mailbox before adding", orig)
-
-    @_machine.output()
-    def _err_close_needs_open(self, orig, mood):
-        self._conn.error("close without mailbox must follow open", orig)
-
-    @_machine.output()
-    def _err_one_open(self, orig, mailbox_id):
-        self._conn.error("only one open per connection", orig)
-
-    @_machine.output()
-    def _err_same_mailbox(self, orig, mailbox_id, mood):
-        self._conn.error("open and close must use same mailbox", orig)
-
-    @_machine.output()
-    def _err_add_after_close(self, orig, phase, body):
-        self._conn.error("this connection already closed its mailbox; "
-                         "open it again on a new connection to add", orig)
-
-    @_machine.output()
-    def _err_one_close(self, orig):
-        self._conn.error("only one close per connection", orig)
-
-    idle.upon(open, enter=opened, outputs=[_do_open])
-    idle.upon(add, enter=idle, outputs=[_err_open_first])
-    idle.upon(close_own, enter=idle, outputs=[_err_close_needs_open])
-    idle.upon(close_named, enter=closed, outputs=[_do_close_named])
-    idle.upon(lost, enter=idle, outputs=[])
-    opened.upon(open, enter=opened, outputs=[_err_one_open])
-    opened.upon(add, enter=opened, outputs=[_do_add])
-    opened.upon(close_own, enter=closed, outputs=[_do_close_own])
-    opened.upon(close_named, enter=opened, outputs=[_err_same_mailbox])
-    opened.upon(lost, enter=closed, outputs=[_stop_listening])
-    closed.upon(open, enter=closed, outputs=[_err_one_open])
-    closed.upon(add, enter=closed, outputs=[_err_add_after_close])
-    closed.upon(close_own, enter=closed, outputs=[_err_one_close])
-    closed.upon(close_named, enter=closed, outputs=[_err_one_close])
-    closed.upon(lost, enter=closed, outputs=[])
+        self.metrics = metrics or MailboxMetrics()
 
 
 @implementer(IConnection, IMailboxListener)
@@ -357,7 +100,8 @@ class Connection:
             # a bug of ours: tell the client, keep serving everyone else
             log.failure("error while handling a client message")
             self.error("internal error in the Mailbox server; please report "
-                       "it to the server's operator", "<not echoed>")
+                       "it to the server's operator", "<not echoed>",
+                       "internal")
         finally:
             out, self._collect = self._collect, None
             if out:
@@ -387,7 +131,16 @@ class Connection:
 
     # helpers for the machines' outputs
 
-    def error(self, text, orig):
+    def counted_message(self, body):
+        metrics = self._ctx.metrics
+        metrics.messages.inc()
+        metrics.message_bytes.inc(len(body) // 2)  # hex: 2 chars a byte
+
+    def error(self, text, orig, kind="refused"):
+        """An `error` for the client; ``kind`` names it in the metrics
+        (refused, bad_message, internal, bind_timeout, idle_timeout,
+        permission)."""
+        self._ctx.metrics.errors.labels(kind).inc()
         msg = {"type": "error", "error": text, "orig": safe_orig(orig)}
         if isinstance(orig, dict):
             msg_id = orig.get("id")
@@ -420,9 +173,12 @@ class Connection:
 
     def _route(self, payload):
         try:
-            msg = decode(payload, self._ctx.limits.max_message_size)
+            msg = decode(payload, self._ctx.limits.max_message_size,
+                         self._ctx.limits.max_json_depth)
         except BadMessage as e:
-            return self.error(e.error, e.orig)
+            if e.limit is not None:
+                self._ctx.metrics.refused.labels(e.limit).inc()
+            return self.error(e.error, e.orig, "bad_message")
         # spec 003: an `ack` carrying `id` for every command
         msg_id = msg.get("id")
         self._send({"type": "ack",
@@ -432,7 +188,7 @@ class Connection:
             mtype = check_type(msg)
             args = fields(msg, self._ctx.limits)
         except BadMessage as e:
-            return self.error(e.error, e.orig)
+            return self.error(e.error, e.orig, "bad_message")
         if mtype == "bind":
             self._bind(msg, *args)
         elif mtype == "ping":
@@ -545,10 +301,9 @@ class Connection:
     def _do_bind(self, orig, appid, side):
         self._appid = appid
         self.side = side
-        if self._ctx.usage_events is not None:
-            # spec 003 "bind": client_version is [implementation, version]
-            self._ctx.usage_events.bound(appid, side,
-                                         orig.get("client_version"))
+        # spec 003 "bind": client_version is [implementation, version]
+        self._ctx.usage.bound(appid, side, orig.get("client_version"),
+                              self._ctx.clock.seconds())
         self._np = _NameplateUse(self)
         self._mb = _MailboxUse(self)
 
@@ -574,7 +329,7 @@ class Connection:
 
     @_machine.output()
     def _refuse_permission(self, orig, refusal):
-        self.error(refusal, orig)
+        self.error(refusal, orig, "permission")
         self._send(_Drop(CLOSE_POLICY, "permission denied"))
 
     @_machine.output()
@@ -583,21 +338,23 @@ class Connection:
         # gets "permission denied" and the connection is closed
         self.error("permission denied: this server requires "
                    "submit-permissions before bind (see "
-                   "'permission-required' in the welcome message)", orig)
+                   "'permission-required' in the welcome message)", orig,
+                   "permission")
         self._send(_Drop(CLOSE_POLICY, "permission denied"))
 
     @_machine.output()
     def _drop_bind_timeout(self):
         limit = self._ctx.limits.bind_timeout
         self.error(f"no bind within {limit:g} seconds of connecting; "
-                   "closing", "<no message>")
+                   "closing", "<no message>", "bind_timeout")
         self._send(_Drop(CLOSE_POLICY, "bind timeout"))
 
     @_machine.output()
     def _drop_idle(self):
         limit = self._ctx.limits.idle_timeout
         self.error(f"nothing received for {limit:g} seconds; closing idle "
-                   "connection (reconnect to continue)", "<no message>")
+                   "connection (reconnect to continue)", "<no message>",
+                   "idle_timeout")
         self._send(_Drop(CLOSE_NORMAL, "idle timeout"))
 
     @_machine.output()

@@ -37,6 +37,15 @@ class IChannelStore(Interface):
     def usage_added(record):
         """A usage record to persist (``--usage-db``), if configured."""
 
+    def client_version_added(app_id, side, connect_time, implementation,
+                             version):
+        """One client's bind, for ``client_versions`` (``--usage-db``)."""
+
+    def usage_current(rebooted, updated, blur_time, connections):
+        """The live counts for the usage database's ``current`` row."""
+
+    failing = Attribute("True while the last commit failed")
+
     def after_commit(fn, *args):
         """Call ``fn(*args)`` once every change recorded so far is
         committed (at once if nothing is pending)."""
@@ -54,7 +63,13 @@ class IUsageRecorder(Interface):
 
     def record(record):
         """``record`` is a dict: kind, app_id, started, waiting_time,
-        total_time, result."""
+        total_time, result (and for_nameplate for a mailbox)."""
+
+    def bound(app_id, side, client_version, when):
+        """A client bound (spec 003 "bind")."""
+
+    def current(rebooted, now, connections):
+        """The live counts, refreshed once a minute."""
 
 
 class IAppNamespace(Interface):

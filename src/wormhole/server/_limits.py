@@ -11,6 +11,9 @@ class Limits:
     # largest WebSocket message we accept, in bytes; a bigger one gets an
     # `error` (spec 004 7.x says clients send "no more than perhaps 20kB")
     max_message_size = attr.ib(default=1024 * 1024)
+    # deepest nesting of JSON arrays/objects in one client message, checked
+    # before parsing (spec 003 messages nest 3 levels at most)
+    max_json_depth = attr.ib(default=32)
     # messages kept in one mailbox
     max_messages_per_mailbox = attr.ib(default=1000)
     # bytes we queue for a client that does not read before we close it

@@ -23,20 +23,52 @@ CLIENT_TYPES = frozenset(["submit-permissions", "bind", "list", "allocate",
 class BadMessage(Exception):
     """``error`` is the text for the client; ``orig`` what to echo."""
 
-    def __init__(self, error, orig):
+    def __init__(self, error, orig, limit=None):
         super().__init__(error)
         self.error = error
         self.orig = orig
+        self.limit = limit  # the option that refused it, if a limit did
 
 
-def decode(payload, max_size):
+# a JSON string (with its escapes), then every byte that is not a bracket
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENING = frozenset(b"[{")
+
+
+def json_depth_exceeds(payload, max_depth):
+    """Whether the JSON text ``payload`` (bytes) nests arrays and objects
+    deeper than ``max_depth``, found without parsing: the parser recurses
+    once per level and must never see a message that could exhaust the
+    stack (issue 11), nor would echoing one in `orig` be safe."""
+    brackets = _JSON_STRING.sub(b"", payload).translate(None, _NOT_BRACKETS)
+    if brackets.count(b"[") + brackets.count(b"{") <= max_depth:
+        return False
+    depth = 0
+    for b in brackets:
+        if b in _OPENING:
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def decode(payload, max_size, max_depth=32):
     """bytes -> dict, or raise BadMessage (with a description as `orig`
     when the payload did not even parse)."""
     if len(payload) > max_size:
         raise BadMessage(
             f"message too large: {len(payload)} bytes, this server accepts "
             f"at most {max_size} bytes per message",
-            f"<{len(payload)} bytes, not parsed>")
+            f"<{len(payload)} bytes, not parsed>", "max_message_size")
+    if json_depth_exceeds(payload, max_depth):
+        raise BadMessage(
+            f"message nests arrays/objects more than {max_depth} levels "
+            "deep; this server refuses it unparsed (send a flat JSON object)",
+            f"<{len(payload)} bytes, nested too deeply, not parsed>",
+            "max_json_depth")
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -46,9 +78,6 @@ def decode(payload, max_size):
             f"<{len(payload)} bytes of invalid UTF-8>")
     try:
         msg = json.loads(text)
-    except RecursionError:
-        raise BadMessage("message nests too deeply to parse; send a flat "
-                         "JSON object", f"<{len(payload)} bytes, too deep>")
     except ValueError as e:
         raise BadMessage(f"message is not JSON ({e}); send one JSON object "
                          "per WebSocket message",

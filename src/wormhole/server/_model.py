@@ -172,25 +172,36 @@ class AppNamespace:
         ones of that length, and return its name."""
         length = 1
         while True:
-            low = 1 if length == 1 else 10 ** (length - 1)
-            high = 10 ** length
-            taken = sum(1 for n in self.nameplates if len(n) == length)
-            if taken < high - low:
+            name = self._free_name(length)
+            if name is not None:
                 break
             length += 1
-        free = [str(n) for n in range(low, high)
-                if str(n) not in self.nameplates] if high - low <= 10000 \
-            else None
-        if free is not None:
-            name = self._rng.choice(free)
-        else:
-            # a huge range with few taken: guess until free
-            while True:
-                name = str(self._rng.randrange(low, high))
-                if name not in self.nameplates:
-                    break
         self.claim(name, side, now)
         return name
+
+    def _free_name(self, length):
+        """A random free nameplate of ``length`` digits, or None. A few
+        random guesses first: they find one at once while the range is
+        mostly free (a burst of 500 clients must not cost a scan of the
+        range each); a crowded range is scanned, up to 10,000 names."""
+        low = 1 if length == 1 else 10 ** (length - 1)
+        high = 10 ** length
+        for _ in range(8):
+            name = str(self._rng.randrange(low, high))
+            if name not in self.nameplates:
+                return name
+        if high - low > 10000:
+            # too many to list, and 8 guesses missed: keep guessing while
+            # any is free (this range is far from full in practice)
+            taken = sum(1 for n in self.nameplates if len(n) == length)
+            while taken < high - low:
+                name = str(self._rng.randrange(low, high))
+                if name not in self.nameplates:
+                    return name
+            return None
+        free = [str(n) for n in range(low, high)
+                if str(n) not in self.nameplates]
+        return self._rng.choice(free) if free else None
 
     def claim(self, name, side, now):
         """Add ``side`` to nameplate ``name`` (creating it and its mailbox if
@@ -360,8 +371,11 @@ class AppNamespace:
         del self.mailboxes[mb.mailbox_id]
         self._store.mailbox_deleted(self.app_id, mb.mailbox_id)
         mb.listeners = []
-        self._usage.record(_summarize("mailbox", self.app_id, mb.created,
-                                      mb.sides, mb.crowded, now, pruned))
+        record = _summarize("mailbox", self.app_id, mb.created, mb.sides,
+                            mb.crowded, now, pruned)
+        # the usage database's `mailboxes` row says this too
+        record["for_nameplate"] = mb.for_nameplate
+        self._usage.record(record)
 
     # pruning (spec 003 "Nameplates": "... or after some period of inactivity")
 
@@ -435,6 +449,23 @@ class Model:
                 del self.apps[app_id]
         return removed
 
+    def census(self):
+        """{(kind, state): count} of nameplates and mailboxes now: state
+        ``waiting`` with one active side, ``paired`` with more (for the
+        metrics; one walk over every channel, at scrape time only)."""
+        counts = {(kind, state): 0 for kind in ("nameplate", "mailbox")
+                  for state in ("waiting", "paired")}
+        for ns in self.apps.values():
+            for kind, table in (("nameplate", ns.nameplates),
+                                ("mailbox", ns.mailboxes)):
+                for channel in table.values():
+                    active = sum(1 for s in channel.sides.values()
+                                 if s.active)
+                    if active:
+                        state = "waiting" if active == 1 else "paired"
+                        counts[kind, state] += 1
+        return counts
+
     def compact(self):
         """Forget empty AppIDs and shrink the others' tables (a dict keeps
         its size after its entries go)."""
@@ -447,11 +478,14 @@ class Model:
 
     def restore(self, rows, now):
         """Rebuild from what ``IChannelStore.load`` returned."""
+        # a creation time the database does not know (None) is "now"
         for app_id, mailbox_id, for_nameplate, created in rows["mailboxes"]:
-            self.app(app_id).restore_mailbox(mailbox_id, bool(for_nameplate),
-                                             created, now)
+            self.app(app_id).restore_mailbox(
+                mailbox_id, bool(for_nameplate),
+                now if created is None else created, now)
         for app_id, name, mailbox_id, created in rows["nameplates"]:
-            self.app(app_id).restore_nameplate(name, mailbox_id, created, now)
+            self.app(app_id).restore_nameplate(
+                name, mailbox_id, now if created is None else created, now)
         for app_id, name, side, claimed, added in rows["nameplate_sides"]:
             self.app(app_id).restore_nameplate_side(name, side, claimed, added)
         for (app_id, mailbox_id, side, opened, added,

@@ -11,8 +11,12 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
+from .._ops.listen import with_backlog
+from .._ops.logs import log_startup
+from .._ops.metrics import metrics_service
 from ._limits import Limits
 from ._permissions import parse_permissions
+from ._schema import SchemaError
 from .server import build_mailbox, make_factory
 
 LONGDESC = """\
@@ -25,6 +29,8 @@ connection setup. Listing nameplates is off unless --allow-list is given.
 _LIMIT_OPTIONS = [
     ("max-message-size", "max_message_size", int,
      "largest client message accepted, in bytes"),
+    ("max-json-depth", "max_json_depth", int,
+     "deepest nesting of JSON arrays/objects in a client message"),
     ("max-messages-per-mailbox", "max_messages_per_mailbox", int,
      "messages one mailbox may hold"),
     ("max-send-buffer", "max_send_buffer", int,
@@ -47,6 +53,8 @@ class Options(usage.Options):
     longdesc = LONGDESC
 
     optFlags = [
+        ("log-addresses", None,
+         "name clients' IP addresses in log lines (off: never logged)"),
         ("disallow-list", None,
          "refuse to send list of allocated nameplates (the default here)"),
         ("allow-list", None,
@@ -72,6 +80,9 @@ class Options(usage.Options):
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
          "this server's name in usage events [default: the host name]"),
+        ("metrics", None, None,
+         "serve /metrics (Prometheus) and /health on this endpoint, e.g. "
+         "tcp:9100:interface=127.0.0.1 (off by default)"),
         ("commit-window", None, 0.0,
          "seconds a database batch may collect before it commits", float),
     ] + [(name, None, getattr(Limits(), field), text, conv)
@@ -118,36 +129,23 @@ class _MailboxService(Service):
         return self._mailbox.stop()
 
 
-class _EventsService(Service):
-    def __init__(self, events):
-        self._events = events
-
-    def stopService(self):
-        super().stopService()
-        self._events.close()
-
-
-def attach_usage_events(mailbox, reactor, directory, server_id=None,
-                        blur=None):
+def attach_usage_events(mailbox, reactor, directory, server_id=None):
     """Send ``mailbox``'s usage records and binds to daily JSON-lines
-    files in ``directory`` (docs/usage-events.md); returns the writer."""
+    files in ``directory`` (docs/usage-events.md); returns the writer,
+    which the mailbox closes when it stops. Records arrive blurred
+    (``--blur-usage``) from the mailbox's usage log."""
     import socket
 
-    from .._usage_events import EventWriter, MailboxEvents
+    from .._ops.usage import EventWriter, MailboxEvents
     events = MailboxEvents(EventWriter(
         reactor, directory, server_id or socket.gethostname(),
-        prefix="mailbox-events", blur=blur))
+        prefix="mailbox-events"))
     mailbox.usage_log.events = events
-    mailbox.ctx.usage_events = events
     return events
 
 
-def makeService(config, reactor=None):
-    if reactor is None:
-        from twisted.internet import reactor
-    limits = Limits(**{field: config[name]
-                       for name, field, _, _ in _LIMIT_OPTIONS})
-    mailbox = build_mailbox(
+def _build_from(config, reactor, limits):
+    return build_mailbox(
         reactor,
         channel_db=config["channel-db"],
         usage_db=config["usage-db"],
@@ -161,18 +159,32 @@ def makeService(config, reactor=None):
         commit_window=config["commit-window"],
         limits=limits,
     )
-    events = None
+
+
+def makeService(config, reactor=None):
+    if reactor is None:
+        from twisted.internet import reactor
+    limits = Limits(**{field: config[name]
+                       for name, field, _, _ in _LIMIT_OPTIONS})
+    try:
+        mailbox = _build_from(config, reactor, limits)
+    except SchemaError as e:
+        # a database of another layout: one line, no traceback
+        raise SystemExit(f"wormhole-mailbox: {e}")
     if config["usage-events"] is not None:
-        events = attach_usage_events(mailbox, reactor, config["usage-events"],
-                                     config["server-id"],
-                                     config["blur-usage"])
+        attach_usage_events(mailbox, reactor, config["usage-events"],
+                            config["server-id"])
     factory = make_factory(mailbox, websocket_options=config[
-        "websocket-protocol-options"], reactor=reactor)
+        "websocket-protocol-options"], reactor=reactor,
+        log_addresses=bool(config["log-addresses"]))
+    log_startup("wormhole-mailbox", config)
     parent = MultiService()
-    # stopped after the listener (services stop in reverse order)
+    # stopped after the listener (services stop in reverse order); it
+    # commits, then writes out the usage log and events
     _MailboxService(mailbox).setServiceParent(parent)
-    if events is not None:
-        # stopped after the mailbox: its last records are written first
-        _EventsService(events).setServiceParent(parent)
-    strports.service(config["port"], factory).setServiceParent(parent)
+    strports.service(with_backlog(config["port"]),
+                     factory).setServiceParent(parent)
+    if config["metrics"] is not None:
+        metrics_service(config["metrics"], mailbox.metrics.registry,
+                        mailbox.health).setServiceParent(parent)
     return parent

@@ -21,40 +21,9 @@ from twisted.python.threadpool import ThreadPool
 from zope.interface import implementer
 
 from ._interfaces import IChannelStore
+from ._schema import prepare_channel_db, prepare_usage_db
 
 log = Logger()
-
-SCHEMA_VERSION = 1
-
-# Our own marker table: the reference server's database (same default file
-# name, relay.sqlite) has other tables, and must not be mistaken for ours.
-SCHEMA_NAME = "wormhole-twisted-mailbox"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_marker (name TEXT, version INTEGER);
-CREATE TABLE IF NOT EXISTS nameplates (
-  app_id TEXT, name TEXT, mailbox_id TEXT, created REAL,
-  PRIMARY KEY (app_id, name));
-CREATE TABLE IF NOT EXISTS nameplate_sides (
-  app_id TEXT, name TEXT, side TEXT, claimed INTEGER, added REAL,
-  PRIMARY KEY (app_id, name, side));
-CREATE TABLE IF NOT EXISTS mailboxes (
-  app_id TEXT, mailbox_id TEXT, for_nameplate INTEGER, created REAL,
-  PRIMARY KEY (app_id, mailbox_id));
-CREATE TABLE IF NOT EXISTS mailbox_sides (
-  app_id TEXT, mailbox_id TEXT, side TEXT, opened INTEGER, added REAL,
-  mood TEXT, PRIMARY KEY (app_id, mailbox_id, side));
-CREATE TABLE IF NOT EXISTS messages (
-  app_id TEXT, mailbox_id TEXT, side TEXT, phase TEXT, body TEXT,
-  server_rx REAL, msg_id TEXT);
-CREATE INDEX IF NOT EXISTS messages_idx ON messages (app_id, mailbox_id);
-"""
-
-_USAGE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS usage.usage (
-  kind TEXT, app_id TEXT, started REAL, waiting_time REAL, total_time REAL,
-  result TEXT);
-"""
 
 _EMPTY_ROWS = ("nameplates", "nameplate_sides", "mailboxes", "mailbox_sides",
                "messages")
@@ -63,35 +32,55 @@ _EMPTY_ROWS = ("nameplates", "nameplate_sides", "mailboxes", "mailbox_sides",
 class _Recorder:
     """Turns model changes into SQL rows; subclasses decide what to do."""
 
+    failing = False  # only a database can fail to commit
+
     def _op(self, sql, params):
         raise NotImplementedError
 
+    # The tables are the reference server's (``_schema``): sides point at
+    # their nameplate by its row id, and a mailbox's row keeps its creation
+    # time in ``updated``.
+
     def nameplate_created(self, app_id, name, mailbox_id, when):
-        self._op("INSERT OR REPLACE INTO nameplates VALUES (?,?,?,?)",
-                 (app_id, name, mailbox_id, when))
+        self.nameplate_deleted(app_id, name)
+        self._op("INSERT INTO nameplates (app_id, name, mailbox_id)"
+                 " VALUES (?,?,?)", (app_id, name, mailbox_id))
 
     def nameplate_side(self, app_id, name, side, claimed, added):
-        self._op("INSERT OR REPLACE INTO nameplate_sides VALUES (?,?,?,?,?)",
-                 (app_id, name, side, int(claimed), added))
+        self._op("DELETE FROM nameplate_sides WHERE side=? AND nameplates_id"
+                 " IN (SELECT id FROM nameplates WHERE app_id=? AND name=?)",
+                 (side, app_id, name))
+        self._op("INSERT INTO nameplate_sides (nameplates_id, claimed, side,"
+                 " added) SELECT id, ?, ?, ? FROM nameplates"
+                 " WHERE app_id=? AND name=?",
+                 (int(claimed), side, added, app_id, name))
 
     def nameplate_deleted(self, app_id, name):
-        self._op("DELETE FROM nameplates WHERE app_id=? AND name=?",
+        self._op("DELETE FROM nameplate_sides WHERE nameplates_id IN"
+                 " (SELECT id FROM nameplates WHERE app_id=? AND name=?)",
                  (app_id, name))
-        self._op("DELETE FROM nameplate_sides WHERE app_id=? AND name=?",
+        self._op("DELETE FROM nameplates WHERE app_id=? AND name=?",
                  (app_id, name))
 
     def mailbox_created(self, app_id, mailbox_id, for_nameplate, when):
-        self._op("INSERT OR REPLACE INTO mailboxes VALUES (?,?,?,?)",
-                 (app_id, mailbox_id, int(for_nameplate), when))
+        self._op("INSERT OR REPLACE INTO mailboxes (app_id, id, updated,"
+                 " for_nameplate) VALUES (?,?,?,?)",
+                 (app_id, mailbox_id, when, int(for_nameplate)))
 
     def mailbox_side(self, app_id, mailbox_id, side, opened, added, mood):
-        self._op("INSERT OR REPLACE INTO mailbox_sides VALUES (?,?,?,?,?,?)",
-                 (app_id, mailbox_id, side, int(opened), added, mood))
+        self._op("DELETE FROM mailbox_sides WHERE mailbox_id=? AND side=?",
+                 (mailbox_id, side))
+        self._op("INSERT INTO mailbox_sides (mailbox_id, opened, side, added,"
+                 " mood) VALUES (?,?,?,?,?)",
+                 (mailbox_id, int(opened), side, added, mood))
 
     def mailbox_deleted(self, app_id, mailbox_id):
-        for table in ("mailboxes", "mailbox_sides", "messages"):
-            self._op(f"DELETE FROM {table} WHERE app_id=? AND mailbox_id=?",
-                     (app_id, mailbox_id))
+        self._op("DELETE FROM mailboxes WHERE app_id=? AND id=?",
+                 (app_id, mailbox_id))
+        self._op("DELETE FROM mailbox_sides WHERE mailbox_id=?",
+                 (mailbox_id,))
+        self._op("DELETE FROM messages WHERE app_id=? AND mailbox_id=?",
+                 (app_id, mailbox_id))
 
     def message_added(self, app_id, mailbox_id, message):
         self._op("INSERT INTO messages VALUES (?,?,?,?,?,?,?)",
@@ -99,6 +88,13 @@ class _Recorder:
                   message.body, message.server_rx, message.msg_id))
 
     def usage_added(self, record):
+        pass
+
+    def client_version_added(self, app_id, side, connect_time,
+                             implementation, version):
+        pass
+
+    def usage_current(self, rebooted, updated, blur_time, connections):
         pass
 
 
@@ -122,35 +118,25 @@ class MemoryStore(_Recorder):
 
 
 def _open_db(path, usage_path):
+    """The channel database, with the usage database attached as
+    ``usage``: one connection, so a usage row commits with the change that
+    made it. Raises ``SchemaError`` for a file of another layout."""
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    if path != ":memory:":
-        # WAL + synchronous=FULL: a commit is durable once it returns, and
-        # costs one fsync of the log (spec 003 "Persistence").
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-    tables = {r[0] for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type='table'")}
-    if tables and "schema_marker" not in tables:
+    try:
+        if path != ":memory:":
+            # WAL + synchronous=FULL: a commit is durable once it returns,
+            # and costs one fsync of the log (spec 003 "Persistence").
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+        prepare_channel_db(db, path)
+        if usage_path is not None:
+            db.execute("ATTACH DATABASE ? AS usage", (usage_path,))
+            if usage_path != ":memory:":
+                db.execute("PRAGMA usage.journal_mode=WAL")
+            prepare_usage_db(db, usage_path)
+    except BaseException:
         db.close()
-        raise ValueError(
-            f"{path}: this database was not made by this server (perhaps by "
-            "the reference magic-wormhole-mailbox-server); give "
-            "--channel-db a new file name")
-    db.executescript(_SCHEMA)
-    row = db.execute("SELECT name, version FROM schema_marker").fetchone()
-    if row is None:
-        db.execute("INSERT INTO schema_marker VALUES (?, ?)",
-                   (SCHEMA_NAME, SCHEMA_VERSION))
-    elif row != (SCHEMA_NAME, SCHEMA_VERSION):
-        db.close()
-        raise ValueError(f"{path}: channel database schema {row[1]} of "
-                         f"{row[0]!r}, this server knows only "
-                         f"{SCHEMA_VERSION}")
-    if usage_path is not None:
-        db.execute("ATTACH DATABASE ? AS usage", (usage_path,))
-        if usage_path != ":memory:":
-            db.execute("PRAGMA usage.journal_mode=WAL")
-        db.executescript(_USAGE_SCHEMA)
+        raise
     return db
 
 
@@ -175,6 +161,8 @@ class SQLiteStore(_Recorder):
         self._pool = ThreadPool(1, 1, name="mailbox-db")
         self._pool.start()
         self.commits = 0  # how many transactions so far (for tests, bench)
+        # the last commit failed: answers are withheld (/health says so)
+        self.failing = False
 
     def _op(self, sql, params):
         self._ops.append((sql, params))
@@ -183,11 +171,35 @@ class SQLiteStore(_Recorder):
                                                       self._flush)
 
     def usage_added(self, record):
-        if self._has_usage:
-            self._op("INSERT INTO usage.usage VALUES (?,?,?,?,?,?)",
-                     (record["kind"], record["app_id"], record["started"],
+        if not self._has_usage:
+            return
+        if record["kind"] == "nameplate":
+            self._op("INSERT INTO usage.nameplates (app_id, started,"
+                     " waiting_time, total_time, result) VALUES (?,?,?,?,?)",
+                     (record["app_id"], record["started"],
                       record["waiting_time"], record["total_time"],
                       record["result"]))
+        else:
+            self._op("INSERT INTO usage.mailboxes (app_id, for_nameplate,"
+                     " started, total_time, waiting_time, result)"
+                     " VALUES (?,?,?,?,?,?)",
+                     (record["app_id"], record.get("for_nameplate"),
+                      record["started"], record["total_time"],
+                      record["waiting_time"], record["result"]))
+
+    def client_version_added(self, app_id, side, connect_time,
+                             implementation, version):
+        if self._has_usage:
+            self._op("INSERT INTO usage.client_versions VALUES (?,?,?,?,?)",
+                     (app_id, side, connect_time, implementation, version))
+
+    def usage_current(self, rebooted, updated, blur_time, connections):
+        """The one row of ``current`` (what the munin plugins read first:
+        they treat a row older than 6 minutes as a dead server)."""
+        if self._has_usage:
+            self._op("DELETE FROM usage.current", ())
+            self._op("INSERT INTO usage.current VALUES (?,?,?,?)",
+                     (rebooted, updated, blur_time, connections))
 
     def after_commit(self, fn, *args):
         if self._ops or self._in_flight or self._outputs:
@@ -218,6 +230,7 @@ class SQLiteStore(_Recorder):
 
     def _committed(self, _, outputs):
         self.commits += 1
+        self.failing = False
         self._in_flight = False
         self._release(outputs)
         if self._ops:
@@ -234,6 +247,7 @@ class SQLiteStore(_Recorder):
         log.failure("mailbox database commit failed; {n} outputs withheld",
                     f, n=len(outputs))
         self._in_flight = False
+        self.failing = True
         if self._ops or self._outputs:
             # try again with what came since (it may well work: a full
             # disk gets space back); what was withheld stays withheld
@@ -251,28 +265,30 @@ class SQLiteStore(_Recorder):
     def load(self):
         db = self._db
         return {
+            # the reference keeps no creation time for a nameplate: its
+            # first side's arrival stands in (None: the model uses "now")
             "nameplates": db.execute(
-                "SELECT app_id, name, mailbox_id, created FROM nameplates"
-            ).fetchall(),
+                "SELECT app_id, name, mailbox_id, (SELECT MIN(added) FROM"
+                " nameplate_sides WHERE nameplates_id=n.id)"
+                " FROM nameplates n ORDER BY id").fetchall(),
             "nameplate_sides": db.execute(
-                "SELECT app_id, name, side, claimed, added"
-                " FROM nameplate_sides").fetchall(),
+                "SELECT n.app_id, n.name, s.side, s.claimed, s.added"
+                " FROM nameplate_sides s JOIN nameplates n"
+                " ON s.nameplates_id=n.id").fetchall(),
+            # the reference's `updated` is the last activity; the first
+            # side's arrival, when earlier, is closer to the creation
             "mailboxes": db.execute(
-                "SELECT app_id, mailbox_id, for_nameplate, created"
-                " FROM mailboxes").fetchall(),
+                "SELECT app_id, id, for_nameplate, MIN(updated, COALESCE("
+                "(SELECT MIN(added) FROM mailbox_sides WHERE mailbox_id=m.id),"
+                " updated)) FROM mailboxes m").fetchall(),
             "mailbox_sides": db.execute(
-                "SELECT app_id, mailbox_id, side, opened, added, mood"
-                " FROM mailbox_sides").fetchall(),
+                "SELECT m.app_id, s.mailbox_id, s.side, s.opened, s.added,"
+                " s.mood FROM mailbox_sides s JOIN mailboxes m"
+                " ON s.mailbox_id=m.id").fetchall(),
             "messages": db.execute(
                 "SELECT app_id, mailbox_id, side, phase, body, server_rx,"
                 " msg_id FROM messages ORDER BY rowid").fetchall(),
         }
-
-    def usage_rows(self):
-        """Every usage row (only when a usage database is attached)."""
-        return self._db.execute(
-            "SELECT kind, app_id, started, waiting_time, total_time, result"
-            " FROM usage.usage ORDER BY rowid").fetchall()
 
     def close(self):
         from twisted.internet.defer import Deferred

@@ -1,16 +1,26 @@
 # -*- test-case-name: tests.server.test_websocket -*-
 """The thin WebSocket glue: autobahn below, a ``Connection`` machine above.
 
-Spec 003 "WebSocket Transport": one JSON message per WebSocket message. The
-glue also watches how much we queue for a client that stops reading (it is
-the transport's streaming producer, so Twisted tells it when the socket's
-buffer is full) and hands the machine ``too_slow`` past the limit.
+Spec 003 "WebSocket Transport": one JSON message per WebSocket message.
+
+Output is paced by the reader (issue 11): the glue is the transport's
+streaming producer, so Twisted pauses it when the socket's buffer is full;
+while paused, and until what waits has gone, messages wait in the glue's
+queue in order and leave as the transport resumes. Mailbox messages wait as
+references to what the mailbox already holds (bounded by the mailbox's own
+limits), so a backlog of any size is delivered at the reader's pace instead
+of being refused; the server's own answers (acks, errors, pongs) are
+encoded and counted, and past ``max_send_buffer`` bytes of those the client
+is dropped as too slow: it sends but does not read.
 """
+
+import collections
 
 from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
+from .._ops.logs import hide_peer
 from ._interfaces import ITransportGlue
 from ._messages import encode
 
@@ -49,11 +59,22 @@ _SHARED_DEFAULTS = {
 }
 
 
+class _Close:
+    """The closing handshake, queued behind what the reader has not had."""
+
+    __slots__ = ("code", "reason")
+
+    def __init__(self, code, reason):
+        self.code = code
+        self.reason = reason
+
+
 @implementer(ITransportGlue)
 class MailboxWebSocketProtocol(WebSocketServerProtocol):
     _conn = None
     _paused = False
-    _unread = 0
+    _queue = None  # a deque while anything waits for the transport
+    _queued_bytes = 0  # of the server's own answers in the queue
     _gone = False
     locals().update(_SHARED_DEFAULTS)
 
@@ -73,6 +94,10 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
                 del attrs[name]
         # a dict does not shrink when keys go: copy it into a compact one
         self.__dict__ = dict(attrs)
+
+    def connectionMade(self):
+        super().connectionMade()
+        hide_peer(self, self.factory.log_addresses)
 
     def onOpen(self):
         self._slim()
@@ -108,21 +133,37 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
     def send_json(self, message):
         if self._gone:
             return
+        if not self._paused and not self._queue:
+            self._transmit(message)
+            return
+        if self._queue is None:
+            self._queue = collections.deque()
+        if message.get("type") == "message":
+            self._queue.append(message)
+            return
         data = encode(message)
+        self._queue.append(data)
+        self._queued_bytes += len(data)
+        if self._queued_bytes > self.factory.mailbox.limits.max_send_buffer:
+            self._conn.too_slow()
+
+    def _transmit(self, item):
+        data = item if isinstance(item, bytes) else encode(item)
         # spec 003 says "binary-mode", but the reference server sends text
         # frames and the reference client asserts on it: the wire decides
         # (spec/README.md). JSON with ensure_ascii is valid UTF-8 text.
         self.sendMessage(data, False)
-        if self._paused:
-            self._unread += len(data)
-            if self._unread > self.factory.mailbox.limits.max_send_buffer:
-                self._conn.too_slow()
 
     def drop(self, code, reason):
         if self._gone:
             return
         self._gone = True
-        self.sendCloseFrame(code, reason.encode("utf-8")[:123])
+        close = _Close(code, reason.encode("utf-8")[:123])
+        if self._queue:
+            # after what is queued (the `error` saying why comes first)
+            self._queue.append(close)
+        else:
+            self.sendCloseFrame(close.code, close.reason)
 
     def abort(self):
         # a client that does not read gets no closing handshake: drop what
@@ -137,7 +178,20 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
 
     def resumeProducing(self):
         self._paused = False
-        self._unread = 0
+        queue = self._queue
+        # sending may pause us again (Twisted calls pauseProducing from
+        # inside write): then the rest waits for the next resume
+        while queue and not self._paused:
+            item = queue.popleft()
+            if isinstance(item, _Close):
+                queue.clear()
+                self.sendCloseFrame(item.code, item.reason)
+                break
+            if isinstance(item, bytes):
+                self._queued_bytes -= len(item)
+            self._transmit(item)
+        if not queue:
+            self._queue = None
 
     def stopProducing(self):
         pass
@@ -145,6 +199,7 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
 
 class MailboxWebSocketFactory(WebSocketServerFactory):
     protocol = MailboxWebSocketProtocol
+    log_addresses = False  # --log-addresses: let autobahn name peers
 
     def __init__(self, url, mailbox, reactor=None):
         super().__init__(url, reactor=reactor)

@@ -19,8 +19,10 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
+from .._ops.usage import JSONLinesWriter
 from ._connection import Connection, ServerContext
 from ._limits import Limits
+from ._metrics import MailboxMetrics
 from ._model import Model
 from ._permissions import parse_permissions
 from ._store import MemoryStore, SQLiteStore
@@ -46,16 +48,18 @@ class MailboxServer:
     """Owns the model and the connections of one server."""
 
     def __init__(self, clock, store, usage, policy, limits, welcome,
-                 allow_list, rng=None):
+                 allow_list, rng=None, metrics=None):
         self.clock = clock
         self.store = store
         self.usage_log = usage
         self.limits = limits
         self.model = Model(store, usage, rng or random.SystemRandom(), limits)
         self.model.restore(store.load(), clock.seconds())
-        self.ctx = ServerContext(clock, self.model, store, policy, limits,
-                                 welcome, allow_list)
+        self.metrics = metrics or MailboxMetrics()
+        self.ctx = ServerContext(clock, self.model, store, usage, policy,
+                                 limits, welcome, allow_list, self.metrics)
         self.connections = set()
+        self.metrics.watch(self)
         self._departed = 0
         self._last_trim = 0.0
         self.compactors = []  # called at a trim: shrink grown containers
@@ -64,8 +68,13 @@ class MailboxServer:
         self._sweeper.clock = clock
         self._pruner = LoopingCall(self.prune)
         self._pruner.clock = clock
+        self.started = clock.seconds()
+        self.accepting = False  # between start() and stop()
+        self._current = LoopingCall(self._update_current)
+        self._current.clock = clock
 
     def connection_for(self, glue):
+        self.metrics.connections.inc()
         conn = Connection(self.ctx, glue)
         self.connections.add(conn)
         return conn
@@ -99,15 +108,35 @@ class MailboxServer:
         sweep = min(limits.bind_timeout, limits.idle_timeout) / 4.0
         self._sweeper.start(max(0.5, min(sweep, 30.0)), now=False)
         self._pruner.start(limits.prune_interval, now=False)
+        # the usage database's `current` row, as often as the reference
+        # writes it (its munin plugins call a row older than 6 min stale)
+        self._current.start(60.0, now=True)
+        self.accepting = True
+
+    def _update_current(self):
+        self.usage_log.current(self.started, self.clock.seconds(),
+                               len(self.connections))
+
+    def health(self):
+        """What ``/health`` says: accepting work unless stopping or the
+        database fails to commit (answers are then withheld)."""
+        failing = self.store.failing
+        return {"accepting": self.accepting and not failing,
+                "database": "failing" if failing else "ok",
+                "connections": len(self.connections)}
 
     def stop(self):
-        for loop in (self._sweeper, self._pruner):
+        self.accepting = False
+        for loop in (self._sweeper, self._pruner, self._current):
             if loop.running:
                 loop.stop()
         if self._trim_call is not None:
             self._trim_call.cancel()
             self._trim_call = None
-        return self.store.close()
+        # the last records come as the store commits; then the writers
+        d = self.store.close()
+        d.addCallback(lambda _: self.usage_log.close())
+        return d
 
     def _sweep(self):
         now = self.clock.seconds()
@@ -135,7 +164,11 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
     else:
         store = SQLiteStore(reactor, channel_db or ":memory:", usage_db,
                             commit_window=commit_window)
-    usage = UsageLog(store, blur=blur_usage, log_fd=log_fd, keep=keep_usage)
+    metrics = MailboxMetrics()
+    log_writer = (JSONLinesWriter.from_fd(reactor, log_fd)
+                  if log_fd is not None else None)
+    usage = UsageLog(store, blur=blur_usage, log_writer=log_writer,
+                     keep=keep_usage, metrics=metrics)
     welcome = {}
     if motd is not None:
         welcome["motd"] = motd
@@ -146,7 +179,7 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
     policy = parse_permissions(permissions) if isinstance(
         permissions, (str, type(None))) else permissions
     return MailboxServer(reactor, store, usage, policy, limits, welcome,
-                         allow_list, rng=rng)
+                         allow_list, rng=rng, metrics=metrics)
 
 
 class _Protocol(MailboxWebSocketProtocol):
@@ -195,10 +228,11 @@ class _Factory(MailboxWebSocketFactory):
 
 
 def make_factory(mailbox, url=None, websocket_options=(),
-                 reactor=None):
+                 reactor=None, log_addresses=False):
     """The WebSocket factory for ``mailbox``; ``websocket_options`` are
     (name, value) pairs for autobahn (``--websocket-protocol-option``)."""
     factory = _Factory(url, mailbox, reactor=reactor)
+    factory.log_addresses = log_addresses
     mailbox.compactors.append(factory.compact)
     limits = mailbox.limits
     options = {
