@@ -195,6 +195,31 @@ class Keepalive(Base):
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events[-1], ("l.connection_lost", l))
 
+    def test_follower_drops_silent_connection(self):
+        """The Follower too drops a connection it heard nothing from for
+        60 s (issue 11; spec 000 asks it of the Leader only), and says so."""
+        _l, _tl, f, tf = self.selected_pair()
+        self.clock.advance(59)
+        self.assertFalse(tf.disconnecting)
+        self.clock.advance(1)
+        self.assertTrue(tf.disconnecting)
+        f.connectionLost(Failure(ConnectionDone()))
+        self.assertEqual(self.events[-1], ("f.connection_lost", f))
+
+    def test_paused_reader_is_not_silence(self):
+        """While we ourselves stopped reading (flow control), the peer's
+        silence is ours: the connection is kept, and the period starts again
+        when we resume."""
+        l, tl, f, tf = self.selected_pair()
+        f.pauseProducing()
+        self.clock.advance(120)
+        self.assertFalse(tf.disconnecting)
+        f.resumeProducing()
+        self.clock.advance(60)
+        self.assertFalse(tf.disconnecting)
+        self.clock.advance(60)
+        self.assertTrue(tf.disconnecting)
+
     def test_leader_keeps_talking_connection(self):
         """Idle PONGs from the Follower keep the Leader's connection up."""
         l, tl, f, tf = self.selected_pair()

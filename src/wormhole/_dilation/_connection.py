@@ -10,8 +10,15 @@ selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
 Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
-the last tick, send a PONG with id 0; the Leader drops the connection if it
-heard nothing for a whole 60 s period. Time comes from an injected clock.
+the last tick, send a PONG with id 0. Spec 000 asks only the Leader to drop
+a connection it heard nothing from for a whole 60 s period; the Follower
+does too (issue 11, docs/security.md): a peer that goes silent must not
+hold our L3, and our subchannels paused behind it, forever. The Follower
+then waits for the Leader's ``reconnect`` as after any loss. A period in
+which we ourselves stopped reading (flow control) does not count as
+silence. Time comes from an injected clock.
+
+Every frame length is checked before it is buffered (``_framing``).
 
 Receive-side flow control: pauseProducing() stops the transport reading
 *and* stops delivering frames already read, until resumeProducing().
@@ -27,7 +34,13 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
+from ._framing import (
+    DEFAULT_MAX_FRAME,
+    FrameReader,
+    FramingError,
+    NoiseSession,
+    handshake_lines,
+)
 from ._records import (
     KCM,
     Pong,
@@ -38,7 +51,7 @@ from ._records import (
 )
 
 IDLE_PONG_INTERVAL = 30.0
-LEADER_SILENCE_TIMEOUT = 60.0
+SILENCE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
 TRANSPORT_BUFFER = 1 << 20
 _KCM = encode_record(KCM())
@@ -55,7 +68,7 @@ class DilatedConnectionProtocol(Protocol):
     set_trace = m._setTrace
 
     def __init__(self, dilation_key, is_leader, connector, clock,
-                 relay_handshake=None, description="?"):
+                 relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME):
         self._is_leader = is_leader
         self._connector = I.IDilationConnector(connector)
         self._clock = clock
@@ -63,7 +76,7 @@ class DilatedConnectionProtocol(Protocol):
         self.description = description
         self._noise = NoiseSession(dilation_key, is_leader)
         self._send_line, expected = handshake_lines(is_leader)
-        self._reader = FrameReader(expected)
+        self._reader = FrameReader(expected, max_frame=max_frame)
         self._relay_buf = b""
         self._receiver = None
         self._held = deque()     # frames read but not yet delivered
@@ -166,6 +179,7 @@ class DilatedConnectionProtocol(Protocol):
     def resumeProducing(self):
         if self._paused:
             self._paused = False
+            self._heard = True  # the silence period starts again now
             self.transport.resumeProducing()
             self._deliver_frames()
 
@@ -277,8 +291,7 @@ class DilatedConnectionProtocol(Protocol):
         self._wrote = False
         self._heard = False
         self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
-        if self._is_leader:
-            self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
 
     @m.output()
     def deliver(self, record):
@@ -330,11 +343,13 @@ class DilatedConnectionProtocol(Protocol):
 
     def _silence_tick(self):
         self._timers = [t for t in self._timers if t.active()]
-        if not self._heard:
+        if not self._heard and not self._paused:
+            log.msg(f"Dilation connection {self.description}: nothing heard for "
+                    f"{SILENCE_TIMEOUT:g} s, dropped")
             self.disconnect()
             return
         self._heard = False
-        self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
 
     # -- transitions -------------------------------------------------------
 
