@@ -70,6 +70,7 @@ class DilatedConnectionProtocol(Protocol):
     def __init__(self, dilation_key, is_leader, connector, clock,
                  relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME):
         self._is_leader = is_leader
+        self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
         self._connector = I.IDilationConnector(connector)
         self._clock = clock
         self._relay_line = relay_handshake

@@ -6,6 +6,10 @@ L4 pauses while L3 is full or gone) and IProducer (pausing it stops reading
 from the whole L3 connection: spec 000 pauses all subchannels' input when
 any one pauses). ``dataReceived`` gets whole DATA payloads.
 
+Data for a subchannel no listener has accepted yet is kept for it, and
+counted by L4 inbound, which stops reading once too much waits (issue 11,
+docs/security.md "Dilation").
+
 Close handshake: loseConnection() sends CLOSE and enters "closing", where
 inbound DATA is still delivered; the peer's CLOSE then ends it. A CLOSE from
 the peer while open is answered with our own CLOSE and ends it at once.
@@ -198,10 +202,20 @@ class SubChannel:
         pending, self._pending = self._pending, []
         for data in pending:
             self._protocol.dataReceived(data)
+        if pending:
+            # after delivering, so data read meanwhile cannot overtake it
+            self._inbound.backlog_released(self)
 
     @m.output()
     def keep(self, data):
         self._pending.append(data)
+        self._inbound.backlog_added(self, len(data))
+
+    @m.output()
+    def release_backlog(self):
+        pending, self._pending = self._pending, []
+        if pending:
+            self._inbound.backlog_released(self)
 
     @m.output()
     def deliver(self, data):
@@ -273,7 +287,7 @@ class SubChannel:
 
     # the wormhole is closing (spec 000 "L5 subchannels": subchannels end
     # when the wormhole does): no CLOSE handshake, the connection is gone
-    S_unattached.upon(abandon, enter=S_closed, outputs=[forget_quietly])
+    S_unattached.upon(abandon, enter=S_closed, outputs=[release_backlog, forget_quietly])
     S_unattached_closed.upon(abandon, enter=S_closed, outputs=[])
     S_open.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
     S_closing.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
