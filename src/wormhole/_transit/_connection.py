@@ -60,6 +60,7 @@ class TransitConnection:
         self._stash = b""
         self._encoder = None
         self._decoder = None
+        self._max_record = _codec.DEFAULT_MAX_RECORD
         self._sink = None
         # the records fast path, present exactly while in S5_records
         self._reader = None
@@ -142,6 +143,12 @@ class TransitConnection:
         else:
             for record in records:
                 self._send_record(record)
+
+    def set_max_record(self, max_record):
+        # data, not state: the limit the decoder applies to each length
+        self._max_record = max_record
+        if self._decoder is not None:
+            self._decoder.set_max_record(max_record)
 
     def reject(self):
         if self._is_sender:
@@ -258,7 +265,7 @@ class TransitConnection:
     def _start_records(self, sink):
         self._sink = IRecordSink(sink)
         self._encoder = _codec.RecordEncoder(self._send_key)
-        self._decoder = _codec.RecordDecoder(self._receive_key)
+        self._decoder = _codec.RecordDecoder(self._receive_key, self._max_record)
         self._reader = self._decode_bytes
         self._writer = self._encode_and_write_record
 
@@ -287,6 +294,7 @@ class TransitConnection:
             log.msg(f"transit {self._description}: {e}; dropping the connection")
             if e.records:
                 self._sink.records_received(e.records)
+            self._sink.records_refused(str(e))
             self._bad_record()
             return
         if records:
