@@ -54,39 +54,6 @@ def _cost(record):
     return RECORD_COST
 
 
-class _PauseGate:
-    """Pauses every registered subchannel while at least one reason holds,
-    resumes them when the last one is released; a subchannel added
-    meanwhile starts paused. Two independent causes (the L3's state, the
-    unacknowledged queue) share one set of subchannels this way."""
-
-    def __init__(self, *reasons):
-        self._reasons = set(reasons)
-        self._subchannels = set()
-
-    def add(self, subchannel):
-        self._subchannels.add(subchannel)
-        if self._reasons:
-            subchannel.local_pause()
-
-    def remove(self, subchannel):
-        self._subchannels.discard(subchannel)
-
-    def hold(self, reason):
-        first = not self._reasons
-        self._reasons.add(reason)
-        if first:
-            for sc in list(self._subchannels):
-                sc.local_pause()
-
-    def release(self, reason):
-        if reason in self._reasons:
-            self._reasons.discard(reason)
-            if not self._reasons:
-                for sc in list(self._subchannels):
-                    sc.local_resume()
-
-
 @implementer(I.IOutbound, IPushProducer)
 class Outbound:
     m = MethodicalMachine()
@@ -96,8 +63,12 @@ class Outbound:
         self._next_seqnum = 0
         self._queue = deque()
         self._connection = None
-        # subchannels start paused: there is no L3 yet
-        self._gate = _PauseGate(_L3)
+        # Two independent causes pause our subchannels (the L3's state, the
+        # unacknowledged queue): each subchannel is paused while at least
+        # one reason holds, one added meanwhile starts paused. They start
+        # paused: there is no L3 yet.
+        self._subchannels = set()
+        self._pause_reasons = {_L3}
         self._max_unacked = max_unacked
         self._unacked = 0   # the cost of self._queue
         # installed by the machine: the connection's send_record while we
@@ -134,7 +105,7 @@ class Outbound:
         self._queue.append(record)
         self._unacked += RECORD_COST + len(data)
         if self._unacked > self._max_unacked:
-            self._gate.hold(_UNACKED)
+            self._hold(_UNACKED)
         if self._send_now is not None:
             self._send_now(record)
 
@@ -145,7 +116,7 @@ class Outbound:
         self._queue.append(record)
         self._unacked += _cost(record)
         if self._unacked > self._max_unacked:
-            self._gate.hold(_UNACKED)
+            self._hold(_UNACKED)
         if self._send_now is not None:
             self._send_now(record)
 
@@ -166,7 +137,7 @@ class Outbound:
             retired += 1
         self._resend_index = max(0, self._resend_index - retired)
         if self._unacked <= self._max_unacked // 2:
-            self._gate.release(_UNACKED)
+            self._release(_UNACKED)
 
     # -- states ------------------------------------------------------------
 
@@ -255,20 +226,35 @@ class Outbound:
 
     @m.output()
     def pause_all(self):
-        self._gate.hold(_L3)
+        self._hold(_L3)
 
     @m.output()
     def resume_all(self):
-        self._gate.release(_L3)
+        self._release(_L3)
 
     @m.output()
     def add(self, subchannel):
-        # paused at once if the L3 or the unacknowledged queue says so
-        self._gate.add(I.ISubChannel(subchannel))
+        self._subchannels.add(I.ISubChannel(subchannel))
+        if self._pause_reasons:
+            subchannel.local_pause()
 
     @m.output()
     def remove(self, subchannel):
-        self._gate.remove(subchannel)
+        self._subchannels.discard(subchannel)
+
+    def _hold(self, reason):
+        first = not self._pause_reasons
+        self._pause_reasons.add(reason)
+        if first:
+            for sc in list(self._subchannels):
+                sc.local_pause()
+
+    def _release(self, reason):
+        if reason in self._pause_reasons:
+            self._pause_reasons.discard(reason)
+            if not self._pause_reasons:
+                for sc in list(self._subchannels):
+                    sc.local_resume()
 
     # -- transitions -------------------------------------------------------
 
