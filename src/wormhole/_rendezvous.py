@@ -14,7 +14,8 @@ whose backlog for us it cannot deliver, issue 11) would have us reconnect
 forever without a word: after ``max_quick_drops`` connections in a row
 that each ended within ``stable_after`` seconds of opening, we report
 ServerConnectionError saying so and stop (docs/security.md "Mailbox
-client"). A connection that lasted longer starts the count again.
+client"). A connection that lasted longer starts the count, and the
+backoff, again.
 """
 
 import os
@@ -156,7 +157,13 @@ class RendezvousConnector:
         # an opened connection that ended early counts towards giving up
         if self._opened_at is not None:
             lasted = self._reactor.seconds() - self._opened_at
-            self._quick_drops = self._quick_drops + 1 if lasted < self._stable_after else 0
+            if lasted < self._stable_after:
+                # the backoff keeps growing too: no hammering a server
+                # that accepts us only to drop us
+                self._quick_drops += 1
+            else:
+                self._quick_drops = 0
+                self._delay = self._initial_delay
             if self._quick_drops >= self._max_quick_drops:
                 self._ws_dropped_too_often(was_clean, code, reason)
                 return
@@ -215,7 +222,6 @@ class RendezvousConnector:
         self._generation += 1
         self._opened_at = self._reactor.seconds()
         self._ws = proto
-        self._delay = self._initial_delay
 
     @m.output()
     def drop_ws(self):
