@@ -15,7 +15,7 @@ import re
 # get room to spare. docs/security.md "Mailbox client".
 MAX_JSON_DEPTH = 64
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 

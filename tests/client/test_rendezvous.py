@@ -15,7 +15,7 @@ from wormhole._status import Closed, Connected, Connecting, Disconnected, Failed
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from .common import recorded_connector
 from .fakes import FakeNetwork, server_send
 
 URL = "ws://127.0.0.1:4000/v1"
@@ -27,15 +27,7 @@ class RCTests(unittest.TestCase):
         self.clock = Clock()
         self.net = FakeNetwork()
         self.status = StatusTracker(None, None)
-        rc = RendezvousConnector(URL, "appid", "side1", self.clock, ImmediateJournal(), None,
-                                 DebugTiming(), ("python", "0.1.0"), self.status,
-                                 endpoint_factory=self.net.endpoint_factory)
-        rc.wire(make_fake(_interfaces.IBoss, "b", events),
-                make_fake(_interfaces.INameplate, "n", events),
-                make_fake(_interfaces.IMailbox, "m", events),
-                make_fake(_interfaces.IAllocator, "a", events),
-                make_fake(_interfaces.ILister, "l", events),
-                make_fake(_interfaces.ITerminator, "t", events))
+        rc = recorded_connector(URL, self.clock, self.net, self.status, events)
         return rc, events
 
     def test_provides_interface(self):

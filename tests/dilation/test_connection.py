@@ -210,7 +210,7 @@ class Keepalive(Base):
         """While we ourselves stopped reading (flow control), the peer's
         silence is ours: the connection is kept, and the period starts again
         when we resume."""
-        l, tl, f, tf = self.selected_pair()
+        _l, _tl, f, tf = self.selected_pair()
         f.pauseProducing()
         self.clock.advance(120)
         self.assertFalse(tf.disconnecting)

@@ -9,10 +9,16 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.trial import unittest
 from zope.interface import implementer
 
-from wormhole._dilation._inbound import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_PEER_SUBCHANNELS
+from wormhole._dilation._endpoints import (
+    SubchannelConnectorEndpoint,
+    SubchannelListenerEndpoint,
+)
+from wormhole._dilation._inbound import (
+    DEFAULT_MAX_BACKLOG,
+    DEFAULT_MAX_PEER_SUBCHANNELS,
+)
 from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED, RECORD_COST
 from wormhole._dilation._records import Ack, Close, Data, Open
-from wormhole._dilation._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
 
 from ._dilation_peer import connected_pair
 

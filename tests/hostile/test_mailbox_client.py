@@ -7,14 +7,12 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 import wormhole
-from wormhole import _interfaces, _key, errors
-from wormhole._rendezvous import MAX_QUICK_DROPS, STABLE_AFTER, RendezvousConnector
+from wormhole import _key, errors
+from wormhole._rendezvous import MAX_QUICK_DROPS, STABLE_AFTER
 from wormhole._status import Failed, StatusTracker
-from wormhole.journal import ImmediateJournal
 from wormhole.server.testing import start_mailbox_server
-from wormhole.timing import DebugTiming
 
-from ..client.common import make_fake
+from ..client.common import recorded_connector
 from ..client.fakes import FakeNetwork, server_send
 
 URL = "ws://127.0.0.1:4000/v1"
@@ -29,13 +27,7 @@ class HostileServer(unittest.TestCase):
         self.clock = Clock()
         self.net = FakeNetwork()
         self.status = StatusTracker(None, None)
-        rc = RendezvousConnector(URL, "appid", "side1", self.clock, ImmediateJournal(), None,
-                                 DebugTiming(), ("python", "0.1.0"), self.status,
-                                 endpoint_factory=self.net.endpoint_factory)
-        rc.wire(*(make_fake(iface, name, self.events) for iface, name in (
-            (_interfaces.IBoss, "b"), (_interfaces.INameplate, "n"),
-            (_interfaces.IMailbox, "m"), (_interfaces.IAllocator, "a"),
-            (_interfaces.ILister, "l"), (_interfaces.ITerminator, "t"))))
+        rc = recorded_connector(URL, self.clock, self.net, self.status, self.events)
         rc.start()
         return rc
 

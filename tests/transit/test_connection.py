@@ -157,14 +157,14 @@ class Sender(Base):
         c.data_received(R_HS)
         c.set_max_record(3)
         del self.events[:]
-        ok, big = frames(True, b"abc", b"abcd")[:4 + 24 + 16 + 3], None
+        ok = frames(True, b"abc")
         c.data_received(ok)
         self.assertEqual(self.events, [("sink.records", [b"abc"])])
         big = (4 + 24 + 16).to_bytes(4, "big")  # a 4-byte record announced
         c.data_received(big)
         self.assertEqual(self.events[1:], [
-            ("sink.refused", "record number 1 announced 4 bytes; the limit is 3 "
-                             "(docs/security.md)"),
+            ("sink.refused", ("record number 1 announced 4 bytes; the limit is 3 "
+                              "(docs/security.md)")),
             ("io.lose",)])
         self.assertEqual(c._decoder.buffered(), 0)
 
