@@ -10,7 +10,10 @@ from twisted.trial import unittest
 
 from wormhole._dilation import _records as R
 from wormhole._dilation._framing import FrameReader, FramingError
-from wormhole._dilation._inbound import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_PEER_SUBCHANNELS
+from wormhole._dilation._inbound import (
+    DEFAULT_MAX_BACKLOG,
+    DEFAULT_MAX_PEER_SUBCHANNELS,
+)
 from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED
 
 from ._dilation_peer import connected_pair

@@ -6,20 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole._transit._box import MAC_SIZE, NONCE_SIZE
 from wormhole._transit import _codec
+from wormhole._transit._box import MAC_SIZE, NONCE_SIZE
+
+from ..dilation.test_framing import split_at
 
 KEY = bytes(range(32))
 LIMIT = 200
-
-
-def split_at(data, cuts):
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    out, last = [], 0
-    for p in points + [len(data)]:
-        out.append(data[last:p])
-        last = p
-    return out
 
 
 class RecordStreams(unittest.TestCase):
