@@ -22,7 +22,7 @@ from twisted.internet import defer, protocol, task
 import wormhole
 from wormhole.server.testing import start_mailbox_server
 
-from ._support import spawn_reference_peer
+from ._support import run_cleanups, spawn_reference_peer
 
 APPID = "example.com/dilation-interop"
 
@@ -122,11 +122,7 @@ def exchange(reactor, role, relay_mode, ping=None):
     except Exception as e:  # noqa: BLE001 -- reported to the test, which fails on it
         result["error"] = f"{type(e).__name__}: {e}"
     finally:
-        for c in reversed(cleanups):
-            try:
-                yield c()
-            except Exception as e:  # noqa: BLE001 -- cleanup goes on; the result says what failed
-                result.setdefault("cleanup_errors", []).append(repr(e))
+        yield run_cleanups(cleanups, result)
     return result
 
 
