@@ -186,6 +186,25 @@ class OpenRefusals(unittest.TestCase):
         self.assertEqual(self.events, [("listener.got_open", 9, "x")])
 
 
+    def test_too_many_refusals_drop_the_connection(self):
+        """Each refusal queues a CLOSE until the peer ACKs it: after
+        max_refused_opens (1024 by default) refusals on one connection,
+        the next drops the connection instead; a new connection starts
+        the count again."""
+        self.assertEqual(Inbound()._max_refused_opens, 1024)
+        i = self.inbound(True, max_refused_opens=2)
+        for n in range(3):
+            i.got_record(Open(2 * n + 1, n, "x"))
+        self.assertEqual(self.events, [("outbound.send_close", 1),
+                                       ("outbound.send_close", 3),
+                                       ("c.disconnect",)])
+        i.stop_using_connection()
+        i.use_connection(FakeConnection(self.events, "c2", is_leader=True))
+        del self.events[:]
+        i.got_record(Open(7, 3, "x"))
+        self.assertEqual(self.events, [("outbound.send_close", 7)])
+
+
 class Backlog(unittest.TestCase):
     """Data waiting for a listener is bounded by stopping the L3's reads
     (issue 11, docs/security.md "Dilation")."""

@@ -109,15 +109,19 @@ class BadOpens(unittest.TestCase):
         self.assertEqual(got[0].transport.getPeer().scid, 1)
 
     def test_open_flood(self):
-        """5000 OPENs: the first 1024 make subchannels, every later one is
-        answered with CLOSE and makes nothing."""
+        """5000 OPENs: the first 1024 make subchannels, the next 1024 are
+        each answered with a CLOSE and make nothing, and the one after
+        that drops the connection (every CLOSE waits for an ACK this peer
+        may never send)."""
         v, p = connected_pair(we_lead=False)
-        n = 5000
+        n, limit = 5000, DEFAULT_MAX_PEER_SUBCHANNELS
         v.conn.dataReceived(b"".join(p.frame(Open(2 * i + 1, i, "x")) for i in range(n)))
         p.read(v.take_output())
         closes = [r.scid for r in p.records if isinstance(r, Close)]
-        self.assertEqual(closes, [2 * i + 1 for i in range(DEFAULT_MAX_PEER_SUBCHANNELS, n)])
-        self.assertEqual(len(v.registry._open), DEFAULT_MAX_PEER_SUBCHANNELS)
+        self.assertEqual(closes, [2 * i + 1 for i in range(limit, 2 * limit)])
+        self.assertEqual(len(v.registry._open), limit)
+        self.assertTrue(v.transport.disconnecting)
+        self.assertEqual(v.outbound.unacked_bytes(), limit * RECORD_COST)
 
 
 class NobodyListens(unittest.TestCase):

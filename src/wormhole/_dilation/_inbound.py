@@ -17,6 +17,9 @@ at once. A refused OPEN is answered with a CLOSE, which is how the
 reference 0.24 turns away an OPEN it does not want (an unexpected
 subprotocol): the peer's subchannel ends cleanly, ours is never made. An
 OPEN for an id that is open already is only logged: a CLOSE would end it.
+Each CLOSE waits in L4 outbound until the peer ACKs it, so a peer that
+keeps sending refused OPENs (``max_refused_opens`` on one connection) is
+not answered any more: the connection is dropped.
 
 Data for subchannels no listener has accepted yet waits in them; once all
 of it together exceeds ``max_backlog`` bytes the L3 stops reading (the
@@ -47,7 +50,10 @@ class Inbound:
     set_trace = m._setTrace
 
     def __init__(self, max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
-                 max_backlog=DEFAULT_MAX_BACKLOG):
+                 max_backlog=DEFAULT_MAX_BACKLOG,
+                 max_refused_opens=DEFAULT_MAX_PEER_SUBCHANNELS):
+        self._max_refused_opens = max_refused_opens
+        self._refused_opens = 0    # on the current connection
         self._last_seqnum = None  # nothing delivered yet
         self._max_backlog = max_backlog
         self._backlogs = {}        # subchannel -> bytes it keeps for a listener
@@ -121,7 +127,12 @@ class Inbound:
             return
         log.msg(f"Dilation: OPEN for subchannel {scid} ({record.subprotocol!r}) "
                 f"refused: {why}")
-        if scid not in self._subchannels:
+        self._refused_opens += 1
+        if self._refused_opens > self._max_refused_opens:
+            log.msg(f"Dilation: the peer sent {self._refused_opens} refused OPENs on this "
+                    "connection; dropping it (docs/security.md)")
+            self._connection.disconnect()
+        elif scid not in self._subchannels:
             self._outbound.send_close(scid)
 
     def _refusal(self, scid):
@@ -214,6 +225,7 @@ class Inbound:
         self._connection = I.IL3Connection(connection)
         # the peer's ids: even if we lead, odd if we follow
         self._peer_parity = 0 if connection.is_leader else 1
+        self._refused_opens = 0
         self._on_new = self._accept
         # tell the peer at once what we already have, so its resend on this
         # new connection skips it (an ACK for an old seqnum is harmless)
