@@ -36,6 +36,10 @@ from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
 
 MAX_QUICK_DROPS = 8
 STABLE_AFTER = 60.0
+# Our own server refuses messages over 1 MiB; the reference server has no
+# limit, so a peer's large text (hex-encoded, twice its size) may come
+# through one. A hostile server still cannot make us buffer more.
+MAX_SERVER_MESSAGE = 32 * 1024 * 1024
 
 
 @implementer(_interfaces.IRendezvousConnector)
@@ -45,7 +49,8 @@ class RendezvousConnector:
 
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,
-                 mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER):
+                 mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER,
+                 max_server_message=MAX_SERVER_MESSAGE):
         self._status = status
         self._mint_f = mint_f or self._mint_in_thread
         self._generation = 0  # which connection a stamp was minted for
@@ -68,7 +73,12 @@ class RendezvousConnector:
         self._scheme, self._host, self._port = parse_relay_url(url)
         self._endpoint_factory = endpoint_factory or self._make_endpoint
         self._factory = WSFactory(self, url)
-        self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600)
+        # a frame or message larger than max_server_message makes autobahn
+        # fail the connection when the length is read, not buffer it
+        # (docs/security.md "Mailbox client")
+        self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600,
+                                         maxFramePayloadSize=max_server_message,
+                                         maxMessagePayloadSize=max_server_message)
         self._connect_d = None
         self._ws = None
         self._timer = None
@@ -258,7 +268,7 @@ class RendezvousConnector:
 
     @m.output()
     def report_given_up(self, was_clean, code, reason):
-        why = (f"it dropped our connection {self._quick_drops} times in a row, each within "
+        why = (f"our connection to it ended {self._quick_drops} times in a row, each within "
                f"{self._stable_after:g} s of connecting (last: {reason or code}); giving up. "
                "It may hold more for this mailbox than it can deliver "
                "(docs/security.md)")

@@ -30,7 +30,7 @@ def make_fake(iface, prefix, events, returns=None):
 
 def recorded_connector(url, clock, net, status, events, **kwargs):
     """A RendezvousConnector on ``clock`` whose connections ``net`` (a
-    fakes.FakeNetwork) hands out, wired to recording fakes of its six
+    fakes.FakeNetwork, or None for real ones) hands out, wired to recording fakes of its six
     neighbours (Boss "b", Nameplate "n", Mailbox "m", Allocator "a",
     Lister "l", Terminator "t")."""
     from wormhole import _interfaces
@@ -39,7 +39,7 @@ def recorded_connector(url, clock, net, status, events, **kwargs):
     from wormhole.timing import DebugTiming
     rc = RendezvousConnector(url, "appid", "side1", clock, ImmediateJournal(), None,
                              DebugTiming(), ("python", "0.1.0"), status,
-                             endpoint_factory=net.endpoint_factory, **kwargs)
+                             endpoint_factory=net.endpoint_factory if net else None, **kwargs)
     rc.wire(*(make_fake(iface, prefix, events) for iface, prefix in (
         (_interfaces.IBoss, "b"), (_interfaces.INameplate, "n"),
         (_interfaces.IMailbox, "m"), (_interfaces.IAllocator, "a"),

@@ -43,25 +43,47 @@ def start_victim(test, mode, key):
 
 
 @implementer(IPushProducer)
-class Flood(protocol.Protocol):
-    """Writes ``prologue`` (which may be a function of the bytes read so
-    far, returning None until it is ready), then junk as fast as the
-    socket takes it, up to ``limit`` bytes, until the peer hangs up.
-    ``lost`` fires with the number of junk bytes written."""
+class Junk:
+    """Writes junk to ``transport`` as fast as it takes it, up to
+    ``limit`` bytes, until stopped; ``sent`` counts it."""
 
     CHUNK = MiB
+
+    def __init__(self, transport, limit):
+        self._transport = transport
+        self._limit = limit
+        self._paused = False
+        self._running = True
+        self.sent = 0
+        transport.registerProducer(self, True)
+        self.resumeProducing()
+
+    def pauseProducing(self):
+        self._paused = True
+
+    def resumeProducing(self):
+        self._paused = False
+        while self._running and not self._paused and self.sent < self._limit:
+            self._transport.write(b"\xa5" * self.CHUNK)
+            self.sent += self.CHUNK
+
+    def stopProducing(self):
+        self._running = False
+
+
+class Flood(protocol.Protocol):
+    """Writes ``prologue`` (a function of the bytes read so far, returning
+    None until it is ready), then Junk up to ``limit`` bytes, until the
+    peer hangs up. ``lost`` fires with the number of junk bytes written."""
 
     def __init__(self, prologue, limit):
         self._prologue = prologue
         self._limit = limit
         self._received = b""
-        self.sent = 0
-        self._paused = False
-        self._flooding = False
+        self._junk = None
         self.lost = defer.Deferred()
 
     def connectionMade(self):
-        self.transport.registerProducer(self, True)
         self._maybe_start()
 
     def dataReceived(self, data):
@@ -69,29 +91,19 @@ class Flood(protocol.Protocol):
         self._maybe_start()
 
     def _maybe_start(self):
-        if self._flooding:
+        if self._junk is not None:
             return
         first = self._prologue(self._received)
         if first is not None:
-            self._flooding = True
             self.transport.write(first)
-            self.resumeProducing()
-
-    def pauseProducing(self):
-        self._paused = True
-
-    def resumeProducing(self):
-        self._paused = False
-        while self._flooding and not self._paused and self.sent < self._limit:
-            self.transport.write(b"\xa5" * self.CHUNK)
-            self.sent += self.CHUNK
-
-    def stopProducing(self):
-        self._flooding = False
+            self._junk = Junk(self.transport, self._limit)
 
     def connectionLost(self, reason):
-        self._flooding = False
-        self.lost.callback(self.sent)
+        sent = 0
+        if self._junk is not None:
+            self._junk.stopProducing()
+            sent = self._junk.sent
+        self.lost.callback(sent)
 
 
 def flood(port, prologue, limit):

@@ -2,18 +2,23 @@
 against our client (issue 11; docs/security.md "Mailbox client"): it
 keeps dropping us, it sends JSON nested thousands of levels deep."""
 
+import json
+
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from twisted.internet import defer, reactor
+from twisted.internet.endpoints import TCP4ServerEndpoint
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 import wormhole
 from wormhole import _key, errors
-from wormhole._rendezvous import MAX_QUICK_DROPS, STABLE_AFTER
+from wormhole._rendezvous import MAX_QUICK_DROPS, MAX_SERVER_MESSAGE, STABLE_AFTER
 from wormhole._status import Failed, StatusTracker
 from wormhole.server.testing import start_mailbox_server
 
 from ..client.common import recorded_connector
 from ..client.fakes import FakeNetwork, server_send
+from ._support import MiB, Junk
 
 URL = "ws://127.0.0.1:4000/v1"
 DEEP = b"[" * 100000 + b"]" * 100000
@@ -57,7 +62,7 @@ class HostileServer(unittest.TestCase):
         [err] = self.errors()
         self.assertIsInstance(err, errors.ServerConnectionError)
         self.assertEqual(str(err), (
-            f"could not connect to the Mailbox server at {URL}: it dropped our connection "
+            f"could not connect to the Mailbox server at {URL}: our connection to it ended "
             "8 times in a row, each within 60 s of connecting (last: lost); giving up. It may "
             "hold more for this mailbox than it can deliver (docs/security.md)"))
         self.assertIsInstance(self.status.current.mailbox_connection, Failed)
@@ -123,3 +128,61 @@ class HostilePeer(unittest.TestCase):
             self.assertEqual(str(f), "the peer's version message is malformed: "
                                      "JSON nested deeper than 64 levels")
             yield self.assertFailure(w.close(), errors.ProtocolError)
+
+
+class _HugeFrame(WebSocketServerProtocol):
+    """Welcomes the client, then announces a 1 TiB text frame and pours
+    junk after the header, as fast as the client takes it."""
+
+    def onOpen(self):
+        self.sendMessage(json.dumps({"type": "welcome", "welcome": {}}).encode())
+        self.transport.write(b"\x81\x7f" + (2 ** 40).to_bytes(8, "big"))
+        self.factory.junk = Junk(self.transport, 256 * MiB)
+
+    def onClose(self, was_clean, code, reason):
+        self.factory.junk.stopProducing()
+        self.factory.closed.callback(self.factory.junk.sent)
+
+
+class _Events(list):
+    """The recording fakes' event list; ``error`` fires at the Boss's first error."""
+
+    def __init__(self):
+        super().__init__()
+        self.error = defer.Deferred()
+
+    def append(self, event):
+        super().append(event)
+        if event[0] == "b.error" and not self.error.called:
+            self.error.callback(event[1])
+
+
+class HugeWebSocketFrame(unittest.TestCase):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_huge_frame_refused_unbuffered(self):
+        """Over real loopback, a server announces a 1 TiB WebSocket frame:
+        our client fails the connection as soon as the header is read
+        (limit 32 MiB), so far less than the limit was ever sent to it;
+        with one quick drop allowed, the error says what happened."""
+        self.assertEqual(MAX_SERVER_MESSAGE, 32 * MiB)
+        factory = WebSocketServerFactory()
+        factory.protocol = _HugeFrame
+        factory.closed = defer.Deferred()
+        port = yield TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(factory)
+        self.addCleanup(port.stopListening)
+        url = f"ws://127.0.0.1:{port.getHost().port}/v1"
+        events = _Events()
+        rc = recorded_connector(url, reactor, None, StatusTracker(None, None), events,
+                                max_quick_drops=1)
+        rc.start()
+        err = yield events.error
+        sent = yield factory.closed
+        print(f"hostile websocket: {sent} junk bytes sent before the close; {err}")
+        self.assertLess(sent, 16 * MiB)
+        self.assertIsInstance(err, errors.ServerConnectionError)
+        self.assertIn("our connection to it ended 1 times in a row", str(err))
+        self.assertIn("received WebSocket message size 1099511627776 exceeds payload limit "
+                      "of 33554432 octets", str(err))
+        rc.stop()
