@@ -18,7 +18,7 @@ from wormhole.server.testing import start_mailbox_server
 
 from ..client.common import recorded_connector
 from ..client.fakes import FakeNetwork, server_send
-from ._support import MiB, Junk
+from ._support import Junk, MiB
 
 URL = "ws://127.0.0.1:4000/v1"
 DEEP = b"[" * 100000 + b"]" * 100000
