@@ -329,3 +329,24 @@ class Shell(unittest.TestCase):
         self.assertEqual(p.transport.value(), R_HS)
         p.dataReceived(b"go\n")
         self.assertEqual(events, [("selection.connection_ready", c)])
+
+    def test_early_flood_stops_reading(self):
+        """Before connect(), anyone who reaches our port can write to it:
+        past 1024 bytes the socket stops being read (so at most one read
+        more is kept) until attach, which resumes it and hands over what
+        was kept; here the flood is no handshake, so the machine hangs up."""
+        from twisted.internet.testing import StringTransport
+        events = []
+        p = ConnectionProtocol()
+        t = StringTransport()
+        p.makeConnection(t)
+        p.dataReceived(bytes(1000))
+        self.assertEqual(t.producerState, "producing")
+        p.dataReceived(bytes(100))
+        self.assertEqual(t.producerState, "paused")
+        self.assertEqual(p._early_bytes, 1100)
+        c = TransitConnection(KEY, False, None, "in")
+        c.wire(p, FakeSelection(events))
+        p.attach(c)
+        self.assertEqual(t.producerState, "producing")
+        self.assertTrue(t.disconnecting)

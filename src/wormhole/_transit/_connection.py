@@ -394,11 +394,19 @@ class ConnectionProtocol(protocol.Protocol):
     Outbound connections get their machine before the socket is up. An
     inbound one may arrive before ``connect()`` (our peer can be quicker
     than we are to learn the key), so it holds its bytes until ``attach``.
+    Anyone who reaches our port can send them, and an honest peer sends
+    nothing but its handshake line (under 100 bytes) before ours: past
+    ``EARLY_LIMIT`` bytes we stop reading until ``attach`` (issue 11,
+    docs/security.md "Transit").
     """
+
+    EARLY_LIMIT = 1024
 
     def __init__(self):
         self._machine = None
         self._early = []
+        self._early_bytes = 0
+        self._paused_early = False
         self._made = False
         self._lost = False
 
@@ -406,6 +414,10 @@ class ConnectionProtocol(protocol.Protocol):
         self._machine = ITransitConnection(machine)
         if self._made:
             machine.connection_made()
+        if self._paused_early and not self._lost:
+            # new bytes come in a later reactor turn, after the kept ones
+            self.transport.resumeProducing()
+        self._paused_early = False
         early, self._early = self._early, []
         for data in early:
             machine.data_received(data)
@@ -420,6 +432,10 @@ class ConnectionProtocol(protocol.Protocol):
     def dataReceived(self, data):
         if self._machine is None:
             self._early.append(data)
+            self._early_bytes += len(data)
+            if self._early_bytes > self.EARLY_LIMIT and not self._paused_early:
+                self._paused_early = True
+                self.transport.pauseProducing()
         else:
             self._machine.data_received(data)
 
