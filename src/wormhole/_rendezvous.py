@@ -40,6 +40,8 @@ STABLE_AFTER = 60.0
 # limit, so a peer's large text (hex-encoded, twice its size) may come
 # through one. A hostile server still cannot make us buffer more.
 MAX_SERVER_MESSAGE = 32 * 1024 * 1024
+# how much of a message we could not handle goes into the error
+SHOWN_MESSAGE = 300
 
 
 @implementer(_interfaces.IRendezvousConnector)
@@ -458,9 +460,12 @@ class RendezvousConnector:
             try:
                 handler(msg)
             except Exception as e:  # malformed, or out of turn: say which
+                shown = repr(msg)
+                if len(shown) > SHOWN_MESSAGE:  # the server chose its size
+                    shown = shown[:SHOWN_MESSAGE] + f"... ({len(shown)} characters)"
                 self._B.error(ProtocolError(
                     f"cannot handle {msg.get('type')!r} message from the server "
-                    f"({type(e).__name__}: {e}): {msg!r}"))
+                    f"({type(e).__name__}: {e}): {shown}"))
 
     @staticmethod
     def _field(msg, key, kind):

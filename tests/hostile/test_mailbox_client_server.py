@@ -17,7 +17,7 @@ from wormhole._status import Failed, StatusTracker
 from wormhole.server.testing import start_mailbox_server
 
 from ..client.common import recorded_connector
-from ..client.fakes import FakeNetwork, server_send
+from ..client.fakes import FakeNetwork, FakeServer, server_send
 from ._support import Junk, MiB
 
 URL = "ws://127.0.0.1:4000/v1"
@@ -101,6 +101,34 @@ class HostileServer(unittest.TestCase):
         server_send(rc, {"type": "message", "side": "s2", "phase": "0",
                          "body": "5b" * 10000, "note": "[" * 10000})
         self.assertEqual(self.events, [("m.rx_message", "s2", "0", b"[" * 10000)])
+
+
+class BeforeThePake(unittest.TestCase):
+    def test_flood_before_the_pake(self):
+        """The mailbox we open holds 5000 messages of the "peer" and no
+        pake: we keep 1000 of them waiting for the key, then stop with a
+        ProtocolError that names the limit and shows only the start of the
+        message it could not take."""
+        clock = Clock()
+        server = FakeServer(clock)
+        body = "ab" * 1000
+        server.mailboxes["mb1"] = {"sides": {"s2"}, "messages": [
+            {"type": "message", "side": "s2", "phase": str(i), "body": body}
+            for i in range(5000)]}
+        w = wormhole.create("example.com/hostile", URL, clock,
+                            _endpoint_factory=server.endpoint_factory)
+        versions = w.get_versions()
+        w.set_code("1-purple-sausages")
+        server.pump()
+        f = self.failureResultOf(versions, errors.ProtocolError)
+        text = str(f.value)
+        self.assertTrue(text.startswith(
+            "cannot handle 'message' message from the server (OrderOverflow: 1001 messages "
+            "(1001000 bytes) arrived before the peer's pake; the limit is 1000 messages, "
+            "33554432 bytes (docs/security.md)): {'type': 'message', 'side': 's2', "), text)
+        self.assertTrue(text.endswith("... (2080 characters)"), text[-60:])
+        self.assertLess(len(text), 700)
+        self.assertEqual(len(w._boss._O._queue), 1000)
 
 
 class HostilePeer(unittest.TestCase):
