@@ -205,6 +205,25 @@ class OpenRefusals(unittest.TestCase):
         self.assertEqual(self.events, [("outbound.send_close", 7)])
 
 
+    def test_complaints_logged_ten_times(self):
+        """A peer's bad records are logged ten times per connection, then
+        one line says the rest are not; a log line never holds a payload."""
+        from twisted.python import log
+        from wormhole._dilation._inbound import _describe
+        logged = []
+        log.addObserver(logged.append)
+        self.addCleanup(log.removeObserver, logged.append)
+        i = self.inbound(True)
+        for n in range(50):
+            i.got_record(Data(99, n, b"x"))
+        texts = [log.textFromEventDict(e) for e in logged]
+        texts = [t for t in texts if t.startswith("Dilation")]
+        self.assertEqual(texts, ["Dilation: DATA for unknown subchannel 99"] * 10 + [
+            "Dilation: further complaints about this connection's records are not logged"])
+        self.assertEqual(_describe(Data(3, 4, bytes(10 ** 6))), "Data(scid=3, seqnum=4, "
+                                                                   "1000000 bytes)")
+
+
 class Backlog(unittest.TestCase):
     """Data waiting for a listener is bounded by stopping the L3's reads
     (issue 11, docs/security.md "Dilation")."""

@@ -35,6 +35,19 @@ from ._records import Close, Data, Open
 
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
 DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
+# complaints about one connection's records that reach the log: a peer
+# must not be able to fill the operator's disk one bad record at a time
+LOGGED_COMPLAINTS = 10
+
+
+def _describe(record):
+    """A record for the log, without its payload."""
+    fields = [f"{name}={getattr(record, name)!r}"
+              for name in ("scid", "seqnum", "resp_seqnum", "subprotocol")
+              if hasattr(record, name)]
+    if hasattr(record, "data"):
+        fields.append(f"{len(record.data)} bytes")
+    return f"{type(record).__name__}({', '.join(fields)})"
 
 
 class _Backlog:
@@ -54,6 +67,7 @@ class Inbound:
                  max_refused_opens=DEFAULT_MAX_PEER_SUBCHANNELS):
         self._max_refused_opens = max_refused_opens
         self._refused_opens = 0    # on the current connection
+        self._complaints = 0       # likewise
         self._last_seqnum = None  # nothing delivered yet
         self._max_backlog = max_backlog
         self._backlogs = {}        # subchannel -> bytes it keeps for a listener
@@ -104,7 +118,7 @@ class Inbound:
             sc = self._subchannels.get(record.scid)
             if sc is None:
                 # spec 000 "L5 subchannels": logged and discarded
-                log.msg(f"Dilation: DATA for unknown subchannel {record.scid}")
+                self._complain(f"Dilation: DATA for unknown subchannel {record.scid}")
             else:
                 sc.remote_data(record.data)
         elif isinstance(record, Open):
@@ -112,7 +126,7 @@ class Inbound:
         elif isinstance(record, Close):
             sc = self._subchannels.get(record.scid)
             if sc is None:
-                log.msg(f"Dilation: CLOSE for unknown subchannel {record.scid}")
+                self._complain(f"Dilation: CLOSE for unknown subchannel {record.scid}")
             else:
                 sc.remote_close()
         self._ack_due = record.seqnum
@@ -125,8 +139,8 @@ class Inbound:
             self._subchannels[scid] = I.ISubChannel(sc)
             self._peer_opened.add(scid)
             return
-        log.msg(f"Dilation: OPEN for subchannel {scid} ({record.subprotocol!r}) "
-                f"refused: {why}")
+        self._complain(f"Dilation: OPEN for subchannel {scid} ({record.subprotocol!r}) "
+                       f"refused: {why}")
         self._refused_opens += 1
         if self._refused_opens > self._max_refused_opens:
             log.msg(f"Dilation: the peer sent {self._refused_opens} refused OPENs on this "
@@ -134,6 +148,14 @@ class Inbound:
             self._connection.disconnect()
         elif scid not in self._subchannels:
             self._outbound.send_close(scid)
+
+    def _complain(self, text):
+        self._complaints += 1
+        if self._complaints <= LOGGED_COMPLAINTS:
+            log.msg(text)
+        elif self._complaints == LOGGED_COMPLAINTS + 1:
+            log.msg("Dilation: further complaints about this connection's records "
+                    "are not logged")
 
     def _refusal(self, scid):
         if scid in self._subchannels:
@@ -226,6 +248,7 @@ class Inbound:
         # the peer's ids: even if we lead, odd if we follow
         self._peer_parity = 0 if connection.is_leader else 1
         self._refused_opens = 0
+        self._complaints = 0
         self._on_new = self._accept
         # tell the peer at once what we already have, so its resend on this
         # new connection skips it (an ACK for an old seqnum is harmless)
@@ -241,7 +264,7 @@ class Inbound:
 
     @m.output()
     def refuse(self, record):
-        log.msg(f"Dilation: record {record!r} with no connection ignored")
+        self._complain(f"Dilation: {_describe(record)} with no connection ignored")
 
     @m.output()
     def pause_connection(self):
