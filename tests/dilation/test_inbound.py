@@ -209,6 +209,7 @@ class OpenRefusals(unittest.TestCase):
         """A peer's bad records are logged ten times per connection, then
         one line says the rest are not; a log line never holds a payload."""
         from twisted.python import log
+
         from wormhole._dilation._inbound import _describe
         logged = []
         log.addObserver(logged.append)
