@@ -19,6 +19,7 @@ from wormhole._dilation._inbound import (
 )
 from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED, RECORD_COST
 from wormhole._dilation._records import Ack, Close, Data, Open
+from wormhole._dilation._subchannel import WAITING_COST
 
 from ._dilation_peer import connected_pair
 
@@ -143,6 +144,28 @@ class NobodyListens(unittest.TestCase):
         f = recorder_factory()
         SubchannelListenerEndpoint("nobody", v.registry).listen(f)
         v.run_eventually()
+        self.assertEqual(v.inbound.backlog_bytes(), 0)
+        self.assertEqual(v.transport.producerState, "producing")
+
+
+    def test_open_close_cycles(self):
+        """OPEN then CLOSE, again and again, for a subprotocol nobody
+        listens for: each such subchannel waits for a listener counting
+        1 KiB, so after 4096 of them the victim stops reading; a listener
+        then takes them all (and sees each open and close)."""
+        v, p = connected_pair(we_lead=True)
+        seq = 0
+        while v.transport.producerState != "paused" and seq < 2 * 100000:
+            scid = 2 * (seq // 2 + 1)
+            v.conn.dataReceived(p.frame(Open(scid, seq, "nobody"))
+                                + p.frame(Close(scid, seq + 1)))
+            seq += 2
+        self.assertEqual(seq // 2, DEFAULT_MAX_BACKLOG // WAITING_COST + 1)
+        self.assertEqual(v.transport.producerState, "paused")
+        f = recorder_factory()
+        SubchannelListenerEndpoint("nobody", v.registry).listen(f)
+        v.run_eventually()
+        self.assertEqual(len(f.made), seq // 2)
         self.assertEqual(v.inbound.backlog_bytes(), 0)
         self.assertEqual(v.transport.producerState, "producing")
 
