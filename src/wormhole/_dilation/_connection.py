@@ -10,13 +10,20 @@ selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
 Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
-the last tick, send a PONG with id 0. Spec 000 asks only the Leader to drop
-a connection it heard nothing from for a whole 60 s period; the Follower
-does too (issue 11, docs/security.md): a peer that goes silent must not
-hold our L3, and our subchannels paused behind it, forever. The Follower
-then waits for the Leader's ``reconnect`` as after any loss. A period in
-which we ourselves stopped reading (flow control) does not count as
-silence. Time comes from an injected clock.
+the last tick, we send a PING with id 0. Spec 000 says a PONG, but the
+wire behaviour of the reference 0.24 decides: its Follower keeps no timer
+and is silent when idle, answering only PINGs (its Leader PINGs every
+30 s), and its Leader prints "Weird: pong for ping that isn't outstanding"
+on the application's stdout for an unprovoked PONG. A PING is answered by
+either kind of peer, so each side hears the other and the silence check
+does not drop a healthy idle connection (tests/dilation/test_interop.py,
+"idle"). Spec 000 asks only the Leader to drop a connection
+it heard nothing from for a whole 60 s period; the Follower does too
+(issue 11, docs/security.md): a peer that goes silent must not hold our
+L3, and our subchannels paused behind it, forever. The Follower then
+waits for the Leader's ``reconnect`` as after any loss. A period in which
+we ourselves stopped reading (flow control) does not count as silence.
+Time comes from an injected clock.
 
 Every frame length is checked before it is buffered (``_framing``).
 
@@ -43,14 +50,14 @@ from ._framing import (
 )
 from ._records import (
     KCM,
-    Pong,
+    Ping,
     RecordError,
     encode_record,
     encode_record_parts,
     parse_record_pieces,
 )
 
-IDLE_PONG_INTERVAL = 30.0
+KEEPALIVE_INTERVAL = 30.0
 SILENCE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
 TRANSPORT_BUFFER = 1 << 20
@@ -59,7 +66,7 @@ _KCM = encode_record(KCM())
 
 def _nothing():
     pass
-_IDLE_PONG = encode_record(Pong(b"\x00\x00\x00\x00"))
+_IDLE_PING = encode_record(Ping(b"\x00\x00\x00\x00"))
 
 
 @implementer(I.IDilatedConnection, I.IL3Connection)
@@ -291,7 +298,7 @@ class DilatedConnectionProtocol(Protocol):
             self._write_frame(_KCM)
         self._wrote = False
         self._heard = False
-        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
+        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
         self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
 
     @m.output()
@@ -337,10 +344,10 @@ class DilatedConnectionProtocol(Protocol):
     # keepalive ticks: data, not transitions (spec 000 "L3 protocol")
     def _idle_tick(self):
         if not self._wrote:
-            self._write_frame(_IDLE_PONG)
+            self._write_frame(_IDLE_PING)
         self._wrote = False
         self._timers = [t for t in self._timers if t.active()]
-        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
+        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
 
     def _silence_tick(self):
         self._timers = [t for t in self._timers if t.active()]

@@ -27,7 +27,6 @@ from zope.interface import implementer
 
 from . import _interfaces as I
 
-
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
 
 
