@@ -197,6 +197,22 @@ class Keepalive(Base):
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events[-1], ("l.connection_lost", l))
 
+    def test_not_selected_in_time(self):
+        """A connection not selected within 60 s of being made (a peer that
+        connects and says nothing, or half a handshake) is dropped, as
+        either role; one that is selected in time keeps no such timer."""
+        for is_leader in (True, False):
+            p, t = self.make(is_leader)
+            self.clock.advance(59)
+            self.assertFalse(t.disconnecting)
+            self.clock.advance(1)
+            self.assertTrue(t.disconnecting)
+            p.connectionLost(Failure(ConnectionDone()))
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        l, _tl, f, _tf = self.selected_pair()
+        self.assertEqual(sorted(self.clock.getDelayedCalls(), key=id),
+                         sorted(l._timers + f._timers, key=id))
+
     def test_follower_drops_silent_connection(self):
         """The Follower too drops a connection it heard nothing from for
         60 s (issue 11; spec 000 asks it of the Leader only), and says so."""

@@ -13,6 +13,7 @@ from wormhole._dilation._endpoints import (
     SubchannelConnectorEndpoint,
     SubchannelListenerEndpoint,
 )
+from wormhole._dilation._framing import derive_dilation_key
 from wormhole._dilation._inbound import (
     DEFAULT_MAX_BACKLOG,
     DEFAULT_MAX_PEER_SUBCHANNELS,
@@ -21,7 +22,7 @@ from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED, RECORD_COST
 from wormhole._dilation._records import Ack, Close, Data, Open
 from wormhole._dilation._subchannel import WAITING_COST
 
-from ._dilation_peer import connected_pair
+from ._dilation_peer import Victim, connected_pair
 
 CHUNK = 64 * 1024
 
@@ -171,6 +172,16 @@ class NobodyListens(unittest.TestCase):
 
 
 class Silence(unittest.TestCase):
+    def test_connects_and_says_nothing(self):
+        """Someone connects to our port and sends nothing (or half a
+        handshake): dropped exactly 60 s after connecting."""
+        v = Victim(derive_dilation_key(b"\x01" * 32), we_lead=True)
+        v.conn.dataReceived(b"Magic-Wormhole Dilation Handshake v1 Fol")
+        v.clock.advance(59.9)
+        self.assertFalse(v.transport.disconnecting)
+        v.clock.advance(0.1)
+        self.assertTrue(v.transport.disconnecting)
+
     def test_follower_drops_silent_leader(self):
         """A Leader that goes silent after selection: our Follower drops
         the connection after exactly 60 s on the clock, not before."""

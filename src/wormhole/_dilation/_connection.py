@@ -25,7 +25,10 @@ waits for the Leader's ``reconnect`` as after any loss. A period in which
 we ourselves stopped reading (flow control) does not count as silence.
 Time comes from an injected clock.
 
-Every frame length is checked before it is buffered (``_framing``).
+Every frame length is checked before it is buffered (``_framing``), and a
+connection that is not selected within ``HANDSHAKE_TIMEOUT`` of being
+made is dropped: anyone can connect to a listening port and then say
+nothing (issue 11, docs/security.md).
 
 Receive-side flow control: pauseProducing() stops the transport reading
 *and* stops delivering frames already read, until resumeProducing().
@@ -59,6 +62,9 @@ from ._records import (
 
 KEEPALIVE_INTERVAL = 30.0
 SILENCE_TIMEOUT = 60.0
+# from TCP connected to selected: the relay line, both handshakes and the
+# KCMs take a few round trips; the Connector then selects (or drops) at once
+HANDSHAKE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
 TRANSPORT_BUFFER = 1 << 20
 _KCM = encode_record(KCM())
@@ -96,6 +102,7 @@ class DilatedConnectionProtocol(Protocol):
         self._wrote = False
         self._heard = False
         self._timers = []
+        self._handshake_timer = None
 
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
 
@@ -108,6 +115,7 @@ class DilatedConnectionProtocol(Protocol):
         # Nagle and delayed ACKs stall each exchange by ~40 ms
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
+        self._handshake_timer = self._clock.callLater(HANDSHAKE_TIMEOUT, self._not_selected)
         if self._relay_line is not None:
             self._connected_via_relay()
         else:
@@ -164,7 +172,19 @@ class DilatedConnectionProtocol(Protocol):
             self._on_batch_end()
 
     def connectionLost(self, reason=None):
+        self._cancel_handshake_timer()
         self._lost()
+
+    def _cancel_handshake_timer(self):
+        t, self._handshake_timer = self._handshake_timer, None
+        if t is not None and t.active():
+            t.cancel()
+
+    def _not_selected(self):
+        self._handshake_timer = None
+        log.msg(f"Dilation connection {self.description}: not selected within "
+                f"{HANDSHAKE_TIMEOUT:g} s of connecting, dropped")
+        self.disconnect()
 
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
@@ -291,6 +311,7 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def become_l3(self, receiver):
+        self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
         self._on_record = partial(self._receiver.got_record, self)
         self._on_batch_end = partial(self._receiver.end_of_batch, self)
@@ -319,6 +340,7 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def drop(self):
+        self._cancel_handshake_timer()  # moot once we hang up
         self.transport.loseConnection()
 
     @m.output()
