@@ -143,7 +143,8 @@ class FrameReader:
         need = 4
         while n - pos >= 4:
             (length,) = _LENGTH.unpack_from(data, pos)
-            self._check(length)
+            if length > self._limit:  # the per-frame path: no call unless refused
+                self._check(length)
             end = pos + 4 + length
             if end > n:
                 need = 4 + length
