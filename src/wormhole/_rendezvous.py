@@ -8,6 +8,14 @@ Lister and Allocator we are connected, so each re-sends what it still needs.
 A lost connection is retried after 1 s, growing by 50% each time, capped at
 60 s (spec 003). If the very first attempt fails we report
 ServerConnectionError instead of retrying forever.
+
+A server that accepts us and then drops us again and again (a Mailbox
+whose backlog for us it cannot deliver, issue 11) would have us reconnect
+forever without a word: after ``max_quick_drops`` connections in a row
+that each ended within ``stable_after`` seconds of opening, we report
+ServerConnectionError saying so and stop (docs/security.md "Mailbox
+client"). A connection that lasted longer starts the count, and the
+backoff, again.
 """
 
 import os
@@ -26,6 +34,16 @@ from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
 
 
+MAX_QUICK_DROPS = 8
+STABLE_AFTER = 60.0
+# Our own server refuses messages over 1 MiB; the reference server has no
+# limit, so a peer's large text (hex-encoded, twice its size) may come
+# through one. A hostile server still cannot make us buffer more.
+MAX_SERVER_MESSAGE = 32 * 1024 * 1024
+# how much of a message we could not handle goes into the error
+SHOWN_MESSAGE = 300
+
+
 @implementer(_interfaces.IRendezvousConnector)
 class RendezvousConnector:
     m = MethodicalMachine()
@@ -33,7 +51,8 @@ class RendezvousConnector:
 
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,
-                 mint_f=None):
+                 mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER,
+                 max_server_message=MAX_SERVER_MESSAGE):
         self._status = status
         self._mint_f = mint_f or self._mint_in_thread
         self._generation = 0  # which connection a stamp was minted for
@@ -49,10 +68,19 @@ class RendezvousConnector:
         self._delay = initial_delay
         self._max_delay = max_delay
         self._factor = factor
+        self._max_quick_drops = max_quick_drops
+        self._stable_after = stable_after
+        self._opened_at = None   # when the current WebSocket opened
+        self._quick_drops = 0    # connections in a row that ended early
         self._scheme, self._host, self._port = parse_relay_url(url)
         self._endpoint_factory = endpoint_factory or self._make_endpoint
         self._factory = WSFactory(self, url)
-        self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600)
+        # a frame or message larger than max_server_message makes autobahn
+        # fail the connection when the length is read, not buffer it
+        # (docs/security.md "Mailbox client")
+        self._factory.setProtocolOptions(autoPingInterval=60, autoPingTimeout=600,
+                                         maxFramePayloadSize=max_server_message,
+                                         maxMessagePayloadSize=max_server_message)
         self._connect_d = None
         self._ws = None
         self._timer = None
@@ -136,8 +164,28 @@ class RendezvousConnector:
     @m.input()
     def ws_open(self, proto): pass  # noqa
 
+    def ws_close(self, was_clean, code, reason):
+        # validated and routed (STYLE: the machine itself has no ifs):
+        # an opened connection that ended early counts towards giving up
+        if self._opened_at is not None:
+            lasted = self._reactor.seconds() - self._opened_at
+            if lasted < self._stable_after:
+                # the backoff keeps growing too: no hammering a server
+                # that accepts us only to drop us
+                self._quick_drops += 1
+            else:
+                self._quick_drops = 0
+                self._delay = self._initial_delay
+            if self._quick_drops >= self._max_quick_drops:
+                self._ws_dropped_too_often(was_clean, code, reason)
+                return
+        self._ws_close(was_clean, code, reason)
+
     @m.input()
-    def ws_close(self, was_clean, code, reason): pass  # noqa
+    def _ws_close(self, was_clean, code, reason): pass  # noqa
+
+    @m.input()
+    def _ws_dropped_too_often(self, was_clean, code, reason): pass  # noqa
 
     @m.input()
     def _connect_failed(self, f): pass  # noqa
@@ -184,8 +232,8 @@ class RendezvousConnector:
     @m.output()
     def record_ws(self, proto):
         self._generation += 1
+        self._opened_at = self._reactor.seconds()
         self._ws = proto
-        self._delay = self._initial_delay
 
     @m.output()
     def drop_ws(self):
@@ -196,6 +244,7 @@ class RendezvousConnector:
     @m.output()
     def forget_ws(self):
         self._generation += 1  # a stamp still being minted is now useless
+        self._opened_at = None
         self._ws = None
 
     @m.output()
@@ -218,6 +267,15 @@ class RendezvousConnector:
         reason = reason or f"WebSocket closed ({code})"
         self._status.mailbox(Failed(reason))
         self._B.error(ServerConnectionError(self._url, reason))
+
+    @m.output()
+    def report_given_up(self, was_clean, code, reason):
+        why = (f"our connection to it ended {self._quick_drops} times in a row, each within "
+               f"{self._stable_after:g} s of connecting (last: {reason or code}); giving up. "
+               "It may hold more for this mailbox than it can deliver "
+               "(docs/security.md)")
+        self._status.mailbox(Failed(why))
+        self._B.error(ServerConnectionError(self._url, why))
 
     @m.output()
     def deliver_welcome(self, welcome):
@@ -286,13 +344,13 @@ class RendezvousConnector:
     S1_connecting_first.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
     S1_connecting_first.upon(_connect_failed, enter=S7_failed,
                              outputs=[report_connect_failed, tell_failed])
-    S1_connecting_first.upon(ws_close, enter=S7_failed,
+    S1_connecting_first.upon(_ws_close, enter=S7_failed,
                              outputs=[forget_ws, report_ws_failed, tell_failed])
     S1_connecting_first.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
 
     S1_connecting.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
     S1_connecting.upon(_connect_failed, enter=S4_waiting, outputs=[schedule_reconnect])
-    S1_connecting.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S1_connecting.upon(_ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
     S1_connecting.upon(stop, enter=S5_stopping, outputs=[cancel_connect])
 
     S2_awaiting_welcome.upon(_rx_welcome, enter=S3_bound,
@@ -301,12 +359,12 @@ class RendezvousConnector:
                              outputs=[deliver_welcome, start_minting])
     S2_awaiting_welcome.upon(_rx_unwelcome, enter=S8_refused,
                              outputs=[deliver_unwelcome, tell_failed, drop_ws])
-    S2_awaiting_welcome.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S2_awaiting_welcome.upon(_ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
     S2_awaiting_welcome.upon(stop, enter=S5_stopping, outputs=[drop_ws])
 
     S2m_minting.upon(_stamp_ready, enter=S3_bound,
                      outputs=[tx_submit_permissions, tx_bind, notify_connected])
-    S2m_minting.upon(ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
+    S2m_minting.upon(_ws_close, enter=S4_waiting, outputs=[forget_ws, schedule_reconnect])
     S2m_minting.upon(stop, enter=S5_stopping, outputs=[drop_ws])
     S2m_minting.upon(_rx_welcome, enter=S2m_minting, outputs=[])
     S2m_minting.upon(_rx_challenge, enter=S2m_minting, outputs=[])
@@ -315,15 +373,26 @@ class RendezvousConnector:
     S3_bound.upon(_rx_welcome, enter=S3_bound, outputs=[])
     S3_bound.upon(_rx_challenge, enter=S3_bound, outputs=[])
     S3_bound.upon(_rx_unwelcome, enter=S3_bound, outputs=[deliver_unwelcome])
-    S3_bound.upon(ws_close, enter=S4_waiting,
+    S3_bound.upon(_ws_close, enter=S4_waiting,
                   outputs=[forget_ws, notify_lost, schedule_reconnect])
     S3_bound.upon(stop, enter=S5_stopping, outputs=[drop_ws])
+
+    # the server keeps dropping us soon after we connect: say so, stop
+    S2_awaiting_welcome.upon(_ws_dropped_too_often, enter=S7_failed,
+                             outputs=[forget_ws, report_given_up, tell_failed])
+    S2m_minting.upon(_ws_dropped_too_often, enter=S7_failed,
+                     outputs=[forget_ws, report_given_up, tell_failed])
+    S3_bound.upon(_ws_dropped_too_often, enter=S7_failed,
+                  outputs=[forget_ws, notify_lost, report_given_up, tell_failed])
+    # ...but where a close is what we asked for, it is only a close
+    S5_stopping.upon(_ws_dropped_too_often, enter=S6_stopped, outputs=[forget_ws, tell_stopped])
+    S8_refused.upon(_ws_dropped_too_often, enter=S7_failed, outputs=[forget_ws])
 
     S4_waiting.upon(_timer_expired, enter=S1_connecting, outputs=[connect])
     S4_waiting.upon(stop, enter=S6_stopped, outputs=[cancel_timer, tell_stopped])
 
     S5_stopping.upon(ws_open, enter=S5_stopping, outputs=[drop_ws])
-    S5_stopping.upon(ws_close, enter=S6_stopped, outputs=[forget_ws, tell_stopped])
+    S5_stopping.upon(_ws_close, enter=S6_stopped, outputs=[forget_ws, tell_stopped])
     S5_stopping.upon(_connect_failed, enter=S6_stopped, outputs=[tell_stopped])
     S5_stopping.upon(_rx_welcome, enter=S5_stopping, outputs=[])
     S5_stopping.upon(_rx_challenge, enter=S5_stopping, outputs=[])
@@ -342,7 +411,7 @@ class RendezvousConnector:
     S7_failed.upon(_rx_unwelcome, enter=S7_failed, outputs=[])
 
     # refused by the welcome: closing the connection, never reconnecting
-    S8_refused.upon(ws_close, enter=S7_failed, outputs=[forget_ws])
+    S8_refused.upon(_ws_close, enter=S7_failed, outputs=[forget_ws])
     S8_refused.upon(stop, enter=S5_stopping, outputs=[])
     S8_refused.upon(_rx_welcome, enter=S8_refused, outputs=[])
     S8_refused.upon(_rx_challenge, enter=S8_refused, outputs=[])
@@ -391,9 +460,12 @@ class RendezvousConnector:
             try:
                 handler(msg)
             except Exception as e:  # malformed, or out of turn: say which
+                shown = repr(msg)
+                if len(shown) > SHOWN_MESSAGE:  # the server chose its size
+                    shown = shown[:SHOWN_MESSAGE] + f"... ({len(shown)} characters)"
                 self._B.error(ProtocolError(
                     f"cannot handle {msg.get('type')!r} message from the server "
-                    f"({type(e).__name__}: {e}): {msg!r}"))
+                    f"({type(e).__name__}: {e}): {shown}"))
 
     @staticmethod
     def _field(msg, key, kind):

@@ -10,6 +10,8 @@ place where those conversions happen, so every layer agrees on the bytes.
 import binascii
 import json
 
+from ._jsonlimit import check_json_depth
+
 __all__ = [
     "bytes_to_dict",
     "bytes_to_hexstr",
@@ -72,6 +74,7 @@ def bytes_to_dict(b: bytes) -> dict:
         text = bytes(b).decode("utf-8")
     except UnicodeDecodeError as e:
         raise ValueError("not UTF-8") from e
+    check_json_depth(text)  # a ValueError, before json recurses
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:

@@ -26,3 +26,22 @@ def make_fake(iface, prefix, events, returns=None):
                 return returns.get(_name)
             setattr(fake, name, record)
     return fake
+
+
+def recorded_connector(url, clock, net, status, events, **kwargs):
+    """A RendezvousConnector on ``clock`` whose connections ``net`` (a
+    fakes.FakeNetwork, or None for real ones) hands out, wired to recording fakes of its six
+    neighbours (Boss "b", Nameplate "n", Mailbox "m", Allocator "a",
+    Lister "l", Terminator "t")."""
+    from wormhole import _interfaces
+    from wormhole._rendezvous import RendezvousConnector
+    from wormhole.journal import ImmediateJournal
+    from wormhole.timing import DebugTiming
+    rc = RendezvousConnector(url, "appid", "side1", clock, ImmediateJournal(), None,
+                             DebugTiming(), ("python", "0.1.0"), status,
+                             endpoint_factory=net.endpoint_factory if net else None, **kwargs)
+    rc.wire(*(make_fake(iface, prefix, events) for iface, prefix in (
+        (_interfaces.IBoss, "b"), (_interfaces.INameplate, "n"),
+        (_interfaces.IMailbox, "m"), (_interfaces.IAllocator, "a"),
+        (_interfaces.ILister, "l"), (_interfaces.ITerminator, "t"))))
+    return rc

@@ -52,3 +52,35 @@ class OrderTests(unittest.TestCase):
         del events[:]
         o.got_message("s", "pake", b"p2")
         self.assertEqual(events, [])
+
+
+class Bounds(unittest.TestCase):
+    """What waits for the pake is bounded (issue 11, docs/security.md)."""
+
+    def test_defaults(self):
+        """1000 messages and 32 MiB of bodies by default."""
+        o = Order()
+        self.assertEqual((o._max_queued, o._max_queued_bytes), (1000, 32 * 1024 * 1024))
+
+    def test_overflow(self):
+        """One message more than max_queued, or a body that would exceed
+        max_queued_bytes, before the pake raises OrderOverflow (the
+        RendezvousConnector reports it as a ProtocolError); after the key
+        nothing queues, so nothing overflows."""
+        from wormhole._order import OrderOverflow
+        events = []
+        o = Order(max_queued=2, max_queued_bytes=10)
+        o.wire(make_fake(_interfaces.IKey, "k", events),
+               make_fake(_interfaces.IReceive, "r", events))
+        o.got_message("s", "0", b"12345")
+        e = self.assertRaises(OrderOverflow, o.got_message, "s", "1", b"123456")
+        self.assertEqual(str(e), "2 messages (11 bytes) arrived before the peer's pake; the "
+                                 "limit is 2 messages, 10 bytes (docs/security.md)")
+        o.got_message("s", "1", b"12345")
+        e = self.assertRaises(OrderOverflow, o.got_message, "s", "2", b"")
+        self.assertIn("3 messages (10 bytes)", str(e))
+        o.got_message("s", "pake", b"p")
+        o.got_key()
+        for i in range(5):
+            o.got_message("s", str(i + 2), b"1234567890")
+        self.assertEqual(len([e for e in events if e[0] == "r.got_message"]), 7)

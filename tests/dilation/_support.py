@@ -36,3 +36,14 @@ def spawn_reference_peer(reactor, url, code, relay, no_listen, ping_interval=Non
         argv.append(str(ping_interval))
     reactor.spawnProcess(proto, argv[0], argv, env=child_env())
     return proto
+
+
+@defer.inlineCallbacks
+def run_cleanups(cleanups, result):
+    """Call each cleanup, last first, waiting for each; failures go into
+    ``result["cleanup_errors"]`` and the rest still run."""
+    for c in reversed(cleanups):
+        try:
+            yield c()
+        except Exception as e:  # noqa: BLE001 -- cleanup goes on; the result says what failed
+            result.setdefault("cleanup_errors", []).append(repr(e))

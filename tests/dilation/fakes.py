@@ -9,9 +9,10 @@ from wormhole._dilation import _interfaces as I
 class FakeConnection:
     """An L3 connection that records what L4 does to it."""
 
-    def __init__(self, events=None, name="c"):
+    def __init__(self, events=None, name="c", is_leader=False):
         self.events = events if events is not None else []
         self.name = name
+        self.is_leader = is_leader  # so the peer's subchannel ids are odd
         self.sent = []
         self.producer = None
 
@@ -128,3 +129,9 @@ class FakeInbound:
 
     def subchannel_closed(self, scid):
         self.events.append(("inbound.subchannel_closed", scid))
+
+    def backlog_added(self, subchannel, nbytes):
+        self.events.append(("inbound.backlog_added", nbytes))
+
+    def backlog_released(self, subchannel):
+        self.events.append(("inbound.backlog_released",))

@@ -9,6 +9,10 @@ Transit relay offered too), only (both sides no_listen: every byte goes
 through our relay), ref-only (the same through the reference relay 0.5).
 ping: both sides dilate with ping_interval=0.5 and the run lasts 3 s
 longer; "generation" in the result shows whether anyone reconnected.
+idle: our keepalive runs every 0.5 s and our silence check every 1.5 s
+(instead of 30 s and 60 s; a reference Leader PINGs every 0.5 s instead
+of 30 s) and the run idles 5 s: "generation" says whether our silence
+check dropped a healthy, idle connection.
 Prints one JSON line: {"ok": true, ...} or {"ok": false, "error": ...}.
 """
 
@@ -22,7 +26,7 @@ from twisted.internet import defer, protocol, task
 import wormhole
 from wormhole.server.testing import start_mailbox_server
 
-from ._support import spawn_reference_peer
+from ._support import run_cleanups, spawn_reference_peer
 
 APPID = "example.com/dilation-interop"
 
@@ -78,11 +82,18 @@ def exchange(reactor, role, relay_mode, ping=None):
             relay = yield start_reference_relay(_Cleanups(cleanups))
         no_listen = relay_mode in ("only", "ref-only")
         ping_interval = 0.5 if ping == "ping" else None
+        # a reference Leader always PINGs (every 30 s by default): scaled
+        # like our shortened timers when we follow in "idle" mode
+        ref_ping = 0.5 if ping == "idle" and role == "follower" else ping_interval
         peer = spawn_reference_peer(reactor, srv.url, "-", relay or "-", no_listen,
-                                    ping_interval)
+                                    ref_ping)
         cleanups.append(peer.stop)
         msg = yield peer.read()
         code = msg["code"]
+        if ping == "idle":
+            from wormhole._dilation import _connection
+            _connection.KEEPALIVE_INTERVAL = 0.5
+            _connection.SILENCE_TIMEOUT = 1.5
         w = wormhole.create(APPID, srv.url, reactor, dilation=True)
         w._dilator._forced_side = ("f" if role == "leader" else "0") * 16
         w.set_code(code)
@@ -109,6 +120,9 @@ def exchange(reactor, role, relay_mode, ping=None):
         if ping_interval:
             from twisted.internet.task import deferLater
             yield deferLater(reactor, 3.0, lambda: None)  # six ping intervals
+        if ping == "idle":
+            from twisted.internet.task import deferLater
+            yield deferLater(reactor, 5.0, lambda: None)  # three silence periods
         result["generation"] = w._dilator._manager._generation
         result["pings_answered"] = w._dilator._manager._pings_answered
         p.transport.loseConnection()
@@ -122,11 +136,7 @@ def exchange(reactor, role, relay_mode, ping=None):
     except Exception as e:  # noqa: BLE001 -- reported to the test, which fails on it
         result["error"] = f"{type(e).__name__}: {e}"
     finally:
-        for c in reversed(cleanups):
-            try:
-                yield c()
-            except Exception as e:  # noqa: BLE001 -- cleanup goes on; the result says what failed
-                result.setdefault("cleanup_errors", []).append(repr(e))
+        yield run_cleanups(cleanups, result)
     return result
 
 

@@ -65,7 +65,7 @@ class Pair(unittest.TestCase):
         self.queue = []
         self.leader = Side(self.queue)
         self.follower = Side(self.queue)
-        self.cl = FakeConnection(name="l")
+        self.cl = FakeConnection(name="l", is_leader=True)
         self.cf = FakeConnection(name="f")
         for side, c in ((self.leader, self.cl), (self.follower, self.cf)):
             side.outbound.use_connection(c)

@@ -69,7 +69,7 @@ class Frames(unittest.TestCase):
         """Plaintexts at and around multiples of 65519 bytes are cut into
         ceil(n/65519) Noise messages and come back intact."""
         leader, follower = pair()
-        reader = F.FrameReader(b"")
+        reader = F.FrameReader(b"", handshake_max=F.DEFAULT_MAX_FRAME)
         for n in (0, 1, 65518, 65519, 65520, 2 * 65519, 2 * 65519 + 1, 300000):
             pt = bytes(range(256)) * (n // 256) + b"x" * (n % 256)
             wire = leader.encrypt_frame(pt)
@@ -90,7 +90,7 @@ class Frames(unittest.TestCase):
                                        (follower, leader, F.FOLLOWER_HANDSHAKE)):
             pts = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
             stream = line + b"".join(sender.encrypt_frame(p) for p in pts)
-            reader = F.FrameReader(line)
+            reader = F.FrameReader(line, handshake_max=F.DEFAULT_MAX_FRAME)
             got = []
             for chunk in split_at(stream, cuts):
                 got.extend(receiver.decrypt_frame(f) for f in reader.add_data(chunk))
@@ -182,6 +182,45 @@ class SameAsNoisePackage(unittest.TestCase):
         self.assertEqual(len(p1), len(a2.encrypt_frame(head + body)))
 
 
+class Limits(unittest.TestCase):
+    """Every length is checked before anything of its frame is kept
+    (docs/security.md "Dilation")."""
+
+    def test_handshake_frame_limit(self):
+        """The first frame (the peer's Noise handshake message) may hold
+        1024 bytes; a larger announced length fails as soon as its 4 bytes
+        arrive, with no byte of the frame buffered."""
+        import struct
+        r = F.FrameReader(F.LEADER_HANDSHAKE)
+        r.add_data(F.LEADER_HANDSHAKE + struct.pack(">L", 2 ** 31)[:2])
+        e = self.assertRaises(F.FramingError, r.add_data, struct.pack(">L", 2 ** 31)[2:])
+        self.assertEqual(str(e), "peer announced a handshake frame of 2147483648 bytes; "
+                                 "the limit is 1024 (docs/security.md)")
+        self.assertLessEqual(r.buffered(), 4)
+        ok = F.FrameReader(b"")
+        self.assertEqual([bytes(x) for x in ok.add_data(struct.pack(">L", 1024) + bytes(1024))],
+                         [bytes(1024)])
+
+    def test_frame_limit_after_handshake(self):
+        """After the handshake frame, frames up to max_frame (16 MiB by
+        default) pass, one byte more fails before it is buffered, whether
+        the length arrives whole or split across reads."""
+        import struct
+        self.assertEqual(F.DEFAULT_MAX_FRAME, 16 * 1024 * 1024)
+        hs = struct.pack(">L", 48) + bytes(48)
+        for split in (0, 1, 3):
+            r = F.FrameReader(b"", max_frame=100000)
+            self.assertEqual(len(r.add_data(hs)), 1)
+            ok = struct.pack(">L", 100000)
+            r.add_data(ok[:split])
+            self.assertEqual(r.add_data(ok[split:] + bytes(99999)), [])
+            self.assertEqual([len(x) for x in r.add_data(b"\x00")], [100000])
+            bad = struct.pack(">L", 100001)
+            r.add_data(bad[:split])
+            e = self.assertRaises(F.FramingError, r.add_data, bad[split:] + bytes(10))
+            self.assertIn("frame of 100001 bytes; the limit is 100000", str(e))
+
+
 class ReaderSplits(unittest.TestCase):
     def test_every_step_size(self):
         """Frames of 0..6 and 300 bytes, fed 1..9 bytes at a time (so length
@@ -199,7 +238,7 @@ class ReaderSplits(unittest.TestCase):
         big = bytes(200000)
         stream = struct.pack(">L", len(big)) + big + b"".join(
             struct.pack(">L", len(f)) + f for f in frames)
-        r = F.FrameReader(b"")
+        r = F.FrameReader(b"", handshake_max=F.DEFAULT_MAX_FRAME)
         got = [bytes(x) for x in r.add_data(stream[:70000])]
         got += [bytes(x) for x in r.add_data(stream[70000:])]
         self.assertEqual(got, [big] + frames)

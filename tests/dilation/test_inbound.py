@@ -125,3 +125,130 @@ class InboundTests(unittest.TestCase):
         self.i.got_record(Open(1, 2 ** 32 - 1, "a"))
         self.i.got_record(Data(1, 0, b"after-wrap"))
         self.assertEqual(self.listener.made[1].data, [b"after-wrap"])
+
+
+class OpenRefusals(unittest.TestCase):
+    """OPENs are checked before a subchannel exists (spec 000 "L5
+    subchannels"; issue 11, docs/security.md "Dilation")."""
+
+    def setUp(self):
+        self.events = []
+        self.listener = FakeListener(self.events)
+
+    def inbound(self, we_lead, **kw):
+        i = Inbound(**kw)
+        i.wire(FakeOutbound(self.events), self.listener)
+        i.use_connection(FakeConnection(self.events, is_leader=we_lead))
+        del self.events[:]
+        return i
+
+    def test_reserved_and_wrong_parity(self):
+        """Id 0 and ids of our own parity are answered with a CLOSE and
+        never reach the listener; the peer's parity is accepted. As Leader
+        the peer's ids are even, as Follower odd."""
+        for we_lead, bad, good in ((True, 3, 2), (False, 2, 3)):
+            i = self.inbound(we_lead)
+            i.got_record(Open(0, 0, "x"))
+            i.got_record(Open(bad, 1, "x"))
+            i.got_record(Open(good, 2, "x"))
+            self.assertEqual(self.events, [("outbound.send_close", 0),
+                                           ("outbound.send_close", bad),
+                                           ("listener.got_open", good, "x")])
+            del self.events[:]
+            # DATA for a refused id is dropped, not delivered anywhere
+            i.got_record(Data(bad, 3, b"lost"))
+            self.assertEqual(self.events, [])
+
+    def test_our_own_id_not_closed(self):
+        """An OPEN whose id is one of our open subchannels is only logged:
+        a CLOSE would end our subchannel."""
+        i = self.inbound(True)
+        mine = FakeSubChannel(self.events, "mine")
+        i.register_subchannel(5, mine)
+        i.got_record(Open(5, 0, "x"))
+        self.assertEqual(self.events, [])
+
+    def test_peer_subchannel_limit(self):
+        """At most max_peer_subchannels (1024 by default) peer subchannels
+        are open at once; one more is refused with a CLOSE; once one
+        closes, a new OPEN is accepted again."""
+        self.assertEqual(Inbound()._max_peer_subchannels, 1024)
+        i = self.inbound(False, max_peer_subchannels=3)
+        for n in range(4):
+            i.got_record(Open(2 * n + 1, n, "x"))
+        self.assertEqual(self.events, [("listener.got_open", 1, "x"),
+                                       ("listener.got_open", 3, "x"),
+                                       ("listener.got_open", 5, "x"),
+                                       ("outbound.send_close", 7)])
+        del self.events[:]
+        i.subchannel_closed(3)
+        i.got_record(Open(9, 4, "x"))
+        self.assertEqual(self.events, [("listener.got_open", 9, "x")])
+
+
+    def test_too_many_refusals_drop_the_connection(self):
+        """Each refusal queues a CLOSE until the peer ACKs it: after
+        max_refused_opens (1024 by default) refusals on one connection,
+        the next drops the connection instead; a new connection starts
+        the count again."""
+        self.assertEqual(Inbound()._max_refused_opens, 1024)
+        i = self.inbound(True, max_refused_opens=2)
+        for n in range(3):
+            i.got_record(Open(2 * n + 1, n, "x"))
+        self.assertEqual(self.events, [("outbound.send_close", 1),
+                                       ("outbound.send_close", 3),
+                                       ("c.disconnect",)])
+        i.stop_using_connection()
+        i.use_connection(FakeConnection(self.events, "c2", is_leader=True))
+        del self.events[:]
+        i.got_record(Open(7, 3, "x"))
+        self.assertEqual(self.events, [("outbound.send_close", 7)])
+
+
+    def test_complaints_logged_ten_times(self):
+        """A peer's bad records are logged ten times per connection, then
+        one line says the rest are not; a log line never holds a payload."""
+        from twisted.python import log
+
+        from wormhole._dilation._inbound import _describe
+        logged = []
+        log.addObserver(logged.append)
+        self.addCleanup(log.removeObserver, logged.append)
+        i = self.inbound(True)
+        for n in range(50):
+            i.got_record(Data(99, n, b"x"))
+        texts = [log.textFromEventDict(e) for e in logged]
+        texts = [t for t in texts if t.startswith("Dilation")]
+        self.assertEqual(texts, ["Dilation: DATA for unknown subchannel 99"] * 10 + [
+            "Dilation: further complaints about this connection's records are not logged"])
+        self.assertEqual(_describe(Data(3, 4, bytes(10 ** 6))), "Data(scid=3, seqnum=4, "
+                                                                   "1000000 bytes)")
+
+
+class Backlog(unittest.TestCase):
+    """Data waiting for a listener is bounded by stopping the L3's reads
+    (issue 11, docs/security.md "Dilation")."""
+
+    def test_pause_over_limit_resume_when_taken(self):
+        """Over max_backlog bytes (4 MiB by default) in all unaccepted
+        subchannels together, the connection is paused; when a listener
+        takes them it resumes; an application's own pause is kept."""
+        self.assertEqual(Inbound()._max_backlog, 4 * 1024 * 1024)
+        events = []
+        i = Inbound(max_backlog=100)
+        i.wire(FakeOutbound(events), FakeListener(events))
+        i.use_connection(FakeConnection(events))
+        del events[:]
+        a, b = object(), object()
+        i.backlog_added(a, 60)
+        i.backlog_added(b, 40)
+        self.assertEqual(events, [])
+        i.backlog_added(b, 1)
+        self.assertEqual(events, [("c.pauseProducing",)])
+        self.assertEqual(i.backlog_bytes(), 101)
+        i.subchannel_paused(a)      # the application too
+        i.backlog_released(b)
+        self.assertEqual(events, [("c.pauseProducing",)])
+        i.subchannel_resumed(a)
+        self.assertEqual(events, [("c.pauseProducing",), ("c.resumeProducing",)])
+        self.assertEqual(i.backlog_bytes(), 60)

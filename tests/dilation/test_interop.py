@@ -111,3 +111,20 @@ class Interop(unittest.TestCase):
         r = yield self.run_in_namespace("leader", "none", "ping")
         self.assertEqual(r["generation"], 1, r)
         self.assertGreaterEqual(r["pings_answered"], 4, r)
+
+    @defer.inlineCallbacks
+    def test_idle_reference_follower_kept(self):
+        """We lead an idle connection to the reference, whose Follower
+        sends no keepalives of its own: our idle PING makes it answer, so
+        our silence check (shortened to 1.5 s here) keeps the connection
+        (no second generation). Before the Leader PINGed, it reconnected."""
+        r = yield self.run_in_namespace("leader", "none", "idle")
+        self.assertEqual(r["generation"], 1, r)
+
+    @defer.inlineCallbacks
+    def test_idle_reference_leader_kept(self):
+        """We follow an idle reference Leader, which PINGs (every 30 s by
+        default; here 0.5 s, scaled like our timers): our Follower's
+        silence check hears the PINGs and keeps the connection."""
+        r = yield self.run_in_namespace("follower", "none", "idle")
+        self.assertEqual(r["generation"], 1, r)

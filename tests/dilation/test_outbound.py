@@ -7,7 +7,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
-from wormhole._dilation._outbound import Outbound
+from wormhole._dilation._outbound import MAX_DATA_RECORD, RECORD_COST, Outbound
 from wormhole._dilation._records import Ack, Close, Data, Open
 
 from .fakes import FakeConnection, FakeSubChannel
@@ -147,3 +147,70 @@ class OutboundTests(unittest.TestCase):
         self.o.handle_ack(0)
         self.o.use_connection(self.c)
         self.assertEqual([r.seqnum for r in self.c.sent], [1])
+
+
+class UnackedBound(unittest.TestCase):
+    """The queue of records the peer has not acknowledged is bounded by
+    backpressure (issue 11, docs/security.md "Dilation")."""
+
+    def setUp(self):
+        self.events = []
+        self.c = FakeConnection(self.events)
+
+    def test_default(self):
+        """16 MiB of unacknowledged records by default."""
+        self.assertEqual(Outbound()._max_unacked, 16 * 1024 * 1024)
+
+    def test_pause_at_limit_resume_at_half(self):
+        """Writers are paused when the unacknowledged cost exceeds
+        max_unacked, resumed only when ACKs bring it to half; a subchannel
+        opened meanwhile starts paused; the L3's own pause is independent."""
+        o = Outbound(max_unacked=10 * (RECORD_COST + 1000))
+        a = FakeSubChannel(self.events, "a")
+        o.subchannel_opened(a)
+        o.use_connection(self.c)
+        del self.events[:]
+        for _ in range(10):
+            o.send_data(1, bytes(1000))
+        self.assertEqual(self.events, [])
+        o.send_data(1, bytes(1000))
+        self.assertEqual(self.events, [("a.local_pause",)])
+        self.assertEqual(o.unacked_bytes(), 11 * (RECORD_COST + 1000))
+        b = FakeSubChannel(self.events, "b")
+        o.subchannel_opened(b)
+        self.assertEqual(self.events[-1], ("b.local_pause",))
+        del self.events[:]
+        o.handle_ack(4)  # 6 records left: still above half
+        self.assertEqual(self.events, [])
+        o.pauseProducing()     # the transport too
+        o.handle_ack(5)        # 5 left: half, but the transport holds
+        self.assertEqual(self.events, [])
+        o.resumeProducing()
+        self.assertEqual(sorted(self.events), [("a.local_resume",), ("b.local_resume",)])
+        self.assertEqual(o.unacked_bytes(), 5 * (RECORD_COST + 1000))
+
+    def test_tiny_writes_count(self):
+        """A flood of 1-byte writes is bounded too: each record costs its
+        payload plus RECORD_COST."""
+        o = Outbound(max_unacked=100 * RECORD_COST)
+        a = FakeSubChannel(self.events, "a")
+        o.subchannel_opened(a)
+        o.use_connection(self.c)
+        del self.events[:]
+        n = 0
+        while not self.events:
+            o.send_data(1, b"x")
+            n += 1
+        self.assertEqual(n, 100)
+
+    def test_large_write_split(self):
+        """A write larger than MAX_DATA_RECORD goes out as several DATA
+        records, none larger, in order."""
+        o = Outbound()
+        o.use_connection(self.c)
+        blob = bytes(range(256)) * (2 * MAX_DATA_RECORD // 256 + 3)
+        o.send_data(3, blob)
+        self.assertEqual([len(r.data) for r in self.c.sent],
+                         [MAX_DATA_RECORD, MAX_DATA_RECORD, len(blob) - 2 * MAX_DATA_RECORD])
+        self.assertEqual(b"".join(r.data for r in self.c.sent), blob)
+        self.assertEqual([r.seqnum for r in self.c.sent], [0, 1, 2])

@@ -61,14 +61,18 @@ class SubChannelTests(unittest.TestCase):
         self.assertEqual(self.sc.getHost().subprotocol, "chat")
 
     def test_data_before_attach_is_kept(self):
-        """DATA for an accepted-but-not-yet-listened subchannel waits and is
-        delivered right after connectionMade."""
+        """DATA for an accepted-but-not-yet-listened subchannel waits (L4
+        inbound counts it) and is delivered right after connectionMade,
+        then released from the count."""
         self.sc.remote_data(b"a")
-        self.sc.remote_data(b"b")
-        self.assertEqual(self.events, [])
+        self.sc.remote_data(b"bc")
+        self.assertEqual(self.events, [("inbound.backlog_added", 1),
+                                       ("inbound.backlog_added", 2)])
+        del self.events[:]
         self.sc.attach(self.p)
         self.assertEqual(self.events, [("p.connectionMade",), ("p.dataReceived", b"a"),
-                                       ("p.dataReceived", b"b")])
+                                       ("p.dataReceived", b"bc"),
+                                       ("inbound.backlog_released",)])
         self.assertIs(self.p.transport, self.sc)
 
     def test_write(self):

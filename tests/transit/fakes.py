@@ -62,6 +62,9 @@ class FakeSink:
     def connection_lost(self):
         self.events.append(("sink.lost",))
 
+    def records_refused(self, why):
+        self.events.append(("sink.refused", why))
+
 
 @implementer(IAttempts)
 class FakeAttempts:

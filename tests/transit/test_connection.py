@@ -140,10 +140,33 @@ class Sender(Base):
         bad = bytearray(good)
         bad[-1] ^= 1
         c.data_received(bytes(bad))
-        self.assertEqual(self.events, [("sink.records", [b"a"]), ("io.lose",)])
+        self.assertEqual(self.events, [("sink.records", [b"a"]),
+                                       ("sink.refused", "record number 1 did not decrypt"),
+                                       ("io.lose",)])
         self.assertRaises(ConnectionError, c.send_record, b"late")
         c.connection_lost()
         self.assertEqual(self.events[-1], ("sink.lost",))
+
+    def test_record_limit(self):
+        """A record length above the limit (16 MiB by default, lowered by
+        set_max_record) drops the connection as soon as its 4 bytes
+        arrive, saying why; nothing of the record is kept."""
+        self.assertEqual(_codec.DEFAULT_MAX_RECORD, 16 * 1024 * 1024)
+        c = self.build(True, select_on_ready=True)
+        c.connection_made()
+        c.data_received(R_HS)
+        c.set_max_record(3)
+        del self.events[:]
+        ok = frames(True, b"abc")
+        c.data_received(ok)
+        self.assertEqual(self.events, [("sink.records", [b"abc"])])
+        big = (4 + 24 + 16).to_bytes(4, "big")  # a 4-byte record announced
+        c.data_received(big)
+        self.assertEqual(self.events[1:], [
+            ("sink.refused", ("record number 1 announced 4 bytes; the limit is 3 "
+                              "(docs/security.md)")),
+            ("io.lose",)])
+        self.assertEqual(c._decoder.buffered(), 0)
 
     def test_out_of_order_record_drops(self):
         """Record 1 before record 0 drops the connection (spec 004 6.2)."""
@@ -154,7 +177,8 @@ class Sender(Base):
         f = frames(True, b"zero", b"one")
         first_len = 4 + int.from_bytes(f[:4], "big")
         c.data_received(f[first_len:])
-        self.assertEqual(self.events, [("io.lose",)])
+        self.assertEqual(self.events, [("sink.refused", "record number 1 arrived, expected 0"),
+                                       ("io.lose",)])
 
     def test_close_ends_the_records_fast_path(self):
         """Records skip the machine only while it is in the records state:
@@ -305,3 +329,24 @@ class Shell(unittest.TestCase):
         self.assertEqual(p.transport.value(), R_HS)
         p.dataReceived(b"go\n")
         self.assertEqual(events, [("selection.connection_ready", c)])
+
+    def test_early_flood_stops_reading(self):
+        """Before connect(), anyone who reaches our port can write to it:
+        past 1024 bytes the socket stops being read (so at most one read
+        more is kept) until attach, which resumes it and hands over what
+        was kept; here the flood is no handshake, so the machine hangs up."""
+        from twisted.internet.testing import StringTransport
+        events = []
+        p = ConnectionProtocol()
+        t = StringTransport()
+        p.makeConnection(t)
+        p.dataReceived(bytes(1000))
+        self.assertEqual(t.producerState, "producing")
+        p.dataReceived(bytes(100))
+        self.assertEqual(t.producerState, "paused")
+        self.assertEqual(p._early_bytes, 1100)
+        c = TransitConnection(KEY, False, None, "in")
+        c.wire(p, FakeSelection(events))
+        p.attach(c)
+        self.assertEqual(t.producerState, "producing")
+        self.assertTrue(t.disconnecting)

@@ -26,6 +26,9 @@ class FakeConnection:
     def close(self):
         self.closed += 1
 
+    def set_max_record(self, max_record):
+        self.max_record = max_record
+
     def connection_made(self):
         pass
 
@@ -193,3 +196,54 @@ class BulkBuffer(unittest.TestCase):
         transport.bufferSize = 1 << 24
         RecordPipe(FakeConnection(), transport, "x")
         self.assertEqual(transport.bufferSize, 1 << 24)
+
+
+class Bounds(unittest.TestCase):
+    """The pipe keeps a bounded number of unread bytes and says why the
+    peer was refused (issue 11, docs/security.md "Transit")."""
+
+    def setUp(self):
+        self.conn = FakeConnection()
+        self.transport = StringTransport()
+        self.pipe = RecordPipe(self.conn, self.transport, "d", max_queued=10)
+
+    def test_queue_pauses_socket(self):
+        """Records nobody asked for pause the socket once they exceed
+        max_queued bytes (4 MiB by default); taking them down to half
+        resumes it; a consumer's own pause is kept."""
+        self.assertEqual(RecordPipe(self.conn, None, "d")._max_queued, 4 * 1024 * 1024)
+        self.pipe.records_received([b"12345", b"67890"])
+        self.assertEqual(self.transport.producerState, "producing")
+        self.pipe.records_received([b"x"])
+        self.assertEqual(self.transport.producerState, "paused")
+        self.assertEqual(self.pipe.queued_bytes(), 11)
+        self.pipe.pauseProducing()
+        self.pipe.receive_record()
+        self.assertEqual(self.pipe.queued_bytes(), 6)
+        self.assertEqual(self.transport.producerState, "paused")
+        self.pipe.receive_record()
+        self.assertEqual(self.transport.producerState, "paused")
+        self.pipe.resumeProducing()
+        self.assertEqual(self.transport.producerState, "producing")
+
+    def test_expected_size_is_the_record_limit(self):
+        """A consumer connected for N bytes makes N the record limit; the
+        default comes back when they have arrived."""
+        c = ListConsumer()
+        self.pipe.connectConsumer(c, expected=1000)
+        self.assertEqual(self.conn.max_record, 1000)
+        self.pipe.records_received([bytes(1000)])
+        self.assertEqual(self.conn.max_record, 16 * 1024 * 1024)
+
+    def test_refusal_reason_in_errors(self):
+        """When the peer broke the record layer, the error the application
+        gets names it."""
+        c = ListConsumer()
+        d = self.pipe.connectConsumer(c, expected=1000)
+        self.pipe.records_refused("record number 3 announced 4294967251 bytes; "
+                                  "the limit is 1000 (docs/security.md)")
+        self.pipe.connection_lost()
+        f = self.failureResultOf(d, error.ConnectionClosed)
+        self.assertEqual(str(f.value), "the transit connection closed after 0 of 1000 bytes "
+                         "(record number 3 announced 4294967251 bytes; the limit is 1000 "
+                         "(docs/security.md))")

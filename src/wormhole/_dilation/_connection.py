@@ -10,8 +10,25 @@ selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
 Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
-the last tick, send a PONG with id 0; the Leader drops the connection if it
-heard nothing for a whole 60 s period. Time comes from an injected clock.
+the last tick, we send a PING with id 0. Spec 000 says a PONG, but the
+wire behaviour of the reference 0.24 decides: its Follower keeps no timer
+and is silent when idle, answering only PINGs (its Leader PINGs every
+30 s), and its Leader prints "Weird: pong for ping that isn't outstanding"
+on the application's stdout for an unprovoked PONG. A PING is answered by
+either kind of peer, so each side hears the other and the silence check
+does not drop a healthy idle connection (tests/dilation/test_interop.py,
+"idle"). Spec 000 asks only the Leader to drop a connection
+it heard nothing from for a whole 60 s period; the Follower does too
+(issue 11, docs/security.md): a peer that goes silent must not hold our
+L3, and our subchannels paused behind it, forever. The Follower then
+waits for the Leader's ``reconnect`` as after any loss. A period in which
+we ourselves stopped reading (flow control) does not count as silence.
+Time comes from an injected clock.
+
+Every frame length is checked before it is buffered (``_framing``), and a
+connection that is not selected within ``HANDSHAKE_TIMEOUT`` of being
+made is dropped: anyone can connect to a listening port and then say
+nothing (issue 11, docs/security.md).
 
 Receive-side flow control: pauseProducing() stops the transport reading
 *and* stops delivering frames already read, until resumeProducing().
@@ -27,18 +44,27 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._framing import FrameReader, FramingError, NoiseSession, handshake_lines
+from ._framing import (
+    DEFAULT_MAX_FRAME,
+    FrameReader,
+    FramingError,
+    NoiseSession,
+    handshake_lines,
+)
 from ._records import (
     KCM,
-    Pong,
+    Ping,
     RecordError,
     encode_record,
     encode_record_parts,
     parse_record_pieces,
 )
 
-IDLE_PONG_INTERVAL = 30.0
-LEADER_SILENCE_TIMEOUT = 60.0
+KEEPALIVE_INTERVAL = 30.0
+SILENCE_TIMEOUT = 60.0
+# from TCP connected to selected: the relay line, both handshakes and the
+# KCMs take a few round trips; the Connector then selects (or drops) at once
+HANDSHAKE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
 TRANSPORT_BUFFER = 1 << 20
 _KCM = encode_record(KCM())
@@ -46,7 +72,7 @@ _KCM = encode_record(KCM())
 
 def _nothing():
     pass
-_IDLE_PONG = encode_record(Pong(b"\x00\x00\x00\x00"))
+_IDLE_PING = encode_record(Ping(b"\x00\x00\x00\x00"))
 
 
 @implementer(I.IDilatedConnection, I.IL3Connection)
@@ -55,15 +81,16 @@ class DilatedConnectionProtocol(Protocol):
     set_trace = m._setTrace
 
     def __init__(self, dilation_key, is_leader, connector, clock,
-                 relay_handshake=None, description="?"):
+                 relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME):
         self._is_leader = is_leader
+        self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
         self._connector = I.IDilationConnector(connector)
         self._clock = clock
         self._relay_line = relay_handshake
         self.description = description
         self._noise = NoiseSession(dilation_key, is_leader)
         self._send_line, expected = handshake_lines(is_leader)
-        self._reader = FrameReader(expected)
+        self._reader = FrameReader(expected, max_frame=max_frame)
         self._relay_buf = b""
         self._receiver = None
         self._held = deque()     # frames read but not yet delivered
@@ -75,6 +102,7 @@ class DilatedConnectionProtocol(Protocol):
         self._wrote = False
         self._heard = False
         self._timers = []
+        self._handshake_timer = None
 
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
 
@@ -87,6 +115,7 @@ class DilatedConnectionProtocol(Protocol):
         # Nagle and delayed ACKs stall each exchange by ~40 ms
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
+        self._handshake_timer = self._clock.callLater(HANDSHAKE_TIMEOUT, self._not_selected)
         if self._relay_line is not None:
             self._connected_via_relay()
         else:
@@ -143,7 +172,19 @@ class DilatedConnectionProtocol(Protocol):
             self._on_batch_end()
 
     def connectionLost(self, reason=None):
+        self._cancel_handshake_timer()
         self._lost()
+
+    def _cancel_handshake_timer(self):
+        t, self._handshake_timer = self._handshake_timer, None
+        if t is not None and t.active():
+            t.cancel()
+
+    def _not_selected(self):
+        self._handshake_timer = None
+        log.msg(f"Dilation connection {self.description}: not selected within "
+                f"{HANDSHAKE_TIMEOUT:g} s of connecting, dropped")
+        self.disconnect()
 
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
@@ -166,6 +207,7 @@ class DilatedConnectionProtocol(Protocol):
     def resumeProducing(self):
         if self._paused:
             self._paused = False
+            self._heard = True  # the silence period starts again now
             self.transport.resumeProducing()
             self._deliver_frames()
 
@@ -269,6 +311,7 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def become_l3(self, receiver):
+        self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
         self._on_record = partial(self._receiver.got_record, self)
         self._on_batch_end = partial(self._receiver.end_of_batch, self)
@@ -276,9 +319,8 @@ class DilatedConnectionProtocol(Protocol):
             self._write_frame(_KCM)
         self._wrote = False
         self._heard = False
-        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
-        if self._is_leader:
-            self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
+        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
 
     @m.output()
     def deliver(self, record):
@@ -298,6 +340,7 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def drop(self):
+        self._cancel_handshake_timer()  # moot once we hang up
         self.transport.loseConnection()
 
     @m.output()
@@ -323,18 +366,20 @@ class DilatedConnectionProtocol(Protocol):
     # keepalive ticks: data, not transitions (spec 000 "L3 protocol")
     def _idle_tick(self):
         if not self._wrote:
-            self._write_frame(_IDLE_PONG)
+            self._write_frame(_IDLE_PING)
         self._wrote = False
         self._timers = [t for t in self._timers if t.active()]
-        self._timers.append(self._clock.callLater(IDLE_PONG_INTERVAL, self._idle_tick))
+        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
 
     def _silence_tick(self):
         self._timers = [t for t in self._timers if t.active()]
-        if not self._heard:
+        if not self._heard and not self._paused:
+            log.msg(f"Dilation connection {self.description}: nothing heard for "
+                    f"{SILENCE_TIMEOUT:g} s, dropped")
             self.disconnect()
             return
         self._heard = False
-        self._timers.append(self._clock.callLater(LEADER_SILENCE_TIMEOUT, self._silence_tick))
+        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
 
     # -- transitions -------------------------------------------------------
 

@@ -29,6 +29,15 @@ NOISE_MAX_CIPHERTEXT = 65535  # spec 000: Noise's own message limit
 NOISE_MAC = 16
 NOISE_MAX_PLAINTEXT = NOISE_MAX_CIPHERTEXT - NOISE_MAC  # 65519
 MAX_FRAME = 2 ** 32 - 1
+# What we accept from a peer (docs/security.md "Dilation"). The Noise
+# NNpsk0 handshake messages are 48 bytes each, so the one handshake frame
+# each side reads never needs more than HANDSHAKE_MAX_FRAME; anyone who can
+# reach a listening port gets that far without knowing the key. After it, a
+# frame holds one record: the reference writes an application's write() as
+# one DATA record (300 kB in our interop test), so records above 64 KiB are
+# legal, but 32 bits of length are not buffered for anyone.
+HANDSHAKE_MAX_FRAME = 1024
+DEFAULT_MAX_FRAME = 16 * 1024 * 1024
 _LENGTH = struct.Struct(">L")
 _NONCE_PAD = b"\x00\x00\x00\x00"
 
@@ -63,12 +72,22 @@ class FrameReader:
     (checked byte by byte, so a stray HTTP server fails at once), then
     length-prefixed frames. ``add_data`` returns the frames now complete.
 
+    Every length is checked as soon as its 4 bytes are read, before any of
+    the frame is kept: the first frame (the peer's Noise handshake message)
+    may hold at most ``handshake_max`` bytes, every later one ``max_frame``.
+    What is buffered is therefore at most one frame under its limit plus
+    the rest of the current read.
+
     Frames are returned as memoryviews of the (immutable) bytes read, so a
     frame that arrived within one read is never copied; only a frame split
     across reads is joined once.
     """
 
-    def __init__(self, expected_line: bytes):
+    def __init__(self, expected_line: bytes, max_frame=DEFAULT_MAX_FRAME,
+                 handshake_max=HANDSHAKE_MAX_FRAME):
+        self._max_frame = max_frame
+        # the limit of the next frame: the handshake's, then max_frame
+        self._limit = handshake_max
         self._expected = expected_line
         self._matched = 0
         self._chunks = []   # the unfinished tail: bytes/memoryviews
@@ -106,6 +125,7 @@ class FrameReader:
                 tail += data[:k]  # the length prefix; at most 3 bytes copied
                 start = k
                 (length,) = _LENGTH.unpack_from(tail, 0)
+                self._check(length)
                 if len(data) - start < length:
                     self._chunks = [tail, memoryview(data)[start:]]
                     self._have = len(tail) + len(data) - start
@@ -113,6 +133,7 @@ class FrameReader:
                     return []
             else:
                 (length,) = _LENGTH.unpack_from(tail, 0)
+            self._limit = self._max_frame
             rest = 4 + length - len(tail)  # bytes of this frame in data
             frames.append(b"".join([memoryview(tail)[4:],
                                     memoryview(data)[start:start + rest]]))
@@ -122,11 +143,14 @@ class FrameReader:
         need = 4
         while n - pos >= 4:
             (length,) = _LENGTH.unpack_from(data, pos)
+            if length > self._limit:  # the per-frame path: no call unless refused
+                self._check(length)
             end = pos + 4 + length
             if end > n:
                 need = 4 + length
                 break
             frames.append(mv[pos + 4:end])
+            self._limit = self._max_frame
             pos = end
         else:
             need = 4
@@ -135,6 +159,17 @@ class FrameReader:
             self._have = n - pos
             self._need = need
         return frames
+
+    def buffered(self) -> int:
+        """Bytes of an unfinished frame held until the rest arrives."""
+        return sum(len(c) for c in self._chunks)
+
+    def _check(self, length):
+        if length > self._limit:
+            what = "handshake " if self._limit != self._max_frame else ""
+            raise FramingError(
+                f"peer announced a {what}frame of {length} bytes; the limit is "
+                f"{self._limit} (docs/security.md)")
 
 
 class NoiseSession:

@@ -7,6 +7,23 @@ last delivered" is enough for exactly-once, in-order delivery.
 
 Flow control: while *any* subchannel is paused by its application, the L3
 connection stops reading (and a new L3 starts paused).
+
+OPENs are checked before a subchannel exists (issue 11, docs/security.md
+"Dilation"): id 0 is reserved and each side allocates ids of its own
+parity (spec 000 "L5 subchannels": the Leader odd, the Follower even), so
+an OPEN with id 0 or with our parity could collide with a subchannel we
+open later; and the peer may have at most ``max_peer_subchannels`` open
+at once. A refused OPEN is answered with a CLOSE, which is how the
+reference 0.24 turns away an OPEN it does not want (an unexpected
+subprotocol): the peer's subchannel ends cleanly, ours is never made. An
+OPEN for an id that is open already is only logged: a CLOSE would end it.
+Each CLOSE waits in L4 outbound until the peer ACKs it, so a peer that
+keeps sending refused OPENs (``max_refused_opens`` on one connection) is
+not answered any more: the connection is dropped.
+
+Data for subchannels no listener has accepted yet waits in them; once all
+of it together exceeds ``max_backlog`` bytes the L3 stops reading (the
+same flow control as an application's pause) until a listener takes it.
 """
 
 from automat import MethodicalMachine
@@ -16,15 +33,50 @@ from zope.interface import implementer
 from . import _interfaces as I
 from ._records import Close, Data, Open
 
+DEFAULT_MAX_PEER_SUBCHANNELS = 1024
+DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
+# complaints about one connection's records that reach the log: a peer
+# must not be able to fill the operator's disk one bad record at a time
+LOGGED_COMPLAINTS = 10
+
+
+def _describe(record):
+    """A record for the log, without its payload."""
+    fields = [f"{name}={getattr(record, name)!r}"
+              for name in ("scid", "seqnum", "resp_seqnum", "subprotocol")
+              if hasattr(record, name)]
+    if hasattr(record, "data"):
+        fields.append(f"{len(record.data)} bytes")
+    return f"{type(record).__name__}({', '.join(fields)})"
+
+
+class _Backlog:
+    """The pause reason of data waiting for a listener (one for all of it)."""
+
+    def __repr__(self):
+        return "<data waiting for a listener>"
+
 
 @implementer(I.IInbound)
 class Inbound:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self):
+    def __init__(self, max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
+                 max_backlog=DEFAULT_MAX_BACKLOG,
+                 max_refused_opens=DEFAULT_MAX_PEER_SUBCHANNELS):
+        self._max_refused_opens = max_refused_opens
+        self._refused_opens = 0    # on the current connection
+        self._complaints = 0       # likewise
         self._last_seqnum = None  # nothing delivered yet
+        self._max_backlog = max_backlog
+        self._backlogs = {}        # subchannel -> bytes it keeps for a listener
+        self._backlog_total = 0
+        self._backlog_reason = _Backlog()
         self._subchannels = {}
+        self._max_peer_subchannels = max_peer_subchannels
+        self._peer_opened = set()  # ids of the open subchannels the peer opened
+        self._peer_parity = None   # 1 or 0, from the connection's role
         self._paused = set()
         self._connection = None
         self._ack_due = None
@@ -44,6 +96,7 @@ class Inbound:
         self._subchannels[scid] = I.ISubChannel(subchannel)
 
     def subchannel_closed(self, scid):
+        self._peer_opened.discard(scid)
         sc = self._subchannels.pop(scid, None)
         if sc is not None:
             self.subchannel_resumed(sc)
@@ -65,27 +118,77 @@ class Inbound:
             sc = self._subchannels.get(record.scid)
             if sc is None:
                 # spec 000 "L5 subchannels": logged and discarded
-                log.msg(f"Dilation: DATA for unknown subchannel {record.scid}")
+                self._complain(f"Dilation: DATA for unknown subchannel {record.scid}")
             else:
                 sc.remote_data(record.data)
         elif isinstance(record, Open):
-            if record.scid in self._subchannels:
-                log.msg(f"Dilation: OPEN for existing subchannel {record.scid}")
-            else:
-                sc = self._listener.got_open(record.scid, record.subprotocol)
-                self._subchannels[record.scid] = I.ISubChannel(sc)
+            self._open(record)
         elif isinstance(record, Close):
             sc = self._subchannels.get(record.scid)
             if sc is None:
-                log.msg(f"Dilation: CLOSE for unknown subchannel {record.scid}")
+                self._complain(f"Dilation: CLOSE for unknown subchannel {record.scid}")
             else:
                 sc.remote_close()
         self._ack_due = record.seqnum
+
+    def _open(self, record):
+        scid = record.scid
+        why = self._refusal(scid)
+        if why is None:
+            sc = self._listener.got_open(scid, record.subprotocol)
+            self._subchannels[scid] = I.ISubChannel(sc)
+            self._peer_opened.add(scid)
+            return
+        self._complain(f"Dilation: OPEN for subchannel {scid} ({record.subprotocol!r}) "
+                       f"refused: {why}")
+        self._refused_opens += 1
+        if self._refused_opens > self._max_refused_opens:
+            log.msg(f"Dilation: the peer sent {self._refused_opens} refused OPENs on this "
+                    "connection; dropping it (docs/security.md)")
+            self._connection.disconnect()
+        elif scid not in self._subchannels:
+            self._outbound.send_close(scid)
+
+    def _complain(self, text):
+        self._complaints += 1
+        if self._complaints <= LOGGED_COMPLAINTS:
+            log.msg(text)
+        elif self._complaints == LOGGED_COMPLAINTS + 1:
+            log.msg("Dilation: further complaints about this connection's records "
+                    "are not logged")
+
+    def _refusal(self, scid):
+        if scid in self._subchannels:
+            return "that subchannel is open already"
+        if scid == 0:
+            return "id 0 is reserved (spec 000 \"L5 subchannels\")"
+        if scid % 2 != self._peer_parity:
+            return ("the id has our parity, not the peer's (spec 000 \"L5 subchannels\": "
+                    "the Leader's ids are odd, the Follower's even)")
+        if len(self._peer_opened) >= self._max_peer_subchannels:
+            return (f"the peer has {len(self._peer_opened)} subchannels open, "
+                    f"the limit (docs/security.md)")
+        return None
 
     def end_of_batch(self):
         due, self._ack_due = self._ack_due, None
         if due is not None:
             self._outbound.send_ack(due)
+
+    def backlog_added(self, subchannel, nbytes):
+        self._backlogs[subchannel] = self._backlogs.get(subchannel, 0) + nbytes
+        self._backlog_total += nbytes
+        if self._backlog_total > self._max_backlog:
+            self.subchannel_paused(self._backlog_reason)
+
+    def backlog_released(self, subchannel):
+        self._backlog_total -= self._backlogs.pop(subchannel, 0)
+        if self._backlog_total <= self._max_backlog:
+            self.subchannel_resumed(self._backlog_reason)
+
+    def backlog_bytes(self):
+        """Data kept for subchannels no listener has accepted yet."""
+        return self._backlog_total
 
     def subchannel_paused(self, subchannel):
         first = not self._paused
@@ -142,6 +245,10 @@ class Inbound:
     @m.output()
     def attach(self, connection):
         self._connection = I.IL3Connection(connection)
+        # the peer's ids: even if we lead, odd if we follow
+        self._peer_parity = 0 if connection.is_leader else 1
+        self._refused_opens = 0
+        self._complaints = 0
         self._on_new = self._accept
         # tell the peer at once what we already have, so its resend on this
         # new connection skips it (an ACK for an old seqnum is harmless)
@@ -157,7 +264,7 @@ class Inbound:
 
     @m.output()
     def refuse(self, record):
-        log.msg(f"Dilation: record {record!r} with no connection ignored")
+        self._complain(f"Dilation: {_describe(record)} with no connection ignored")
 
     @m.output()
     def pause_connection(self):

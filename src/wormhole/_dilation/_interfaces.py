@@ -1,7 +1,7 @@
 """One zope Interface per Dilation machine and per object the machines
 hand each other (DESIGN.md "Interfaces are checked")."""
 
-from zope.interface import Interface
+from zope.interface import Attribute, Interface
 
 
 class IDilationManager(Interface):
@@ -23,6 +23,9 @@ class IDilationManager(Interface):
 class IL3Connection(Interface):
     """What L4 may do with the selected L2 connection (spec 000 "L3
     protocol"): send records, pause reading, be dropped."""
+
+    is_leader = Attribute("True if our side leads this connection: the peer's "
+                          "subchannel ids then are even, ours odd (spec 000 \"L5 subchannels\")")
 
     def send_record(record):
         """Encode, encrypt, frame and write one record."""
@@ -102,6 +105,13 @@ class IInbound(Interface):
 
     def subchannel_closed(scid):
         """Forget subchannel ``scid``."""
+
+    def backlog_added(subchannel, nbytes):
+        """``subchannel`` (not yet accepted by a listener) now keeps
+        ``nbytes`` more of the peer's data."""
+
+    def backlog_released(subchannel):
+        """``subchannel`` no longer keeps any (delivered or closed)."""
 
 
 class ISubChannel(Interface):

@@ -14,6 +14,15 @@ and records retired by ACKs meanwhile are skipped. The peer ACKs the last
 record it had as soon as it uses the new L3 (``_inbound``), so after a
 reconnection little that it already has is sent again. Subchannels stay
 paused, and their new records queued behind the resend, until it is done.
+
+The queue is bounded (issue 11, docs/security.md "Dilation"): once the
+records the peer has not acknowledged cost more than ``max_unacked`` bytes
+(payload plus a fixed per-record cost, so a flood of tiny writes counts
+too), every subchannel's producer is paused until ACKs bring the cost down
+to half of it. A peer that reads but never acknowledges therefore stalls
+our writers instead of making us keep everything they write. A write
+larger than ``MAX_DATA_RECORD`` is sent as several DATA records, so no
+frame we send exceeds what a peer of ours accepts (``_framing``).
 """
 
 from collections import deque
@@ -23,7 +32,26 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._records import Ack, Close, Open, data_unchecked
+from ._records import Ack, Close, Data, Open, data_unchecked
+
+DEFAULT_MAX_UNACKED = 16 * 1024 * 1024
+# what a queued record costs beyond its payload: the Python objects
+# (record, bytes header, seqnum int, deque slot): ~140 bytes for a
+# 1-byte write on CPython 3.11 (tracemalloc)
+RECORD_COST = 160
+MAX_DATA_RECORD = 1024 * 1024
+
+# the reasons our subchannels' producers are paused
+_L3 = "no L3, resending, or its transport full"
+_UNACKED = "too much unacknowledged"
+
+
+def _cost(record):
+    if type(record) is Data:
+        return RECORD_COST + len(record.data)
+    if type(record) is Open:
+        return RECORD_COST + len(record.subprotocol)
+    return RECORD_COST
 
 
 @implementer(I.IOutbound, IPushProducer)
@@ -31,11 +59,18 @@ class Outbound:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self):
+    def __init__(self, max_unacked=DEFAULT_MAX_UNACKED):
         self._next_seqnum = 0
         self._queue = deque()
         self._connection = None
+        # Two independent causes pause our subchannels (the L3's state, the
+        # unacknowledged queue): each subchannel is paused while at least
+        # one reason holds, one added meanwhile starts paused. They start
+        # paused: there is no L3 yet.
         self._subchannels = set()
+        self._pause_reasons = {_L3}
+        self._max_unacked = max_unacked
+        self._unacked = 0   # the cost of self._queue
         # installed by the machine: the connection's send_record while we
         # are caught up (flowing or paused), None while disconnected or
         # resending (then new records only queue, behind the resend)
@@ -54,12 +89,23 @@ class Outbound:
     def send_open(self, scid, subprotocol):
         self._queue_record(Open(scid, self._allocate(), subprotocol))
 
+    def unacked_bytes(self):
+        """What the records the peer has not acknowledged cost now."""
+        return self._unacked
+
     def send_data(self, scid, data):
         # the hot path: no Automat transition per record
+        if len(data) > MAX_DATA_RECORD:
+            for i in range(0, len(data), MAX_DATA_RECORD):
+                self.send_data(scid, data[i:i + MAX_DATA_RECORD])
+            return
         seqnum = self._next_seqnum
         self._next_seqnum = (seqnum + 1) & 0xFFFFFFFF
         record = data_unchecked(scid, seqnum, data)
         self._queue.append(record)
+        self._unacked += RECORD_COST + len(data)
+        if self._unacked > self._max_unacked:
+            self._hold(_UNACKED)
         if self._send_now is not None:
             self._send_now(record)
 
@@ -68,6 +114,9 @@ class Outbound:
 
     def _queue_record(self, record):
         self._queue.append(record)
+        self._unacked += _cost(record)
+        if self._unacked > self._max_unacked:
+            self._hold(_UNACKED)
         if self._send_now is not None:
             self._send_now(record)
 
@@ -84,9 +133,11 @@ class Outbound:
         q = self._queue
         retired = 0
         while q and ((resp_seqnum - q[0].seqnum) & 0xFFFFFFFF) < 0x80000000:
-            q.popleft()
+            self._unacked -= _cost(q.popleft())
             retired += 1
         self._resend_index = max(0, self._resend_index - retired)
+        if self._unacked <= self._max_unacked // 2:
+            self._release(_UNACKED)
 
     # -- states ------------------------------------------------------------
 
@@ -175,25 +226,35 @@ class Outbound:
 
     @m.output()
     def pause_all(self):
-        for sc in list(self._subchannels):
-            sc.local_pause()
+        self._hold(_L3)
 
     @m.output()
     def resume_all(self):
-        for sc in list(self._subchannels):
-            sc.local_resume()
+        self._release(_L3)
 
     @m.output()
     def add(self, subchannel):
         self._subchannels.add(I.ISubChannel(subchannel))
-
-    @m.output()
-    def pause_one(self, subchannel):
-        subchannel.local_pause()
+        if self._pause_reasons:
+            subchannel.local_pause()
 
     @m.output()
     def remove(self, subchannel):
         self._subchannels.discard(subchannel)
+
+    def _hold(self, reason):
+        first = not self._pause_reasons
+        self._pause_reasons.add(reason)
+        if first:
+            for sc in list(self._subchannels):
+                sc.local_pause()
+
+    def _release(self, reason):
+        if reason in self._pause_reasons:
+            self._pause_reasons.discard(reason)
+            if not self._pause_reasons:
+                for sc in list(self._subchannels):
+                    sc.local_resume()
 
     # -- transitions -------------------------------------------------------
 
@@ -201,7 +262,7 @@ class Outbound:
     S_disconnected.upon(pauseProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(resumeProducing, enter=S_disconnected, outputs=[])
     S_disconnected.upon(stopProducing, enter=S_disconnected, outputs=[])
-    S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add, pause_one])
+    S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add])
     S_disconnected.upon(subchannel_closed, enter=S_disconnected, outputs=[remove])
 
     # subchannels stay paused while the queue is resent
@@ -210,7 +271,7 @@ class Outbound:
     S_resending.upon(resumeProducing, enter=S_resending, outputs=[])
     S_resending.upon(stopProducing, enter=S_resending, outputs=[])
     S_resending.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
-    S_resending.upon(subchannel_opened, enter=S_resending, outputs=[add, pause_one])
+    S_resending.upon(subchannel_opened, enter=S_resending, outputs=[add])
     S_resending.upon(subchannel_closed, enter=S_resending, outputs=[remove])
 
     S_resending_paused.upon(resumeProducing, enter=S_resending, outputs=[mark_room, resend_some])
@@ -219,7 +280,7 @@ class Outbound:
     S_resending_paused.upon(pauseProducing, enter=S_resending_paused, outputs=[])
     S_resending_paused.upon(stopProducing, enter=S_resending_paused, outputs=[])
     S_resending_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
-    S_resending_paused.upon(subchannel_opened, enter=S_resending_paused, outputs=[add, pause_one])
+    S_resending_paused.upon(subchannel_opened, enter=S_resending_paused, outputs=[add])
     S_resending_paused.upon(subchannel_closed, enter=S_resending_paused, outputs=[remove])
 
     S_flowing.upon(stop_using_connection, enter=S_disconnected, outputs=[detach, pause_all])
@@ -235,5 +296,5 @@ class Outbound:
     S_paused.upon(pauseProducing, enter=S_paused, outputs=[])
     S_paused.upon(resumeProducing, enter=S_flowing, outputs=[resume_all])
     S_paused.upon(stopProducing, enter=S_paused, outputs=[])
-    S_paused.upon(subchannel_opened, enter=S_paused, outputs=[add, pause_one])
+    S_paused.upon(subchannel_opened, enter=S_paused, outputs=[add])
     S_paused.upon(subchannel_closed, enter=S_paused, outputs=[remove])

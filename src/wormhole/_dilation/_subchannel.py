@@ -6,6 +6,13 @@ L4 pauses while L3 is full or gone) and IProducer (pausing it stops reading
 from the whole L3 connection: spec 000 pauses all subchannels' input when
 any one pauses). ``dataReceived`` gets whole DATA payloads.
 
+Data for a subchannel no listener has accepted yet is kept for it, and
+counted by L4 inbound, which stops reading once too much waits (issue 11,
+docs/security.md "Dilation"). A subchannel the peer opened and closed
+before any listener took it waits too (its listener still sees it open
+and close), so it counts ``WAITING_COST`` bytes: OPEN/CLOSE cycles cannot
+pile up waiting subchannels without bound.
+
 Close handshake: loseConnection() sends CLOSE and enters "closing", where
 inbound DATA is still delivered; the peer's CLOSE then ends it. A CLOSE from
 the peer while open is answered with our own CLOSE and ends it at once.
@@ -19,6 +26,8 @@ from twisted.python import failure, log
 from zope.interface import implementer
 
 from . import _interfaces as I
+
+WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
 
 
 class AlreadyClosedError(Exception):
@@ -198,10 +207,28 @@ class SubChannel:
         pending, self._pending = self._pending, []
         for data in pending:
             self._protocol.dataReceived(data)
+        if pending:
+            # after delivering, so data read meanwhile cannot overtake it
+            self._inbound.backlog_released(self)
 
     @m.output()
     def keep(self, data):
         self._pending.append(data)
+        self._inbound.backlog_added(self, len(data))
+
+    @m.output()
+    def count_waiting(self):
+        self._inbound.backlog_added(self, WAITING_COST)
+
+    @m.output()
+    def release_waiting(self):
+        self._inbound.backlog_released(self)
+
+    @m.output()
+    def release_backlog(self):
+        pending, self._pending = self._pending, []
+        if pending:
+            self._inbound.backlog_released(self)
 
     @m.output()
     def deliver(self, data):
@@ -248,9 +275,11 @@ class SubChannel:
     # an inbound OPEN whose listener has not listened yet: keep its data
     S_unattached.upon(attach, enter=S_open, outputs=[fast_paths, set_protocol, deliver_pending])
     S_unattached.upon(_remote_data, enter=S_unattached, outputs=[keep])
-    S_unattached.upon(remote_close, enter=S_unattached_closed, outputs=[send_close, forget])
+    S_unattached.upon(remote_close, enter=S_unattached_closed,
+                      outputs=[send_close, forget, count_waiting])
     S_unattached_closed.upon(attach, enter=S_closed,
-                             outputs=[set_protocol, deliver_pending, connection_lost])
+                             outputs=[set_protocol, deliver_pending, release_waiting,
+                                      connection_lost])
 
     # in "open", writes and inbound DATA take the paths fast_paths installed
     # (the same behaviour as these two transitions)
@@ -273,8 +302,8 @@ class SubChannel:
 
     # the wormhole is closing (spec 000 "L5 subchannels": subchannels end
     # when the wormhole does): no CLOSE handshake, the connection is gone
-    S_unattached.upon(abandon, enter=S_closed, outputs=[forget_quietly])
-    S_unattached_closed.upon(abandon, enter=S_closed, outputs=[])
+    S_unattached.upon(abandon, enter=S_closed, outputs=[release_backlog, forget_quietly])
+    S_unattached_closed.upon(abandon, enter=S_closed, outputs=[release_waiting])
     S_open.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
     S_closing.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
     S_closed.upon(abandon, enter=S_closed, outputs=[])

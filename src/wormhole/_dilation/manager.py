@@ -12,7 +12,6 @@ The module path is public: applications written for the reference import
 "What real applications reach for").
 """
 
-import json
 import os
 
 import attr
@@ -21,7 +20,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from .._status import ConnectedPeer, ConnectingPeer, ReconnectingPeer
-from ..util import bytes_to_hexstr
+from ..util import bytes_to_dict, bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
 from ._records import Ack, Data, Ping, Pong
@@ -110,7 +109,7 @@ class Manager:
 
     def got_dilate(self, plaintext):
         try:
-            msg = json.loads(plaintext.decode("utf-8"))
+            msg = bytes_to_dict(plaintext)  # nesting checked first (issue 11)
             kind = msg["type"]
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.msg(f"Dilation: unparseable DILATE message ignored: {e!r}")

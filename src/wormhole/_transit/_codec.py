@@ -31,6 +31,12 @@ LENGTH_PREFIX = struct.Struct(">L")
 # spec 004 6.2: 4-byte length, so no frame may exceed 2**32 - 1 bytes
 MAX_FRAME = 2 ** 32 - 1
 MAX_RECORD = MAX_FRAME - NONCE_SIZE - MAC_SIZE
+# What we accept from a peer (issue 11, docs/security.md "Transit"): the
+# reference, wormhole-william and our own sender write file records of at
+# most 64 KiB, so 16 MiB leaves room for any honest application while a
+# 32-bit length is never buffered. A file receiver lowers it to the size
+# of the file it accepted (RecordPipe.connectConsumer).
+DEFAULT_MAX_RECORD = 16 * 1024 * 1024
 
 
 def _check_key(key):
@@ -167,6 +173,10 @@ class RecordDecoder:
     that the decoder refuses everything, so nothing from a dropped
     connection is ever delivered.
 
+    Every frame length is checked against ``max_record`` (plus the nonce
+    and MAC) as soon as its 4 bytes arrive, before any of the frame is
+    kept: a larger one raises BadRecord.
+
     Whole frames inside one ``feed`` are decrypted straight out of the
     caller's bytes (a memoryview, no copy); only a frame cut by the
     stream's split is gathered in ``_buf``. Socket reads are larger than
@@ -174,12 +184,29 @@ class RecordDecoder:
     are never copied before decryption.
     """
 
-    def __init__(self, key: bytes):
+    def __init__(self, key: bytes, max_record=DEFAULT_MAX_RECORD):
         self._box = _Box(key)
         self._counter = 0
         self._nonce = nonce_for(0)
         self._buf = bytearray()
         self._broken = False
+        self.set_max_record(max_record)
+
+    def set_max_record(self, max_record):
+        """From now on, refuse records longer than ``max_record`` bytes."""
+        self._max_record = max_record
+        self._max_frame = max_record + NONCE_SIZE + MAC_SIZE
+
+    def buffered(self):
+        """Bytes of an unfinished frame held until the rest arrives."""
+        return len(self._buf)
+
+    def _check_length(self, length):
+        if length > self._max_frame:
+            self._broken = True
+            raise BadRecord(
+                f"record number {self._counter} announced {length - NONCE_SIZE - MAC_SIZE} "
+                f"bytes; the limit is {self._max_record} (docs/security.md)")
 
     def feed(self, data: bytes):
         if self._broken:
@@ -202,7 +229,9 @@ class RecordDecoder:
                 buf += view[:pos]
                 if len(buf) < 4:
                     return
-            total = 4 + LENGTH_PREFIX.unpack_from(buf)[0]
+            length = LENGTH_PREFIX.unpack_from(buf)[0]
+            self._check_length(length)
+            total = 4 + length
             take = min(total - len(buf), end - pos)
             buf += view[pos:pos + take]
             pos += take
@@ -212,8 +241,12 @@ class RecordDecoder:
                 records.append(self._open(frame[4:]))
             del buf[:]
         unpack = LENGTH_PREFIX.unpack_from
+        limit = self._max_frame
         while end - pos >= 4:
-            stop = pos + 4 + unpack(view, pos)[0]
+            length = unpack(view, pos)[0]
+            if length > limit:
+                self._check_length(length)
+            stop = pos + 4 + length
             if stop > end:
                 break
             records.append(self._open(view[pos + 4:stop]))

@@ -60,6 +60,7 @@ class TransitConnection:
         self._stash = b""
         self._encoder = None
         self._decoder = None
+        self._max_record = _codec.DEFAULT_MAX_RECORD
         self._sink = None
         # the records fast path, present exactly while in S5_records
         self._reader = None
@@ -142,6 +143,12 @@ class TransitConnection:
         else:
             for record in records:
                 self._send_record(record)
+
+    def set_max_record(self, max_record):
+        # data, not state: the limit the decoder applies to each length
+        self._max_record = max_record
+        if self._decoder is not None:
+            self._decoder.set_max_record(max_record)
 
     def reject(self):
         if self._is_sender:
@@ -258,7 +265,7 @@ class TransitConnection:
     def _start_records(self, sink):
         self._sink = IRecordSink(sink)
         self._encoder = _codec.RecordEncoder(self._send_key)
-        self._decoder = _codec.RecordDecoder(self._receive_key)
+        self._decoder = _codec.RecordDecoder(self._receive_key, self._max_record)
         self._reader = self._decode_bytes
         self._writer = self._encode_and_write_record
 
@@ -287,6 +294,7 @@ class TransitConnection:
             log.msg(f"transit {self._description}: {e}; dropping the connection")
             if e.records:
                 self._sink.records_received(e.records)
+            self._sink.records_refused(str(e))
             self._bad_record()
             return
         if records:
@@ -386,11 +394,19 @@ class ConnectionProtocol(protocol.Protocol):
     Outbound connections get their machine before the socket is up. An
     inbound one may arrive before ``connect()`` (our peer can be quicker
     than we are to learn the key), so it holds its bytes until ``attach``.
+    Anyone who reaches our port can send them, and an honest peer sends
+    nothing but its handshake line (under 100 bytes) before ours: past
+    ``EARLY_LIMIT`` bytes we stop reading until ``attach`` (issue 11,
+    docs/security.md "Transit").
     """
+
+    EARLY_LIMIT = 1024
 
     def __init__(self):
         self._machine = None
         self._early = []
+        self._early_bytes = 0
+        self._paused_early = False
         self._made = False
         self._lost = False
 
@@ -398,6 +414,10 @@ class ConnectionProtocol(protocol.Protocol):
         self._machine = ITransitConnection(machine)
         if self._made:
             machine.connection_made()
+        if self._paused_early and not self._lost:
+            # new bytes come in a later reactor turn, after the kept ones
+            self.transport.resumeProducing()
+        self._paused_early = False
         early, self._early = self._early, []
         for data in early:
             machine.data_received(data)
@@ -412,6 +432,10 @@ class ConnectionProtocol(protocol.Protocol):
     def dataReceived(self, data):
         if self._machine is None:
             self._early.append(data)
+            self._early_bytes += len(data)
+            if self._early_bytes > self.EARLY_LIMIT and not self._paused_early:
+                self._paused_early = True
+                self.transport.pauseProducing()
         else:
             self._machine.data_received(data)
 

@@ -34,6 +34,10 @@ class ITransitConnection(Interface):
     def send_records(records):
         """``send_record`` for each, written to the socket as one piece."""
 
+    def set_max_record(max_record):
+        """Refuse (and hang up on) records longer than ``max_record`` bytes
+        from now on (docs/security.md "Transit")."""
+
     def close():
         """Hang up after what we wrote so far has been flushed."""
 
@@ -56,6 +60,10 @@ class IRecordSink(Interface):
 
     def connection_lost():
         """The connection is gone; no more records."""
+
+    def records_refused(why):
+        """The peer broke the record layer (``why``: one line saying how);
+        the connection is being dropped, ``connection_lost`` follows."""
 
 
 class ISelection(Interface):

@@ -7,6 +7,13 @@ IProducer/IConsumer for bytes, one record per chunk). Flow control both
 ways rides on the TCP transport: a producer registered with us is
 registered with the socket, and when our consumer pauses us we stop
 reading from the socket.
+
+Bounded (issue 11, docs/security.md "Transit"): records nobody has asked
+for yet wait in the pipe only up to ``max_queued`` bytes, then the socket
+is paused until ``receive_record`` takes them; a consumer connected with
+an ``expected`` size lowers the record limit to that size (no record of a
+file can be larger than the file); and when the peer broke the record
+layer, the errors say how.
 """
 
 from collections import deque
@@ -14,6 +21,7 @@ from collections import deque
 from twisted.internet import defer, error, interfaces
 from zope.interface import implementer
 
+from ._codec import DEFAULT_MAX_RECORD
 from ._interfaces import IRecordPipe, IRecordSink, ITransitConnection
 
 # The TCP transport's ``bufferSize`` is both its read size and the
@@ -24,18 +32,27 @@ from ._interfaces import IRecordPipe, IRecordSink, ITransitConnection
 # sender ~20% more CPU (the transport joins its whole buffer into one
 # bytes before sending; measured in docs/performance.md).
 BULK_BUFFER = 256 * 1024
+DEFAULT_MAX_QUEUED = 4 * 1024 * 1024
+
+# why the socket is paused
+_CONSUMER = "our consumer asked"
+_QUEUE = "records wait for receive_record"
 
 
 @implementer(IRecordPipe, IRecordSink, interfaces.IConsumer,
              interfaces.IPushProducer)
 class RecordPipe:
-    def __init__(self, connection, transport, description):
+    def __init__(self, connection, transport, description, max_queued=DEFAULT_MAX_QUEUED):
         self._connection = ITransitConnection(connection)
         self._transport = transport
         if transport is not None and getattr(transport, "bufferSize", 0) < BULK_BUFFER:
             transport.bufferSize = BULK_BUFFER
         self._description = description
         self._records = deque()
+        self._queued = 0           # bytes in self._records
+        self._max_queued = max_queued
+        self._paused_for = set()   # the reasons the socket is paused
+        self._refused = None       # how the peer broke the record layer
         self._waiting = deque()
         self._closed = defer.Deferred()
         self._lost = False
@@ -80,10 +97,11 @@ class RecordPipe:
 
     def receive_record(self):
         if self._records:
-            return defer.succeed(self._records.popleft())
+            return defer.succeed(self._take())
         if self._lost:
             return defer.fail(error.ConnectionClosed(
-                "the transit connection is closed; no more records will arrive"))
+                "the transit connection is closed; no more records will arrive"
+                + self._because()))
         d = defer.Deferred()
         self._waiting.append(d)
         return d
@@ -101,7 +119,11 @@ class RecordPipe:
         self._bytes = 0
         self._consumer_done = defer.Deferred()
         consumer.registerProducer(self, True)
+        if expected is not None:
+            self._connection.set_max_record(min(DEFAULT_MAX_RECORD, max(expected, 1)))
         queued, self._records = self._records, deque()
+        self._queued = 0
+        self._release(_QUEUE)
         self._to_consumer(queued)
         return self._consumer_done
 
@@ -118,7 +140,30 @@ class RecordPipe:
             if self._waiting:
                 self._waiting.popleft().callback(r)
             else:
-                self._records.append(r)
+                self._queue(r)
+
+    def _queue(self, record):
+        self._records.append(record)
+        self._queued += len(record)
+        if self._queued > self._max_queued:
+            self._hold(_QUEUE)
+
+    def _take(self):
+        r = self._records.popleft()
+        self._queued -= len(r)
+        if self._queued <= self._max_queued // 2:
+            self._release(_QUEUE)
+        return r
+
+    def queued_bytes(self):
+        """Bytes of records received that nobody has taken yet."""
+        return self._queued
+
+    def records_refused(self, why):
+        self._refused = why
+
+    def _because(self):
+        return f" ({self._refused})" if self._refused else ""
 
     def _to_consumer(self, records):
         records = deque(records)
@@ -129,17 +174,31 @@ class RecordPipe:
             if self._expected is not None and self._bytes >= self._expected:
                 consumer, done = self._consumer, self._consumer_done
                 self.disconnectConsumer()
+                self._connection.set_max_record(DEFAULT_MAX_RECORD)
                 done.callback(consumer)
         # records past the expected end wait for receive_record
-        self._records.extend(records)
+        for r in records:
+            self._queue(r)
 
     # IPushProducer: our consumer throttles how fast we read the socket
 
     def pauseProducing(self):
-        self._transport.pauseProducing()
+        self._hold(_CONSUMER)
 
     def resumeProducing(self):
-        self._transport.resumeProducing()
+        self._release(_CONSUMER)
+
+    def _hold(self, reason):
+        first = not self._paused_for
+        self._paused_for.add(reason)
+        if first and self._transport is not None:
+            self._transport.pauseProducing()
+
+    def _release(self, reason):
+        if reason in self._paused_for:
+            self._paused_for.discard(reason)
+            if not self._paused_for and self._transport is not None:
+                self._transport.resumeProducing()
 
     def stopProducing(self):
         self._connection.close()
@@ -151,14 +210,14 @@ class RecordPipe:
         waiting, self._waiting = self._waiting, deque()
         for d in waiting:
             d.errback(error.ConnectionClosed(
-                "the transit connection closed before the next record"))
+                "the transit connection closed before the next record" + self._because()))
         if self._consumer is not None:
             done = self._consumer_done
             self.disconnectConsumer()
             if self._expected is not None:
                 done.errback(error.ConnectionClosed(
                     f"the transit connection closed after {self._bytes} "
-                    f"of {self._expected} bytes"))
+                    f"of {self._expected} bytes" + self._because()))
         self._closed.callback(None)
 
     def close(self):
