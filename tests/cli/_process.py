@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from twisted.internet import defer, protocol
+from twisted.internet import defer, error, protocol
 
 
 def our_cli(*args):
@@ -76,7 +76,10 @@ class CLIProcess(protocol.ProcessProtocol):
 
     def kill(self):
         if self.status is None:
-            self.transport.signalProcess("KILL")
+            try:
+                self.transport.signalProcess("KILL")
+            except error.ProcessExitedAlready:
+                pass  # it ended; processEnded is on its way
             return self.ended
 
     def describe(self):

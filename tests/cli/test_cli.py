@@ -175,6 +175,24 @@ class Errors(unittest.TestCase):
             self.assertNotIn("Traceback", out)
         self.assertEqual(self.cfg.stdout.getvalue(), "")
 
+    def test_declined_exits_3(self):
+        """A transfer declined by a human (either side) or refused by our
+        receiver's rules exits 3, one ERROR line, no traceback; other
+        failures exit 1."""
+        from wormhole.cli._incoming import Refused
+        from wormhole.cli._text import Declined, peer_gave_up
+        for exc, status in [(Declined("the receiver declined: transfer rejected"), 3),
+                            (Refused("refusing to overwrite existing 'x'"), 3),
+                            (peer_gave_up("sender", "transfer rejected"), 3),
+                            (peer_gave_up("receiver", "disk on fire"), 1),
+                            (errors.TransferError("the receiver closed the connection"), 1)]:
+            self.cfg.stderr = io.StringIO()
+            d = cli._main(None, lambda reactor, cfg: defer.fail(exc), self.cfg)
+            f = self.failureResultOf(d, SystemExit)
+            self.assertEqual(f.value.code, status, exc)
+            out = self.cfg.stderr.getvalue()
+            self.assertEqual(out, f"ERROR: {exc}\n")
+
     def test_connection_reason_failure(self):
         """A Failure as the connection reason is shown by its message."""
         exc = errors.ServerConnectionError("ws://h:1/v1",

@@ -186,7 +186,7 @@ class Send(unittest.TestCase):
         self.w.deliver(j({"answer": {"file_ack": "ok"}}))
         self.transits.made[0].pipe.lose()
         f = self.failureResultOf(d, TransferError)
-        self.assertIn("before the receiver confirmed", str(f.value))
+        self.assertIn("before it confirmed the transfer", str(f.value))
 
     def test_file_rejected(self):
         """The receiver's error ends the send before any Transit connection."""

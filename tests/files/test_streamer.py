@@ -6,12 +6,16 @@ import hashlib
 import io
 import os
 
-from twisted.internet import error, interfaces
+from twisted.internet import interfaces
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole.cli import _transfer
+from wormhole.errors import TransferError
+
+# the size the error messages quote (what the offer announced)
+TOTAL = 12_345_678
 
 
 class _Progress:
@@ -77,7 +81,7 @@ class Streamer(unittest.TestCase):
         data = os.urandom(3 * per * _transfer.RECORD_SIZE + 123)
         pipe = FakePipe(high_water=per * _transfer.RECORD_SIZE + 1)
         progress = _Progress()
-        d = _transfer.send_file(pipe, io.BytesIO(data), progress)
+        d = _transfer.send_file(pipe, io.BytesIO(data), progress, TOTAL)
         verifyObject(interfaces.IPushProducer, pipe.producer)
         # the first turn ran in send_file: two writes until the mark passed
         self.assertEqual(pipe.writes, [per, per])
@@ -102,7 +106,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         data = os.urandom(per * _transfer.RECORD_SIZE)
         pipe = FakePipe(high_water=10 * len(data))
-        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress())
+        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), TOTAL)
         self.assertEqual(self.successResultOf(d), hashlib.sha256(data).hexdigest())
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(b"".join(pipe.records), data)
@@ -110,7 +114,7 @@ class Streamer(unittest.TestCase):
     def test_empty_file(self):
         """An empty file sends nothing and fires at once with its hash."""
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b""), _Progress())
+        d = _transfer.send_file(pipe, io.BytesIO(b""), _Progress(), TOTAL)
         self.assertEqual(self.successResultOf(d), hashlib.sha256(b"").hexdigest())
         self.assertEqual(pipe.records, [])
 
@@ -118,21 +122,38 @@ class Streamer(unittest.TestCase):
         """The transport stopping us (the connection went) fails the send
         with ConnectionClosed and sends nothing more."""
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 300000), _Progress())
+        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 300000), _Progress(), TOTAL)
         producer = pipe.producer
         producer.stopProducing()
-        self.failureResultOf(d, error.ConnectionClosed)
+        f = self.failureResultOf(d, TransferError)
+        self.assertRegex(str(f.value), r"^the receiver closed the connection after "
+                         r"\d+\.\d kB of 12\.3 MB were sent$")
         sent = len(pipe.records)
         producer.resumeProducing()
         self.assertEqual(len(pipe.records), sent)
 
     def test_send_error_fails_the_send(self):
         """A record the connection refuses (it closed) fails the send
-        with that error."""
+        with the one-line TransferError, not the socket's exception."""
         pipe = FakePipe(high_water=1)
         pipe.fail_with = ConnectionError("closed")
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 10), _Progress())
-        self.failureResultOf(d, ConnectionError)
+        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 10), _Progress(), TOTAL)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "the receiver closed the connection after "
+                         "0 Bytes of 12.3 MB were sent")
+        self.assertEqual(pipe.unregistered, 1)
+
+    def test_read_error_fails_the_send(self):
+        """A file that cannot be read mid-way (a disk error) fails the send
+        with a TransferError naming the read, not the receiver."""
+        class Broken(io.BytesIO):
+            def read(self, n):
+                raise OSError(5, "Input/output error")
+        pipe = FakePipe(high_water=1)
+        d = _transfer.send_file(pipe, Broken(), _Progress(), TOTAL)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "cannot read the file being sent after "
+                         "0 Bytes of 12.3 MB: Input/output error")
         self.assertEqual(pipe.unregistered, 1)
 
     def test_paused_producer_stays_paused(self):
@@ -140,7 +161,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         f = io.BytesIO(b"x" * (2 * per * _transfer.RECORD_SIZE))
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, f, _Progress())
+        d = _transfer.send_file(pipe, f, _Progress(), TOTAL)
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(f.tell(), per * _transfer.RECORD_SIZE)
         self.assertNoResult(d)

@@ -16,6 +16,7 @@ from zope.interface import implementer
 
 from ..errors import TransferError
 from ..util import bytes_to_dict, dict_to_bytes
+from ._display import naturalsize
 
 # spec 004 9.3: both sides derive the Transit key from the wormhole key
 TRANSIT_KEY_LENGTH = 32
@@ -60,6 +61,10 @@ RECORD_SIZE = 64 * 1024
 RECORDS_PER_WRITE = 4
 
 
+class _ReadFailed(Exception):
+    """Reading the file being sent failed (not the connection)."""
+
+
 @implementer(interfaces.IPushProducer)
 class _FileStreamer:
     """Reads, hashes and sends ``fileobj`` as records, as many per reactor
@@ -75,6 +80,7 @@ class _FileStreamer:
         self._hash = hasher.update
         self._progress = progress
         self._paused = True
+        self.sent = 0  # bytes handed to the pipe
         self.done = defer.Deferred()
 
     def start(self):
@@ -92,7 +98,10 @@ class _FileStreamer:
             while not self._paused:
                 batch, size = [], 0
                 while len(batch) < RECORDS_PER_WRITE:
-                    chunk = read(RECORD_SIZE)
+                    try:
+                        chunk = read(RECORD_SIZE)
+                    except OSError as e:
+                        raise _ReadFailed(e) from None
                     if not chunk:
                         break
                     update(chunk)
@@ -104,6 +113,7 @@ class _FileStreamer:
                 progress(size)
                 # may call pauseProducing before it returns: the loop ends
                 send(batch)
+                self.sent += size
         except Exception as e:
             self._finish(failure.Failure(e))
 
@@ -125,11 +135,29 @@ class _FileStreamer:
             self.done.errback(result)
 
 
+def _of(done, total):
+    return f"{naturalsize(done)} of {naturalsize(total)}"
+
+
 @defer.inlineCallbacks
-def send_file(pipe, fileobj, progress):
-    """Stream ``fileobj`` into ``pipe``; fires with the sha256 (hex) sent."""
+def send_file(pipe, fileobj, progress, total):
+    """Stream ``fileobj`` (``total`` bytes) into ``pipe``; fires with the
+    sha256 (hex) sent. When the connection goes away meanwhile (the
+    receiver quit, or its network did), the TransferError says how far
+    we got, in one line (issue 11: never a traceback)."""
     hasher = hashlib.sha256()
-    yield _FileStreamer(fileobj, pipe, hasher, progress).start()
+    streamer = _FileStreamer(fileobj, pipe, hasher, progress)
+    try:
+        yield streamer.start()
+    except _ReadFailed as e:
+        # reading our own file failed (a disk error): say so
+        reason = e.args[0]
+        raise TransferError(f"cannot read the file being sent after "
+                            f"{_of(streamer.sent, total)}: "
+                            f"{reason.strerror or reason}") from None
+    except (error.ConnectionClosed, error.ConnectionLost, ConnectionError):
+        raise TransferError(f"the receiver closed the connection after "
+                            f"{_of(streamer.sent, total)} were sent") from None
     return hasher.hexdigest()
 
 
@@ -138,9 +166,9 @@ def wait_for_ack(pipe, sent_digest):
     """The receiver's final record: it must say ``ok`` and carry our hash."""
     try:
         record = yield pipe.receive_record()
-    except Exception as e:
-        raise TransferError("the connection closed before the receiver confirmed the "
-                            f"transfer ({e})") from None
+    except error.ConnectionClosed:
+        raise TransferError("the receiver closed the connection after all bytes were "
+                            "sent, before it confirmed the transfer") from None
     try:
         ack = bytes_to_dict(record)
     except ValueError:
@@ -190,9 +218,10 @@ def receive_file(pipe, partial, size, progress):
     if size > 0:
         try:
             yield pipe.connectConsumer(sink, expected=size)
-        except Exception as e:
+        except error.ConnectionClosed:
             if sink.error is None:
-                raise TransferError(f"the transfer was interrupted: {e}") from None
+                raise TransferError(f"the sender closed the connection after "
+                                    f"{_of(partial.size, size)} arrived") from None
         if sink.error is not None:
             raise TransferError(f"cannot write the received data: "
                                 f"{sink.error.strerror or sink.error}") from None

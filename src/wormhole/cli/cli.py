@@ -76,6 +76,22 @@ def describe_error(exc, cfg):
     return None
 
 
+# exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
+# usage error
+EXIT_FAILED = 1
+EXIT_DECLINED = 3
+
+
+def exit_status(exc):
+    """3 when the transfer was declined (a human said no, on either side,
+    or our receiver refused the offer), 1 for every other failure."""
+    from ._incoming import Refused
+    from ._text import Declined
+    if isinstance(exc, (Declined, Refused)):
+        return EXIT_DECLINED
+    return EXIT_FAILED
+
+
 def _dispatch(command, cfg):
     """Run ``command`` on the real reactor; never returns."""
     task.react(_main, (command, cfg))
@@ -102,7 +118,7 @@ def _main(reactor, command, cfg):
             f.printTraceback(file=cfg.stderr)
             message = f"ERROR: {f.getErrorMessage()}"
         print(message, file=cfg.stderr, flush=True)
-        raise SystemExit(1)
+        raise SystemExit(exit_status(f.value))
     d.addCallbacks(succeeded, failed)
     return d
 

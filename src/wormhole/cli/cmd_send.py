@@ -179,7 +179,7 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         progress = _transfer.progress_bar(cfg, outgoing.size)
         timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
         with outgoing.open() as f, progress:
-            digest = yield _transfer.send_file(pipe, f, progress)
+            digest = yield _transfer.send_file(pipe, f, progress, outgoing.size)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
         yield _transfer.wait_for_ack(pipe, digest)
         timed.finish()
