@@ -246,7 +246,7 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
               help="Don't raise an error if a file can't be read.")
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
-              help="Show the code as a QR code (accepted; this wormhole does not draw one).")
+              help="Show the code as a QR code (a wormhole-transfer: URI).")
 @click.argument("what", required=False)
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -288,13 +288,33 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
     cfg = ctx.obj["config"]
+    code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-          tor_control_port, debug_state, code[0] if code else None)
+          tor_control_port, debug_state, code)
     cfg.only_text = only_text
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
     return _run(ctx, cmd_receive.receive, cfg)
+
+
+def _code_of_uri(cfg, code):
+    """A ``wormhole-transfer:`` URI (the sender's QR code) in place of
+    the code: its code, and its Mailbox server when it names one."""
+    from ._uri import URIError, is_transfer_uri, parse_transfer_uri
+    if not is_transfer_uri(code):
+        return code
+    try:
+        uri = parse_transfer_uri(code)
+    except URIError as e:
+        raise click.BadParameter(str(e), param_hint="CODE") from None
+    if uri.role != "follower":
+        raise click.BadParameter(
+            f"this URI asks its reader to send (role={uri.role}); "
+            "`wormhole receive` only receives", param_hint="CODE")
+    if uri.relay_url is not None:
+        cfg.relay_url = uri.relay_url
+    return uri.code
 
 
 @wormhole.group()

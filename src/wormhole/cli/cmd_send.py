@@ -12,10 +12,11 @@ from twisted.internet import defer
 
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _outgoing, _transfer
+from . import _outgoing, _qr, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import naturalsize
 from ._offer import file_sender, text_sender
+from ._uri import transfer_uri
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
 
@@ -91,6 +92,8 @@ def _announce_code(cfg, w):
         w.allocate_code(cfg.code_length)
     code = yield w.get_code()
     print(_instructions(cfg, code), file=cfg.stderr, flush=True)
+    if cfg.qr and not cfg.zeromode:
+        _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
 
 
 @defer.inlineCallbacks
