@@ -263,6 +263,14 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     return _run(ctx, cmd_send.send, cfg)
 
 
+def _complete_code(ctx, param, incomplete):
+    """The shell's <Tab> on receive's CODE (docs/cli.md, "Shell completion")."""
+    from ._completion import complete_code
+    top = ctx.find_root().params
+    return complete_code(top.get("appid") or APPID, top.get("relay_url") or RENDEZVOUS_RELAY,
+                         incomplete)
+
+
 @wormhole.command()
 @_common_options
 @click.option("-t", "--only-text", is_flag=True,
@@ -276,7 +284,7 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
 @click.option("-a", "--allocate", is_flag=True,
               help="Allocate a fresh code (do not prompt for one)")
 @_debug_state_option
-@click.argument("code", nargs=-1, metavar="[CODE]...")
+@click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, debug_state,
@@ -370,6 +378,24 @@ def accept(ctx, key_file, yes, tor, launch_tor, tor_control_port, code):
     cfg.key_file = key_file
     cfg.yes = yes
     return _run(ctx, cmd_ssh.accept, cfg)
+
+
+@wormhole.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+@click.pass_context
+def completion(ctx, shell):
+    """Print the shell completion script for SHELL.
+
+    \b
+    bash: eval "$(wormhole completion bash)"   (in ~/.bashrc)
+    zsh:  eval "$(wormhole completion zsh)"    (in ~/.zshrc)
+    fish: wormhole completion fish > ~/.config/fish/completions/wormhole.fish
+    """
+    from click.shell_completion import get_completion_class
+    prog_name = ctx.find_root().info_name or "wormhole"
+    complete_var = "_{}_COMPLETE".format(prog_name.replace("-", "_").upper())
+    cls = get_completion_class(shell)
+    click.echo(cls(ctx.find_root().command, {}, prog_name, complete_var).source())
 
 
 @wormhole.command(name="help")
