@@ -120,10 +120,10 @@ class _WormholeBase:
         self._welcomed = True
         if self._welcome_handler is not None:
             self._welcome_handler(welcome)
-        elif "motd" in welcome:
-            motd = "\n".join("  " + line for line in str(welcome["motd"]).splitlines())
-            print(f"Message from the magic-wormhole Mailbox server at {self._relay_url}:\n{motd}",
-                  file=self._stderr)
+        else:
+            # the motd and an upgrade notice (_welcome.py)
+            from ._welcome import WelcomeAdvice
+            WelcomeAdvice(self._relay_url, self._stderr)(welcome)
         return True
 
 
