@@ -177,6 +177,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     try:
         print(f"Receiving ({pipe.describe()})..", file=cfg.stderr, flush=True)
         timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
+        started = reactor.seconds()
         with _transfer.progress_bar(cfg, size) as progress:
             digest = yield _transfer.receive_file(pipe, partial, size, progress)
         if kind == "file":
@@ -194,6 +195,8 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     yield pipe.close()
     what = "file" if kind == "file" else "files"
     print(f"Received {what} written to: {target}", file=cfg.stderr, flush=True)
+    print(_transfer.summary("Received", size, reactor.seconds() - started, pipe.describe()),
+          file=cfg.stderr, flush=True)
 
 
 @defer.inlineCallbacks

@@ -181,6 +181,7 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
         progress = _transfer.progress_bar(cfg, outgoing.size)
         timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
+        started = reactor.seconds()
         with outgoing.open() as f, progress:
             digest = yield _transfer.send_file(pipe, f, progress, outgoing.size)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
@@ -190,4 +191,6 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         pipe.close()
         raise
     print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
+    print(_transfer.summary("Sent", outgoing.size, reactor.seconds() - started,
+                            pipe.describe()), file=cfg.stderr, flush=True)
     yield pipe.close()
