@@ -81,7 +81,7 @@ class Streamer(unittest.TestCase):
         data = os.urandom(3 * per * _transfer.RECORD_SIZE + 123)
         pipe = FakePipe(high_water=per * _transfer.RECORD_SIZE + 1)
         progress = _Progress()
-        d = _transfer.send_file(pipe, io.BytesIO(data), progress, TOTAL)
+        d = _transfer.send_file(pipe, io.BytesIO(data), progress, len(data))
         verifyObject(interfaces.IPushProducer, pipe.producer)
         # the first turn ran in send_file: two writes until the mark passed
         self.assertEqual(pipe.writes, [per, per])
@@ -106,7 +106,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         data = os.urandom(per * _transfer.RECORD_SIZE)
         pipe = FakePipe(high_water=10 * len(data))
-        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), TOTAL)
+        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), len(data))
         self.assertEqual(self.successResultOf(d), hashlib.sha256(data).hexdigest())
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(b"".join(pipe.records), data)
@@ -114,7 +114,7 @@ class Streamer(unittest.TestCase):
     def test_empty_file(self):
         """An empty file sends nothing and fires at once with its hash."""
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b""), _Progress(), TOTAL)
+        d = _transfer.send_file(pipe, io.BytesIO(b""), _Progress(), 0)
         self.assertEqual(self.successResultOf(d), hashlib.sha256(b"").hexdigest())
         self.assertEqual(pipe.records, [])
 
@@ -143,6 +143,27 @@ class Streamer(unittest.TestCase):
                          "0 Bytes of 12.3 MB were sent")
         self.assertEqual(pipe.unregistered, 1)
 
+    def test_only_the_announced_size(self):
+        """A file that grew since the offer (it is being written): only
+        the announced bytes are read and sent, and hashed."""
+        data = os.urandom(300000)
+        pipe = FakePipe(high_water=10 * len(data))
+        f = io.BytesIO(data)
+        d = _transfer.send_file(pipe, f, _Progress(), 100000)
+        self.assertEqual(self.successResultOf(d), hashlib.sha256(data[:100000]).hexdigest())
+        self.assertEqual(b"".join(pipe.records), data[:100000])
+        self.assertEqual(f.tell(), 100000)
+
+    def test_shrunk_file_fails(self):
+        """A file that ends before the announced size (truncated while
+        sent) fails the send saying so; the receiver would wait forever."""
+        pipe = FakePipe(high_water=10 ** 9)
+        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 1000), _Progress(), TOTAL)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "the file ended after 1.0 kB of 12.3 MB: it shrank "
+                         "while being sent")
+        self.assertEqual(pipe.unregistered, 1)
+
     def test_read_error_fails_the_send(self):
         """A file that cannot be read mid-way (a disk error) fails the send
         with a TransferError naming the read, not the receiver."""
@@ -161,7 +182,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         f = io.BytesIO(b"x" * (2 * per * _transfer.RECORD_SIZE))
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, f, _Progress(), TOTAL)
+        d = _transfer.send_file(pipe, f, _Progress(), len(f.getvalue()))
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(f.tell(), per * _transfer.RECORD_SIZE)
         self.assertNoResult(d)

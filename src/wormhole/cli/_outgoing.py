@@ -59,7 +59,18 @@ def prepare(path, ignore_unsendable=False, warn=None, tmpdir=None):
                         st.st_size, path)
     if stat.S_ISDIR(st.st_mode):
         return _zip_directory(path, ignore_unsendable, warn, tmpdir)
-    raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
+    if stat.S_ISBLK(st.st_mode):
+        # a disk or partition, as the reference sends it: its size is
+        # where reading it ends, not st_size (0 for devices)
+        try:
+            with open(path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+        except OSError as e:
+            raise TransferError(f"Cannot send '{path}': {e.strerror}") from None
+        return Outgoing("file", {"file": {"filename": _name_of(path), "filesize": size}},
+                        size, path)
+    raise TransferError(f"Cannot send '{path}': it is {_kind(st.st_mode)}, not a file, "
+                        "a block device or a directory")
 
 
 class _Unsendable(Exception):
@@ -174,6 +185,19 @@ def _kind(mode):
         if test(mode):
             return name
     return "not a file"
+
+
+def grown(f, outgoing):
+    """What to tell the human when the file sent (open as ``f``) is now
+    longer than the offer said (it was being written): only the offered
+    bytes went. None otherwise."""
+    if outgoing.kind != "file":
+        return None
+    st = os.fstat(f.fileno())
+    if stat.S_ISREG(st.st_mode) and st.st_size > outgoing.size:
+        return (f"'{outgoing.offer['file']['filename']}' grew while it was sent: only its "
+                f"first {naturalsize(outgoing.size)} (its size when offered) went")
+    return None
 
 
 def describe(outgoing):

@@ -98,6 +98,10 @@ class _ReadFailed(Exception):
     """Reading the file being sent failed (not the connection)."""
 
 
+class _Shrank(Exception):
+    """The file ended before the size the offer announced."""
+
+
 @implementer(interfaces.IPushProducer)
 class _FileStreamer:
     """Reads, hashes and sends ``fileobj`` as records, as many per reactor
@@ -107,8 +111,12 @@ class _FileStreamer:
     turn and a ``send(2)`` per record (docs/performance.md, "File transfer
     and relay")."""
 
-    def __init__(self, fileobj, pipe, hasher, progress):
+    def __init__(self, fileobj, pipe, hasher, progress, size):
         self._read = fileobj.read
+        # exactly the size the offer announced: bytes appended since (a
+        # file being written, a log) are not sent (spec 004 9.3: the
+        # receiver expects filesize bytes, then hashes them)
+        self._left = size
         self._pipe = pipe
         self._hash = hasher.update
         self._progress = progress
@@ -130,16 +138,19 @@ class _FileStreamer:
         try:
             while not self._paused:
                 batch, size = [], 0
-                while len(batch) < RECORDS_PER_WRITE:
+                while len(batch) < RECORDS_PER_WRITE and self._left:
                     try:
-                        chunk = read(RECORD_SIZE)
+                        chunk = read(min(RECORD_SIZE, self._left))
                     except OSError as e:
                         raise _ReadFailed(e) from None
                     if not chunk:
-                        break
+                        if batch:
+                            break  # send what was read; the next read fails
+                        raise _Shrank()
                     update(chunk)
                     batch.append(chunk)
                     size += len(chunk)
+                    self._left -= len(chunk)
                 if not batch:
                     self._finish(None)
                     return
@@ -174,14 +185,17 @@ def _of(done, total):
 
 @defer.inlineCallbacks
 def send_file(pipe, fileobj, progress, total):
-    """Stream ``fileobj`` (``total`` bytes) into ``pipe``; fires with the
-    sha256 (hex) sent. When the connection goes away meanwhile (the
+    """Stream the first ``total`` bytes of ``fileobj`` into ``pipe``;
+    fires with the sha256 (hex) sent. When the connection goes away meanwhile (the
     receiver quit, or its network did), the TransferError says how far
     we got, in one line (issue 11: never a traceback)."""
     hasher = hashlib.sha256()
-    streamer = _FileStreamer(fileobj, pipe, hasher, progress)
+    streamer = _FileStreamer(fileobj, pipe, hasher, progress, total)
     try:
         yield streamer.start()
+    except _Shrank:
+        raise TransferError(f"the file ended after {_of(streamer.sent, total)}: it "
+                            "shrank while being sent") from None
     except _ReadFailed as e:
         # reading our own file failed (a disk error): say so
         reason = e.args[0]

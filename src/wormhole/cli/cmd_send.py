@@ -184,6 +184,9 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         started = reactor.seconds()
         with outgoing.open() as f, progress:
             digest = yield _transfer.send_file(pipe, f, progress, outgoing.size)
+            grown = _outgoing.grown(f, outgoing)
+        if grown:
+            print(f"Warning: {grown}", file=cfg.stderr, flush=True)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
         yield _transfer.wait_for_ack(pipe, digest)
         timed.finish()
