@@ -193,6 +193,16 @@ class Errors(unittest.TestCase):
             out = self.cfg.stderr.getvalue()
             self.assertEqual(out, f"ERROR: {exc}\n")
 
+    def test_transit_error_is_one_line(self):
+        """No Transit connection: one ERROR line that says the other side
+        may have gone away and names the relay tried."""
+        from wormhole.transit import TransitError
+        self.cfg.transit_helper = "tcp:relay.example:4001"
+        out = self.run_failing(TransitError("no connection worked"))
+        self.assertEqual(out.count("\n"), 1, out)
+        self.assertIn("(no connection worked): it may have gone away", out)
+        self.assertIn("tcp:relay.example:4001", out)
+
     def test_connection_reason_failure(self):
         """A Failure as the connection reason is shown by its message."""
         exc = errors.ServerConnectionError("ws://h:1/v1",

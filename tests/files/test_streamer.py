@@ -164,6 +164,38 @@ class Streamer(unittest.TestCase):
                          "while being sent")
         self.assertEqual(pipe.unregistered, 1)
 
+    def test_receiver_that_reads_nothing(self):
+        """Paused by the transport for STALL_TIMEOUT (the receiver reads
+        nothing): the send fails saying the receiver stopped answering;
+        each resume restarts the wait."""
+        from twisted.internet.task import Clock
+        clock = Clock()
+        pipe = FakePipe(high_water=1)
+        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 3_000_000), _Progress(), 3_000_000,
+                                clock=clock)
+        clock.advance(_transfer.STALL_TIMEOUT - 1)
+        pipe.drain()  # some progress: the wait starts again
+        clock.advance(_transfer.STALL_TIMEOUT - 1)
+        self.assertNoResult(d)
+        clock.advance(1)
+        f = self.failureResultOf(d, TransferError)
+        self.assertRegex(str(f.value), r"^the receiver stopped answering: nothing could be "
+                         r"sent for 120 s after [\d.]+ kB of 3\.0 MB$")
+        self.assertEqual(pipe.unregistered, 1)
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_finished_send_leaves_no_timer(self):
+        """A send that completes cancels its stall timer."""
+        from twisted.internet.task import Clock
+        clock = Clock()
+        pipe = FakePipe(high_water=1)
+        data = b"x" * 600_000
+        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), len(data), clock=clock)
+        while not d.called:
+            pipe.drain()
+        self.successResultOf(d)
+        self.assertEqual(clock.getDelayedCalls(), [])
+
     def test_read_error_fails_the_send(self):
         """A file that cannot be read mid-way (a disk error) fails the send
         with a TransferError naming the read, not the receiver."""
@@ -192,3 +224,25 @@ class Streamer(unittest.TestCase):
         pipe.drain()
         self.successResultOf(d)
         self.assertEqual(pipe.writes, [per, per])
+
+
+class Ack(unittest.TestCase):
+    def test_no_confirmation_in_time(self):
+        """A receiver that never confirms: wait_for_ack fails after
+        ACK_TIMEOUT plus the time to hash the file again from disk."""
+        from twisted.internet import defer
+        from twisted.internet.task import Clock
+
+        class Pipe:
+            def receive_record(self):
+                return defer.Deferred()
+        clock = Clock()
+        size = 200 * 1000 * 1000
+        d = _transfer.wait_for_ack(Pipe(), "00", clock=clock, size=size)
+        allowed = _transfer.ACK_TIMEOUT + size / _transfer.ACK_HASH_RATE
+        clock.advance(allowed - 1)
+        self.assertNoResult(d)
+        clock.advance(1)
+        f = self.failureResultOf(d, TransferError)
+        self.assertEqual(str(f.value), "the receiver stopped answering: all bytes were "
+                         f"sent, and no confirmation came in {allowed:.0f} s")

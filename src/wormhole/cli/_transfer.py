@@ -102,6 +102,19 @@ class _Shrank(Exception):
     """The file ended before the size the offer announced."""
 
 
+class _Stalled(Exception):
+    """Nothing could be sent for STALL_TIMEOUT seconds."""
+
+
+# seconds the receiver may read nothing (the transport keeps us paused)
+# before the sender gives up on it; and how long it may take to confirm
+# once all bytes were sent: ACK_TIMEOUT plus the time to hash the file
+# again from its disk at ACK_HASH_RATE bytes/s (docs/cli.md, "Errors")
+STALL_TIMEOUT = 120.0
+ACK_TIMEOUT = 120.0
+ACK_HASH_RATE = 20 * 1000 * 1000
+
+
 @implementer(interfaces.IPushProducer)
 class _FileStreamer:
     """Reads, hashes and sends ``fileobj`` as records, as many per reactor
@@ -111,7 +124,7 @@ class _FileStreamer:
     turn and a ``send(2)`` per record (docs/performance.md, "File transfer
     and relay")."""
 
-    def __init__(self, fileobj, pipe, hasher, progress, size):
+    def __init__(self, fileobj, pipe, hasher, progress, size, clock=None):
         self._read = fileobj.read
         # exactly the size the offer announced: bytes appended since (a
         # file being written, a log) are not sent (spec 004 9.3: the
@@ -123,6 +136,10 @@ class _FileStreamer:
         self._paused = True
         self.sent = 0  # bytes handed to the pipe
         self.done = defer.Deferred()
+        # paused by the transport for STALL_TIMEOUT (the receiver reads
+        # nothing): the receiver stopped answering (None: no watch)
+        self._clock = clock
+        self._stall = None
 
     def start(self):
         self._pipe.registerProducer(self, True)
@@ -130,6 +147,9 @@ class _FileStreamer:
         return self.done
 
     def resumeProducing(self):
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if self.done.called:
             return
         self._paused = False
@@ -163,6 +183,12 @@ class _FileStreamer:
 
     def pauseProducing(self):
         self._paused = True
+        if self._clock is not None and self._stall is None and not self.done.called:
+            self._stall = self._clock.callLater(STALL_TIMEOUT, self._stalled)
+
+    def _stalled(self):
+        self._stall = None
+        self._finish(failure.Failure(_Stalled()))
 
     def stopProducing(self):
         self._finish(failure.Failure(error.ConnectionClosed(
@@ -170,6 +196,9 @@ class _FileStreamer:
 
     def _finish(self, result):
         self._paused = True
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if self.done.called:
             return
         self._pipe.unregisterProducer()
@@ -184,15 +213,20 @@ def _of(done, total):
 
 
 @defer.inlineCallbacks
-def send_file(pipe, fileobj, progress, total):
+def send_file(pipe, fileobj, progress, total, clock=None):
     """Stream the first ``total`` bytes of ``fileobj`` into ``pipe``;
     fires with the sha256 (hex) sent. When the connection goes away meanwhile (the
     receiver quit, or its network did), the TransferError says how far
-    we got, in one line (issue 11: never a traceback)."""
+    we got, in one line (issue 11: never a traceback). With ``clock``, a
+    receiver that reads nothing for STALL_TIMEOUT seconds ends it too."""
     hasher = hashlib.sha256()
-    streamer = _FileStreamer(fileobj, pipe, hasher, progress, total)
+    streamer = _FileStreamer(fileobj, pipe, hasher, progress, total, clock)
     try:
         yield streamer.start()
+    except _Stalled:
+        raise TransferError(f"the receiver stopped answering: nothing could be sent "
+                            f"for {STALL_TIMEOUT:.0f} s after {_of(streamer.sent, total)}"
+                            ) from None
     except _Shrank:
         raise TransferError(f"the file ended after {_of(streamer.sent, total)}: it "
                             "shrank while being sent") from None
@@ -209,13 +243,22 @@ def send_file(pipe, fileobj, progress, total):
 
 
 @defer.inlineCallbacks
-def wait_for_ack(pipe, sent_digest):
-    """The receiver's final record: it must say ``ok`` and carry our hash."""
+def wait_for_ack(pipe, sent_digest, clock=None, size=0):
+    """The receiver's final record: it must say ``ok`` and carry our hash.
+    With ``clock``, it must come within ACK_TIMEOUT seconds plus the time
+    to hash ``size`` bytes at ACK_HASH_RATE."""
+    d = pipe.receive_record()
+    if clock is not None:
+        timeout = ACK_TIMEOUT + size / ACK_HASH_RATE
+        d.addTimeout(timeout, clock)
     try:
-        record = yield pipe.receive_record()
+        record = yield d
     except error.ConnectionClosed:
         raise TransferError("the receiver closed the connection after all bytes were "
                             "sent, before it confirmed the transfer") from None
+    except defer.TimeoutError:
+        raise TransferError(f"the receiver stopped answering: all bytes were sent, and no "
+                            f"confirmation came in {timeout:.0f} s") from None
     try:
         ack = bytes_to_dict(record)
     except ValueError:

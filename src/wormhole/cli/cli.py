@@ -68,9 +68,10 @@ def describe_error(exc, cfg):
         return f"ERROR: {exc}"
     from ..transit import TransitError
     if isinstance(exc, TransitError):
-        return (f"ERROR: no connection to the other side for the transfer: {exc}\n"
-                "Neither a direct connection nor the Transit relay worked "
-                f"(--transit-helper {cfg.transit_helper}).")
+        # one line: the other side may simply have gone away
+        return (f"ERROR: no connection to the other side for the transfer ({exc}): "
+                "it may have gone away, or neither a direct connection nor the "
+                f"Transit relay {cfg.transit_helper} reaches it")
     if isinstance(exc, WormholeError):
         return f"ERROR: {type(exc).__name__}: {exc}"
     return None

@@ -183,12 +183,13 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
         started = reactor.seconds()
         with outgoing.open() as f, progress:
-            digest = yield _transfer.send_file(pipe, f, progress, outgoing.size)
+            digest = yield _transfer.send_file(pipe, f, progress, outgoing.size,
+                                               clock=reactor)
             grown = _outgoing.grown(f, outgoing)
         if grown:
             print(f"Warning: {grown}", file=cfg.stderr, flush=True)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
-        yield _transfer.wait_for_ack(pipe, digest)
+        yield _transfer.wait_for_ack(pipe, digest, clock=reactor, size=outgoing.size)
         timed.finish()
     except BaseException:
         pipe.close()
