@@ -2,12 +2,14 @@
 ``wormhole-transfer:`` URI, and ``wormhole receive`` takes that URI in
 place of a code: real processes, the printed QR code read back by zbar
 (tests/cli/_qrdecode.py), against our Mailbox server and the reference's."""
+from qrcode import QRCode
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from wormhole.cli import _uri
 
 from ._process import CLIProcess, our_cli
+from ._pty import spawn_in_pty
 from ._qrdecode import decode, qr_lines
 from ._servers import OurServer, ReferenceServer
 
@@ -47,6 +49,25 @@ class _QR:
         text = run.stderr.decode()
         self.assertGreater(len(qr_lines(text)), 10, run.describe())
         return text
+
+    @defer.inlineCallbacks
+    def test_qr_in_a_terminal(self):
+        """On a terminal the QR code is drawn white on black with colour
+        codes (qrcode's tty mode): it scans too, once read as light-on-dark."""
+        send = spawn_in_pty(self, our_cli("--relay-url", self.url, "send", "--code",
+                                          "63-tty-qr", "--text", "t"), "sender")
+        uri = _uri.transfer_uri("63-tty-qr", self.url)
+        # every row ends with a colour reset: wait for all of them
+        qr = QRCode(border=1)
+        qr.add_data(uri)
+        qr.make()
+        rows = (qr.modules_count + 2 + 1) // 2
+        yield send.wait_for(rb"(?s)(?:\x1b\[0m\r\n.*?){%d}" % rows)
+        self.assertIn(b"\x1b[48;5;232m", send.stdout)
+        self.assertEqual(decode(send.stdout.decode(), inverted=True), [uri])
+        recv = self.spawn("receive", "63-tty-qr", name="receiver")
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual(recv.stdout, b"t\n")
 
     @defer.inlineCallbacks
     def test_no_qr(self):
