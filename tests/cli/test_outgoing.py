@@ -139,3 +139,24 @@ class Prepare(unittest.TestCase):
             e = self.assertRaises(TransferError, _outgoing.prepare, self.tree,
                                   tmpdir=self.base)
         self.assertIn("ä: Permission denied", str(e))
+
+    def test_unreadable_file_is_unsendable(self):
+        """A file that cannot be opened (permission denied; faked, as the
+        tests run as root) is refused naming it, or skipped with
+        --ignore-unsendable-files."""
+        from unittest import mock
+        real_open = open
+        target = os.path.join(self.tree, "sub", "b")
+
+        def fake_open(path, *args, **kwargs):
+            if os.fspath(path) == target:
+                raise PermissionError(13, "Permission denied", path)
+            return real_open(path, *args, **kwargs)
+        with mock.patch("builtins.open", fake_open):
+            e = self.assertRaises(TransferError, _outgoing.prepare, self.tree,
+                                  tmpdir=self.base)
+            warnings = []
+            out = _outgoing.prepare(self.tree, True, warnings.append, tmpdir=self.base)
+        self.assertIn("sub/b: Permission denied", str(e))
+        self.assertNotIn("sub/b", self.zip_names(out))
+        self.assertEqual(warnings, [f"{target}: Permission denied (skipped)"])
