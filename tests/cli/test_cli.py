@@ -177,12 +177,14 @@ class Errors(unittest.TestCase):
 
     def test_declined_exits_3(self):
         """A transfer declined by a human (either side) or refused by our
-        receiver's rules exits 3, one ERROR line, no traceback; other
-        failures exit 1."""
+        receiver's rules before the transfer exits 3, one ERROR line, no
+        traceback; other failures (a zipfile refused after it came) exit 1."""
         from wormhole.cli._incoming import Refused
         from wormhole.cli._text import Declined, peer_gave_up
+        from wormhole.cli.cmd_receive import DeclinedOffer
         for exc, status in [(Declined("the receiver declined: transfer rejected"), 3),
-                            (Refused("refusing to overwrite existing 'x'"), 3),
+                            (DeclinedOffer("refusing to overwrite existing 'x'"), 3),
+                            (Refused("zip entry '../x' climbs out"), 1),
                             (peer_gave_up("sender", "transfer rejected"), 3),
                             (peer_gave_up("receiver", "disk on fire"), 1),
                             (errors.TransferError("the receiver closed the connection"), 1)]:

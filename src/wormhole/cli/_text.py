@@ -11,8 +11,10 @@ from ..util import bytes_to_dict
 VERIFICATION_REJECTED = "the sender rejected the verification code; transfer abandoned"
 # the reference's words when the receiving human (or its rules) says no
 TRANSFER_REJECTED = "transfer rejected"
+# the reference 0.24 sender's words when its human rejects the verifier
+REFERENCE_VERIFICATION_REJECTED = "sender rejected verification check, abandoned transfer"
 # an ``error`` with one of these means a human declined: exit status 3
-DECLINED_WORDS = (VERIFICATION_REJECTED, TRANSFER_REJECTED)
+DECLINED_WORDS = (VERIFICATION_REJECTED, TRANSFER_REJECTED, REFERENCE_VERIFICATION_REJECTED)
 
 
 class Declined(TransferError):

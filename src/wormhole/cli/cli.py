@@ -85,10 +85,10 @@ EXIT_DECLINED = 3
 
 def exit_status(exc):
     """3 when the transfer was declined (a human said no, on either side,
-    or our receiver refused the offer), 1 for every other failure."""
-    from ._incoming import Refused
+    or our receiver refused the offer before anything came), 1 for every
+    other failure (a zipfile refused after it came is a failure)."""
     from ._text import Declined
-    if isinstance(exc, (Declined, Refused)):
+    if isinstance(exc, Declined):
         return EXIT_DECLINED
     return EXIT_FAILED
 

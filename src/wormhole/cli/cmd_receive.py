@@ -18,8 +18,14 @@ from . import _incoming, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize
 from ._receiver import Receiver
+from ._text import Declined
 
 PROMPT = "Enter receive wormhole code: "
+
+
+class DeclinedOffer(_incoming.Refused, Declined):
+    """The offer was refused before anything was transferred: by the
+    human, or by the rules (overwrite, room, --only-text)."""
 # how long we wait for the peer before saying that we are waiting
 WAITING_DELAY = 1.0
 
@@ -151,7 +157,8 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         target, size, unpacked = yield _decide(reactor, cfg, kind, offer)
     except _incoming.Refused as e:
         receiver.decline(e)
-        raise
+        # refused before anything came: the transfer was declined (exit 3)
+        raise DeclinedOffer(*e.args) from None
     transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
     ours = yield _transfer.transit_message(transit)
     # our hints before the answer: the sender connects once it has the ack
