@@ -6,12 +6,14 @@ checked through the environment variable they set. Both command names
 (``wormhole``, ``magic-wormhole``) work. Against our Mailbox server and
 the reference's 0.8."""
 import os
+import re
 import sys
 
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from ._process import CLIProcess, our_cli
+from ._pty import spawn_in_pty
 from ._servers import OurServer, ReferenceServer
 
 BIN = os.path.dirname(sys.executable)
@@ -22,11 +24,12 @@ class _ShellCompletion:
 
     def bash_complete(self, *words, prog="wormhole"):
         """Run bash's completion function for ``words`` (the last one is
-        being typed); fires with the run, COMPREPLY one per line."""
+        being typed), given the line and cursor as bash gives them; fires
+        with the run, COMPREPLY one per line."""
         func = "_" + prog.replace("-", "_") + "_completion"
-        words_array = " ".join(f"'{w}'" for w in (prog,) + words)
-        script = (f'eval "$({prog} completion bash)"; COMP_WORDS=({words_array}); '
-                  f"COMP_CWORD={len(words)}; {func} {prog}; "
+        line = " ".join((prog,) + words)
+        script = (f'eval "$({prog} completion bash)"; COMP_LINE=\'{line}\'; '
+                  f"COMP_POINT={len(line)}; {func} {prog}; "
                   'printf "%s\\n" "${COMPREPLY[@]}"')
         run = CLIProcess.spawn(self, reactor, ["/bin/bash", "-c", script], name="bash",
                                env={"PATH": BIN + os.pathsep + os.environ["PATH"]})
@@ -52,6 +55,23 @@ class _ShellCompletion:
                                        f"{nameplate}-{word[:-1]}")
         self.assertIn(f"{nameplate}-{word}-", run.stdout.decode().splitlines())
         send.kill()
+
+    @defer.inlineCallbacks
+    def test_interactive_bash(self):
+        """An interactive bash in a terminal: <Tab> after `receive `
+        inserts the nameplate with its hyphen and no space, so <Tab> after
+        the start of a word completes it within the same code."""
+        send, nameplate, word = yield self.sender()
+        bash = spawn_in_pty(self, ["/bin/bash", "--norc", "--noprofile", "-i"], "bash",
+                            env={"PATH": BIN + os.pathsep + os.environ["PATH"],
+                                 "PS1": "$ "})
+        bash.write(b'eval "$(wormhole completion bash)"\r')
+        bash.write(f"wormhole --relay-url {self.url} receive \t".encode())
+        yield bash.wait_for(re.escape(f"receive {nameplate}-".encode()))
+        bash.write(word[:-1].encode() + b"\t")
+        yield bash.wait_for(re.escape(f"receive {nameplate}-{word}-".encode()))
+        # the line is never run: cleanup kills bash and the sender
+
 
     @defer.inlineCallbacks
     def test_zsh_and_fish_protocol(self):
