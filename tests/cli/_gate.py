@@ -5,8 +5,13 @@ much of a file, and can kill a peer at a chosen point of a real
 transfer (no timing, no sleeps). When either end closes, the other end is
 closed too, as the relay itself would (a held connection reads nothing, so
 it notices its own end only after ``drain()``)."""
+import socket
+
 from twisted.internet import defer, protocol
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+
+RECEIVE_BUFFER = 128 * 1024
 
 
 class _Upstream(protocol.Protocol):
@@ -29,6 +34,10 @@ class _Downstream(protocol.Protocol):
         self.stopped = False
 
     def connectionMade(self):
+        # a fixed, small receive buffer (no autotuning up to tcp_rmem's
+        # maximum): what the gate holds back stays with the sender
+        self.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF,
+                                              RECEIVE_BUFFER)
         self.transport.pauseProducing()
         d = connectProtocol(TCP4ClientEndpoint(self.gate.reactor, "127.0.0.1",
                                                self.gate.relay_port), _Upstream(self))

@@ -17,7 +17,11 @@ from ._gate import start_gate
 from ._process import CLIProcess, our_cli
 from ._servers import OurServer, ReferenceServer
 
-SIZE = 8 * 1000 * 1000
+# the half left when the gate holds must not fit in the kernel's socket
+# buffers, or the sender would have "sent" everything: the sender's send
+# buffer grows to 4 MB at most (tcp_wmem), the gate's receive buffer is
+# fixed small (_gate.py)
+SIZE = 16 * 1000 * 1000
 HALF = SIZE // 2
 
 
@@ -26,8 +30,8 @@ class _PeerLeaves:
 
     @defer.inlineCallbacks
     def start_transfer(self):
-        """Sender and receiver of an 8 MB file, relay-only through the
-        gate; fires once 4 MB went from the sender towards the relay."""
+        """Sender and receiver of a 16 MB file, relay-only through the
+        gate; fires once 8 MB went from the sender towards the relay."""
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         gate, gate_port = yield start_gate(self, reactor, relay.port, HALF)
@@ -65,14 +69,14 @@ class _PeerLeaves:
     def test_receiver_killed_at_half(self):
         """The receiver is killed at ~50%: the sender prints one ERROR
         line saying the receiver closed the connection and how much of the
-        8 MB was sent, exit 1, no traceback; the receiver left no file
+        16 MB was sent, exit 1, no traceback; the receiver left no file
         under the final name."""
         yield self.start_transfer()
         self.recv.kill()
         yield self.send.ended
         line = self.assertOneErrorLine(
             self.send, r"^ERROR: the receiver closed the connection after "
-                       r"[\d.]+ MB of 8\.0 MB were sent$")
+                       r"[\d.]+ MB of 16\.0 MB were sent$")
         sent = float(re.search(r"after ([\d.]+) MB", line).group(1))
         # what left the sender: at least what passed the gate, less than all
         self.assertGreaterEqual(sent, HALF / 1e6)
@@ -83,7 +87,7 @@ class _PeerLeaves:
     def test_sender_killed_at_half(self):
         """The sender is killed at ~50%: the receiver prints one ERROR
         line saying the sender closed the connection and how much of the
-        8 MB arrived, exit 1, and no file (partial or final) stays."""
+        16 MB arrived, exit 1, and no file (partial or final) stays."""
         yield self.start_transfer()
         self.send.kill()
         yield self.send.ended
@@ -91,7 +95,7 @@ class _PeerLeaves:
         yield self.recv.ended
         self.assertOneErrorLine(
             self.recv, r"^ERROR: the sender closed the connection after "
-                       r"[\d.]+ MB of 8\.0 MB arrived$")
+                       r"[\d.]+ MB of 16\.0 MB arrived$")
         self.assertEqual(os.listdir(self.out), [])
 
 

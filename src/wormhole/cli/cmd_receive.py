@@ -26,6 +26,8 @@ PROMPT = "Enter receive wormhole code: "
 class DeclinedOffer(_incoming.Refused, Declined):
     """The offer was refused before anything was transferred: by the
     human, or by the rules (overwrite, room, --only-text)."""
+
+
 # how long we wait for the peer before saying that we are waiting
 WAITING_DELAY = 1.0
 
