@@ -343,7 +343,8 @@ def pipeline(src):
     sink = Sink()
     c0 = time.process_time()
     with open(src, "rb") as f:
-        streamer = _transfer._FileStreamer(f, sink, hashlib.sha256(), Progress())
+        streamer = _transfer._FileStreamer(f, sink, hashlib.sha256(), Progress(),
+                                           os.path.getsize(src))
         sink.registerProducer(streamer, True)
         while not streamer.done.called:
             streamer.resumeProducing()

@@ -20,6 +20,7 @@ stuck in ``input()`` would hold up reactor shutdown).
 import os
 import sys
 import threading
+import time
 import traceback
 
 from twisted.internet.defer import Deferred
@@ -34,6 +35,11 @@ except ImportError:  # e.g. Windows without pyreadline: plain input()
 
 __all__ = ["CodeInputter", "input_with_completion"]
 
+# how long a <Tab> before the hyphen waits for the server's nameplates when
+# none match yet, and how often it looks
+NAMEPLATE_WAIT = 2.0
+NAMEPLATE_POLL = 0.05
+
 
 class CodeInputter:
     """The completion logic, separate from readline and threads so that
@@ -42,11 +48,15 @@ class CodeInputter:
     ``debug`` receives errors the completer would otherwise lose (readline
     silently drops exceptions raised by a completer)."""
 
-    def __init__(self, input_helper, reactor, call=None, debug=None):
+    def __init__(self, input_helper, reactor, call=None, debug=None, sleep=time.sleep,
+                 clock=time.monotonic):
         self._helper = input_helper
         self._reactor = reactor
         self._call = call or (lambda f, *a: blockingCallFromThread(reactor, f, *a))
         self._debug = debug
+        # the input thread waits for the server's list (NAMEPLATE_WAIT)
+        self._sleep = sleep
+        self._clock = clock
         self._committed_nameplate = None
         self._matches = []
         self.used_completion = False
@@ -77,9 +87,9 @@ class CodeInputter:
         frontend sorts)."""
         if "-" not in text:
             # refresh at each <Tab>: a nameplate allocated since the last
-            # list shows up on the next press
+            # list shows up on this press or the next
             self._call(self._helper.refresh_nameplates)
-            return sorted(self._call(self._helper.get_nameplate_completions, text))
+            return sorted(self._nameplates_matching(text))
         nameplate, words = text.split("-", 1)
         if self._committed_nameplate is None:
             self._call(self._helper.choose_nameplate, nameplate)
@@ -90,6 +100,18 @@ class CodeInputter:
             return []
         matches = self._call(self._helper.get_word_completions, words)
         return sorted(nameplate + "-" + m for m in matches)
+
+    def _nameplates_matching(self, text):
+        """When nothing matches yet (the first <Tab>, before the server's
+        first answer to ``list``), wait for the answer, at most
+        NAMEPLATE_WAIT seconds: this thread is the input thread, the
+        reactor keeps running."""
+        deadline = self._clock() + NAMEPLATE_WAIT
+        while True:
+            matches = self._call(self._helper.get_nameplate_completions, text)
+            if matches or self._clock() >= deadline:
+                return matches
+            self._sleep(NAMEPLATE_POLL)
 
     # -- reactor side ------------------------------------------------------
     def finish(self, text):

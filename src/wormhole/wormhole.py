@@ -15,9 +15,9 @@ from zope.interface import implementer
 from . import _interfaces
 from ._boss import Boss
 from ._crypto import derive_key
-from ._escape import escape_text
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
+from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
@@ -121,12 +121,9 @@ class _WormholeBase:
         self._welcomed = True
         if self._welcome_handler is not None:
             self._welcome_handler(welcome)
-        elif "motd" in welcome:
-            # the server's text: escaped line by line (docs/security.md)
-            motd = "\n".join("  " + escape_text(line)
-                             for line in str(welcome["motd"]).splitlines())
-            print(f"Message from the magic-wormhole Mailbox server at {self._relay_url}:\n{motd}",
-                  file=self._stderr)
+        else:
+            # the motd and an upgrade notice, escaped (_welcome.py)
+            WelcomeAdvice(self._relay_url, self._stderr)(welcome)
         return True
 
 

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from twisted.internet import defer, protocol
+from twisted.internet import defer, error, protocol
 
 
 def our_cli(*args):
@@ -29,12 +29,16 @@ class CLIProcess(protocol.ProcessProtocol):
     @classmethod
     def spawn(cls, testcase, reactor, argv, stdin=None, name="wormhole", env=None,
               cwd=None):
-        """``env`` is added to ours (less any WORMHOLE_RELAY_URL and
-        WORMHOLE_TRANSIT_HELPER); ``cwd`` is the child's directory."""
+        """``env`` is added to ours (less any WORMHOLE_RELAY_URL,
+        WORMHOLE_TRANSIT_HELPER and what points Python at our venv);
+        ``cwd`` is the child's directory."""
         p = cls(name)
         full_env = dict(os.environ)
-        full_env.pop("WORMHOLE_RELAY_URL", None)
-        full_env.pop("WORMHOLE_TRANSIT_HELPER", None)
+        # trial's workers (--jobs) get PYTHONPATH = the parent's sys.path:
+        # inherited, it made the reference's `wormhole` import ours
+        for name in ("WORMHOLE_RELAY_URL", "WORMHOLE_TRANSIT_HELPER", "PYTHONPATH",
+                     "PYTHONHOME", "VIRTUAL_ENV"):
+            full_env.pop(name, None)
         full_env.update(env or {})
         reactor.spawnProcess(p, argv[0], argv, env=full_env, path=cwd)
         if stdin is not None:
@@ -76,7 +80,10 @@ class CLIProcess(protocol.ProcessProtocol):
 
     def kill(self):
         if self.status is None:
-            self.transport.signalProcess("KILL")
+            try:
+                self.transport.signalProcess("KILL")
+            except error.ProcessExitedAlready:
+                pass  # it ended; processEnded is on its way
             return self.ended
 
     def describe(self):

@@ -186,6 +186,36 @@ class Errors(unittest.TestCase):
             self.assertNotIn("Traceback", out)
         self.assertEqual(self.cfg.stdout.getvalue(), "")
 
+    def test_declined_exits_3(self):
+        """A transfer declined by a human (either side) or refused by our
+        receiver's rules before the transfer exits 3, one ERROR line, no
+        traceback; other failures (a zipfile refused after it came) exit 1."""
+        from wormhole.cli._incoming import Refused
+        from wormhole.cli._text import Declined, peer_gave_up
+        from wormhole.cli.cmd_receive import DeclinedOffer
+        for exc, status in [(Declined("the receiver declined: transfer rejected"), 3),
+                            (DeclinedOffer("refusing to overwrite existing 'x'"), 3),
+                            (Refused("zip entry '../x' climbs out"), 1),
+                            (peer_gave_up("sender", "transfer rejected"), 3),
+                            (peer_gave_up("receiver", "disk on fire"), 1),
+                            (errors.TransferError("the receiver closed the connection"), 1)]:
+            self.cfg.stderr = io.StringIO()
+            d = cli._main(None, lambda reactor, cfg: defer.fail(exc), self.cfg)
+            f = self.failureResultOf(d, SystemExit)
+            self.assertEqual(f.value.code, status, exc)
+            out = self.cfg.stderr.getvalue()
+            self.assertEqual(out, f"ERROR: {exc}\n")
+
+    def test_transit_error_is_one_line(self):
+        """No Transit connection: one ERROR line that says the other side
+        may have gone away and names the relay tried."""
+        from wormhole.transit import TransitError
+        self.cfg.transit_helper = "tcp:relay.example:4001"
+        out = self.run_failing(TransitError("no connection worked"))
+        self.assertEqual(out.count("\n"), 1, out)
+        self.assertIn("(no connection worked): it may have gone away", out)
+        self.assertIn("tcp:relay.example:4001", out)
+
     def test_connection_reason_failure(self):
         """A Failure as the connection reason is shown by its message."""
         exc = errors.ServerConnectionError("ws://h:1/v1",

@@ -27,7 +27,7 @@ class Send(unittest.TestCase):
         self.answers = []
         self.cfg = Config(relay_url="ws://example/v1", create=self.factory.create,
                           stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(),
-                          read_line=self.read_line)
+                          read_line=self.read_line, qr=False)
 
     def read_line(self, reactor, prompt):
         self.cfg.stdout.write(prompt)
@@ -66,6 +66,21 @@ class Send(unittest.TestCase):
         self.assertEqual(self.factory.create_kwargs[0]["versions"], {})
         self.assertEqual(self.factory.create_kwargs[0]["appid"],
                          "lothar.com/wormhole/text-or-file-xfer")
+
+    def test_qr(self):
+        """With qr (the default), the instructions are followed by the QR
+        code of wormhole-transfer:CODE?rendezvous=..., which zbar reads."""
+        from ._qrdecode import decode
+        self.start(text="hello", qr=True)
+        out = self.cfg.stderr.getvalue()
+        self.assertIn("wormhole receive 4-purple-sausages\n\n", out)
+        self.assertEqual(decode(out.split("wormhole receive 4-purple-sausages")[1]),
+                         ["wormhole-transfer:4-purple-sausages?rendezvous=ws%3A%2F%2Fexample"])
+
+    def test_qr_not_in_zeromode(self):
+        """-0 has no code to show: no QR code."""
+        self.start(text="hello", qr=True, zeromode=True)
+        self.assertNotIn("\u2584", self.cfg.stderr.getvalue())
 
     def test_given_code(self):
         """--code sets the code instead of allocating one."""
@@ -186,7 +201,7 @@ class Send(unittest.TestCase):
         self.w.deliver(j({"answer": {"file_ack": "ok"}}))
         self.transits.made[0].pipe.lose()
         f = self.failureResultOf(d, TransferError)
-        self.assertIn("before the receiver confirmed", str(f.value))
+        self.assertIn("before it confirmed the transfer", str(f.value))
 
     def test_file_rejected(self):
         """The receiver's error ends the send before any Transit connection."""

@@ -116,13 +116,13 @@ class EndToEnd(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_verify_no(self):
-        """--verify answered "no": nothing is received, both exit 1 with
-        a message."""
+        """--verify answered "no": nothing is received, both exit 3 (a
+        human declined) with a message."""
         send, code = yield self.allocated("--verify", "--text", "secret", stdin=b"no\n")
         recv = self.spawn("receive", code, name="receiver")
         yield defer.gatherResults([send.ended, recv.ended])
-        self.assertExit(send, 1)
-        self.assertExit(recv, 1)
+        self.assertExit(send, 3)
+        self.assertExit(recv, 3)
         self.assertEqual(recv.stdout, b"")
         self.assertIn(b"rejected the verification", send.stderr)
         self.assertIn(b"rejected the verification", recv.stderr)

@@ -125,35 +125,36 @@ class SideBySide(unittest.TestCase):
     @defer.inlineCallbacks
     def test_verifier_rejected_by_our_sender(self):
         """Our sender answering "no": the reference receiver gets nothing
-        and exits 1."""
+        and exits 1; ours exits 3 (declined)."""
         send, recv = yield self.pair(ours, ref, ["--verify", "--text", "x"],
                                      send_stdin=b"no\n")
-        self.assertExit(send, 1)
+        self.assertExit(send, 3)
         self.assertExit(recv, 1)
         self.assertEqual(recv.stdout, b"")
 
     @defer.inlineCallbacks
     def test_verifier_rejected_by_reference_sender(self):
         """The reference sender answering "no": our receiver prints
-        nothing on stdout and exits 1 with the sender's reason."""
+        nothing on stdout and exits 3 (declined) with the sender's reason."""
         send, recv = yield self.pair(ref, ours, ["--verify", "--text", "x"],
                                      send_stdin=b"no\n")
         self.assertExit(send, 1)
-        self.assertExit(recv, 1)
+        self.assertExit(recv, 3)
         self.assertEqual(recv.stdout, b"")
-        self.assertIn(b"ERROR: the sender gave up: ", recv.stderr)
+        self.assertIn(b"ERROR: the sender declined: sender rejected verification check",
+                      recv.stderr)
 
     @defer.inlineCallbacks
     def test_file_offer_refused(self):
         """A file offered by the reference to our receiver with
-        --only-text: refused with "transfer rejected" to the sender, both
-        exit 1, no traceback."""
+        --only-text: refused with "transfer rejected" to the sender, which
+        exits 1 (the reference), ours 3 (declined), no traceback."""
         path = self.mktemp()
         with open(path, "w") as f:
             f.write("file data")
         send, recv = yield self.pair(ref, ours, [path], ["--only-text"])
         self.assertExit(send, 1)
-        self.assertExit(recv, 1)
+        self.assertExit(recv, 3)
         self.assertIn(b"--only-text", recv.stderr)
         self.assertIn(b"transfer rejected", send.stderr)
         self.assertNotIn(b"Traceback", recv.stderr)

@@ -48,6 +48,30 @@ class Completion(unittest.TestCase):
         self.assertNotIn(("h.choose_nameplate", "1"), self.log)
         self.assertTrue(self.ci.used_completion)
 
+    def test_first_tab_waits_for_the_list(self):
+        """When no nameplate matches yet (the server's answer to the
+        refresh is on its way), the <Tab> looks again until one does."""
+        answers = [set(), set(), {"4-"}]
+        self.helper.get_nameplate_completions = lambda prefix: answers.pop(0)
+        slept = []
+        ci = CodeInputter(self.helper, None, call=direct_call, sleep=slept.append,
+                          clock=lambda: 0.0)
+        self.assertEqual(ci.completer("", 0), "4-")
+        self.assertEqual(len(slept), 2)
+
+    def test_tab_gives_up_after_the_wait(self):
+        """Nothing matches for NAMEPLATE_WAIT seconds: no completion."""
+        from wormhole import _rlcompleter
+        now = [0.0]
+
+        def sleep(seconds):
+            now[0] += seconds
+        self.helper.get_nameplate_completions = lambda prefix: set()
+        ci = CodeInputter(self.helper, None, call=direct_call, sleep=sleep,
+                          clock=lambda: now[0])
+        self.assertIsNone(ci.completer("9", 0))
+        self.assertGreaterEqual(now[0], _rlcompleter.NAMEPLATE_WAIT)
+
     def test_words_commit_nameplate(self):
         """After the hyphen: the nameplate is chosen once, the wordlist
         awaited, and words completed with the nameplate in front."""

@@ -99,7 +99,7 @@ class OursToOurs(unittest.TestCase):
         recv = s.spawn(self, s.our_argv(self.servers, "receive", "--accept-file", code),
                        "receiver", env=s.OUR_ENV, cwd=out)
         yield defer.gatherResults([send.ended, recv.ended])
-        self.assertEqual((send.status, recv.status), (1, 1), send.describe() + recv.describe())
+        self.assertEqual((send.status, recv.status), (3, 3), send.describe() + recv.describe())
         self.assertIn(b"refusing to overwrite existing 'same.txt'", recv.stderr)
         self.assertIn(b"transfer rejected", send.stderr)
         with open(os.path.join(out, "same.txt")) as f:
@@ -121,6 +121,6 @@ class OursToOurs(unittest.TestCase):
         recv = s.spawn(self, s.our_argv(self.servers, "receive", code), "receiver",
                        env=s.OUR_ENV, cwd=out, stdin=b"n\n")
         yield defer.gatherResults([send.ended, recv.ended])
-        self.assertEqual((send.status, recv.status), (1, 1), send.describe() + recv.describe())
+        self.assertEqual((send.status, recv.status), (3, 3), send.describe() + recv.describe())
         self.assertEqual(recv.stdout, b"ok? (Y/n): ")
         self.assertEqual(os.listdir(out), [])

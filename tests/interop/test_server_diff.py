@@ -132,16 +132,14 @@ class ServerDifferential(InteropTestCase):
     @defer.inlineCallbacks
     def test_whole_flow(self):
         """allocate, list, claim, open, add (echoed), release, close: the
-        same answers in the same order, acks carrying the client's ids.
-        (Ours lists nameplates only with allow_list, which the reference
-        does by default.)"""
+        same answers in the same order, acks carrying the client's ids
+        (both list nameplates by default)."""
         got = yield self.compare(
             [dict(BIND, id="0001"), {"type": "allocate", "id": "0002"}, SYNC,
              {"type": "list"}, {"type": "claim", "nameplate": "<allocated>"},
              SYNC, {"type": "open", "mailbox": "<claimed>"},
              {"type": "add", "phase": "1", "body": "00", "id": "0003"},
-             {"type": "release"}, {"type": "close", "mood": "happy"}],
-            allow_list=True)
+             {"type": "release"}, {"type": "close", "mood": "happy"}])
         self.assertIn({"type": "message", "side": BIND["side"], "phase": "1",
                        "body": "00"}, got[2])
 

@@ -62,12 +62,26 @@ class PluginOptions(unittest.TestCase):
 
     def test_defaults(self):
         """The reference's defaults: port tcp:4000 on every interface,
-        relay.sqlite; list is off unless --allow-list."""
+        relay.sqlite; list is on unless --disallow-list (as the reference)."""
         o = Options()
         o.parseOptions([])
         self.assertEqual(o["port"], r"tcp:4000:interface=\:\:")
         self.assertEqual(o["channel-db"], "relay.sqlite")
-        self.assertFalse(o["allow-list"])
+        self.assertFalse(o["disallow-list"])
+        svc = makeService(o, reactor=MemoryReactorClock())
+        mailbox = list(svc)[1].factory.mailbox
+        self.assertTrue(mailbox.ctx.allow_list)
+        return mailbox.stop()
+
+    def test_disallow_list(self):
+        """--disallow-list turns listing off; --allow-list (the old way to
+        turn it on) is still accepted and changes nothing."""
+        for args, allowed in [(["--disallow-list"], False), (["--allow-list"], True)]:
+            o = Options()
+            o.parseOptions([f"--channel-db={os.path.abspath(self.mktemp())}"] + args)
+            mailbox = list(makeService(o, reactor=MemoryReactorClock()))[1].factory.mailbox
+            self.assertEqual(mailbox.ctx.allow_list, allowed, args)
+            mailbox.stop()
 
     def test_contradiction(self):
         """--allow-list with --disallow-list is refused."""

@@ -3,6 +3,7 @@ line from the human, closing on every path."""
 from twisted.internet import defer
 
 from .._rlcompleter import _in_daemon_thread
+from .._welcome import WelcomeAdvice
 from ..timing import DebugTiming
 
 # how long a Ctrl-C waits for the wormhole to close (release the
@@ -26,7 +27,8 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None):
         cfg.timing = DebugTiming()
     # which side wrote the --dump-timing bundle (misc/dump-timing.py)
     cfg.timing.add("command", role="sender" if client_name == "send" else "receiver")
-    kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr)
+    kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr,
+                  welcome_handler=WelcomeAdvice(cfg.relay_url, cfg.stderr))
     if cfg.tor_manager is not None:
         kwargs["tor"] = cfg.tor_manager
     if on_status_update is not None:

@@ -67,7 +67,11 @@ def offered_name(kind, offer):
 def target_path(kind, offer, output_file, cwd):
     """Where the received file or directory goes (absolute)."""
     if output_file:
-        return os.path.abspath(os.path.join(cwd, output_file))
+        target = os.path.abspath(os.path.join(cwd, output_file))
+        if os.path.isdir(target):
+            # -o DIR: into it, under the offered name (as the reference)
+            return os.path.join(target, offered_name(kind, offer))
+        return target
     return os.path.join(os.path.abspath(cwd), offered_name(kind, offer))
 
 

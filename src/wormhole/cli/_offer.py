@@ -22,7 +22,7 @@ from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IOfferSender
 from ._receiver import _hints_of
-from ._text import VERIFICATION_REJECTED, _parse
+from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
 
 
 def text_sender(send_message, finished):
@@ -110,7 +110,7 @@ class OfferSender:
 
     @m.output()
     def _fail_rejected(self):
-        self._finished(TransferError(VERIFICATION_REJECTED))
+        self._finished(Declined(VERIFICATION_REJECTED))
 
     @m.output()
     def _give_hints(self, hints):
@@ -122,7 +122,7 @@ class OfferSender:
 
     @m.output()
     def _fail_remote(self, error):
-        self._finished(TransferError(f"the receiver gave up: {error}"))
+        self._finished(peer_gave_up("receiver", error))
 
     @m.output()
     def _fail_answer(self, answer):

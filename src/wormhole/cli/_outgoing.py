@@ -59,40 +59,100 @@ def prepare(path, ignore_unsendable=False, warn=None, tmpdir=None):
                         st.st_size, path)
     if stat.S_ISDIR(st.st_mode):
         return _zip_directory(path, ignore_unsendable, warn, tmpdir)
-    raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
+    if stat.S_ISBLK(st.st_mode):
+        # a disk or partition, as the reference sends it: its size is
+        # where reading it ends, not st_size (0 for devices)
+        try:
+            with open(path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+        except OSError as e:
+            raise TransferError(f"Cannot send '{path}': {e.strerror}") from None
+        return Outgoing("file", {"file": {"filename": _name_of(path), "filesize": size}},
+                        size, path)
+    raise TransferError(f"Cannot send '{path}': it is {_kind(st.st_mode)}, not a file, "
+                        "a block device or a directory")
+
+
+class _Unsendable(Exception):
+    """One entry of the tree cannot be sent: ``reason`` says why."""
+
+
+def _walk(path, unsendable):
+    """Yield (local path, '/'-separated entry name, is_dir) for what the
+    zipfile holds: every file, and every directory that holds nothing sent
+    (so empty folders travel, as with the reference 0.24). Links are
+    followed (a link to a directory is walked like one) except when they
+    lead back to a directory already being walked (a loop), which is
+    unsendable; so are directories that cannot be listed."""
+    seen = set()
+
+    def listing_failed(e):
+        unsendable(e.filename, e.strerror or str(e))
+
+    def key(p):
+        st = os.stat(p)
+        return (st.st_dev, st.st_ino)
+
+    seen.add(key(path))
+    for root, dirs, files in os.walk(path, onerror=listing_failed, followlinks=True):
+        dirs.sort()
+        for name in list(dirs):
+            local = os.path.join(root, name)
+            try:
+                k = key(local)
+            except OSError as e:
+                dirs.remove(name)
+                unsendable(local, e.strerror or str(e))
+                continue
+            if k in seen:
+                dirs.remove(name)
+                unsendable(local, "a link to a directory that is already being sent "
+                                  "(a loop)")
+                continue
+            seen.add(k)
+        rel_root = os.path.relpath(root, path)
+        prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
+        for name in sorted(files):
+            yield os.path.join(root, name), prefix + name, False
+        if not files and not dirs and prefix:
+            yield root, prefix, True
 
 
 def _zip_directory(path, ignore_unsendable, warn, tmpdir):
     """Deflate the tree under ``path`` into a temporary zipfile. Entry
-    names are relative, '/'-separated; only files get entries, as with the
-    reference (wormhole-william unpacks a directory entry as an empty
-    file), so empty directories do not travel. Files that cannot be read
-    stop the send, or are skipped with a warning when
-    ``ignore_unsendable`` (--ignore-unsendable-files)."""
+    names are relative, '/'-separated; files get entries, and so do empty
+    directories (a name ending in '/'; numfiles counts files only, as the
+    reference's offer does). What cannot be sent (an unreadable file or
+    directory, a dangling link, a FIFO, socket or device, a link loop)
+    stops the send, or is skipped with a warning when
+    ``ignore_unsendable`` (--ignore-unsendable-files); docs/cli.md."""
+    def unsendable(local, reason):
+        reason = f"{local}: {reason}"
+        if not ignore_unsendable:
+            raise _Unsendable(reason)
+        if warn is not None:
+            warn(f"{reason} (skipped)")
+
     fd, zpath = tempfile.mkstemp(prefix="wormhole-send-", suffix=".zip", dir=tmpdir)
     os.close(fd)
     numbytes = numfiles = 0
     try:
         with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                rel_root = os.path.relpath(root, path)
-                prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
-                for name in sorted(files):
-                    local = os.path.join(root, name)
-                    try:
-                        size = _add_file(zf, local, prefix + name)
-                    except OSError as e:
-                        reason = f"{local}: {e.strerror or e}"
-                        if not ignore_unsendable:
-                            raise TransferError(
-                                f"Cannot send {reason} (use --ignore-unsendable-files "
-                                "to skip files that cannot be read)") from None
-                        if warn is not None:
-                            warn(f"{reason} (skipped)")
-                        continue
-                    numbytes += size
-                    numfiles += 1
+            for local, arcname, is_dir in _walk(path, unsendable):
+                if is_dir:
+                    zf.write(local, arcname)
+                    continue
+                try:
+                    size = _add_file(zf, local, arcname)
+                except OSError as e:
+                    unsendable(local, e.strerror or str(e))
+                    continue
+                numbytes += size
+                numfiles += 1
+    except _Unsendable as e:
+        os.unlink(zpath)
+        raise TransferError(f"Cannot send {e} (use --ignore-unsendable-files to skip "
+                            "what cannot be sent)") from None
     except BaseException:
         os.unlink(zpath)
         raise
@@ -106,7 +166,7 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
 def _add_file(zf, local, arcname):
     st = os.stat(local)  # follows links, as the bytes sent will
     if not stat.S_ISREG(st.st_mode):
-        raise OSError(0, "not a regular file")
+        raise OSError(0, f"not a regular file ({_kind(st.st_mode)})")
     with open(local, "rb") as src:
         info = zipfile.ZipInfo.from_file(local, arcname)
         info.compress_type = zipfile.ZIP_DEFLATED
@@ -117,6 +177,27 @@ def _add_file(zf, local, arcname):
                     break
                 dst.write(chunk)
     return st.st_size
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISCHR, "a character device")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def grown(f, outgoing):
+    """What to tell the human when the file sent (open as ``f``) is now
+    longer than the offer said (it was being written): only the offered
+    bytes went. None otherwise."""
+    if outgoing.kind != "file":
+        return None
+    st = os.fstat(f.fileno())
+    if stat.S_ISREG(st.st_mode) and st.st_size > outgoing.size:
+        return (f"'{outgoing.offer['file']['filename']}' grew while it was sent: only its "
+                f"first {naturalsize(outgoing.size)} (its size when offered) went")
+    return None
 
 
 def describe(outgoing):

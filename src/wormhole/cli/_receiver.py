@@ -22,7 +22,7 @@ from .._escape import excerpt
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IReceiver
-from ._text import _parse
+from ._text import _parse, peer_gave_up
 
 UNKNOWN_OFFER = "unknown offer type"
 REJECTED = "transfer rejected"
@@ -155,7 +155,7 @@ class Receiver:
 
     @m.output()
     def _fail_remote(self, error):
-        self._finished(TransferError(f"the sender gave up: {excerpt(error)}"))
+        self._finished(peer_gave_up("sender", error))
 
     @m.output()
     def _refuse_unknown(self, offer):

@@ -1,12 +1,34 @@
 """What both sides of the file-transfer protocol (spec 004 chapter 9)
-share: parsing a peer message, and the words sent when the human rejects
-the verification code. (The sender of texts, files and directories is
-``_offer.OfferSender``; the recipient ``_receiver.Receiver``.)
+share: parsing a peer message, the words sent when a human says no, and
+the error a peer's ``error`` message becomes. (The sender of texts, files
+and directories is ``_offer.OfferSender``; the recipient
+``_receiver.Receiver``.)
 """
+from .._escape import excerpt
+from ..errors import TransferError
 from ..util import bytes_to_dict
 
 # what each side says on the wire (the values are the peer's to display)
 VERIFICATION_REJECTED = "the sender rejected the verification code; transfer abandoned"
+# the reference's words when the receiving human (or its rules) says no
+TRANSFER_REJECTED = "transfer rejected"
+# the reference 0.24 sender's words when its human rejects the verifier
+REFERENCE_VERIFICATION_REJECTED = "sender rejected verification check, abandoned transfer"
+# an ``error`` with one of these means a human declined: exit status 3
+DECLINED_WORDS = (VERIFICATION_REJECTED, TRANSFER_REJECTED, REFERENCE_VERIFICATION_REJECTED)
+
+
+class Declined(TransferError):
+    """A human declined the transfer (ours or the peer's): the command
+    exits with status 3, not 1 (docs/cli.md, "Exit status")."""
+
+
+def peer_gave_up(who, error):
+    """The error a peer's ``{"error": ERROR}`` ends the transfer with;
+    ``who`` is "sender" or "receiver"."""
+    if error in DECLINED_WORDS:
+        return Declined(f"the {who} declined: {error}")
+    return TransferError(f"the {who} gave up: {excerpt(error)}")
 
 
 def _parse(body):

@@ -8,6 +8,7 @@ they are written) and, once all announced bytes arrived and are on disk
 ``{"ack": "ok", "sha256": HEX}``; the sender compares it with its own.
 """
 import hashlib
+import os
 
 import tqdm
 from twisted.internet import defer, error, interfaces
@@ -17,6 +18,7 @@ from zope.interface import implementer
 from .._inactivity import Watchdog, silence
 from ..errors import TransferError
 from ..util import bytes_to_dict, dict_to_bytes
+from ._display import naturalsize
 
 # spec 004 9.3: both sides derive the Transit key from the wormhole key
 TRANSIT_KEY_LENGTH = 32
@@ -44,11 +46,43 @@ def transit_message(transit):
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
 
 
+# the width when stderr is not a terminal (a log file, a pipe)
+DEFAULT_WIDTH = 80
+# below these widths, parts of the bar go (rather than be cut mid-number)
+_FORMATS = [
+    (60, "{l_bar}{bar}{r_bar}"),                                 # tqdm's full line
+    (40, "{percentage:3.0f}% {n_fmt}/{total_fmt} {rate_fmt}"),  # no bar, no ETA
+    (0, "{percentage:3.0f}% {n_fmt}/{total_fmt}"),
+]
+
+
+def terminal_width(stream):
+    """The columns of the terminal ``stream`` writes to, or None."""
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
 def progress_bar(cfg, total):
-    """A byte counter with rate and ETA on stderr (none with --hide-progress)."""
+    """A byte counter with rate and ETA on stderr (none with
+    --hide-progress), as wide as the terminal: a narrow one drops the bar,
+    then the rate, so what is shown is never cut."""
+    width = terminal_width(cfg.stderr)
+    ncols = width or DEFAULT_WIDTH
+    bar_format = next(f for least, f in _FORMATS if ncols >= least)
     return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=True,
                      file=cfg.stderr, disable=cfg.hide_progress,
-                     dynamic_ncols=False, ncols=80)
+                     ncols=ncols - 1 if width else ncols, bar_format=bar_format)
+
+
+def summary(verb, size, seconds, path):
+    """The last line of a transfer: "Sent 8.0 MB in 1.23 s (6.5 MB/s) via
+    ->relay:tcp:host:4001"."""
+    rate = naturalsize(int(size / seconds)) + "/s" if seconds > 0 else "-"
+    return f"{verb} {naturalsize(size)} in {seconds:.2f} s ({rate}) via {path}"
 
 
 # 64 KiB: where SecretBox is fastest on this kind of machine (larger
@@ -62,6 +96,27 @@ RECORD_SIZE = 64 * 1024
 RECORDS_PER_WRITE = 4
 
 
+class _ReadFailed(Exception):
+    """Reading the file being sent failed (not the connection)."""
+
+
+class _Shrank(Exception):
+    """The file ended before the size the offer announced."""
+
+
+class _Stalled(Exception):
+    """Nothing could be sent for STALL_TIMEOUT seconds."""
+
+
+# seconds the receiver may read nothing (the transport keeps us paused)
+# before the sender gives up on it; and how long it may take to confirm
+# once all bytes were sent: ACK_TIMEOUT plus the time to hash the file
+# again from its disk at ACK_HASH_RATE bytes/s (docs/cli.md, "Errors")
+STALL_TIMEOUT = 120.0
+ACK_TIMEOUT = 120.0
+ACK_HASH_RATE = 20 * 1000 * 1000
+
+
 @implementer(interfaces.IPushProducer)
 class _FileStreamer:
     """Reads, hashes and sends ``fileobj`` as records, as many per reactor
@@ -71,13 +126,22 @@ class _FileStreamer:
     turn and a ``send(2)`` per record (docs/performance.md, "File transfer
     and relay")."""
 
-    def __init__(self, fileobj, pipe, hasher, progress):
+    def __init__(self, fileobj, pipe, hasher, progress, size, clock=None):
         self._read = fileobj.read
+        # exactly the size the offer announced: bytes appended since (a
+        # file being written, a log) are not sent (spec 004 9.3: the
+        # receiver expects filesize bytes, then hashes them)
+        self._left = size
         self._pipe = pipe
         self._hash = hasher.update
         self._progress = progress
         self._paused = True
+        self.sent = 0  # bytes handed to the pipe
         self.done = defer.Deferred()
+        # paused by the transport for STALL_TIMEOUT (the receiver reads
+        # nothing): the receiver stopped answering (None: no watch)
+        self._clock = clock
+        self._stall = None
 
     def start(self):
         self._pipe.registerProducer(self, True)
@@ -85,6 +149,9 @@ class _FileStreamer:
         return self.done
 
     def resumeProducing(self):
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if self.done.called:
             return
         self._paused = False
@@ -93,24 +160,37 @@ class _FileStreamer:
         try:
             while not self._paused:
                 batch, size = [], 0
-                while len(batch) < RECORDS_PER_WRITE:
-                    chunk = read(RECORD_SIZE)
+                while len(batch) < RECORDS_PER_WRITE and self._left:
+                    try:
+                        chunk = read(min(RECORD_SIZE, self._left))
+                    except OSError as e:
+                        raise _ReadFailed(e) from None
                     if not chunk:
-                        break
+                        if batch:
+                            break  # send what was read; the next read fails
+                        raise _Shrank()
                     update(chunk)
                     batch.append(chunk)
                     size += len(chunk)
+                    self._left -= len(chunk)
                 if not batch:
                     self._finish(None)
                     return
                 progress(size)
                 # may call pauseProducing before it returns: the loop ends
                 send(batch)
+                self.sent += size
         except Exception as e:
             self._finish(failure.Failure(e))
 
     def pauseProducing(self):
         self._paused = True
+        if self._clock is not None and self._stall is None and not self.done.called:
+            self._stall = self._clock.callLater(STALL_TIMEOUT, self._stalled)
+
+    def _stalled(self):
+        self._stall = None
+        self._finish(failure.Failure(_Stalled()))
 
     def stopProducing(self):
         self._finish(failure.Failure(error.ConnectionClosed(
@@ -118,6 +198,9 @@ class _FileStreamer:
 
     def _finish(self, result):
         self._paused = True
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if self.done.called:
             return
         self._pipe.unregisterProducer()
@@ -127,22 +210,57 @@ class _FileStreamer:
             self.done.errback(result)
 
 
+def _of(done, total):
+    return f"{naturalsize(done)} of {naturalsize(total)}"
+
+
 @defer.inlineCallbacks
-def send_file(pipe, fileobj, progress):
-    """Stream ``fileobj`` into ``pipe``; fires with the sha256 (hex) sent."""
+def send_file(pipe, fileobj, progress, total, clock=None):
+    """Stream the first ``total`` bytes of ``fileobj`` into ``pipe``;
+    fires with the sha256 (hex) sent. When the connection goes away meanwhile (the
+    receiver quit, or its network did), the TransferError says how far
+    we got, in one line (issue 11: never a traceback). With ``clock``, a
+    receiver that reads nothing for STALL_TIMEOUT seconds ends it too."""
     hasher = hashlib.sha256()
-    yield _FileStreamer(fileobj, pipe, hasher, progress).start()
+    streamer = _FileStreamer(fileobj, pipe, hasher, progress, total, clock)
+    try:
+        yield streamer.start()
+    except _Stalled:
+        raise TransferError(f"the receiver stopped answering: nothing could be sent "
+                            f"for {STALL_TIMEOUT:.0f} s after {_of(streamer.sent, total)}"
+                            ) from None
+    except _Shrank:
+        raise TransferError(f"the file ended after {_of(streamer.sent, total)}: it "
+                            "shrank while being sent") from None
+    except _ReadFailed as e:
+        # reading our own file failed (a disk error): say so
+        reason = e.args[0]
+        raise TransferError(f"cannot read the file being sent after "
+                            f"{_of(streamer.sent, total)}: "
+                            f"{reason.strerror or reason}") from None
+    except (error.ConnectionClosed, error.ConnectionLost, ConnectionError):
+        raise TransferError(f"the receiver closed the connection after "
+                            f"{_of(streamer.sent, total)} were sent") from None
     return hasher.hexdigest()
 
 
 @defer.inlineCallbacks
-def wait_for_ack(pipe, sent_digest):
-    """The receiver's final record: it must say ``ok`` and carry our hash."""
+def wait_for_ack(pipe, sent_digest, clock=None, size=0):
+    """The receiver's final record: it must say ``ok`` and carry our hash.
+    With ``clock``, it must come within ACK_TIMEOUT seconds plus the time
+    to hash ``size`` bytes at ACK_HASH_RATE."""
+    d = pipe.receive_record()
+    if clock is not None:
+        timeout = ACK_TIMEOUT + size / ACK_HASH_RATE
+        d.addTimeout(timeout, clock)
     try:
-        record = yield pipe.receive_record()
-    except Exception as e:
-        raise TransferError("the connection closed before the receiver confirmed the "
-                            f"transfer ({e})") from None
+        record = yield d
+    except error.ConnectionClosed:
+        raise TransferError("the receiver closed the connection after all bytes were "
+                            "sent, before it confirmed the transfer") from None
+    except defer.TimeoutError:
+        raise TransferError(f"the receiver stopped answering: all bytes were sent, and no "
+                            f"confirmation came in {timeout:.0f} s") from None
     try:
         ack = bytes_to_dict(record)
     except ValueError:
@@ -224,6 +342,10 @@ def receive_file(pipe, partial, size, progress, clock=None, timeout=None):
                 done = pipe.connectConsumer(sink, expected=size)
                 sink.abandon = done.cancel
                 yield done
+            except error.ConnectionClosed:
+                if sink.error is None:
+                    raise TransferError(f"the sender closed the connection after "
+                                        f"{_of(partial.size, size)} arrived") from None
             except Exception as e:
                 if sink.error is None:
                     raise TransferError(f"the transfer was interrupted: {e}") from None

@@ -73,12 +73,29 @@ def describe_error(exc, cfg):
         return f"ERROR: {shown}"
     from ..transit import TransitError
     if isinstance(exc, TransitError):
-        return (f"ERROR: no connection to the other side for the transfer: {shown}\n"
-                "Neither a direct connection nor the Transit relay worked "
-                f"(--transit-helper {cfg.transit_helper}).")
+        # one line: the other side may simply have gone away
+        return (f"ERROR: no connection to the other side for the transfer ({shown}): "
+                "it may have gone away, or neither a direct connection nor the "
+                f"Transit relay {cfg.transit_helper} reaches it")
     if isinstance(exc, WormholeError):
         return f"ERROR: {type(exc).__name__}: {shown}"
     return None
+
+
+# exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
+# usage error
+EXIT_FAILED = 1
+EXIT_DECLINED = 3
+
+
+def exit_status(exc):
+    """3 when the transfer was declined (a human said no, on either side,
+    or our receiver refused the offer before anything came), 1 for every
+    other failure (a zipfile refused after it came is a failure)."""
+    from ._text import Declined
+    if isinstance(exc, Declined):
+        return EXIT_DECLINED
+    return EXIT_FAILED
 
 
 def _dispatch(command, cfg):
@@ -136,7 +153,7 @@ def _main(reactor, command, cfg):
             f.printTraceback(file=cfg.stderr)
             message = f"ERROR: {escape_text(f.getErrorMessage())}"
         print(message, file=cfg.stderr, flush=True)
-        raise SystemExit(1)
+        raise SystemExit(exit_status(f.value))
     d.addCallbacks(succeeded, failed)
     return d
 
@@ -270,7 +287,7 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
               help="Don't raise an error if a file can't be read.")
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
-              help="Show the code as a QR code (accepted; this wormhole does not draw one).")
+              help="Show the code as a QR code (a wormhole-transfer: URI).")
 @click.argument("what", required=False)
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -285,6 +302,14 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
     return _run(ctx, cmd_send.send, cfg)
+
+
+def _complete_code(ctx, param, incomplete):
+    """The shell's <Tab> on receive's CODE (docs/cli.md, "Shell completion")."""
+    from ._completion import complete_code
+    top = ctx.find_root().params
+    return complete_code(top.get("appid") or APPID, top.get("relay_url") or RENDEZVOUS_RELAY,
+                         incomplete)
 
 
 @wormhole.command()
@@ -305,7 +330,7 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
               help="Give up when the sender, once it has shown up, sends nothing for "
                    "this long (its offer, the file's bytes).")
 @_debug_state_option
-@click.argument("code", nargs=-1, metavar="[CODE]...")
+@click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
@@ -317,14 +342,34 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
     cfg = ctx.obj["config"]
+    code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-          tor_control_port, debug_state, code[0] if code else None)
+          tor_control_port, debug_state, code)
     cfg.only_text = only_text
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
     cfg.peer_timeout = peer_timeout
     return _run(ctx, cmd_receive.receive, cfg)
+
+
+def _code_of_uri(cfg, code):
+    """A ``wormhole-transfer:`` URI (the sender's QR code) in place of
+    the code: its code, and its Mailbox server when it names one."""
+    from ._uri import URIError, is_transfer_uri, parse_transfer_uri
+    if not is_transfer_uri(code):
+        return code
+    try:
+        uri = parse_transfer_uri(code)
+    except URIError as e:
+        raise click.BadParameter(str(e), param_hint="CODE") from None
+    if uri.role != "follower":
+        raise click.BadParameter(
+            f"this URI asks its reader to send (role={uri.role}); "
+            "`wormhole receive` only receives", param_hint="CODE")
+    if uri.relay_url is not None:
+        cfg.relay_url = uri.relay_url
+    return uri.code
 
 
 @wormhole.group()
@@ -379,6 +424,48 @@ def accept(ctx, key_file, yes, tor, launch_tor, tor_control_port, code):
     cfg.key_file = key_file
     cfg.yes = yes
     return _run(ctx, cmd_ssh.accept, cfg)
+
+
+@wormhole.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+@click.pass_context
+def completion(ctx, shell):
+    """Print the shell completion script for SHELL.
+
+    \b
+    bash: eval "$(wormhole completion bash)"   (in ~/.bashrc)
+    zsh:  eval "$(wormhole completion zsh)"    (in ~/.zshrc)
+    fish: wormhole completion fish > ~/.config/fish/completions/wormhole.fish
+    """
+    from click.shell_completion import get_completion_class
+    prog_name = ctx.find_root().info_name or "wormhole"
+    complete_var = "_{}_COMPLETE".format(prog_name.replace("-", "_").upper())
+    cls = get_completion_class(shell)
+    source = cls(ctx.find_root().command, {}, prog_name, complete_var).source()
+    click.echo(_bash_fixes(source) if shell == "bash" else source)
+
+
+# bash splits the words it hands to a completion function at ':' and '='
+# too (COMP_WORDBREAKS), so `--relay-url ws://host:4000/v1` reached click
+# as five words: send it the line up to the cursor instead, split at
+# blanks only
+_BASH_WORDS = 'COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD'
+_BASH_LINE = ('local line="${COMP_LINE:0:$COMP_POINT}"\n'
+              '    local cword=$(wc -w <<< "$line")\n'
+              '    [[ "$line" == *[[:space:]] ]] || cword=$((cword - 1))\n'
+              '    ')
+_BASH_REPLY = "COMPREPLY+=($value)"
+# a code completed up to its hyphen ("4-", "4-purple-") goes on being
+# typed: no space after it
+_BASH_NOSPACE = '\n            [[ $value == *- ]] && compopt -o nospace'
+
+
+def _bash_fixes(source):
+    """click's bash script, with the two fixes above."""
+    source = source.replace("    response=$(env " + _BASH_WORDS,
+                            "    " + _BASH_LINE + 'response=$(env COMP_WORDS="$line" '
+                            "COMP_CWORD=$cword")
+    return source.replace(_BASH_REPLY, _BASH_REPLY + _BASH_NOSPACE)
 
 
 @wormhole.command(name="help")

@@ -20,8 +20,16 @@ from . import _incoming, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize, received_text
 from ._receiver import Receiver
+from ._text import Declined
 
 PROMPT = "Enter receive wormhole code: "
+
+
+class DeclinedOffer(_incoming.Refused, Declined):
+    """The offer was refused before anything was transferred: by the
+    human, or by the rules (overwrite, room, --only-text)."""
+
+
 # how long we wait for the peer before saying that we are waiting
 WAITING_DELAY = 1.0
 
@@ -166,7 +174,8 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         target, size, unpacked, numfiles = yield _decide(reactor, cfg, kind, offer)
     except _incoming.Refused as e:
         receiver.decline(e)
-        raise
+        # refused before anything came: the transfer was declined (exit 3)
+        raise DeclinedOffer(*e.args) from None
     transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
     ours = yield _transfer.transit_message(transit)
     # our hints before the answer: the sender connects once it has the ack
@@ -198,6 +207,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         print(f"Receiving ({escape_text(pipe.describe())})..", file=cfg.stderr,
               flush=True)
         timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
+        started = reactor.seconds()
         with _transfer.progress_bar(cfg, size) as progress:
             digest = yield _transfer.receive_file(pipe, partial, size, progress,
                                                   reactor, cfg.peer_timeout)
@@ -221,6 +231,9 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     what = "file" if kind == "file" else "files"
     print(f"Received {what} written to: {escape_text(target)}", file=cfg.stderr,
           flush=True)
+    print(_transfer.summary("Received", size, reactor.seconds() - started,
+                            escape_text(pipe.describe())),
+          file=cfg.stderr, flush=True)
 
 
 def _disk_error(e, target):

@@ -12,10 +12,11 @@ from twisted.internet import defer
 
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _outgoing, _transfer
+from . import _outgoing, _qr, _transfer
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import naturalsize
 from ._offer import file_sender, text_sender
+from ._uri import transfer_uri
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
 
@@ -91,6 +92,8 @@ def _announce_code(cfg, w):
         w.allocate_code(cfg.code_length)
     code = yield w.get_code()
     print(_instructions(cfg, code), file=cfg.stderr, flush=True)
+    if cfg.qr and not cfg.zeromode:
+        _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
 
 
 @defer.inlineCallbacks
@@ -178,13 +181,20 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
         print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
         progress = _transfer.progress_bar(cfg, outgoing.size)
         timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
+        started = reactor.seconds()
         with outgoing.open() as f, progress:
-            digest = yield _transfer.send_file(pipe, f, progress)
+            digest = yield _transfer.send_file(pipe, f, progress, outgoing.size,
+                                               clock=reactor)
+            grown = _outgoing.grown(f, outgoing)
+        if grown:
+            print(f"Warning: {grown}", file=cfg.stderr, flush=True)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
-        yield _transfer.wait_for_ack(pipe, digest)
+        yield _transfer.wait_for_ack(pipe, digest, clock=reactor, size=outgoing.size)
         timed.finish()
     except BaseException:
         pipe.close()
         raise
     print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
+    print(_transfer.summary("Sent", outgoing.size, reactor.seconds() - started,
+                            pipe.describe()), file=cfg.stderr, flush=True)
     yield pipe.close()

@@ -22,7 +22,8 @@ from .server import build_mailbox, make_factory
 LONGDESC = """\
 This plugin sets up a 'Mailbox' server for magic-wormhole. This service
 forwards short messages between clients, to perform key exchange and
-connection setup. Listing nameplates is off unless --allow-list is given.
+connection setup. It answers 'list' with the allocated nameplates (for
+tab completion), as the reference does, unless --disallow-list is given.
 """
 
 # (option, Limits field, converter, help)
@@ -56,9 +57,10 @@ class Options(usage.Options):
         ("log-addresses", None,
          "name clients' IP addresses in log lines (off: never logged)"),
         ("disallow-list", None,
-         "refuse to send list of allocated nameplates (the default here)"),
+         "refuse to send list of allocated nameplates (answer an empty list)"),
+        # kept from when listing was off by default: now a no-op
         ("allow-list", None,
-         "answer 'list' with the allocated nameplates (off by default)"),
+         "answer 'list' with the allocated nameplates (the default)"),
     ]
     optParameters = [
         ("port", "p", r"tcp:4000:interface=\:\:", "endpoint to listen on"),
@@ -152,7 +154,7 @@ def _build_from(config, reactor, limits):
         motd=config["motd"],
         signal_error=config["signal-error"],
         advertise_version=config["advertise-version"],
-        allow_list=bool(config["allow-list"]),
+        allow_list=not config["disallow-list"],
         permissions=config["permissions"],
         blur_usage=config["blur-usage"],
         log_fd=config["log-fd"],

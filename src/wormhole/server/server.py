@@ -154,7 +154,7 @@ class MailboxServer:
 
 
 def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
-                  signal_error=None, advertise_version=None, allow_list=False,
+                  signal_error=None, advertise_version=None, allow_list=True,
                   permissions=None, blur_usage=None, log_fd=None,
                   commit_window=0.0, rng=None, limits=None, keep_usage=0):
     """A ``MailboxServer`` from the operator's options (docs/server.md)."""

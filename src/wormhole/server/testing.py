@@ -41,7 +41,7 @@ class RunningMailboxServer:
 
 @inlineCallbacks
 def start_mailbox_server(reactor, channel_db=None, usage_db=None, port=0,
-                         allow_list=False, motd=None, signal_error=None,
+                         allow_list=True, motd=None, signal_error=None,
                          advertise_version=None, permissions=None,
                          blur_usage=None, commit_window=0.0, rng=None,
                          **limits):

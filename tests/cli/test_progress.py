@@ -1,0 +1,83 @@
+"""The progress bar in a real terminal (a pseudo-terminal of a chosen
+width): never wider than the terminal, dropping the bar and then the rate
+when narrow; the path line names the relay; a final summary line gives
+size, time, rate and path. Relay-only through our Transit relay, against
+our Mailbox server and the reference's."""
+import os
+import re
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from wormhole.relay.testing import start_transit_relay
+
+from ..files._support import write_file
+from ._process import CLIProcess, our_cli
+from ._pty import spawn_in_pty
+from ._servers import OurServer, ReferenceServer
+
+SIZE = 3 * 1000 * 1000
+
+
+def progress_segments(output):
+    """Every state the progress line was drawn in (tqdm redraws with \\r)."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode("utf-8", "replace"))
+    return [seg for line in text.split("\n") for seg in line.split("\r")
+            if re.search(r"\d+%", seg)]
+
+
+class _Progress:
+    timeout = 90
+
+    @defer.inlineCallbacks
+    def send_in_terminal(self, columns, code):
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        src = os.path.abspath(self.mktemp())
+        os.makedirs(src)
+        write_file(os.path.join(src, "data.bin"), SIZE)
+        out = os.path.abspath(self.mktemp())
+        os.makedirs(out)
+        common = ["--relay-url", self.url, "--transit-helper", relay.hint]
+        send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen",
+                                          "--code", code, "data.bin"),
+                            "sender", cwd=src, columns=columns)
+        recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
+                                                       "--accept-file", code),
+                                name="receiver", cwd=out)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        return send, recv, relay
+
+    @defer.inlineCallbacks
+    def test_wide_and_narrow(self):
+        """120 columns: tqdm's full line with its bar; 36 columns: no bar,
+        no rate, never more than 35 characters. Both: the path line and
+        the summary name our relay."""
+        for columns, code in ((120, "41-wide-bar"), (36, "42-narrow-bar")):
+            send, recv, relay = yield self.send_in_terminal(columns, code)
+            segments = progress_segments(send.stdout)
+            self.assertTrue(segments, send.describe())
+            self.assertLessEqual(max(len(s) for s in segments), columns - 1, segments)
+            self.assertIn("100%", segments[-1])
+            if columns == 120:
+                self.assertIn("|", segments[-1])
+            else:
+                self.assertNotIn("|", segments[-1])
+                self.assertNotIn("/s", segments[-1])
+            path = f"->relay:{relay.hint}"
+            self.assertIn(f"Sending ({path})..".encode(), send.stdout)
+            self.assertRegex(send.stdout.decode(),
+                             r"Sent 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via "
+                             + re.escape(path))
+            self.assertRegex(recv.stderr.decode(),
+                             r"Received 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via "
+                             + re.escape(path))
+
+
+class ProgressOurServer(OurServer, _Progress, unittest.TestCase):
+    pass
+
+
+class ProgressReferenceServer(ReferenceServer, _Progress, unittest.TestCase):
+    pass

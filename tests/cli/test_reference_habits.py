@@ -1,0 +1,145 @@
+"""What users of the reference reach for (issue 13, point 8), each with
+real ``wormhole`` processes against our Mailbox server and the reference's
+0.8: receive --allocate, --appid, WORMHOLE_ACCEPT_FILE, --output-file into
+an existing directory, a file that grows while it is sent, a block device."""
+import os
+import shutil
+import subprocess
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from wormhole.relay.testing import start_transit_relay
+
+from ..files._support import sha256_of, write_file
+from ._process import CLIProcess, our_cli
+from ._servers import OurServer, ReferenceServer
+
+ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+
+
+class _Habits:
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def setUp(self):
+        yield super().setUp()
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        self.transit = relay.hint
+        self.src = os.path.abspath(self.mktemp())
+        self.out = os.path.abspath(self.mktemp())
+        os.makedirs(self.src)
+        os.makedirs(self.out)
+
+    def spawn(self, *args, name, cwd=None, env=None, stdin=None):
+        argv = our_cli("--relay-url", self.url, "--transit-helper", self.transit, *args)
+        return CLIProcess.spawn(self, reactor, argv, name=name, cwd=cwd,
+                                env=dict(ENV, **(env or {})), stdin=stdin)
+
+    @defer.inlineCallbacks
+    def both(self, send, recv):
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0),
+                         send.describe() + recv.describe())
+
+    @defer.inlineCallbacks
+    def test_receive_allocate(self):
+        """receive --allocate makes the code and says to run send --code;
+        the sender given that code sends, the text arrives."""
+        recv = self.spawn("receive", "--allocate", name="receiver")
+        m = yield recv.wait_for(rb"wormhole send --code (\S+) \.\.\.")
+        send = self.spawn("send", "--no-qr", "--code", m.group(1).decode(), "--text",
+                        "allocated here", name="sender")
+        yield self.both(send, recv)
+        self.assertEqual(recv.stdout, b"allocated here\n")
+
+    @defer.inlineCallbacks
+    def test_appid(self):
+        """--appid on both sides: the transfer happens in that application's
+        namespace (a file, so the Transit key derives from it too)."""
+        digest = write_file(os.path.join(self.src, "a.bin"), 50000)
+        app = ["--appid", "example.org/issue-13"]
+        send = self.spawn(*app, "send", "--no-qr", "--code", "71-app-id", "a.bin",
+                        name="sender", cwd=self.src)
+        recv = self.spawn(*app, "receive", "--accept-file", "71-app-id", name="receiver",
+                        cwd=self.out)
+        yield self.both(send, recv)
+        self.assertEqual(sha256_of(os.path.join(self.out, "a.bin")), digest)
+
+    @defer.inlineCallbacks
+    def test_accept_file_from_environment(self):
+        """WORMHOLE_ACCEPT_FILE=1 accepts without asking: nothing on
+        stdout, the file is written."""
+        write_file(os.path.join(self.src, "b.bin"), 1000)
+        send = self.spawn("send", "--no-qr", "--code", "72-env-yes", "b.bin", name="sender",
+                        cwd=self.src)
+        recv = self.spawn("receive", "72-env-yes", name="receiver", cwd=self.out,
+                        env={"WORMHOLE_ACCEPT_FILE": "1"})
+        yield self.both(send, recv)
+        self.assertEqual(recv.stdout, b"")
+        self.assertEqual(os.listdir(self.out), ["b.bin"])
+
+    @defer.inlineCallbacks
+    def test_output_file_into_existing_directory(self):
+        """-o DIR where DIR exists puts the file inside it, under the
+        sender's name, as the reference does."""
+        digest = write_file(os.path.join(self.src, "c.bin"), 1000)
+        os.makedirs(os.path.join(self.out, "inbox"))
+        send = self.spawn("send", "--no-qr", "--code", "73-into-dir", "c.bin", name="sender",
+                        cwd=self.src)
+        recv = self.spawn("receive", "--accept-file", "-o", "inbox", "73-into-dir",
+                        name="receiver", cwd=self.out)
+        yield self.both(send, recv)
+        self.assertEqual(os.listdir(os.path.join(self.out, "inbox")), ["c.bin"])
+        self.assertEqual(sha256_of(os.path.join(self.out, "inbox", "c.bin")), digest)
+
+    @defer.inlineCallbacks
+    def test_growing_file(self):
+        """A file appended to after the offer (a log being written): the
+        offered bytes arrive intact, the sender warns that the rest did
+        not go."""
+        path = os.path.join(self.src, "log.txt")
+        with open(path, "wb") as f:
+            f.write(b"first part\n" * 1000)
+        send = self.spawn("send", "--no-qr", "--code", "74-growing-log", "log.txt",
+                        name="sender", cwd=self.src)
+        yield send.wait_for(rb"Wormhole code is")
+        with open(path, "ab") as f:
+            f.write(b"written later\n" * 1000)
+        recv = self.spawn("receive", "--accept-file", "74-growing-log", name="receiver",
+                        cwd=self.out)
+        yield self.both(send, recv)
+        with open(os.path.join(self.out, "log.txt"), "rb") as f:
+            self.assertEqual(f.read(), b"first part\n" * 1000)
+        self.assertIn(b"Warning: 'log.txt' grew while it was sent: only its first "
+                      b"11.0 kB (its size when offered) went", send.stderr)
+
+    @defer.inlineCallbacks
+    def test_block_device(self):
+        """A block device (a loop device over a 1 MB file) is sent as a
+        file of its size, as the reference does."""
+        backing = os.path.join(self.src, "disk.img")
+        digest = write_file(backing, 1 << 20)
+        losetup = shutil.which("losetup")
+        if losetup is None or os.geteuid() != 0:
+            raise AssertionError("this test needs losetup(8) and root")
+        device = subprocess.run([losetup, "--find", "--show", "--read-only", backing],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        self.addCleanup(subprocess.run, [losetup, "--detach", device], check=False)
+        send = self.spawn("send", "--no-qr", "--code", "75-block-device", device,
+                        name="sender", cwd=self.src)
+        recv = self.spawn("receive", "--accept-file", "75-block-device", name="receiver",
+                        cwd=self.out)
+        yield self.both(send, recv)
+        name = os.path.basename(device)
+        self.assertIn(f"Sending 1.0 MB file named '{name}'".encode(), send.stderr)
+        self.assertEqual(sha256_of(os.path.join(self.out, name)), digest)
+
+
+class HabitsOurServer(_Habits, OurServer, unittest.TestCase):
+    pass
+
+
+class HabitsReferenceServer(_Habits, ReferenceServer, unittest.TestCase):
+    pass
