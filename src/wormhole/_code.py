@@ -88,13 +88,13 @@ class Code:
 
     @m.output()
     def code_known(self, code):
-        self._status.code(AllocatedCode(code))
+        self._status.code(AllocatedCode())
         self._B.got_code(code)
         self._K.got_code(code)
 
     @m.output()
     def allocated_code_known(self, nameplate, code):
-        self._status.code(AllocatedCode(code))
+        self._status.code(AllocatedCode())
         self._B.got_code(code)
         self._K.got_code(code)
 

@@ -9,7 +9,8 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation._dilator import Dilator
-from wormhole._dilation.manager import OldPeerCannotDilateError
+from wormhole._dilation.manager import (CanOnlyDilateOnceError, DilatedWormhole,
+                                       OldPeerCannotDilateError)
 from wormhole._eventual import EventualQueue
 from wormhole._interfaces import IDilator
 
@@ -23,9 +24,13 @@ class DilatorTests(unittest.TestCase):
     def setUp(self):
         self.reactor = MemoryReactorClock()
         self.eq = EventualQueue(self.reactor)
-        self.d = Dilator(self.reactor, self.eq)
         self.sent = []
-        self.d.wire(lambda phase, plaintext: self.sent.append((phase, json.loads(plaintext))))
+        self.d = self.make()
+
+    def make(self, side=None):
+        return Dilator(self.reactor, self.eq,
+                       lambda phase, plaintext: self.sent.append((phase, json.loads(plaintext))),
+                       side=side)
 
     def test_interface(self):
         """The Dilator provides IDilator."""
@@ -36,7 +41,8 @@ class DilatorTests(unittest.TestCase):
         there, in any order; then please goes out as dilate-0."""
         self.d.got_key(KEY)
         dw = self.d.dilate(listen_addresses=["127.0.0.1"])
-        self.assertIs(self.d.dilate(), dw)  # dilate() twice: the same object
+        self.assertIsInstance(dw, DilatedWormhole)
+        self.assertRaises(CanOnlyDilateOnceError, self.d.dilate)  # as the reference
         self.assertEqual(self.sent, [])
         self.d.got_wormhole_versions(CAN)
         self.assertEqual(self.sent[0][0], "dilate-0")
@@ -52,7 +58,10 @@ class DilatorTests(unittest.TestCase):
         peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
         self.d.received_dilate(peer.encode())
         self.assertEqual(self.sent, [])
-        self.d._forced_side = "f" * 16
+        self.d = self.make(side="f" * 16)
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions(CAN)
+        self.d.received_dilate(peer.encode())
         self.d.dilate(listen_addresses=["127.0.0.1"])
         self.assertEqual([p for p, _ in self.sent], ["dilate-0", "dilate-1"])
         self.assertEqual(self.sent[1][1]["type"], "connection-hints")
@@ -77,9 +86,9 @@ class DilatorTests(unittest.TestCase):
         """transit_relay_location is parsed at dilate() (a bad one raises
         there) and advertised as a relay-v1 hint."""
         self.assertRaises(ValueError, self.d.dilate, transit_relay_location="nope")
+        self.d = self.make(side="f" * 16)
         self.d.got_key(KEY)
         self.d.got_wormhole_versions(CAN)
-        self.d._forced_side = "f" * 16
         self.d.dilate(transit_relay_location="tcp:127.0.0.1:4001", no_listen=True)
         peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
         self.d.received_dilate(peer.encode())
