@@ -9,8 +9,13 @@ place where those conversions happen, so every layer agrees on the bytes.
 
 import binascii
 import json
+import os
+import shutil
 
 __all__ = [
+    "HKDF",
+    "estimate_free_space",
+    "to_unicode",
     "bytes_to_dict",
     "bytes_to_hexstr",
     "dict_to_bytes",
@@ -80,3 +85,32 @@ def bytes_to_dict(b: bytes) -> dict:
         # ValueError, not TypeError: to callers a non-object is bad input
         raise ValueError(f"JSON is not an object but {type(d).__name__}")  # noqa: TRY004
     return d
+
+
+# -- the reference 0.24's other public helpers (wormhole.util) ------------
+
+def HKDF(skm, outlen, salt=None, CTXinfo=b""):  # noqa: N802 (the reference's name)
+    """HKDF-SHA256 (RFC 5869) of ``skm``: ``outlen`` bytes for the purpose
+    ``CTXinfo`` (spec 004 ch. 8 derives every key this way)."""
+    # imported here: most users of this module only need the codecs
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _HKDF
+    return _HKDF(algorithm=hashes.SHA256(), length=outlen, salt=salt,
+                 info=CTXinfo).derive(skm)
+
+
+def to_unicode(any):  # noqa: A002 (the reference's parameter name)
+    """UTF-8 bytes decoded to str; anything else returned as it is."""
+    if isinstance(any, (bytes, bytearray)):
+        return bytes(any).decode("utf-8")
+    return any
+
+
+def estimate_free_space(target):
+    """Bytes free on the file system that would hold ``target`` (a path
+    that may not exist yet), or None when that cannot be found out."""
+    where = os.path.dirname(os.path.abspath(target))
+    try:
+        return shutil.disk_usage(where).free
+    except OSError:
+        return None

@@ -14,6 +14,7 @@ from collections import deque
 from twisted.internet import defer, error, interfaces
 from zope.interface import implementer
 
+from ._file import FileConsumer
 from ._interfaces import IRecordPipe, IRecordSink, ITransitConnection
 
 # The TCP transport's ``bufferSize`` is both its read size and the
@@ -104,6 +105,11 @@ class RecordPipe:
         queued, self._records = self._records, deque()
         self._to_consumer(queued)
         return self._consumer_done
+
+    def writeToFile(self, f, expected, progress=None, hasher=None):
+        """The reference 0.24's helper: write ``expected`` bytes of records
+        into the open file ``f`` through a FileConsumer; fires with it."""
+        return self.connectConsumer(FileConsumer(f, progress, hasher), expected)
 
     def disconnectConsumer(self):
         consumer, self._consumer = self._consumer, None
