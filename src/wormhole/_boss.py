@@ -31,6 +31,7 @@ from ._terminator import Terminator
 from ._wordlist import PGPWordList
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
+from ._tracing import trace_hook
 
 # Dilation is advertised in the version message (spec 000 "can-dilate");
 # the Dilation machines live in wormhole._dilation.
@@ -47,7 +48,7 @@ def _last(outputs):
 @implementer(_interfaces.IBoss)
 class Boss:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, wormhole, side, url, appid, versions, client_version, reactor,
                  eventual_queue, journal, tor, timing, dilation=False,

@@ -4,7 +4,7 @@ The Boss always talks to an IDilator; without ``create(dilation=True)``
 it is this one, which ignores the wormhole's events, so the Boss needs no
 "is Dilation there?" flag. Its ``_manager`` is always ``None``, which is
 how applications written for the reference tell that Dilation is off
-(``w._boss._D._manager``, shared/spec/README.md).
+(``w._boss._D._manager``, docs/api.md).
 """
 
 from zope.interface import implementer

@@ -10,12 +10,13 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.IOrder)
 class Order:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self):
         self._queue = []

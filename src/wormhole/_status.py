@@ -12,8 +12,8 @@ generation, the peer connection and the hints heard so far.
 
 The names, fields and defaults are the reference 0.24's, because
 applications written for it import them from here and compare values
-(shared/spec/README.md, "What real applications reach for"); docs/api.md
-lists the aliases this module keeps for its own older names.
+(docs/api.md, "Status", which also lists the aliases this module keeps
+for its own older names).
 """
 
 from typing import Optional, Union

@@ -16,9 +16,10 @@ class EmptyableSet(set):
     fires (in a later turn, through the eventual queue) the next time a
     ``discard()`` empties it, or at once if it is already empty."""
 
-    def __init__(self, *args, _eventual_queue=None, **kwargs):
+    def __init__(self, *args, **kwargs):
+        # ``_eventual_queue=``: fire in a later turn (else at once)
+        self._eq = kwargs.pop("_eventual_queue", None)
         super().__init__(*args, **kwargs)
-        self._eq = _eventual_queue
         self._waiting = []
 
     def when_next_empty(self):

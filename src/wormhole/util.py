@@ -24,15 +24,15 @@ __all__ = [
 ]
 
 
-def to_bytes(s: str) -> bytes:
+def to_bytes(u: str) -> bytes:
     """Encode text (codes, appids, sides, phases) as UTF-8.
 
     Only ``str`` is accepted: silently passing bytes through would hide a
     caller that mixed up the two, which matters when the result is hashed.
     """
-    if not isinstance(s, str):
-        raise TypeError(f"to_bytes() wants str, got {type(s).__name__}")
-    return s.encode("utf-8")
+    if not isinstance(u, str):
+        raise TypeError(f"to_bytes() wants str, got {type(u).__name__}")
+    return u.encode("utf-8")
 
 
 def bytes_to_hexstr(b: bytes) -> str:
@@ -42,20 +42,20 @@ def bytes_to_hexstr(b: bytes) -> str:
     return binascii.hexlify(b).decode("ascii")
 
 
-def hexstr_to_bytes(s: str) -> bytes:
+def hexstr_to_bytes(hexstr: str) -> bytes:
     """Decode a hex string; raises ValueError on anything that is not hex.
 
     ``binascii.unhexlify`` (unlike ``bytes.fromhex``) rejects embedded
     whitespace, so a body that is not exactly hex is refused.
     """
-    if not isinstance(s, str):
-        raise TypeError(f"hexstr_to_bytes() wants str, got {type(s).__name__}")
+    if not isinstance(hexstr, str):
+        raise TypeError(f"hexstr_to_bytes() wants str, got {type(hexstr).__name__}")
     try:
-        return binascii.unhexlify(s)
+        return binascii.unhexlify(hexstr)
     except (binascii.Error, UnicodeEncodeError) as e:
         # binascii.Error is already a ValueError; a non-ASCII str raises
         # UnicodeEncodeError (also a ValueError): normalise the message.
-        raise ValueError(f"not a hex string: {s[:40]!r}") from e
+        raise ValueError(f"not a hex string: {hexstr[:40]!r}") from e
 
 
 def dict_to_bytes(d: dict) -> bytes:
@@ -114,3 +114,13 @@ def estimate_free_space(target):
         return shutil.disk_usage(where).free
     except OSError:
         return None
+
+
+def provides(interface):
+    """An attrs validator (the reference 0.24's ``wormhole.util.provides``):
+    the attribute's value must provide the zope ``interface``."""
+    def validate(instance, attribute, value):
+        if not interface.providedBy(value):
+            raise TypeError(f"'{attribute.name}' must provide {interface!r}, "
+                            f"which {value!r} does not")
+    return validate

@@ -87,10 +87,10 @@ class _WormholeBase:
         validate_code(code)
         self._boss.set_code(code)
 
-    def send_message(self, msg):
-        if not isinstance(msg, bytes):
-            raise TypeError(f"send_message() takes bytes, not {type(msg).__name__}")
-        self._boss.send(msg)
+    def send_message(self, plaintext):
+        if not isinstance(plaintext, bytes):
+            raise TypeError(f"send_message() takes bytes, not {type(plaintext).__name__}")
+        self._boss.send(plaintext)
 
     def derive_key(self, purpose, length):
         if not isinstance(purpose, str):

@@ -12,7 +12,7 @@ buffering and status.
 The Boss builds it (``create(dilation=True)``); ``_manager`` is the
 running Manager once Dilation has started, ``None`` before: applications
 written for the reference call ``w._boss._D._manager.send_ping(...)``
-(shared/spec/README.md, "What real applications reach for").
+(docs/api.md, "Dilation").
 """
 
 import json

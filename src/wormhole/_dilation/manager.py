@@ -8,8 +8,7 @@ random 16-hex Dilation side and the version we would use), then
 answers ``reconnecting``, and both start the next generation.
 
 The module path is public: applications written for the reference import
-``wormhole._dilation.manager.DilatedWormhole`` (shared/spec/README.md,
-"What real applications reach for").
+``wormhole._dilation.manager.DilatedWormhole`` (docs/api.md, "Dilation").
 """
 
 import json
@@ -21,6 +20,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from .._status import ConnectedPeer, ConnectingPeer, DilationHint, ReconnectingPeer
+from .._tracing import trace_hook
 from ..util import bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
@@ -89,23 +89,25 @@ class DilatedWormhole:
         """A Deferred that fires with None once the peers are connected."""
         return self._when_dilated()
 
-    def connector_for(self, name):
-        """An IStreamClientEndpoint opening subchannels for subprotocol ``name``."""
-        if not isinstance(name, str):
-            raise TypeError(f"subprotocol name must be a str, not {type(name).__name__}")
-        return SubchannelConnectorEndpoint(name, self._registry)
+    def connector_for(self, subprotocol_name):
+        """An IStreamClientEndpoint opening subchannels for ``subprotocol_name``."""
+        if not isinstance(subprotocol_name, str):
+            raise TypeError(f"subprotocol name must be a str, "
+                            f"not {type(subprotocol_name).__name__}")
+        return SubchannelConnectorEndpoint(subprotocol_name, self._registry)
 
-    def listener_for(self, name):
-        """An IStreamServerEndpoint accepting subchannels for subprotocol ``name``."""
-        if not isinstance(name, str):
-            raise TypeError(f"subprotocol name must be a str, not {type(name).__name__}")
-        return SubchannelListenerEndpoint(name, self._registry)
+    def listener_for(self, subprotocol_name):
+        """An IStreamServerEndpoint accepting subchannels for ``subprotocol_name``."""
+        if not isinstance(subprotocol_name, str):
+            raise TypeError(f"subprotocol name must be a str, "
+                            f"not {type(subprotocol_name).__name__}")
+        return SubchannelListenerEndpoint(subprotocol_name, self._registry)
 
 
 @implementer(I.IDilationManager, I.IRecordReceiver)
 class Manager:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, side, use_version, send_dilate, inbound, outbound, registry,
                  make_connector, clock=None, on_status=None, ping_interval=None,

@@ -28,9 +28,9 @@ class FileConsumer:
     def unregisterProducer(self):
         self._producer = None
 
-    def write(self, data):
-        self._f.write(data)
+    def write(self, bytes):  # noqa: A002 (the reference's parameter name)
+        self._f.write(bytes)
         if self._progress is not None:
-            self._progress(len(data))
+            self._progress(len(bytes))
         if self._hasher is not None:
-            self._hasher(data)
+            self._hasher(bytes)
