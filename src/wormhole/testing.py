@@ -46,6 +46,8 @@ from twisted.internet.interfaces import IConnector, IListeningPort, ITransport
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from .server._interfaces import ITransportGlue
+
 __all__ = ["MemoryMailbox", "memory_server", "signature_drift"]
 
 MEMORY_URL = "ws://memory.invalid/v1"
@@ -171,6 +173,7 @@ class _ClientWebSocket:
         self._reactor.callLater(0, self._rc.ws_close, was_clean, code, reason)
 
 
+@implementer(ITransportGlue)
 class _ServerGlue:
     """ITransportGlue for the server's Connection machine."""
 
@@ -186,16 +189,6 @@ class _ServerGlue:
 
     def abort(self):
         self._ws.close(False, 1006, "aborted")
-
-
-def _provide_glue_interface():
-    from zope.interface import classImplements
-
-    from .server._interfaces import ITransportGlue
-    classImplements(_ServerGlue, ITransportGlue)
-
-
-_provide_glue_interface()
 
 
 # -- Dilation's TCP: a memory network --------------------------------------
