@@ -96,3 +96,44 @@ class DilatorTests(unittest.TestCase):
         self.assertEqual([h["type"] for h in hints], ["relay-v1"])
         self.assertEqual(self.reactor.tcpServers, [])
         self.d.stop()
+
+    def test_status_updates(self):
+        """on_status_update gets DilationStatus values in later turns: the
+        wormhole's status as .mailbox (following its changes), the peer's
+        hints as DilationHints, and StoppedPeer after stop()."""
+        from wormhole._status import (Connected, DilationHint, DilationStatus, StatusTracker,
+                                      StoppedPeer)
+        tracker = StatusTracker(None, self.eq)
+        d = Dilator(self.reactor, self.eq, lambda phase, plaintext: None, tracker,
+                    side="f" * 16)
+        seen = []
+        d.dilate(on_status_update=seen.append, no_listen=True)
+        self.eq.flush_sync()
+        self.assertEqual(seen, [DilationStatus(tracker.current, 0)])
+        tracker.mailbox(Connected("ws://x/v1"))
+        d.got_key(KEY)
+        d.got_wormhole_versions(CAN)
+        d.received_dilate(json.dumps({"type": "please", "side": "0" * 16,
+                                      "use-version": "ged"}).encode())
+        d.received_dilate(json.dumps({"type": "connection-hints", "hints": [
+            {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 9, "priority": 0.0},
+            {"type": "relay-v1", "hints": [{"type": "direct-tcp-v1", "hostname": "relay",
+                                            "port": 4001, "priority": 0.0}]}]}).encode())
+        d.stop()
+        self.eq.flush_sync()
+        last = seen[-1]
+        self.assertEqual(last.mailbox.mailbox_connection, Connected("ws://x/v1"))
+        self.assertEqual(last.hints, {DilationHint("127.0.0.1:9", True),
+                                      DilationHint("relay:4001", False)})
+        self.assertEqual(last.peer_connection, StoppedPeer())
+        self.assertEqual(last.generation, 1)
+
+    def test_keepalive_on_by_default(self):
+        """Without ping_interval the reference's 30 s keepalive is used;
+        a bad one is refused at dilate()."""
+        from wormhole._dilation._dilator import DEFAULT_PING_INTERVAL
+        self.assertEqual(DEFAULT_PING_INTERVAL, 30.0)
+        self.d.dilate()
+        self.assertEqual(self.d._options["ping_interval"], 30.0)
+        for bad in (0, -1, True, "5"):
+            self.assertRaises(ValueError, self.make().dilate, ping_interval=bad)
