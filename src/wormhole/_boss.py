@@ -28,10 +28,10 @@ from ._rendezvous import RendezvousConnector
 from ._send import Send
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
+from ._tracing import trace_hook
 from ._wordlist import PGPWordList
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
-from ._tracing import trace_hook
 
 # Dilation is advertised in the version message (spec 000 "can-dilate");
 # the Dilation machines live in wormhole._dilation.

@@ -12,8 +12,8 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._status import ConsumedCode
-from ._wordlist import PGPWordList
 from ._tracing import trace_hook
+from ._wordlist import PGPWordList
 
 
 @implementer(_interfaces.INameplate)

@@ -17,11 +17,11 @@ from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
+from ._version import client_version
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
 from .timing import DebugTiming
-from ._version import client_version
 from .util import bytes_to_hexstr, to_bytes
 
 __all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code"]
