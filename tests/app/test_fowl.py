@@ -1,7 +1,7 @@
 """fowl 26.8.0's own test suite (shipped in its wheel as ``fowl.test``)
 runs on this library and our Mailbox server plugin (issue 12 acceptance):
 every fowl test that passes on the reference 0.24 in this environment
-(the suite run again on the reference venv, side by side) passes here.
+(the suite run first on the reference venv, in the same test) passes here.
 
 Measured here (docs/api.md): 17 passed and 1 skipped on both (test_iperf3
 needs the iperf3 program).
