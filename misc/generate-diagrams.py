@@ -294,11 +294,16 @@ def _dilation_scenario():
     from wormhole._eventual import EventualQueue
 
     reactors = [MemoryReactorClock(), MemoryReactorClock()]
-    leader, follower = (Dilator(r, EventualQueue(r)) for r in reactors)
-    # the larger side leads (spec 000 "Leaders and Followers")
-    leader._forced_side, follower._forced_side = "f" * 16, "0" * 16
-    leader.wire(lambda phase, plaintext: follower.received_dilate(plaintext))
-    follower.wire(lambda phase, plaintext: leader.received_dilate(plaintext))
+    # the larger side leads (spec 000 "Leaders and Followers"); each one's
+    # DILATE messages go straight to the other
+    peer = {}
+    leader = Dilator(reactors[0], EventualQueue(reactors[0]),
+                     lambda phase, plaintext: peer["follower"].received_dilate(plaintext),
+                     side="f" * 16)
+    follower = Dilator(reactors[1], EventualQueue(reactors[1]),
+                       lambda phase, plaintext: leader.received_dilate(plaintext),
+                       side="0" * 16)
+    peer["follower"] = follower
     dilated = [d.dilate(listen_addresses=["127.0.0.1"]) for d in (leader, follower)]
     for d in (leader, follower):
         d.got_key(b"\x03" * 32)
@@ -343,7 +348,7 @@ _TYPED_PARTS = ("__automat_core__", "__automat_data__")
 def _bound_to(value):
     # a neighbour kept as one of its bound methods (the CLI machines keep
     # ``w.send_message`` and ``transit.add_connection_hints``; the Dilation
-    # Manager its Dilator's ``_report_status``): calling it is sending that
+    # Manager its Dilator's ``_peer_status``): calling it is sending that
     # object an input, so the walk counts it as holding the object
     if isinstance(value, MethodType):
         return value.__self__

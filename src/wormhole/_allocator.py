@@ -9,12 +9,13 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.IAllocator)
 class Allocator:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, timing):
         self._timing = timing

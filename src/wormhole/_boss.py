@@ -26,8 +26,9 @@ from ._order import Order
 from ._receive import Receive
 from ._rendezvous import RendezvousConnector
 from ._send import Send
-from ._status import StatusTracker
+from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
+from ._tracing import trace_hook
 from ._wordlist import PGPWordList
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
@@ -47,12 +48,16 @@ def _last(outputs):
 @implementer(_interfaces.IBoss)
 class Boss:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, wormhole, side, url, appid, versions, client_version, reactor,
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
-                 entropy_f=None, on_status_update=None, dilator=None):
+                 entropy_f=None, on_status_update=None, dilator=None,
+                 dilation_options=None):
+        """``dilator``: a ready IDilator (tests); by default the Boss builds
+        the Dilator itself when ``dilation`` is true (``dilation_options``
+        go to its constructor), else the null one."""
         self._W = _interfaces.IWormholeEvents(wormhole)
         self._side = side
         self._appid = appid
@@ -70,7 +75,13 @@ class Boss:
         self._status = StatusTracker(on_status_update, eventual_queue)
         # Dilation plugs in here (wormhole._dilation._dilator); it sends its
         # dilate-N phases through send_dilate_phase like any other phase
-        self._D = _interfaces.IDilator(dilator or NullDilator())
+        if dilator is None:
+            dilator = NullDilator()
+            if dilation:
+                from ._dilation._dilator import Dilator  # only when asked for
+                dilator = Dilator(reactor, eventual_queue, self.send_dilate_phase,
+                                  self._status, tor=tor, **(dilation_options or {}))
+        self._D = _interfaces.IDilator(dilator)
         self._N = Nameplate(self._status)
         self._M = Mailbox(side)
         self._O = Order()
@@ -128,6 +139,13 @@ class Boss:
 
     def start(self):
         self._RC.start()
+
+    def dilate(self, **options):
+        """The application's dilate() (spec 000 "Initiating Dilation")."""
+        return self._D.dilate(**options)
+
+    def stop_dilation(self):
+        self._D.stop()
 
     # -- states -----------------------------------------------------------
     @m.state(initial=True)
@@ -261,8 +279,14 @@ class Boss:
 
     @m.output()
     def deliver_key(self, key):
+        self._status.peer_key(AllegedSharedKey())
         self._W.got_key(key)
         self._D.got_key(key)
+
+    @m.output()
+    def key_confirmed(self):
+        # a message from the peer decrypted: the key is shared (spec 004 5.9)
+        self._status.peer_key(ConfirmedKey())
 
     @m.output()
     def deliver_verifier(self, verifier):
@@ -328,7 +352,7 @@ class Boss:
     S1_lonely.upon(rx_welcome, enter=S1_lonely, outputs=[deliver_welcome])
     S1_lonely.upon(got_code, enter=S1_lonely, outputs=[deliver_code])
     S1_lonely.upon(got_key, enter=S1_lonely, outputs=[deliver_key])
-    S1_lonely.upon(happy, enter=S2_happy, outputs=[])
+    S1_lonely.upon(happy, enter=S2_happy, outputs=[key_confirmed])
     S1_lonely.upon(scared, enter=S3_closing, outputs=[close_scary])
     S1_lonely.upon(rx_unwelcome, enter=S3_closing, outputs=[close_error])
     S1_lonely.upon(error, enter=S3_closing, outputs=[close_error])

@@ -11,6 +11,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._status import AllocatedCode
+from ._tracing import trace_hook
 
 
 def _nameplate_of(code):
@@ -20,7 +21,7 @@ def _nameplate_of(code):
 @implementer(_interfaces.ICode)
 class Code:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, timing, status):
         self._timing = timing
@@ -88,13 +89,13 @@ class Code:
 
     @m.output()
     def code_known(self, code):
-        self._status.code(AllocatedCode(code))
+        self._status.code(AllocatedCode())
         self._B.got_code(code)
         self._K.got_code(code)
 
     @m.output()
     def allocated_code_known(self, nameplate, code):
-        self._status.code(AllocatedCode(code))
+        self._status.code(AllocatedCode())
         self._B.got_code(code)
         self._K.got_code(code)
 

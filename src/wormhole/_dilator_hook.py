@@ -1,7 +1,10 @@
-"""The Boss's Dilation socket, empty until Dilation lands (spec 000).
+"""The Boss's Dilation socket without Dilation (spec 000).
 
-The Boss always talks to an IDilator; without Dilation it is this one,
-which ignores everything, so the Boss needs no "is Dilation there?" flag.
+The Boss always talks to an IDilator; without ``create(dilation=True)``
+it is this one, which ignores the wormhole's events, so the Boss needs no
+"is Dilation there?" flag. Its ``_manager`` is always ``None``, which is
+how applications written for the reference tell that Dilation is off
+(``w._boss._D._manager``, docs/api.md).
 """
 
 from zope.interface import implementer
@@ -9,8 +12,16 @@ from zope.interface import implementer
 from ._interfaces import IDilator
 
 
+class DilationNotEnabledError(ValueError, NotImplementedError):
+    """dilate() on a wormhole made without ``dilation=True``. The
+    reference raises NotImplementedError here, earlier versions of this
+    library ValueError: both ``except`` clauses catch it."""
+
+
 @implementer(IDilator)
 class NullDilator:
+    _manager = None
+
     def got_key(self, key):
         pass
 
@@ -18,4 +29,11 @@ class NullDilator:
         pass
 
     def received_dilate(self, plaintext):
+        pass
+
+    def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
+               ping_interval=None, expected_subprotocols=None, listen_addresses=None):
+        raise DilationNotEnabledError("dilate() needs wormhole.create(..., dilation=True)")
+
+    def stop(self):
         pass

@@ -13,6 +13,7 @@ class EventualQueue:
         self._clock = clock
         self._calls = []
         self._timer = None
+        self._flush_waiters = []
 
     def eventually(self, f, *args, **kwargs):
         self._calls.append((f, args, kwargs))
@@ -29,6 +30,18 @@ class EventualQueue:
             f, args, kwargs = self._calls.pop(0)
             f(*args, **kwargs)
         self._timer = None
+        waiters, self._flush_waiters = self._flush_waiters, []
+        for d in waiters:
+            d.callback(None)
+
+    def flush(self):
+        """A Deferred firing once everything queued (and whatever that
+        queues) has run (the reference 0.24's ``flush``)."""
+        d = Deferred()
+        self._flush_waiters.append(d)
+        if not self._timer:
+            self._timer = self._clock.callLater(0, self._turn)
+        return d
 
     def flush_sync(self):
         """Tests only: run everything queued now, including what the

@@ -14,6 +14,7 @@ from . import _interfaces
 from ._observer import OneShotObserver
 from .errors import (AlreadyChoseNameplateError, AlreadyChoseWordsError, KeyFormatError,
                      MustChooseNameplateFirstError)
+from ._tracing import trace_hook
 
 
 def _first(outputs):
@@ -23,7 +24,7 @@ def _first(outputs):
 @implementer(_interfaces.IInput)
 class Input:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, timing, eventual_queue):
         self._timing = timing

@@ -421,3 +421,10 @@ class IDilator(Interface):
 
     def received_dilate(plaintext):
         """A decrypted ``dilate-N`` phase from the peer, in arrival order."""
+
+    def dilate(transit_relay_location, no_listen, on_status_update, ping_interval,
+               expected_subprotocols, listen_addresses):
+        """The application's ``dilate()``: returns a DilatedWormhole."""
+
+    def stop():
+        """The wormhole is closing: end Dilation."""

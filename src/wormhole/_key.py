@@ -12,12 +12,13 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import derive_phase_key, encode_version, encrypt_data, finish_pake, make_pake
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.IKey)
 class Key:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, appid, versions, side, version_extra, timing, entropy_f=None):
         self._appid = appid

@@ -12,13 +12,14 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._status import ConsumedCode
+from ._tracing import trace_hook
 from ._wordlist import PGPWordList
 
 
 @implementer(_interfaces.INameplate)
 class Nameplate:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, status):
         self._status = status

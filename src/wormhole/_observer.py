@@ -8,6 +8,10 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 
+# the reference 0.24's sentinel for "not fired yet" (wormhole.observer)
+NoResult = object()
+
+
 class OneShotObserver:
     def __init__(self, eventual_queue):
         self._eq = eventual_queue
@@ -30,6 +34,10 @@ class OneShotObserver:
         for d in self._observers:
             self._eq.eventually(d.callback, result)
         self._observers = []
+
+    def error(self, f):
+        """Fire with a failure: every waiting and later Deferred errbacks."""
+        self.fire(f if isinstance(f, Failure) else Failure(f))
 
     def fire_if_not_fired(self, result):
         if not self._fired:

@@ -17,6 +17,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._tracing import trace_hook
 
 
 MAX_QUEUED = 1000
@@ -30,7 +31,7 @@ class OrderOverflow(ValueError):
 @implementer(_interfaces.IOrder)
 class Order:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, max_queued=MAX_QUEUED, max_queued_bytes=MAX_QUEUED_BYTES):
         self._queue = []

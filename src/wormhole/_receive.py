@@ -10,12 +10,13 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import DecryptError, decrypt_data, derive_phase_key, derive_verifier
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.IReceive)
 class Receive:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, side, timing):
         self._side = side

@@ -10,12 +10,13 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import derive_phase_key, encrypt_data
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.ISend)
 class Send:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, side, timing):
         self._side = side

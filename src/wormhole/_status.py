@@ -1,16 +1,31 @@
-"""Status as immutable values, pushed to ``create(on_status_update=)``.
+"""Status as immutable values, pushed to ``create(on_status_update=)``
+and to ``dilate(on_status_update=)`` (spec 000 "Initiating Dilation",
+``status_update``).
 
 Each change makes a new ``WormholeStatus`` (attrs ``evolve``): how the
-Mailbox connection is doing, and where the code stands (``ConsumedCode``
-once the peer has shown up and the nameplate is released, so a human
-knows the code cannot be used again). The peer classes are for Dilation's
-``DilationStatus`` (a later issue fills them in). Applications written for
-the reference import these names from ``wormhole._status``.
+Mailbox connection is doing (``mailbox_connection``), whether a shared
+key exists and whether the peer has proved it (``peer_key``), and where
+the code stands (``ConsumedCode`` once the peer has shown up and the
+nameplate is released, so a human knows the code cannot be used again).
+``DilationStatus`` wraps the current ``WormholeStatus`` with the Dilation
+generation, the peer connection and the hints heard so far.
+
+The names, fields and defaults are the reference 0.24's, because
+applications written for it import them from here and compare values
+(docs/api.md, "Status", which also lists the aliases this module keeps
+for its own older names).
 """
 
 from typing import Optional, Union
 
-from attrs import evolve, frozen
+from attrs import Factory, evolve, frozen
+
+
+# -- the Mailbox connection ----------------------------------------------
+
+@frozen
+class Disconnected:
+    pass
 
 
 @frozen
@@ -25,11 +40,6 @@ class Connected:
 
 
 @frozen
-class Disconnected:
-    pass
-
-
-@frozen
 class Failed:
     reason: str
 
@@ -39,8 +49,32 @@ class Closed:
     pass
 
 
-MailboxConnection = Union[Connecting, Connected, Disconnected, Failed, Closed]
+ConnectionStatus = Union[Disconnected, Connecting, Connected, Failed, Closed]
+MailboxConnection = ConnectionStatus  # this project's first name for it
 
+
+# -- the shared key ------------------------------------------------------
+
+@frozen
+class NoKey:
+    """No PAKE message from the peer yet."""
+
+
+@frozen
+class AllegedSharedKey:
+    """A key exists, but nothing from the peer has decrypted with it yet."""
+
+
+@frozen
+class ConfirmedKey:
+    """A message from the peer decrypted: both sides have the same key
+    (spec 004 5.9, the "happy" mood)."""
+
+
+PeerSharedKey = Union[NoKey, AllegedSharedKey, ConfirmedKey]
+
+
+# -- the code --------------------------------------------------------------
 
 @frozen
 class NoCode:
@@ -49,7 +83,8 @@ class NoCode:
 
 @frozen
 class AllocatedCode:
-    code: str
+    """A code is known (allocated here or typed in); the code itself comes
+    from ``get_code()``, as in the reference, so this value has no field."""
 
 
 @frozen
@@ -62,9 +97,12 @@ CodeStatus = Union[NoCode, AllocatedCode, ConsumedCode]
 
 @frozen
 class WormholeStatus:
-    mailbox_connection: MailboxConnection = Disconnected()
+    mailbox_connection: ConnectionStatus = Disconnected()
+    peer_key: PeerSharedKey = NoKey()
     code: CodeStatus = NoCode()
 
+
+# -- Dilation's peer connection -------------------------------------------
 
 @frozen
 class NoPeer:
@@ -88,7 +126,21 @@ class ReconnectingPeer:
     last_attempt: float
 
 
-PeerConnection = Union[NoPeer, ConnectingPeer, ConnectedPeer, ReconnectingPeer]
+@frozen
+class StoppedPeer:
+    """Dilation was stopped (the wormhole closed)."""
+
+
+PeerConnection = Union[NoPeer, ConnectingPeer, ConnectedPeer, ReconnectingPeer, StoppedPeer]
+
+
+@frozen
+class DilationHint:
+    """One way to reach the peer that the peer told us about (spec 000
+    "connection-hints"): ``host:port`` and whether it is direct or via a
+    Transit relay."""
+    url: str
+    is_direct: bool
 
 
 @frozen
@@ -96,19 +148,29 @@ class DilationStatus:
     mailbox: WormholeStatus
     generation: int
     peer_connection: PeerConnection = NoPeer()
+    hints: set = Factory(set)
 
 
 class StatusTracker:
     """Keeps the current WormholeStatus; hands each new one to the
-    application in a later turn (never from inside a transition)."""
+    application in a later turn (never from inside a transition), and to
+    each subscriber (Dilation's status reporter) at once."""
 
     def __init__(self, on_status_update, eventual_queue):
         self._callback = on_status_update
         self._eq = eventual_queue
+        self._subscribers = []
         self.current = WormholeStatus()
+
+    def subscribe(self, subscriber):
+        """``subscriber(status)`` is called with every later WormholeStatus."""
+        self._subscribers.append(subscriber)
 
     def mailbox(self, connection):
         self._update(evolve(self.current, mailbox_connection=connection))
+
+    def peer_key(self, key_status):
+        self._update(evolve(self.current, peer_key=key_status))
 
     def code(self, code_status):
         self._update(evolve(self.current, code=code_status))
@@ -119,3 +181,5 @@ class StatusTracker:
         self.current = status
         if self._callback is not None:
             self._eq.eventually(self._callback, status)
+        for subscriber in self._subscribers:
+            subscriber(status)

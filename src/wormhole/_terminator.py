@@ -10,12 +10,13 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._tracing import trace_hook
 
 
 @implementer(_interfaces.ITerminator)
 class Terminator:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def wire(self, boss, rendezvous_connector, nameplate, mailbox):
         self._B = _interfaces.IBoss(boss)

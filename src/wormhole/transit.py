@@ -1,13 +1,19 @@
 """Transit: an encrypted record pipe over direct TCP or a relay (spec 004 ch. 6).
 
-Public names (spec 004 6.5 "API"): ``TransitSender``, ``TransitReceiver``,
-``TransitError``. A Transit object is used once:
+Public names (spec 004 6.5 "API", with the reference 0.24's names):
+``TransitSender``, ``TransitReceiver``, ``TransitError``, ``TransitClosed``,
+``BadHandshake``, ``BadNonce``, ``FileConsumer``. A Transit object is used
+once:
 
     t = TransitSender("tcp:relay.example.org:4001")
     hints = yield t.get_connection_hints()   # send them via the wormhole
     t.add_connection_hints(their_hints)      # ... and give theirs here
     t.set_transit_key(w.derive_key(appid + "/transit-key", 32))
     pipe = yield t.connect()                 # records, IProducer/IConsumer
+
+``connect()`` may come before ``set_transit_key()``: it waits for the key,
+as the reference's does. The reactor is looked up when a Transit is made
+without one, never at import.
 
 The pieces live in ``wormhole._transit`` (hints, the sans-I/O codec, the
 connection and selection machines, the record pipe, local addresses).
@@ -16,10 +22,10 @@ connection and selection machines, the record pipe, local addresses).
 import os
 
 from twisted.internet import defer, endpoints, protocol
-from twisted.internet import reactor as _global_reactor
 from twisted.python import failure, log
 
 from ._transit._addresses import configured_addresses, discover_addresses
+from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
 from ._transit._hints import (
@@ -36,12 +42,33 @@ from ._transit._interfaces import IRecordPipe, ITransitConnection
 from ._transit._selection import Selection, TransitError
 
 __all__ = [
+    "BadHandshake",
+    "BadNonce",
+    "FileConsumer",
     "IRecordPipe",
     "ITransitConnection",
+    "TransitClosed",
     "TransitError",
     "TransitReceiver",
     "TransitSender",
 ]
+
+
+# The reference 0.24's exception names, for applications' ``except``
+# clauses. As there, a peer's bad handshake or out-of-order record ends
+# only that connection attempt (spec 004 6.3): connect() then fails with
+# TransitError if no other attempt wins, and a pipe whose connection ends
+# fails its waiting receive_record() with ConnectionClosed.
+class BadHandshake(Exception):
+    """A peer's Transit handshake was not the one expected."""
+
+
+class TransitClosed(TransitError):
+    """The Transit connection is closed."""
+
+
+class BadNonce(TransitError):
+    """A record arrived out of order (spec 004 6.3: nonces count up)."""
 
 # spec 004 6.4: "wait a few seconds before attempting to use the relay"
 # when there are direct hints; the reference waits 2 s
@@ -64,7 +91,7 @@ class _Transit:
     _is_sender = None  # set by the subclasses
 
     def __init__(self, transit_relay, no_listen=False, tor=None,
-                 reactor=_global_reactor, timing=None, *,
+                 reactor=None, timing=None, *,
                  listen_addresses=None,
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
@@ -80,6 +107,10 @@ class _Transit:
         ``connect_timeout`` bounds ``connect()``; ``side`` (16 hex digits)
         fixes the relay side for known-answer tests.
         """
+        if reactor is None:
+            # looked up now, not at import: importing this module must not
+            # install the global reactor
+            from twisted.internet import reactor
         self._reactor = reactor
         self._timing = timing
         self._tor = tor
@@ -101,6 +132,7 @@ class _Transit:
         self._early_inbound = []
         self._attempts = None
         self._selection = None
+        self._connect_d = None  # connect() waiting for set_transit_key()
 
     # abilities and hints (spec 004 9.3)
 
@@ -178,6 +210,8 @@ class _Transit:
         """
         if self._selection is not None:
             self._selection.cancel()
+        if self._connect_d is not None:
+            self._connect_d.cancel()
         early, self._early_inbound = self._early_inbound, []
         for proto, _ in early:
             proto.transport.loseConnection()
@@ -206,17 +240,29 @@ class _Transit:
     def set_transit_key(self, key):
         if not isinstance(key, bytes):
             raise TypeError(f"the transit key must be bytes, not {type(key).__name__}")
+        if self._key is not None:
+            raise TransitError("set_transit_key() may only be called once")
         self._key = key
+        waiting, self._connect_d = self._connect_d, None
+        if waiting is not None:
+            self._start_connecting().chainDeferred(waiting)
 
     # connecting (spec 004 6.3, 6.4)
 
     def connect(self):
-        """Deferred firing with the record pipe, or failing with TransitError."""
-        if self._key is None:
-            return defer.fail(TransitError(
-                "set_transit_key() must be called before connect()"))
-        if self._selection is not None:
+        """Deferred firing with the record pipe, or failing with TransitError.
+        Before set_transit_key() it waits for the key."""
+        if self._selection is not None or self._connect_d is not None:
             return defer.fail(TransitError("connect() may only be called once"))
+        if self._key is None:
+            self._connect_d = defer.Deferred(lambda d: self._cancel_waiting())
+            return self._connect_d
+        return self._start_connecting()
+
+    def _cancel_waiting(self):
+        self._connect_d = None
+
+    def _start_connecting(self):
         relays = []
         for r in self._our_relays + self._their_relays:
             if r not in relays:

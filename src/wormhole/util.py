@@ -9,10 +9,15 @@ place where those conversions happen, so every layer agrees on the bytes.
 
 import binascii
 import json
+import os
+import shutil
 
 from ._jsonlimit import check_json_depth
 
 __all__ = [
+    "HKDF",
+    "estimate_free_space",
+    "to_unicode",
     "bytes_to_dict",
     "bytes_to_hexstr",
     "dict_to_bytes",
@@ -21,15 +26,15 @@ __all__ = [
 ]
 
 
-def to_bytes(s: str) -> bytes:
+def to_bytes(u: str) -> bytes:
     """Encode text (codes, appids, sides, phases) as UTF-8.
 
     Only ``str`` is accepted: silently passing bytes through would hide a
     caller that mixed up the two, which matters when the result is hashed.
     """
-    if not isinstance(s, str):
-        raise TypeError(f"to_bytes() wants str, got {type(s).__name__}")
-    return s.encode("utf-8")
+    if not isinstance(u, str):
+        raise TypeError(f"to_bytes() wants str, got {type(u).__name__}")
+    return u.encode("utf-8")
 
 
 def bytes_to_hexstr(b: bytes) -> str:
@@ -39,20 +44,20 @@ def bytes_to_hexstr(b: bytes) -> str:
     return binascii.hexlify(b).decode("ascii")
 
 
-def hexstr_to_bytes(s: str) -> bytes:
+def hexstr_to_bytes(hexstr: str) -> bytes:
     """Decode a hex string; raises ValueError on anything that is not hex.
 
     ``binascii.unhexlify`` (unlike ``bytes.fromhex``) rejects embedded
     whitespace, so a body that is not exactly hex is refused.
     """
-    if not isinstance(s, str):
-        raise TypeError(f"hexstr_to_bytes() wants str, got {type(s).__name__}")
+    if not isinstance(hexstr, str):
+        raise TypeError(f"hexstr_to_bytes() wants str, got {type(hexstr).__name__}")
     try:
-        return binascii.unhexlify(s)
+        return binascii.unhexlify(hexstr)
     except (binascii.Error, UnicodeEncodeError) as e:
         # binascii.Error is already a ValueError; a non-ASCII str raises
         # UnicodeEncodeError (also a ValueError): normalise the message.
-        raise ValueError(f"not a hex string: {s[:40]!r}") from e
+        raise ValueError(f"not a hex string: {hexstr[:40]!r}") from e
 
 
 def dict_to_bytes(d: dict) -> bytes:
@@ -83,3 +88,42 @@ def bytes_to_dict(b: bytes) -> dict:
         # ValueError, not TypeError: to callers a non-object is bad input
         raise ValueError(f"JSON is not an object but {type(d).__name__}")  # noqa: TRY004
     return d
+
+
+# -- the reference 0.24's other public helpers (wormhole.util) ------------
+
+def HKDF(skm, outlen, salt=None, CTXinfo=b""):  # noqa: N802 (the reference's name)
+    """HKDF-SHA256 (RFC 5869) of ``skm``: ``outlen`` bytes for the purpose
+    ``CTXinfo`` (spec 004 ch. 8 derives every key this way)."""
+    # imported here: most users of this module only need the codecs
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _HKDF
+    return _HKDF(algorithm=hashes.SHA256(), length=outlen, salt=salt,
+                 info=CTXinfo).derive(skm)
+
+
+def to_unicode(any):  # noqa: A002 (the reference's parameter name)
+    """UTF-8 bytes decoded to str; anything else returned as it is."""
+    if isinstance(any, (bytes, bytearray)):
+        return bytes(any).decode("utf-8")
+    return any
+
+
+def estimate_free_space(target):
+    """Bytes free on the file system that would hold ``target`` (a path
+    that may not exist yet), or None when that cannot be found out."""
+    where = os.path.dirname(os.path.abspath(target))
+    try:
+        return shutil.disk_usage(where).free
+    except OSError:
+        return None
+
+
+def provides(interface):
+    """An attrs validator (the reference 0.24's ``wormhole.util.provides``):
+    the attribute's value must provide the zope ``interface``."""
+    def validate(instance, attribute, value):
+        if not interface.providedBy(value):
+            raise TypeError(f"'{attribute.name}' must provide {interface!r}, "
+                            f"which {value!r} does not")
+    return validate

@@ -17,6 +17,7 @@ from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
+from ._version import client_version
 from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
@@ -53,7 +54,9 @@ def validate_code(code):
 class _WormholeBase:
     """What both modes share: the commands (spec 004 5.15 "action")."""
 
-    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url):
+    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss):
+        """``make_boss(events)`` builds the Boss (and with it every machine,
+        Dilation included) around this facade, its IWormholeEvents."""
         self._reactor = reactor
         self._eq = eventual_queue
         self._stderr = stderr
@@ -61,8 +64,13 @@ class _WormholeBase:
         self._relay_url = relay_url
         self._key = None
         self._welcomed = False
-        self._dilator = None  # set by create(dilation=True)
-        self._boss = None  # set by create()
+        self._boss = make_boss(self)
+
+    @property
+    def _dilator(self):
+        """Read-only view: the Boss's IDilator (``_boss._D``), whose
+        ``_manager`` is None until Dilation runs and without Dilation."""
+        return self._boss._D
 
     # -- commands ------------------------------------------------------------
     def allocate_code(self, code_length=2, length=None):
@@ -80,10 +88,10 @@ class _WormholeBase:
         validate_code(code)
         self._boss.set_code(code)
 
-    def send_message(self, msg):
-        if not isinstance(msg, bytes):
-            raise TypeError(f"send_message() takes bytes, not {type(msg).__name__}")
-        self._boss.send(msg)
+    def send_message(self, plaintext):
+        if not isinstance(plaintext, bytes):
+            raise TypeError(f"send_message() takes bytes, not {type(plaintext).__name__}")
+        self._boss.send(plaintext)
 
     def derive_key(self, purpose, length):
         if not isinstance(purpose, str):
@@ -94,21 +102,20 @@ class _WormholeBase:
             raise NoKeyError()
         return derive_key(self._key, to_bytes(purpose), length)
 
-    def dilate(self, transit_relay_location=None, no_listen=False, status_update=None,
-               ping_interval=None, expected_subprotocols=None, on_status_update=None,
+    def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
+               ping_interval=None, expected_subprotocols=None, *, status_update=None,
                _listen_addresses=None):
-        # spec 000 "Initiating Dilation"; on_status_update is the reference
-        # 0.24's spelling of status_update
-        if self._dilator is None:
-            raise ValueError("dilate() needs wormhole.create(..., dilation=True)")
-        return self._dilator.dilate(
+        """Start Dilation (spec 000 "Initiating Dilation"); returns the
+        DilatedWormhole. The arguments are the reference 0.24's, in its
+        order; ``status_update`` is spec 000's name for ``on_status_update``.
+        A second call raises CanOnlyDilateOnceError."""
+        return self._boss.dilate(
             transit_relay_location=transit_relay_location, no_listen=no_listen,
-            status_update=status_update or on_status_update, ping_interval=ping_interval,
+            on_status_update=on_status_update or status_update, ping_interval=ping_interval,
             expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses)
 
     def _stop_dilation(self):
-        if self._dilator is not None:
-            self._dilator.stop()
+        self._boss.stop_dilation()
 
     def debug_set_trace(self, client_name, which="B N M S O K R RC L C I A T", file=sys.stderr):
         self._boss._set_trace(client_name, which, file)
@@ -129,8 +136,8 @@ class _WormholeBase:
 
 @implementer(_interfaces.IDeferredWormhole, _interfaces.IWormholeEvents)
 class DeferredWormhole(_WormholeBase):
-    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url):
-        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url)
+    def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss):
+        # the observers exist before the Boss, which may report at once
         self._welcome_observer = OneShotObserver(eventual_queue)
         self._code_observer = OneShotObserver(eventual_queue)
         self._key_observer = OneShotObserver(eventual_queue)
@@ -138,6 +145,7 @@ class DeferredWormhole(_WormholeBase):
         self._version_observer = OneShotObserver(eventual_queue)
         self._received_observer = SequenceObserver(eventual_queue)
         self._closed_observer = OneShotObserver(eventual_queue)
+        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
     def get_welcome(self):
         return self._welcome_observer.when_fired()
@@ -201,10 +209,10 @@ class DeferredWormhole(_WormholeBase):
 @implementer(_interfaces.IWormhole, _interfaces.IWormholeEvents)
 class DelegatedWormhole(_WormholeBase):
     def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url,
-                 journal):
-        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url)
+                 journal, make_boss):
         self._delegate = delegate
         self._journal = journal
+        super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
     def close(self):
         self._stop_dilation()
@@ -244,18 +252,21 @@ class DelegatedWormhole(_WormholeBase):
         self._deliver("wormhole_closed", result)
 
 
-def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, timing=None,
-           stderr=sys.stderr, versions={}, welcome_handler=None, dilation=False,
-           on_status_update=None, _eventual_queue=None, _enable_dilate=False,
-           _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None):
+def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, tor=None,
+           timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
+           on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
+           _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
+           _dilation_side=None):
     """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
+    The positional order is the reference 0.24's. Keyword-only:
+    ``welcome_handler(welcome)`` replaces printing the motd;
     ``_reconnect_delay``/``_reconnect_max_delay`` shorten the reconnection
     backoff for tests; ``_endpoint_factory(scheme, host, port)`` replaces
-    how the Mailbox connection is made.
+    how the Mailbox connection is made; ``_dilation_side`` forces the
+    Dilation side (tests choose Leader or Follower with it).
     """
-    from . import __version__
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
     parse_relay_url(relay_url)  # raises RelayURLError now, not later
@@ -271,23 +282,20 @@ def create(appid, relay_url, reactor, delegate=None, journal=None, tor=None, tim
     timing.add("wormhole", side=side, appid=appid)
     journal = journal or ImmediateJournal()
     eq = _eventual_queue or EventualQueue(reactor)
+    dilation = bool(dilation or _enable_dilate)
+    dilation_options = {"side": _dilation_side} if _dilation_side else None
+
+    def make_boss(events):
+        return Boss(events, side, relay_url, appid, versions, client_version(), reactor, eq,
+                    journal, tor, timing, dilation=dilation,
+                    reconnect_delay=_reconnect_delay, reconnect_max_delay=_reconnect_max_delay,
+                    endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
+                    dilation_options=dilation_options)
+
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,
-                              journal)
+                              journal, make_boss)
     else:
-        w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url)
-    w._on_status_update = on_status_update  # Dilation will report here too
-    w._dilation = bool(dilation or _enable_dilate)
-    w._dilator = None
-    if w._dilation:
-        from ._dilation._dilator import Dilator
-        w._dilator = Dilator(reactor, eq, tor=tor)
-    b = Boss(w, side, relay_url, appid, versions, ("python", __version__), reactor, eq,
-             journal, tor, timing, dilation=w._dilation, reconnect_delay=_reconnect_delay,
-             reconnect_max_delay=_reconnect_max_delay, endpoint_factory=_endpoint_factory,
-             on_status_update=on_status_update, dilator=w._dilator)
-    if w._dilator is not None:
-        w._dilator.wire(b.send_dilate_phase, lambda: b._status.current)
-    w._boss = b
-    b.start()
+        w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url, make_boss)
+    w._boss.start()
     return w

@@ -205,9 +205,9 @@ class FakeFactory:
         self.create_kwargs = []
         self._fake_kwargs = fake_kwargs
 
-    def create(self, appid, relay_url, reactor, delegate=None, journal=None, tor=None,
-               timing=None, stderr=sys.stderr, versions={}, welcome_handler=None,
-               dilation=False, on_status_update=None):
+    def create(self, appid, relay_url, reactor, versions={}, delegate=None, journal=None,
+               tor=None, timing=None, stderr=sys.stderr, dilation=False,
+               on_status_update=None, *, welcome_handler=None):
         self.create_kwargs.append(dict(appid=appid, relay_url=relay_url, versions=versions,
                                        timing=timing, stderr=stderr))
         w = FakeWormhole(self.log, appid, relay_url, reactor, on_status_update,

@@ -36,7 +36,7 @@ class CodeTests(unittest.TestCase):
         c, events = self.build()
         self.assertEqual(self.status.current.code, NoCode())
         c.set_code("123-purple-sausages")
-        self.assertEqual(self.status.current.code, AllocatedCode("123-purple-sausages"))
+        self.assertEqual(self.status.current.code, AllocatedCode())
         self.assertEqual(events, [("n.set_nameplate", "123"),
                                   ("b.got_code", "123-purple-sausages"),
                                   ("k.got_code", "123-purple-sausages")])

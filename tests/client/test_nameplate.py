@@ -65,7 +65,7 @@ class NameplateTests(unittest.TestCase):
         n.set_nameplate("1")
         n.rx_claimed("mbox1")
         del events[:]
-        self.status.code(AllocatedCode("1-a-b"))
+        self.status.code(AllocatedCode())
         n.release()
         self.assertEqual(events, [("rc.tx_release", "1")])
         # releasing because the peer showed up: the code is used up

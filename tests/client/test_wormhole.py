@@ -404,12 +404,16 @@ class WormholeTests(unittest.TestCase):
         w2.set_code(code)
         self.pump()
         self.close_both(w1, w2)
+        self.maxDiff = None
+        S, C, K = _status.WormholeStatus, _status.Connected(URL), _status
         self.assertEqual(seen, [
-            _status.WormholeStatus(_status.Connecting(URL, 0), _status.NoCode()),
-            _status.WormholeStatus(_status.Connected(URL), _status.NoCode()),
-            _status.WormholeStatus(_status.Connected(URL), _status.AllocatedCode(code)),
-            _status.WormholeStatus(_status.Connected(URL), _status.ConsumedCode()),
-            _status.WormholeStatus(_status.Closed(), _status.ConsumedCode()),
+            S(_status.Connecting(URL, 0), K.NoKey(), _status.NoCode()),
+            S(C, K.NoKey(), _status.NoCode()),
+            S(C, K.NoKey(), _status.AllocatedCode()),
+            S(C, K.NoKey(), _status.ConsumedCode()),
+            S(C, K.AllegedSharedKey(), _status.ConsumedCode()),
+            S(C, K.ConfirmedKey(), _status.ConsumedCode()),
+            S(_status.Closed(), K.ConfirmedKey(), _status.ConsumedCode()),
         ])
 
     def test_only_one_code(self):

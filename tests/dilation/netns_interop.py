@@ -94,8 +94,8 @@ def exchange(reactor, role, relay_mode, ping=None):
             from wormhole._dilation import _connection
             _connection.KEEPALIVE_INTERVAL = 0.5
             _connection.SILENCE_TIMEOUT = 1.5
-        w = wormhole.create(APPID, srv.url, reactor, dilation=True)
-        w._dilator._forced_side = ("f" if role == "leader" else "0") * 16
+        w = wormhole.create(APPID, srv.url, reactor, dilation=True,
+                            _dilation_side=("f" if role == "leader" else "0") * 16)
         w.set_code(code)
         kw = {"_listen_addresses": ["127.0.0.1"], "no_listen": no_listen,
               "ping_interval": ping_interval}

@@ -9,7 +9,8 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation._dilator import Dilator
-from wormhole._dilation.manager import OldPeerCannotDilateError
+from wormhole._dilation.manager import (CanOnlyDilateOnceError, DilatedWormhole,
+                                       OldPeerCannotDilateError)
 from wormhole._eventual import EventualQueue
 from wormhole._interfaces import IDilator
 
@@ -23,9 +24,13 @@ class DilatorTests(unittest.TestCase):
     def setUp(self):
         self.reactor = MemoryReactorClock()
         self.eq = EventualQueue(self.reactor)
-        self.d = Dilator(self.reactor, self.eq)
         self.sent = []
-        self.d.wire(lambda phase, plaintext: self.sent.append((phase, json.loads(plaintext))))
+        self.d = self.make()
+
+    def make(self, side=None):
+        return Dilator(self.reactor, self.eq,
+                       lambda phase, plaintext: self.sent.append((phase, json.loads(plaintext))),
+                       side=side)
 
     def test_interface(self):
         """The Dilator provides IDilator."""
@@ -36,7 +41,8 @@ class DilatorTests(unittest.TestCase):
         there, in any order; then please goes out as dilate-0."""
         self.d.got_key(KEY)
         dw = self.d.dilate(listen_addresses=["127.0.0.1"])
-        self.assertIs(self.d.dilate(), dw)  # dilate() twice: the same object
+        self.assertIsInstance(dw, DilatedWormhole)
+        self.assertRaises(CanOnlyDilateOnceError, self.d.dilate)  # as the reference
         self.assertEqual(self.sent, [])
         self.d.got_wormhole_versions(CAN)
         self.assertEqual(self.sent[0][0], "dilate-0")
@@ -52,7 +58,10 @@ class DilatorTests(unittest.TestCase):
         peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
         self.d.received_dilate(peer.encode())
         self.assertEqual(self.sent, [])
-        self.d._forced_side = "f" * 16
+        self.d = self.make(side="f" * 16)
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions(CAN)
+        self.d.received_dilate(peer.encode())
         self.d.dilate(listen_addresses=["127.0.0.1"])
         self.assertEqual([p for p, _ in self.sent], ["dilate-0", "dilate-1"])
         self.assertEqual(self.sent[1][1]["type"], "connection-hints")
@@ -77,9 +86,9 @@ class DilatorTests(unittest.TestCase):
         """transit_relay_location is parsed at dilate() (a bad one raises
         there) and advertised as a relay-v1 hint."""
         self.assertRaises(ValueError, self.d.dilate, transit_relay_location="nope")
+        self.d = self.make(side="f" * 16)
         self.d.got_key(KEY)
         self.d.got_wormhole_versions(CAN)
-        self.d._forced_side = "f" * 16
         self.d.dilate(transit_relay_location="tcp:127.0.0.1:4001", no_listen=True)
         peer = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
         self.d.received_dilate(peer.encode())
@@ -87,3 +96,44 @@ class DilatorTests(unittest.TestCase):
         self.assertEqual([h["type"] for h in hints], ["relay-v1"])
         self.assertEqual(self.reactor.tcpServers, [])
         self.d.stop()
+
+    def test_status_updates(self):
+        """on_status_update gets DilationStatus values in later turns: the
+        wormhole's status as .mailbox (following its changes), the peer's
+        hints as DilationHints, and StoppedPeer after stop()."""
+        from wormhole._status import (Connected, DilationHint, DilationStatus, StatusTracker,
+                                      StoppedPeer)
+        tracker = StatusTracker(None, self.eq)
+        d = Dilator(self.reactor, self.eq, lambda phase, plaintext: None, tracker,
+                    side="f" * 16)
+        seen = []
+        d.dilate(on_status_update=seen.append, no_listen=True)
+        self.eq.flush_sync()
+        self.assertEqual(seen, [DilationStatus(tracker.current, 0)])
+        tracker.mailbox(Connected("ws://x/v1"))
+        d.got_key(KEY)
+        d.got_wormhole_versions(CAN)
+        d.received_dilate(json.dumps({"type": "please", "side": "0" * 16,
+                                      "use-version": "ged"}).encode())
+        d.received_dilate(json.dumps({"type": "connection-hints", "hints": [
+            {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 9, "priority": 0.0},
+            {"type": "relay-v1", "hints": [{"type": "direct-tcp-v1", "hostname": "relay",
+                                            "port": 4001, "priority": 0.0}]}]}).encode())
+        d.stop()
+        self.eq.flush_sync()
+        last = seen[-1]
+        self.assertEqual(last.mailbox.mailbox_connection, Connected("ws://x/v1"))
+        self.assertEqual(last.hints, {DilationHint("127.0.0.1:9", True),
+                                      DilationHint("relay:4001", False)})
+        self.assertEqual(last.peer_connection, StoppedPeer())
+        self.assertEqual(last.generation, 1)
+
+    def test_keepalive_on_by_default(self):
+        """Without ping_interval the reference's 30 s keepalive is used;
+        a bad one is refused at dilate()."""
+        from wormhole._dilation._dilator import DEFAULT_PING_INTERVAL
+        self.assertEqual(DEFAULT_PING_INTERVAL, 30.0)
+        self.d.dilate()
+        self.assertEqual(self.d._options["ping_interval"], 30.0)
+        for bad in (0, -1, True, "5"):
+            self.assertRaises(ValueError, self.make().dilate, ping_interval=bad)

@@ -133,6 +133,25 @@ class Pair(unittest.TestCase):
         self.pump()
         self.assertEqual(f.made[0].got, [b"early"])
 
+    def test_unexpected_subprotocol_refused(self):
+        """With expected_subprotocols, an OPEN for another name is answered
+        with CLOSE at once (the opener's protocol ends); an expected name
+        still waits for its listener."""
+        self.follower.registry._expected = frozenset(["wanted"])
+        self.leader.registry.set_role(True)
+        got = []
+        for name in ("other", "wanted"):
+            SubchannelConnectorEndpoint(name, self.leader.registry).connect(
+                factory()).addCallback(got.append)
+        got[1].transport.write(b"kept")
+        self.pump()
+        self.assertTrue(got[0].lost)
+        self.assertFalse(got[1].lost)
+        f = factory()
+        SubchannelListenerEndpoint("wanted", self.follower.registry).listen(f)
+        self.pump()
+        self.assertEqual(f.made[0].got, [b"kept"])
+
     def test_connect_waits_for_role(self):
         """connect() before the peer's please only fires once the role is
         known; a failure (old peer) errbacks waiting and later connects."""

@@ -4,6 +4,8 @@ generations, record dispatch; with recording fakes."""
 
 import json
 
+from twisted.internet.task import Clock
+
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
@@ -58,9 +60,11 @@ class ManagerTests(unittest.TestCase):
     def setUp(self):
         self.events = []
         self.sent = []
+        self.clock = Clock()
         self.m = Manager(MID, "ged", self.sent.append, FakeInbound(self.events),
                          FakeOutbound(self.events), FakeRegistry(self.events),
-                         lambda lead, gen, mgr: FakeConnector(self.events, lead, gen))
+                         lambda lead, gen, mgr: FakeConnector(self.events, lead, gen),
+                         clock=self.clock)
         self.m.start()
 
     def test_interfaces(self):
@@ -76,8 +80,8 @@ class ManagerTests(unittest.TestCase):
         self.assertEqual(choose_version(["x", "ged"]), "ged")
         self.assertIsNone(choose_version(["x"]))
         self.assertIsNone(choose_version(None))
-        self.assertEqual(DilatedWormhole(None).connector_for("a")._subprotocol, "a")
-        self.assertRaises(TypeError, DilatedWormhole(None).listener_for, b"a")
+        self.assertEqual(DilatedWormhole(None, None).connector_for("a")._subprotocol, "a")
+        self.assertRaises(TypeError, DilatedWormhole(None, None).listener_for, b"a")
 
     def test_please_first(self):
         """start() sends please with our side and use-version."""
@@ -177,10 +181,14 @@ class ManagerTests(unittest.TestCase):
         self.m.got_record(c, Ping(b"abcd"))
         self.assertEqual(c.sent, [Pong(b"abcd")])
         pongs = []
-        self.m.send_ping(7, lambda: pongs.append(7))
+        self.m.send_ping(7, pongs.append)
         self.assertEqual(c.sent[-1], Ping(b"\x00\x00\x00\x07"))
+        self.assertRaises(ValueError, self.m.send_ping, 7)  # that id already waits
+        self.clock.advance(0.25)
         self.m.got_record(c, Pong(b"\x00\x00\x00\x07"))
-        self.assertEqual(pongs, [7])
+        self.assertEqual(pongs, [0.25])  # on_pong gets the round-trip time
+        self.m.got_record(c, Pong(b"\x00\x00\x00\x07"))  # a duplicate PONG: ignored
+        self.assertEqual(pongs, [0.25])
         self.m.got_record(c, Ack(3))
         self.m.got_record(c, Data(1, 0, b"x"))
         self.m.got_record(FakeConnection(self.events), Data(1, 1, b"stale"))

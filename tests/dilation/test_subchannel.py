@@ -25,7 +25,7 @@ class Recorder(Protocol):
         self.events.append(("p.dataReceived", data))
 
     def connectionLost(self, reason):
-        self.events.append(("p.connectionLost", reason.type.__name__))
+        self.events.append(("p.connectionLost", type(reason).__name__))
 
 
 @implementer(IPushProducer)

@@ -10,6 +10,8 @@ import re
 
 from twisted.internet import defer
 
+from wormhole._version import client_version
+
 from . import harness
 from .harness import InteropTestCase, our_cli_argv, ref_cli_argv
 
@@ -23,6 +25,7 @@ class ReferenceWire:
 
     cli = staticmethod(ref_cli_argv)
     client_version = ["python", "0.24.0"]
+    implementation = "python"
 
     @defer.inlineCallbacks
     def observe_text_exchange(self):
@@ -48,7 +51,8 @@ class ReferenceWire:
     @defer.inlineCallbacks
     def test_bind_is_sent_first_with_side_and_client_version(self):
         """The client's first message is bind: appid, a 10-hex-digit side,
-        client_version ["python", "0.24.0"] and a 4-hex-digit id, nothing
+        client_version (["python", "0.24.0"] from the reference,
+        ["wormhole-twisted", ours] from us) and a 4-hex-digit id, nothing
         else."""
         tap, _ = yield self.observe_text_exchange()
         for n in (0, 1):
@@ -59,7 +63,7 @@ class ReferenceWire:
             self.assertEqual(first["appid"], harness.CLI_APPID)
             self.assertRegex(first["side"], SIDE)
             self.assertRegex(first["id"], MSG_ID)
-            self.assertEqual(first["client_version"][0], "python")
+            self.assertEqual(first["client_version"][0], self.implementation)
             if self.client_version is not None:
                 self.assertEqual(first["client_version"],
                                  self.client_version)
@@ -168,10 +172,12 @@ class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
 
 class OurCLIWireOnReferenceServer(ReferenceWire, InteropTestCase):
     """Our CLI pair through the tap to the reference server: the same
-    facts (our own client_version, whose second element is ours)."""
+    facts, but our own client_version: it names this implementation, so
+    operators' statistics tell it apart from the reference."""
 
     cli = staticmethod(our_cli_argv)
-    client_version = None
+    client_version = list(client_version())
+    implementation = "wormhole-twisted"
 
     def start_server(self):
         return self.start_ref_server()
@@ -214,7 +220,7 @@ class OurClientWire(InteropTestCase):
         self.assertRegex(bind["side"], SIDE)
         self.assertEqual(set(bind), {"type", "appid", "side",
                                      "client_version", "id"})
-        self.assertEqual(bind["client_version"][0], "python")
+        self.assertEqual(bind["client_version"], list(client_version()))
         for m in ours:
             self.assertRegex(m["id"], MSG_ID)
         kinds = [m["type"] if m["type"] != "add" else "add:" + m["phase"]

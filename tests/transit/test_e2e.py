@@ -242,15 +242,30 @@ class EndToEnd(unittest.TestCase):
         yield early.lost
 
     def test_misuse(self):
-        """connect() before set_transit_key, twice, or with a str key fails
-        with a message saying what to do."""
+        """connect() twice, a str key or a second key fail with a message
+        saying what is wrong."""
         s = TransitSender(None, no_listen=True, reactor=reactor)
-        f = self.failureResultOf(s.connect(), TransitError)
-        self.assertIn("set_transit_key", str(f.value))
         self.assertRaises(TypeError, s.set_transit_key, "text")
         s.set_transit_key(b"k" * 32)
+        self.assertRaises(TransitError, s.set_transit_key, b"k" * 32)
         self.failureResultOf(s.connect(), TransitError)
-        self.failureResultOf(s.connect(), TransitError)
+        f = self.failureResultOf(s.connect(), TransitError)
+        self.assertIn("only be called once", str(f.value))
+
+    def test_connect_waits_for_the_key(self):
+        """connect() before set_transit_key() waits (as the reference's
+        does) and starts once the key arrives; stop() cancels the wait."""
+        s = TransitReceiver(None, no_listen=True, reactor=reactor)
+        d = s.connect()
+        self.assertNoResult(d)
+        self.failureResultOf(s.connect(), TransitError)  # still only once
+        s.set_transit_key(b"k" * 32)
+        # nothing to try (no hints, no relay, not listening): it fails now
+        self.failureResultOf(d, TransitError)
+        s2 = TransitReceiver(None, no_listen=True, reactor=reactor)
+        d2 = s2.connect()
+        s2.stop()
+        self.failureResultOf(d2, defer.CancelledError)
 
 
 class RawPeer(protocol.Protocol):

@@ -81,9 +81,13 @@ class DilatedConnectionProtocol(Protocol):
     set_trace = m._setTrace
 
     def __init__(self, dilation_key, is_leader, connector, clock,
-                 relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME):
+                 relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME,
+                 dial_key=None):
         self._is_leader = is_leader
         self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
+        # which of the Connector's dials made us (None: accepted), given
+        # here rather than set on the built protocol afterwards
+        self._dial_key = dial_key
         self._connector = I.IDilationConnector(connector)
         self._clock = clock
         self._relay_line = relay_handshake

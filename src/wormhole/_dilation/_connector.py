@@ -51,9 +51,7 @@ class _ProtocolFactory(Factory):
         self._dial_key = dial_key  # None for the listener's connections
 
     def buildProtocol(self, addr):
-        p = self._connector._build(self._relay_line, self._description)
-        p._dial_key = self._dial_key
-        return p
+        return self._connector._build(self._relay_line, self._description, self._dial_key)
 
 
 @implementer(I.IDilationConnector)
@@ -99,9 +97,10 @@ class Connector:
         self._direct_pending = set()  # direct dials not yet failed or proven
         self._held = None   # the relay candidate the Leader is holding
 
-    def _build(self, relay_line, description):
+    def _build(self, relay_line, description, dial_key=None):
         p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
-                                      relay_handshake=relay_line, description=description)
+                                      relay_handshake=relay_line, description=description,
+                                      dial_key=dial_key)
         self._protocols.add(p)
         return p
 

@@ -5,15 +5,24 @@ It collects what Dilation needs before the Manager can start (spec 000
 version dict (``can-dilate``) and the application's ``dilate()`` call; it
 keeps DILATE-n messages that arrive before then. It builds the L4/L5
 objects at ``dilate()`` so endpoints work at once (connect() waits for the
-peer's please). Not a protocol layer, only assembly and buffering.
+peer's please), and it keeps the ``DilationStatus`` the application's
+``on_status_update`` receives. Not a protocol layer, only assembly,
+buffering and status.
+
+The Boss builds it (``create(dilation=True)``); ``_manager`` is the
+running Manager once Dilation has started, ``None`` before: applications
+written for the reference call ``w._boss._D._manager.send_ping(...)``
+(docs/api.md, "Dilation").
 """
 
 import json
 
+from attrs import evolve
 from zope.interface import implementer
 
 from .._interfaces import IDilator
-from .._status import DilationStatus, NoPeer, WormholeStatus
+from .._observer import OneShotObserver
+from .._status import ConnectedPeer, DilationStatus, StatusTracker, StoppedPeer
 from .._transit._addresses import configured_addresses, discover_addresses
 from .._transit._hints import parse_relay_locations
 from ._connector import Connector
@@ -22,6 +31,7 @@ from ._framing import derive_dilation_key
 from ._inbound import Inbound
 from ._outbound import Outbound
 from .manager import (
+    CanOnlyDilateOnceError,
     DilatedWormhole,
     Manager,
     OldPeerCannotDilateError,
@@ -29,32 +39,39 @@ from .manager import (
     make_side,
 )
 
+# the reference 0.24's keepalive when dilate() is given no ping_interval:
+# on by default, so a peer that vanished is noticed (spec 000 "L3 protocol"
+# keepalives)
+DEFAULT_PING_INTERVAL = 30.0
+
 
 @implementer(IDilator)
 class Dilator:
-    def __init__(self, reactor, eventual_queue, listen_addresses=None, tor=None):
+    def __init__(self, reactor, eventual_queue, send_phase, status_tracker=None,
+                 listen_addresses=None, side=None, tor=None):
+        """``send_phase(phase, plaintext)``: the Boss sends one phase;
+        ``status_tracker``: the wormhole's StatusTracker, whose current
+        WormholeStatus every DilationStatus carries; ``side``: force the
+        Dilation side (tests pick the Leader with all f, the Follower
+        with all 0); ``tor``: create(tor=...), every L2 dial through Tor."""
         self._reactor = reactor
         self._tor = tor  # create(tor=...): every L2 dial through Tor
         self._eq = eventual_queue
+        self._send_phase = send_phase
+        self._tracker = status_tracker or StatusTracker(None, eventual_queue)
+        self._tracker.subscribe(self._mailbox_status_changed)
         self._listen_addresses = listen_addresses
-        self._send_phase = None
+        self._forced_side = side
         self._key = None
         self._versions = None
         self._early = []
         self._dilated = None
-        self._manager = None  # applications poke _boss._D._manager.send_ping
+        self._manager = None
         self._options = None
         self._status_update = None
-        self._mailbox_status = WormholeStatus
+        self._status = None  # the latest DilationStatus, once dilate() ran
+        self._when_dilated = OneShotObserver(eventual_queue)
         self._next_phase = 0
-        # tests force the Leader/Follower role with a side of all f or all 0
-        self._forced_side = None
-
-    def wire(self, send_phase, mailbox_status=None):
-        """``send_phase(phase, plaintext)``: the Boss sends one phase;
-        ``mailbox_status()``: the current WormholeStatus, for DilationStatus."""
-        self._send_phase = send_phase
-        self._mailbox_status = mailbox_status or WormholeStatus
 
     # -- IDilator ----------------------------------------------------------
 
@@ -74,30 +91,38 @@ class Dilator:
 
     # -- the application ---------------------------------------------------
 
-    def dilate(self, transit_relay_location=None, no_listen=False, status_update=None,
+    def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
                ping_interval=None, expected_subprotocols=None, listen_addresses=None):
         if self._dilated is not None:
-            return self._dilated
+            # the reference 0.24 refuses a second dilate() the same way
+            raise CanOnlyDilateOnceError("dilate() can only be called once per wormhole")
         if listen_addresses is not None:
             self._listen_addresses = listen_addresses
         relay = None
         if transit_relay_location is not None:
             relay = parse_relay_locations(transit_relay_location)
-        if ping_interval is not None and (
-                isinstance(ping_interval, bool) or not isinstance(ping_interval, (int, float))
+        if ping_interval is None:
+            ping_interval = DEFAULT_PING_INTERVAL
+        if (isinstance(ping_interval, bool) or not isinstance(ping_interval, (int, float))
                 or ping_interval <= 0):
             raise ValueError(f"ping_interval must be a positive number of seconds, "
                              f"not {ping_interval!r}")
+        if expected_subprotocols is not None:
+            if isinstance(expected_subprotocols, str) or not all(
+                    isinstance(name, str) for name in expected_subprotocols):
+                raise TypeError("expected_subprotocols must be a collection of str")
+            expected_subprotocols = frozenset(expected_subprotocols)
         self._options = {"relay": relay, "no_listen": bool(no_listen),
-                             "ping_interval": ping_interval}
-        self._status_update = status_update
-        self._report_status(0, NoPeer())
+                         "ping_interval": float(ping_interval)}
+        self._status_update = on_status_update
+        self._status = DilationStatus(self._tracker.current, 0)
+        self._publish()
         self._inbound = Inbound()
         self._outbound = Outbound()
-        self._registry = SubchannelRegistry(self._eq.eventually)
+        self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols)
         self._inbound.wire(self._outbound, self._registry)
         self._registry.wire(self._inbound, self._outbound)
-        self._dilated = DilatedWormhole(self._registry)
+        self._dilated = DilatedWormhole(self._registry, self._when_dilated.when_fired)
         self._maybe_start()
         return self._dilated
 
@@ -107,9 +132,11 @@ class Dilator:
             return
         version = choose_version(self._versions.get("can-dilate"))
         if version is None:
-            self._registry.fail(OldPeerCannotDilateError(
+            failure = OldPeerCannotDilateError(
                 "the peer's wormhole cannot dilate (no shared can-dilate "
-                f"version in {self._versions.get('can-dilate')!r}); upgrade it"))
+                f"version in {self._versions.get('can-dilate')!r}); upgrade it")
+            self._registry.fail(failure)
+            self._when_dilated.fire_if_not_fired(failure)
             return
         side = self._forced_side or make_side()
         dilation_key = derive_dilation_key(self._key)
@@ -125,20 +152,38 @@ class Dilator:
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,
-                                on_status=self._report_status,
+                                on_status=self._peer_status, on_hints=self._hints_heard,
                                 ping_interval=opts["ping_interval"])
         self._manager.start()
         early, self._early = self._early, []
         for plaintext in early:
             self._manager.got_dilate(plaintext)
 
-    def _report_status(self, generation, peer_connection):
-        # spec 000: status_update gets a DilationStatus whose .mailbox is
-        # the wormhole's current WormholeStatus; in a later turn, like the
-        # wormhole's own status updates
+    # -- status (spec 000 "Initiating Dilation", status_update) -------------
+
+    def _peer_status(self, generation, peer_connection):
+        if isinstance(peer_connection, ConnectedPeer):
+            # when_dilated(): the first L3 connection exists
+            self._when_dilated.fire_if_not_fired(None)
+        self._evolve(generation=generation, peer_connection=peer_connection)
+
+    def _hints_heard(self, hints):
+        self._evolve(hints=self._status.hints | set(hints))
+
+    def _mailbox_status_changed(self, wormhole_status):
+        if self._status is not None:
+            self._evolve(mailbox=wormhole_status)
+
+    def _evolve(self, **changes):
+        status = evolve(self._status, **changes)
+        if status != self._status:
+            self._status = status
+            self._publish()
+
+    def _publish(self):
+        # in a later turn, like the wormhole's own status updates
         if self._status_update is not None:
-            status = DilationStatus(self._mailbox_status(), generation, peer_connection)
-            self._eq.eventually(self._status_update, status)
+            self._eq.eventually(self._status_update, self._status)
 
     def _send(self, msg):
         # spec 000: our own counter, phases dilate-0, dilate-1, ...
@@ -151,3 +196,4 @@ class Dilator:
             self._manager.stop()
         if self._dilated is not None:
             self._registry.close_all()
+            self._evolve(peer_connection=StoppedPeer())

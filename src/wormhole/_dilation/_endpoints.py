@@ -6,12 +6,18 @@ known once the peer's ``please`` has arrived), sends OPEN with the
 subprotocol name and builds the protocol at once (no reply to OPEN is
 awaited). ``listener_for(name)`` gives an IStreamServerEndpoint whose
 factory receives the peer's OPENs for that name; OPENs that arrive before
-listen() wait (with their data) until it is called.
+listen() wait (with their data) until it is called. With
+``dilate(expected_subprotocols=[...])`` an OPEN for any other name is
+refused at once (answered with CLOSE) instead of waiting for a listener
+that will never come (docs/api.md says how this differs from the
+reference 0.24).
 """
 
 import attr
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.error import ConnectionDone
+from twisted.internet.protocol import Protocol
+from twisted.python import log
 from twisted.internet.interfaces import (
     IListeningPort,
     IStreamClientEndpoint,
@@ -28,8 +34,9 @@ class SubchannelRegistry:
     """Creates subchannels in both directions and keeps the listeners'
     factories. Not a protocol layer: it only routes and allocates."""
 
-    def __init__(self, eventually):
+    def __init__(self, eventually, expected_subprotocols=None):
         self._eventually = eventually
+        self._expected = expected_subprotocols  # None: any name may wait
         self._role_waiters = []
         self._is_leader = None
         self._failure = None
@@ -111,6 +118,11 @@ class SubchannelRegistry:
 
     def got_open(self, scid, subprotocol):
         sc = self._new(scid, subprotocol)
+        if (self._expected is not None and subprotocol not in self._expected
+                and subprotocol not in self._factories):
+            log.msg(f"Dilation: refused an OPEN for unexpected subprotocol {subprotocol!r}")
+            sc.attach(_Refusal())
+            return sc
         self._unattached.setdefault(subprotocol, []).append(sc)
         if subprotocol in self._factories:
             self._eventually(self._attach_waiting, subprotocol)
@@ -131,6 +143,14 @@ class SubchannelRegistry:
             return
         for sc in self._unattached.pop(subprotocol, []):
             sc.attach(factory.buildProtocol(sc.getPeer()))
+
+
+class _Refusal(Protocol):
+    """Closes the subchannel it is given: the answer to an OPEN nobody
+    will ever listen for."""
+
+    def connectionMade(self):
+        self.transport.loseConnection()
 
 
 @implementer(IStreamClientEndpoint)

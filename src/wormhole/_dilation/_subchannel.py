@@ -22,7 +22,7 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.error import ConnectionDone
 from twisted.internet.interfaces import IAddress, IConsumer, IPushProducer, ITransport
-from twisted.python import failure, log
+from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
@@ -38,9 +38,10 @@ class AlreadyClosedError(Exception):
 @implementer(IAddress)
 @attr.s(frozen=True)
 class SubchannelAddress:
-    """getPeer()/getHost() of a subchannel: its subprotocol and id."""
+    """getPeer()/getHost() of a subchannel: its subprotocol and id (the
+    reference 0.24's has only the subprotocol, hence the default)."""
     subprotocol = attr.ib()
-    scid = attr.ib()
+    scid = attr.ib(default=None)
 
 
 @implementer(ITransport, IConsumer, IPushProducer, I.ISubChannel)
@@ -266,9 +267,16 @@ class SubChannel:
     @m.output()
     def connection_lost(self):
         p, self._producer = self._producer, None
-        if p is not None and self._streaming:
-            p.stopProducing()
-        self._protocol.connectionLost(failure.Failure(ConnectionDone()))
+        # applications written for the reference register producers
+        # without stopProducing (it never calls it): stop only those
+        # that can be stopped; connectionLost tells the rest
+        stop = getattr(p, "stopProducing", None)
+        if stop is not None and self._streaming:
+            stop()
+        # the exception itself, not a Failure: that is what the reference
+        # 0.24 passes, and applications test ``isinstance(reason,
+        # ConnectionDone)`` (docs/api.md, "Dilation")
+        self._protocol.connectionLost(ConnectionDone())
 
     # -- transitions -------------------------------------------------------
 

@@ -8,8 +8,7 @@ random 16-hex Dilation side and the version we would use), then
 answers ``reconnecting``, and both start the next generation.
 
 The module path is public: applications written for the reference import
-``wormhole._dilation.manager.DilatedWormhole`` (shared/spec/README.md,
-"What real applications reach for").
+``wormhole._dilation.manager.DilatedWormhole`` (docs/api.md, "Dilation").
 """
 
 import os
@@ -19,18 +18,26 @@ from automat import MethodicalMachine
 from twisted.python import log
 from zope.interface import implementer
 
-from .._status import ConnectedPeer, ConnectingPeer, ReconnectingPeer
+from .._status import ConnectedPeer, ConnectingPeer, DilationHint, ReconnectingPeer
+from .._tracing import trace_hook
 from ..util import bytes_to_dict, bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
 from ._records import Ack, Data, Ping, Pong
 
 SUPPORTED_VERSIONS = ["ged"]  # best first (spec 000 "Versions and can-dilate")
+# send_ping(): PINGs waiting for their PONG at once (a bound on the dict)
+MAX_PINGS_OUTSTANDING = 1000
 
 
 class OldPeerCannotDilateError(Exception):
     """The peer's version message has no ``can-dilate`` we share (spec 000
     "Initiating Dilation"): it cannot dilate; upgrade the peer's software."""
+
+
+class CanOnlyDilateOnceError(Exception):
+    """dilate() was called a second time on the same wormhole (the
+    reference 0.24's error for it)."""
 
 
 class DilationProtocolError(Exception):
@@ -40,6 +47,22 @@ class DilationProtocolError(Exception):
 def make_side():
     """A fresh random Dilation side: 16 lower-case hex digits (spec 000)."""
     return bytes_to_hexstr(os.urandom(8))
+
+
+def describe_hints(hints):
+    """DilationHints for the hint dicts of a ``connection-hints`` message
+    (spec 000: ``direct-tcp-v1`` hints, and ``relay-v1`` hints that hold
+    their own list of direct hints); malformed entries are skipped."""
+    found = []
+    for hint in hints:
+        if not isinstance(hint, dict):
+            continue
+        if hint.get("type") == "direct-tcp-v1":
+            found.append((hint, True))
+        elif hint.get("type") == "relay-v1" and isinstance(hint.get("hints"), list):
+            found.extend((h, False) for h in hint["hints"] if isinstance(h, dict))
+    return [DilationHint(f"{h.get('hostname')}:{h.get('port')}", is_direct)
+            for h, is_direct in found]
 
 
 def choose_version(their_can_dilate):
@@ -54,31 +77,40 @@ def choose_version(their_can_dilate):
 
 @attr.s
 class DilatedWormhole:
-    """What ``w.dilate()`` returns (spec 000 "Initiating Dilation")."""
+    """What ``w.dilate()`` returns (spec 000 "Initiating Dilation").
+
+    ``when_dilated()`` fires once the first peer connection exists (or
+    fails when Dilation cannot happen), as in the reference 0.24."""
     _registry = attr.ib()
-    _manager_holder = attr.ib(default=None)
+    _when_dilated = attr.ib()
 
-    def connector_for(self, name):
-        """An IStreamClientEndpoint opening subchannels for subprotocol ``name``."""
-        if not isinstance(name, str):
-            raise TypeError(f"subprotocol name must be a str, not {type(name).__name__}")
-        return SubchannelConnectorEndpoint(name, self._registry)
+    def when_dilated(self):
+        """A Deferred that fires with None once the peers are connected."""
+        return self._when_dilated()
 
-    def listener_for(self, name):
-        """An IStreamServerEndpoint accepting subchannels for subprotocol ``name``."""
-        if not isinstance(name, str):
-            raise TypeError(f"subprotocol name must be a str, not {type(name).__name__}")
-        return SubchannelListenerEndpoint(name, self._registry)
+    def connector_for(self, subprotocol_name):
+        """An IStreamClientEndpoint opening subchannels for ``subprotocol_name``."""
+        if not isinstance(subprotocol_name, str):
+            raise TypeError(f"subprotocol name must be a str, "
+                            f"not {type(subprotocol_name).__name__}")
+        return SubchannelConnectorEndpoint(subprotocol_name, self._registry)
+
+    def listener_for(self, subprotocol_name):
+        """An IStreamServerEndpoint accepting subchannels for ``subprotocol_name``."""
+        if not isinstance(subprotocol_name, str):
+            raise TypeError(f"subprotocol name must be a str, "
+                            f"not {type(subprotocol_name).__name__}")
+        return SubchannelListenerEndpoint(subprotocol_name, self._registry)
 
 
 @implementer(I.IDilationManager, I.IRecordReceiver)
 class Manager:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, side, use_version, send_dilate, inbound, outbound, registry,
                  make_connector, clock=None, on_status=None, ping_interval=None,
-                 entropy=os.urandom):
+                 entropy=os.urandom, on_hints=None):
         self._side = side
         self._clock = clock
         # dilate(ping_interval=P), as the reference 0.24 behaves on the
@@ -93,6 +125,8 @@ class Manager:
         # on_status(generation, peer_connection): UX only (spec 000
         # "Initiating Dilation", DilationStatus)
         self._on_status = on_status or (lambda generation, peer: None)
+        # on_hints([DilationHint]): the peer's hints as they arrive (UX)
+        self._on_hints = on_hints or (lambda hints: None)
         self._use_version = use_version
         self._send_dilate = send_dilate        # f(dict) -> the next dilate-N
         self._inbound = I.IInbound(inbound)
@@ -148,9 +182,11 @@ class Manager:
             if record.ping_id == self._ping_outstanding:
                 self._ping_outstanding = None
                 self._pings_answered += 1
-            cb = self._pongs.pop(record.ping_id, None)
-            if cb is not None:
-                cb()
+            waiting = self._pongs.pop(record.ping_id, None)
+            if waiting is not None:
+                on_pong, sent_at = waiting
+                if on_pong is not None:
+                    on_pong(self._now() - sent_at)
         elif isinstance(record, Ack):
             self._outbound.handle_ack(record.resp_seqnum)
         else:
@@ -166,12 +202,18 @@ class Manager:
 
     def send_ping(self, ping_id, on_pong=None):
         """Send a PING (Leader or Follower) over the current L3, if any;
-        ``on_pong()`` runs when the matching PONG arrives. ``ping_id`` is 4
-        bytes or an int below 2**32."""
-        if isinstance(ping_id, int):
+        ``on_pong(round_trip_seconds)`` runs when the matching PONG
+        arrives, as the reference 0.24 calls it. ``ping_id`` is 4 bytes or
+        an int below 2**32; at most MAX_PINGS_OUTSTANDING wait at once."""
+        if isinstance(ping_id, int) and not isinstance(ping_id, bool):
             ping_id = ping_id.to_bytes(4, "big")
-        if on_pong is not None:
-            self._pongs[ping_id] = on_pong
+        if not isinstance(ping_id, bytes) or len(ping_id) != 4:
+            raise ValueError(f"ping_id must be 4 bytes or an int below 2**32, not {ping_id!r}")
+        if ping_id in self._pongs:
+            raise ValueError(f"a PING with id {ping_id!r} is already waiting for its PONG")
+        if len(self._pongs) >= MAX_PINGS_OUTSTANDING:
+            raise ValueError(f"{MAX_PINGS_OUTSTANDING} PINGs already wait for a PONG")
+        self._pongs[ping_id] = (on_pong, self._now())
         if self._connection is not None:
             self._connection.send_record(Ping(ping_id))
 
@@ -264,8 +306,13 @@ class Manager:
 
     @m.output()
     def report_connected(self, connection):
+        # expires_at: with keepalives, a peer silent for two intervals is
+        # presumed gone (the reference's estimate)
+        expires = None
+        if self._ping_interval:
+            expires = self._now() + 2 * self._ping_interval
         self._on_status(self._generation,
-                        ConnectedPeer(self._now(), None,
+                        ConnectedPeer(self._now(), expires,
                                       getattr(connection, "description", "?")))
 
     @m.output()
@@ -280,6 +327,7 @@ class Manager:
 
     @m.output()
     def hints_to_connector(self, hints):
+        self._on_hints(describe_hints(hints))
         self._connector.got_hints(hints)
 
     @m.output()

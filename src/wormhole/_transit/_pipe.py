@@ -22,6 +22,7 @@ from twisted.internet import defer, error, interfaces
 from zope.interface import implementer
 
 from ._codec import DEFAULT_MAX_RECORD
+from ._file import FileConsumer
 from ._interfaces import IRecordPipe, IRecordSink, ITransitConnection
 
 # The TCP transport's ``bufferSize`` is both its read size and the
@@ -126,6 +127,11 @@ class RecordPipe:
         self._release(_QUEUE)
         self._to_consumer(queued)
         return self._consumer_done
+
+    def writeToFile(self, f, expected, progress=None, hasher=None):
+        """The reference 0.24's helper: write ``expected`` bytes of records
+        into the open file ``f`` through a FileConsumer; fires with it."""
+        return self.connectConsumer(FileConsumer(f, progress, hasher), expected)
 
     def disconnectConsumer(self):
         consumer, self._consumer = self._consumer, None

@@ -16,19 +16,13 @@ from twisted.python.failure import Failure
 
 from .. import __version__
 from .._escape import escape_text
+from .._version import IMPLEMENTATION
 from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
                       ServerError, TransferError, WelcomeError, WormholeError,
                       WrongPasswordError)
 from ._config import APPID, Config
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
-# autobahn's "NVX" UTF-8 validator and XOR masker are compiled by cffi at
-# import time, parsing their C declarations with pycparser: ~0.05 CPU-s of
-# every CLI start. The Mailbox connection carries a few small JSON frames,
-# for which autobahn's pure-Python versions are just as good. Set before
-# anything imports autobahn (nothing above does: the commands import the
-# client when they run); AUTOBAHN_USE_NVX=1 in the environment still wins.
-os.environ.setdefault("AUTOBAHN_USE_NVX", "0")
 
 
 # the letters debug_set_trace knows (spec 004 5: Boss, Nameplate, Mailbox,
@@ -218,7 +212,7 @@ class _AliasedGroup(click.Group):
               help="(debug) write timing data to file")
 @_top_debug_state_option
 @click.version_option(version=__version__, prog_name="wormhole",
-                      message="%(prog)s %(version)s")
+                      message=f"%(prog)s %(version)s ({IMPLEMENTATION})")
 @click.pass_context
 def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
     """Create a Magic Wormhole and communicate through it.
@@ -227,6 +221,14 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
     places at the same time. Wormholes are secure against anyone who
     doesn't use the same code.
     """
+    # autobahn's "NVX" UTF-8 validator and XOR masker are compiled by cffi
+    # at import time, parsing their C declarations with pycparser: ~0.05
+    # CPU-s of every CLI start. The Mailbox connection carries a few small
+    # JSON frames, for which autobahn's pure-Python versions are just as
+    # good. Set when the command runs (not when this module is imported:
+    # no import-time side effects), before the commands import the client;
+    # AUTOBAHN_USE_NVX=1 in the environment still wins.
+    os.environ.setdefault("AUTOBAHN_USE_NVX", "0")
     ctx.ensure_object(dict)
     # --debug-state is also accepted here, before the command; the
     # reference has it on send/receive, where it overrides this one

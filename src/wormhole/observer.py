@@ -1,0 +1,44 @@
+"""``wormhole.observer``: the observers the reference 0.24 exports
+publicly. ``OneShotObserver`` and ``SequenceObserver`` are this library's
+own (in _observer, behind every ``get_*`` Deferred); ``EmptyableSet`` is
+a set whose ``when_next_empty()`` fires once it has been emptied.
+"""
+
+from twisted.internet.defer import Deferred
+
+from ._observer import NoResult, OneShotObserver, SequenceObserver
+
+__all__ = ["EmptyableSet", "NoResult", "OneShotObserver", "SequenceObserver"]
+
+
+class EmptyableSet(set):
+    """A set that tells waiters when it becomes empty: ``when_next_empty()``
+    fires (in a later turn, through the eventual queue) the next time a
+    ``discard()`` empties it, or at once if it is already empty."""
+
+    def __init__(self, *args, **kwargs):
+        # ``_eventual_queue=``: fire in a later turn (else at once)
+        self._eq = kwargs.pop("_eventual_queue", None)
+        super().__init__(*args, **kwargs)
+        self._waiting = []
+
+    def when_next_empty(self):
+        d = Deferred()
+        if not self:
+            self._fire(d)
+        else:
+            self._waiting.append(d)
+        return d
+
+    def discard(self, o):
+        super().discard(o)
+        if not self and self._waiting:
+            waiting, self._waiting = self._waiting, []
+            for d in waiting:
+                self._fire(d)
+
+    def _fire(self, d):
+        if self._eq is not None:
+            self._eq.eventually(d.callback, None)
+        else:
+            d.callback(None)
