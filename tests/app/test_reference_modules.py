@@ -4,6 +4,7 @@
 and no import-time side effects."""
 
 import hashlib
+import inspect
 import io
 import os
 import subprocess
@@ -13,7 +14,7 @@ from twisted.internet import defer, reactor
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole import errors, util
+from wormhole import util
 from wormhole.eventual import EventualQueue
 from wormhole.ipaddrs import find_addresses
 from wormhole.observer import EmptyableSet, NoResult, OneShotObserver
@@ -110,13 +111,16 @@ class SmallModules(unittest.TestCase):
         self.assertIsInstance(free, int)
         self.assertGreater(free, 0)
 
-    def test_get_tor_says_tor_is_unavailable(self):
-        """get_tor has the reference's signature and fails with a
-        NoTorError that says what to do."""
-        f = self.failureResultOf(get_tor(reactor, launch_tor=True, tor_control_port=None,
-                                         timing=None, stderr=io.StringIO()),
-                                 errors.NoTorError)
-        self.assertIn("without Tor", str(f.value))
+    def test_get_tor_signature(self):
+        """get_tor has the reference 0.24's signature (its behaviour is
+        tested with fakes and a real tor in tests/tor)."""
+        self.assertEqual(
+            [name for name in inspect.signature(get_tor).parameters
+             if not name.startswith("_")],
+            ["reactor", "launch_tor", "tor_control_port", "timing", "stderr"])
+        defaults = {name: p.default for name, p in inspect.signature(get_tor).parameters.items()}
+        self.assertEqual((defaults["launch_tor"], defaults["tor_control_port"],
+                          defaults["timing"]), (False, None, None))
 
     def test_python_m_wormhole(self):
         """``python -m wormhole --version`` runs the CLI and names this
@@ -174,8 +178,13 @@ class TransitAPI(unittest.TestCase):
 
         @implementer(ITransitConnection)
         class Connection:
+            max_record = None
+
             def close(self):
                 pass
+
+            def set_max_record(self, max_record):
+                self.max_record = max_record
 
         class Transport:
             def pauseProducing(self):
@@ -184,10 +193,13 @@ class TransitAPI(unittest.TestCase):
             def resumeProducing(self):
                 pass
 
-        pipe = RecordPipe(Connection(), Transport(), "test")
+        connection = Connection()
+        pipe = RecordPipe(connection, Transport(), "test")
         f = io.BytesIO()
         progress = []
         d = pipe.writeToFile(f, 5, progress.append)
+        # no record longer than what is still expected (docs/security.md)
+        self.assertEqual(connection.max_record, 5)
         pipe.records_received([b"abc"])
         self.assertNoResult(d)
         pipe.records_received([b"de", b"after"])

@@ -28,6 +28,7 @@ from ._unzip import Refused, unpack_zip
 __all__ = [
     "PARTIAL_PREFIX",
     "PartialFile",
+    "BadOffer",
     "Refused",
     "check_not_existing",
     "check_room",
@@ -49,18 +50,24 @@ def default_free_space(path):
     return shutil.disk_usage(path).free
 
 
+class BadOffer(Refused):
+    """The offer itself is malformed (a missing or unusable name, a bad
+    count): refused, and a failure (exit status 1), not a decision of
+    ours like an overwrite or a lack of room (docs/cli.md, "Exit status")."""
+
+
 def offered_name(kind, offer):
     """The plain name a file or directory offer suggests, or Refused."""
     key = "filename" if kind == "file" else "dirname"
     raw = offer.get(key)
     if not isinstance(raw, str):
-        raise Refused(f"the sender's offer has no {key}")
+        raise BadOffer(f"the sender's offer has no {key}")
     # a peer could send "../../.bashrc" or "/etc/passwd": keep the last part
     name = raw.replace("\\", "/").rstrip("/").split("/")[-1]
     try:
         check_component(name)
     except BadName as e:
-        raise Refused(f"the sender offered an unusable name '{raw[:300]}': {e}") from None
+        raise BadOffer(f"the sender offered an unusable name '{raw[:300]}': {e}") from None
     return name
 
 

@@ -124,12 +124,12 @@ def _from_sender(reactor, cfg, d, what):
 
 def _numbers(kind, offer):
     """(bytes on the wire, bytes on disk at most, files) of an offer, or
-    Refused."""
+    BadOffer."""
     keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes", "numfiles")
     values = [offer.get(k) for k in keys]
     for k, v in zip(keys, values):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise _incoming.Refused(f"the sender's offer has a bad {k}: {excerpt(v)}")
+            raise _incoming.BadOffer(f"the sender's offer has a bad {k}: {excerpt(v)}")
     if kind == "file":
         return values[0], values[0], 1
     return tuple(values)
@@ -174,6 +174,8 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         target, size, unpacked, numfiles = yield _decide(reactor, cfg, kind, offer)
     except _incoming.Refused as e:
         receiver.decline(e)
+        if isinstance(e, _incoming.BadOffer):
+            raise  # a malformed offer is a failure (exit 1), not a decision
         # refused before anything came: the transfer was declined (exit 3)
         raise DeclinedOffer(*e.args) from None
     transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
