@@ -1,0 +1,169 @@
+"""transfer-v2 end to end over loopback: two of our wormholes with our
+Mailbox server dilate and run a session through the library API
+(docs/transfer-v2.md). Waits on events only; every test stops what it
+started."""
+import hashlib
+import os
+
+from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
+from twisted.trial import unittest
+
+import wormhole
+from wormhole import transfer_v2 as T
+from wormhole.server.testing import start_mailbox_server
+
+APPID = "example.com/transfer-v2-e2e"
+
+
+def write_tree(root, files):
+    for rel, data in files.items():
+        path = os.path.join(root, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def read_tree(root):
+    found = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for n in names:
+            full = os.path.join(dirpath, n)
+            with open(full, "rb") as f:
+                found[os.path.relpath(full, root).replace(os.sep, "/")] = f.read()
+    return found
+
+
+class _Base(unittest.TestCase):
+    @defer.inlineCallbacks
+    def setUp(self):
+        self.srv = yield start_mailbox_server(reactor, channel_db=self.mktemp())
+        self.addCleanup(self._stop_server)
+
+    @defer.inlineCallbacks
+    def _stop_server(self):
+        yield self.srv.stop()
+        yield deferLater(reactor, 0.05, lambda: None)
+
+    @defer.inlineCallbacks
+    def pair(self, mode1, mode2, versions2=None):
+        w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
+                             versions=T.app_versions(mode1))
+        w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
+                             versions=T.app_versions(mode2) if versions2 is None else versions2)
+        self.addCleanup(self._close, w1, w2)
+        w1.allocate_code()
+        code = yield w1.get_code()
+        w2.set_code(code)
+        return w1, w2
+
+    @defer.inlineCallbacks
+    def _close(self, *ws):
+        for w in ws:
+            try:
+                yield w.close()
+            except Exception:  # noqa: BLE001 -- a test may have closed it already
+                pass
+        yield deferLater(reactor, 0.05, lambda: None)
+
+    def session(self, w, mode, **kw):
+        kw.setdefault("dilate_kwargs", {"_listen_addresses": ["127.0.0.1"]})
+        return T.TransferSession(reactor, w, mode, **kw)
+
+
+class Sessions(_Base):
+    @defer.inlineCallbacks
+    def test_files_and_directories_one_session(self):
+        """One send session offers two files and a directory (nested,
+        non-ASCII and long names); the receiver accepts all; every byte
+        and name arrives, nothing else is left behind."""
+        src, dst = self.mktemp(), self.mktemp()
+        os.makedirs(src)
+        os.makedirs(dst)
+        long_name = "l" * 200 + ".txt"
+        tree = {"README": b"hello", "src/hello.py": b"print(1)\n" * 1000,
+                "src/deep/\u00e9t\u00e9 \u6587.bin": os.urandom(300_000), long_name: b""}
+        write_tree(os.path.join(src, "project"), tree)
+        with open(os.path.join(src, "a.bin"), "wb") as f:
+            f.write(os.urandom(1_000_000))
+        with open(os.path.join(src, "empty"), "wb"):
+            pass
+        w1, w2 = yield self.pair("send", "receive")
+        done = []
+
+        def on_offer(incoming):
+            done.append(incoming.when_done())
+            incoming.accept(dst)
+        s1 = self.session(w1, "send")
+        s2 = self.session(w2, "receive", on_offer=on_offer)
+        yield defer.gatherResults([s1.start(), s2.start()])
+        results = yield defer.gatherResults([
+            s1.offer(os.path.join(src, "a.bin")), s1.offer(os.path.join(src, "empty")),
+            s1.offer(os.path.join(src, "project"))])
+        self.assertEqual([(r.files, r.bytes) for r in results],
+                         [(1, 1_000_000), (1, 0), (4, sum(map(len, tree.values())))])
+        received = yield defer.gatherResults(done)
+        self.assertEqual(sorted(os.path.basename(r.path) for r in received),
+                         ["a.bin", "empty", "project"])
+        self.assertEqual(read_tree(os.path.join(dst, "project")), tree)
+        with open(os.path.join(src, "a.bin"), "rb") as a, \
+                open(os.path.join(dst, "a.bin"), "rb") as b:
+            self.assertEqual(hashlib.sha256(a.read()).digest(),
+                             hashlib.sha256(b.read()).digest())
+        self.assertEqual(sorted(os.listdir(dst)), ["a.bin", "empty", "project"])
+        closed2 = s2.when_closed()
+        yield s1.close()
+        yield closed2
+
+    @defer.inlineCallbacks
+    def test_connect_both_directions_reject_and_accept(self):
+        """Two connect peers offer to each other in one session; one offer
+        is rejected (the sender gets the reason), the others arrive; text
+        messages go both ways."""
+        d1, d2, src = self.mktemp(), self.mktemp(), self.mktemp()
+        for d in (d1, d2, src):
+            os.makedirs(d)
+        for name in ("x", "y", "z"):
+            with open(os.path.join(src, name), "wb") as f:
+                f.write(name.encode() * 1000)
+        texts1, texts2 = [], []
+        w1, w2 = yield self.pair("connect", "connect")
+
+        def deciding(folder):
+            def on_offer(incoming):
+                if incoming.offer.filename == "y":
+                    incoming.reject("not y, thanks")
+                else:
+                    incoming.accept(folder)
+            return on_offer
+        s1 = self.session(w1, "connect", on_offer=deciding(d1), on_text=texts1.append)
+        s2 = self.session(w2, "connect", on_offer=deciding(d2), on_text=texts2.append)
+        yield defer.gatherResults([s1.start(), s2.start()])
+        r_x = yield s1.offer(os.path.join(src, "x"))
+        r_z = yield s2.offer(os.path.join(src, "z"))
+        self.assertEqual((r_x.files, r_z.files), (1, 1))
+        e = yield self.assertFailure(s1.offer(os.path.join(src, "y")), T.OfferRejected)
+        self.assertEqual(e.reason, "not y, thanks")
+        s1.send_text("hi from 1")
+        s2.send_text("hi from 2")
+        self.assertEqual(os.listdir(d2), ["x"])
+        self.assertEqual(os.listdir(d1), ["z"])
+        closed1 = s1.when_closed()
+        yield s2.close()
+        yield closed1
+        self.assertEqual((texts1, texts2), (["hi from 2"], ["hi from 1"]))
+
+    @defer.inlineCallbacks
+    def test_classic_peer(self):
+        """A peer without transfer-v2 in its app_versions: start() fails
+        with PeerUsesClassic, so the application can fall back."""
+        w1, _w2 = yield self.pair("send", None, versions2={})
+        s1 = self.session(w1, "send")
+        yield self.assertFailure(s1.start(), T.PeerUsesClassic)
+
+    @defer.inlineCallbacks
+    def test_both_receive(self):
+        """Two receive peers: IncompatibleModes on both sides."""
+        w1, w2 = yield self.pair("receive", "receive")
+        yield self.assertFailure(self.session(w1, "receive").start(), T.IncompatibleModes)
+        yield self.assertFailure(self.session(w2, "receive").start(), T.IncompatibleModes)
