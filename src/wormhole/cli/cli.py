@@ -231,17 +231,24 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (accepted; this wormhole does not draw one).")
-@click.argument("what", required=False)
+@click.option("--classic", is_flag=True,
+              help="use the classic protocol even when the peer speaks transfer-v2")
+@click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, what):
+         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, classic,
+         what):
     """Send a text message, file, or directory"""
     from . import cmd_send
     cfg = ctx.obj["config"]
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
     cfg.text = text
-    cfg.what = what
+    if len(what) > 1 and classic:
+        raise click.ClickException("--classic sends one file or directory per code")
+    cfg.what = what[0] if what else None
+    cfg.paths = what
+    cfg.classic = classic
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
     return _run(ctx, cmd_send.send, cfg)
@@ -260,11 +267,13 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
 @click.option("-a", "--allocate", is_flag=True,
               help="Allocate a fresh code (do not prompt for one)")
 @_debug_state_option
+@click.option("--classic", is_flag=True,
+              help="use the classic protocol even when the peer speaks transfer-v2")
 @click.argument("code", nargs=-1, metavar="[CODE]...")
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, debug_state,
-            code):
+            classic, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
@@ -278,6 +287,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
+    cfg.classic = classic
     return _run(ctx, cmd_receive.receive, cfg)
 
 

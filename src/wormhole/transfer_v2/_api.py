@@ -68,10 +68,11 @@ class IncomingOffer:
     def size(self):
         return self.offer.size if self.is_directory else self.offer.bytes
 
-    def accept(self, folder):
-        """Receive into ``folder``; a Refused (exists, no room) becomes a reject."""
+    def accept(self, folder, name=None):
+        """Receive into ``folder`` (under ``name`` instead of the offered
+        one, if given); a Refused (exists, no room) becomes a reject."""
         try:
-            sink = _sink.sink_for(self.offer, folder, self._free_space)
+            sink = _sink.sink_for(self.offer, folder, self._free_space, name)
         except _sink.Refused as e:
             self._machine.reject(str(e))
             return

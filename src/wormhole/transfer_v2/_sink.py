@@ -60,8 +60,8 @@ def _check(target, directory, needed, free_space):
 class FileSink:
     """One offered file, into ``directory``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space):
-        self.final_path = _plain_target(offer.filename, directory)
+    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+        self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
 
     def open_file(self, path, header):
@@ -77,8 +77,8 @@ class FileSink:
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space):
-        self.final_path = _plain_target(offer.base, directory)
+    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+        self.final_path = _plain_target(name or offer.base, directory)
         _check(self.final_path, directory, offer.size, free_space)
         self._tmp = tempfile.mkdtemp(prefix=_incoming.PARTIAL_PREFIX + offer.base + ".",
                                      dir=directory)
@@ -99,8 +99,9 @@ class DirectorySink:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def sink_for(offer, directory, free_space=_incoming.default_free_space):
-    """The sink for an accepted offer, or Refused (the reason goes to the peer)."""
+def sink_for(offer, directory, free_space=_incoming.default_free_space, name=None):
+    """The sink for an accepted offer, or Refused (the reason goes to the
+    peer); ``name`` replaces the offered name (``wormhole receive -o``)."""
     if isinstance(offer, M.DirectoryOffer):
-        return DirectorySink(offer, directory, free_space)
-    return FileSink(offer, directory, free_space)
+        return DirectorySink(offer, directory, free_space, name)
+    return FileSink(offer, directory, free_space, name)
