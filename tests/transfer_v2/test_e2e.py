@@ -167,3 +167,76 @@ class Sessions(_Base):
         w1, w2 = yield self.pair("receive", "receive")
         yield self.assertFailure(self.session(w1, "receive").start(), T.IncompatibleModes)
         yield self.assertFailure(self.session(w2, "receive").start(), T.IncompatibleModes)
+
+
+class Relayed(_Base):
+    @defer.inlineCallbacks
+    def setUp(self):
+        yield _Base.setUp(self)
+        from wormhole.relay.testing import start_transit_relay
+        self.relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(self.relay.stop)
+
+    @defer.inlineCallbacks
+    def send_one(self, size, hint, on_progress=None):
+        """Offer one file of ``size`` random bytes, neither side listening
+        (relay ``hint`` only); return (offer result, source bytes, received path)."""
+        src, dst = self.mktemp(), self.mktemp()
+        os.makedirs(src)
+        os.makedirs(dst)
+        data = os.urandom(size)
+        with open(os.path.join(src, "big"), "wb") as f:
+            f.write(data)
+        w1, w2 = yield self.pair("send", "receive")
+        received = []
+
+        def on_offer(incoming):
+            received.append(incoming.when_done())
+            if on_progress is not None:
+                incoming.progress = on_progress
+            incoming.accept(dst)
+        kw = {"no_listen": True, "transit_relay_location": hint}
+        s1 = self.session(w1, "send", dilate_kwargs=kw)
+        s2 = self.session(w2, "receive", on_offer=on_offer, dilate_kwargs=kw)
+        yield defer.gatherResults([s1.start(), s2.start()])
+        result = yield s1.offer(os.path.join(src, "big"))
+        done = yield received[0]
+        yield s1.close()
+        yield s2.when_closed()
+        return result, data, done.path
+
+    @defer.inlineCallbacks
+    def test_relay_only(self):
+        """Neither side listens: the offer travels through our relay."""
+        result, data, path = yield self.send_one(2_000_000, self.relay.hint)
+        self.assertEqual(result.bytes, len(data))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), data)
+
+    @defer.inlineCallbacks
+    def test_three_cuts_mid_file(self):
+        """A proxy in front of the relay cuts the connection three times
+        while a 24 MB file streams; Dilation reconnects and the file
+        arrives exactly once (size and hash; one offer, one file)."""
+        from tests.dilation._proxy import CuttableProxy
+        host, port = self.relay.hint.split(":")[1:]
+        proxy = CuttableProxy(reactor, host, int(port))
+        lp = reactor.listenTCP(0, proxy, interface="127.0.0.1")
+        self.addCleanup(lp.stopListening)
+        self.addCleanup(proxy.cut)
+        total = 24 * 1000 * 1000
+        marks = [total // 4, total // 2, 3 * total // 4]
+        seen = [0]
+
+        def progress(n):
+            seen[0] += n
+            if marks and seen[0] >= marks[0]:
+                marks.pop(0)
+                reactor.callLater(0, proxy.cut)
+        result, data, path = yield self.send_one(
+            total, f"tcp:127.0.0.1:{lp.getHost().port}", progress)
+        self.assertEqual(proxy.cuts, 3)
+        self.assertEqual((result.files, result.bytes), (1, total))
+        self.assertEqual(seen[0], total)
+        with open(path, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())

@@ -106,10 +106,12 @@ def send_paths(reactor, cfg):
         versions = yield w.get_versions()
         if not peer_speaks_v2(versions):
             if len(outgoings) != 1:
-                raise TransferError(
-                    "the receiver only speaks the classic protocol, which sends one file "
-                    f"or directory per code; {len(outgoings)} were given (send a folder "
-                    "holding them, or one at a time)")
+                why = ("the receiver only speaks the classic protocol, which sends one file "
+                       f"or directory per code; {len(outgoings)} were given (send a folder "
+                       "holding them, or one at a time)")
+                # a classic receiver waits for an offer: tell it we gave up (spec 9.1)
+                w.send_message(dict_to_bytes({"error": why}))
+                raise TransferError(why)
             print(CLASSIC_USED, file=cfg.stderr, flush=True)
             yield cmd_send.send_path(reactor, cfg, w)
             return

@@ -1,0 +1,160 @@
+"""``wormhole send PATH...`` / ``wormhole receive`` over transfer-v2 as
+processes, with our Mailbox server on 127.0.0.1, and the classic fallback
+against the reference 0.24 CLI (docs/transfer-v2.md "The CLI")."""
+import os
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
+from wormhole.server.testing import start_mailbox_server
+
+from .._processes import child_env
+from ..cli._process import CLIProcess, our_cli
+from ..cli.test_interop import NO_TRANSIT, ref
+from .test_e2e import read_tree, write_tree
+
+ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+
+
+class CLI(unittest.TestCase):
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def setUp(self):
+        self.srv = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(self.srv.stop)
+        self.src = os.path.abspath(self.mktemp())
+        self.dst = os.path.abspath(self.mktemp())
+        os.makedirs(self.src)
+        os.makedirs(self.dst)
+
+    def spawn(self, argv, name, stdin=None, cwd=None):
+        # not CLIProcess.spawn: trial --jobs puts its sys.path (ours) in
+        # PYTHONPATH, which would make the reference CLI import our package
+        p = CLIProcess(name)
+        env = child_env()
+        env.update(ENV)
+        reactor.spawnProcess(p, argv[0], argv, env=env, path=cwd)
+        if stdin is not None:
+            p.transport.write(stdin)
+            p.transport.closeStdin()
+        self.addCleanup(p.kill)
+        return p
+
+    def ours(self, *args):
+        return our_cli("--relay-url", self.srv.url, "--transit-helper", NO_TRANSIT, *args)
+
+    @defer.inlineCallbacks
+    def run_pair(self, send_argv, recv_argv, recv_stdin=None):
+        send = self.spawn(send_argv, "sender")
+        m = yield send.wait_for(rb"wormhole receive (\S+)")
+        recv = self.spawn(recv_argv + [m.group(1).decode()], "receiver", stdin=recv_stdin,
+                          cwd=self.dst)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.runs = (send, recv)
+        return send, recv
+
+    def assertExit(self, run, status):
+        self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
+
+    @defer.inlineCallbacks
+    def test_several_paths(self):
+        """Two files and a directory (nested, non-ASCII, a 200-character
+        name) in one session; the receiver (--accept-file) gets them all,
+        both say transfer-v2 was used, both exit 0."""
+        tree = {"README": b"read me", "s\u00fcb/\u6587\u4ef6.txt": b"x" * 100_000,
+                "deep/er/" + "n" * 200: os.urandom(5000)}
+        write_tree(os.path.join(self.src, "proj"), tree)
+        for name, size in (("one.bin", 300_000), ("two", 0)):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(os.urandom(size))
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "one.bin"), os.path.join(self.src, "two"),
+                      os.path.join(self.src, "proj")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertIn(V2_USED.encode(), send.stderr)
+        self.assertIn(V2_USED.encode(), recv.stderr)
+        self.assertEqual(sorted(os.listdir(self.dst)), ["one.bin", "proj", "two"])
+        self.assertEqual(read_tree(os.path.join(self.dst, "proj")), tree)
+        with open(os.path.join(self.src, "one.bin"), "rb") as a, \
+                open(os.path.join(self.dst, "one.bin"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    @defer.inlineCallbacks
+    def test_reject_one_accept_another(self):
+        """The human refuses the first offer and accepts the second: only
+        the second is written; the sender reports the rejection; both exit
+        1 (like classic, a refused offer is a failed command)."""
+        for name in ("no", "yes"):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(name.encode() * 10)
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "no"), os.path.join(self.src, "yes")),
+            self.ours("receive"), recv_stdin=b"n\ny\n")
+        self.assertEqual(os.listdir(self.dst), ["yes"])
+        self.assertIn(b"Rejected: transfer rejected", send.stderr)
+        self.assertIn(b"Sent file 'yes'", send.stderr)
+        self.assertExit(send, 1)
+        self.assertExit(recv, 1)
+
+    @defer.inlineCallbacks
+    def test_classic_forced(self):
+        """--classic on the sender: the receiver (ours) sees no transfer-v2
+        and receives the classic way."""
+        with open(os.path.join(self.src, "f"), "wb") as f:
+            f.write(b"classic")
+        send, recv = yield self.run_pair(
+            self.ours("send", "--classic", os.path.join(self.src, "f")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertNotIn(b"transfer-v2", send.stderr + recv.stderr)
+        with open(os.path.join(self.dst, "f"), "rb") as f:
+            self.assertEqual(f.read(), b"classic")
+
+    @defer.inlineCallbacks
+    def test_fallback_to_reference_receiver(self):
+        """The reference 0.24 announces no transfer-v2: our sender says so
+        and sends the classic way (a directory here)."""
+        write_tree(os.path.join(self.src, "d"), {"a": b"A", "b/c": b"C" * 1000})
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "d")),
+            ref(self.srv.url, "receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertIn(CLASSIC_USED.encode(), send.stderr)
+        self.assertEqual(read_tree(os.path.join(self.dst, "d")), {"a": b"A", "b/c": b"C" * 1000})
+
+    @defer.inlineCallbacks
+    def test_fallback_from_reference_sender(self):
+        """The reference 0.24 sends a file to our receiver: no transfer-v2
+        from it, so ours receives the classic way."""
+        with open(os.path.join(self.src, "f.txt"), "wb") as f:
+            f.write(b"from the reference" * 1000)
+        send, recv = yield self.run_pair(
+            ref(self.srv.url, "send", os.path.join(self.src, "f.txt")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertNotIn(V2_USED.encode(), recv.stderr)
+        with open(os.path.join(self.dst, "f.txt"), "rb") as f:
+            self.assertEqual(f.read(), b"from the reference" * 1000)
+
+    @defer.inlineCallbacks
+    def test_several_paths_to_classic_peer(self):
+        """Several paths to a classic receiver: a clear error on both sides
+        (the receiver is told why), nothing sent."""
+        for name in ("a", "b"):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(b"x")
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "a"), os.path.join(self.src, "b")),
+            ref(self.srv.url, "receive", "--accept-file"))
+        self.assertExit(send, 1)
+        self.assertExit(recv, 1)
+        self.assertIn(b"only speaks the classic protocol", send.stderr)
+        self.assertIn(b"only speaks the classic protocol", recv.stderr)
+        self.assertEqual(os.listdir(self.dst), [])
