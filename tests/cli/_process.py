@@ -30,11 +30,14 @@ class CLIProcess(protocol.ProcessProtocol):
     def spawn(cls, testcase, reactor, argv, stdin=None, name="wormhole", env=None,
               cwd=None):
         """``env`` is added to ours (less any WORMHOLE_RELAY_URL and
-        WORMHOLE_TRANSIT_HELPER); ``cwd`` is the child's directory."""
+        WORMHOLE_TRANSIT_HELPER and PYTHONPATH); ``cwd`` is the child's directory."""
         p = cls(name)
         full_env = dict(os.environ)
         full_env.pop("WORMHOLE_RELAY_URL", None)
         full_env.pop("WORMHOLE_TRANSIT_HELPER", None)
+        # trial --jobs hands its workers a PYTHONPATH with our src/ in it:
+        # the reference CLI would import our package instead of its own
+        full_env.pop("PYTHONPATH", None)
         full_env.update(env or {})
         reactor.spawnProcess(p, argv[0], argv, env=full_env, path=cwd)
         if stdin is not None:

@@ -9,7 +9,6 @@ from twisted.trial import unittest
 from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
 from wormhole.server.testing import start_mailbox_server
 
-from .._processes import child_env
 from ..cli._process import CLIProcess, our_cli
 from ..cli.test_interop import NO_TRANSIT, ref
 from .test_e2e import read_tree, write_tree
@@ -30,17 +29,8 @@ class CLI(unittest.TestCase):
         os.makedirs(self.dst)
 
     def spawn(self, argv, name, stdin=None, cwd=None):
-        # not CLIProcess.spawn: trial --jobs puts its sys.path (ours) in
-        # PYTHONPATH, which would make the reference CLI import our package
-        p = CLIProcess(name)
-        env = child_env()
-        env.update(ENV)
-        reactor.spawnProcess(p, argv[0], argv, env=env, path=cwd)
-        if stdin is not None:
-            p.transport.write(stdin)
-            p.transport.closeStdin()
-        self.addCleanup(p.kill)
-        return p
+        return CLIProcess.spawn(self, reactor, argv, stdin=stdin, name=name, env=ENV,
+                                cwd=cwd)
 
     def ours(self, *args):
         return our_cli("--relay-url", self.srv.url, "--transit-helper", NO_TRANSIT, *args)
