@@ -25,6 +25,9 @@ records = st.one_of(
     st.builds(M.FileOffer, segment, sizes, sizes),
     st.builds(M.DirectoryOffer, segment, sizes, paths.filter(_no_prefix_conflicts)),
     st.just(M.OfferAccept()),
+    st.builds(M.OfferAccept, sizes, st.binary(min_size=32, max_size=32)),
+    sizes.flatmap(lambda n: st.builds(M.FileOffer, segment, sizes, st.just(n),
+                                      st.integers(min_value=0, max_value=n))),
     st.builds(M.OfferReject, text),
     st.builds(M.FileData, st.binary(max_size=2000)),
     st.builds(M.FileAcknowledge, sizes, st.binary(min_size=32, max_size=32)),
@@ -139,6 +142,23 @@ class Refusals(unittest.TestCase):
         """Control messages and offers beyond our limits are refused unparsed."""
         big = msgpack.packb({"kind": "text", "message": "x" * M.MAX_CONTROL_MESSAGE})
         self.assertRaises(M.MessageError, M.parse_control, big)
+
+    def test_resume_extension(self):
+        """The resume feature's fields: an accept with offset and hash, a
+        header with an offset; bad ones refused, a plain accept unchanged."""
+        self.assertEqual(M.encode_record(M.OfferAccept()), b"\x03")
+        raw = M.encode_record(M.OfferAccept(10, b"\x07" * 32))
+        self.assertEqual(msgpack.unpackb(raw[1:]),
+                         {"resume": {"offset": 10, "hash": b"\x07" * 32}})
+        raw = M.encode_record(M.FileOffer("f", 0, 20, 10))
+        self.assertEqual(msgpack.unpackb(raw[1:])["offset"], 10)
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 21)
+        self.assertRaises(M.MessageError, M.OfferAccept, 10, None)
+        self.assertRaises(M.MessageError, M.parse_record,
+                          b"\x03" + msgpack.packb({"resume": {"offset": 1, "hash": b"x"}}))
+        # another feature's payload on an accept is ignored
+        self.assertEqual(M.parse_record(b"\x03" + msgpack.packb({"sticker": 1})),
+                         M.OfferAccept())
 
     def test_extra_keys_ignored(self):
         """Unknown extra keys (a feature's extension) do not break parsing."""

@@ -203,3 +203,104 @@ class Receiving(unittest.TestCase):
         self.assertEqual(self.events[-1], M.OfferReject("bored"))
         self.assertEqual(self.listing(), [])
         self.assertIn("bored", str(self.results[0]))
+
+
+class Resuming(unittest.TestCase):
+    """The "resume" feature on the receiving side, with the real resumable sink."""
+
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+        self.data = os.urandom(10_000)
+        self.offer = M.FileOffer("big", 1700000000, len(self.data))
+
+    def receiver(self):
+        events, results = [], []
+        r = OfferReceiver(lambda b: events.append(M.parse_record(b)),
+                          lambda: events.append("close"), lambda offer: None,
+                          lambda n: None, results.append)
+        r.got_record(M.encode_record(self.offer))
+        return r, events, results
+
+    def sink(self):
+        return _sink.sink_for(self.offer, self.dir, plenty, resumable=True)
+
+    def interrupted_at(self, n):
+        """A first session that got ``n`` bytes, then lost its subchannel."""
+        r, events, results = self.receiver()
+        r.accept(self.sink())
+        self.assertEqual(events, [M.OfferAccept()])
+        r.got_record(M.encode_record(M.FileData(self.data[:n])))
+        r.lost()
+        self.assertIsInstance(results[0], ReceiveFailed)
+        self.assertEqual(len(os.listdir(self.dir)), 2)  # the bytes and the state file
+
+    def test_resume(self):
+        """Bytes kept after a lost subchannel are offered back with their
+        hash; the sender's header at that offset continues the file; both
+        acks cover the whole file; nothing is left but the file."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        sink = self.sink()
+        self.assertEqual(sink.resume[0], 4000)
+        r.accept(sink)
+        self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        r.got_record(M.encode_record(M.FileData(self.data[4000:])))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
+        self.assertEqual(events[-1], M.FileAcknowledge(len(self.data), digest(self.data)))
+        r.lost()
+        self.assertIsInstance(results[0], Received)
+        self.assertEqual(os.listdir(self.dir), ["big"])
+        with open(os.path.join(self.dir, "big"), "rb") as f:
+            self.assertEqual(f.read(), self.data)
+
+    def test_sender_says_from_zero(self):
+        """The sender's prefix differs (offset 0 in its header): the kept
+        bytes are discarded, the file comes in full, the reason is kept."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        sink = self.sink()
+        r.accept(sink)
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 0)))
+        r.got_record(M.encode_record(M.FileData(self.data)))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
+        r.lost()
+        self.assertIsInstance(results[0], Received)
+        self.assertIn("no longer starts with", sink.discarded)
+        self.assertEqual(os.listdir(self.dir), ["big"])
+
+    def test_other_version_discarded(self):
+        """Kept bytes of another version (size or timestamp differ) are
+        discarded before asking: a plain accept, and the reason is kept."""
+        self.interrupted_at(4000)
+        self.offer = M.FileOffer("big", 1700000001, len(self.data))
+        sink = self.sink()
+        self.assertIsNone(sink.resume)
+        self.assertIn("another version", sink.discarded)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_bad_resume_answers(self):
+        """An answer at another offset, or for another file, is refused
+        (the kept bytes stay for a later try)."""
+        for header in (M.FileOffer("big", 1700000000, len(self.data), 10),
+                       M.FileOffer("other", 1700000000, len(self.data), 4000),
+                       M.FileData(b"x")):
+            self.setUp()
+            self.interrupted_at(4000)
+            r, events, results = self.receiver()
+            r.accept(self.sink())
+            r.got_record(M.encode_record(header))
+            self.assertIsInstance(results[0], ReceiveFailed)
+            self.assertEqual(len(os.listdir(self.dir)), 2)
+
+    def test_mismatch_after_resume_deletes(self):
+        """A hash mismatch after resuming deletes the kept bytes too."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        r.accept(self.sink())
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        r.got_record(M.encode_record(M.FileData(self.data[4000:])))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), b"\x00" * 32)))
+        self.assertIsInstance(results[0], HashMismatch)
+        self.assertEqual(os.listdir(self.dir), [])

@@ -137,3 +137,50 @@ class Sending(unittest.TestCase):
         self.assertEqual(self.events[-2:], ["stop", "close"])
         self.assertEqual(len(self.results), 1)
         self.assertIsInstance(self.results[0], OfferLost)
+
+
+class ResumingSender(unittest.TestCase):
+    """The "resume" feature on the offering side."""
+
+    def setUp(self):
+        self.events = []
+        self.results = []
+        self.streams = []
+        self.prefix = M.new_hash()
+        self.prefix.update(b"abcd")
+        self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+                             lambda: self.events.append("close"), self._stream,
+                             self.results.append,
+                             lambda n: self.prefix.copy() if n == 4 else None)
+        self.s.connected()
+
+    def _stream(self, offset=0, hasher=None):
+        self.streams.append((offset, hasher and hasher.copy().digest()))
+        return FakeStreamer(self.events)
+
+    def test_matching_prefix(self):
+        """The receiver's prefix hash matches ours: a header at its offset,
+        streaming from there with the prefix already hashed."""
+        self.s.got_record(M.encode_record(M.OfferAccept(4, self.prefix.digest())))
+        self.assertEqual(self.events[-1], M.FileOffer("f", 7, 10, 4))
+        self.assertEqual(self.streams, [(4, self.prefix.digest())])
+        self.s.file_sent(10, H1)
+        self.s.all_sent()
+        self.s.got_record(M.encode_record(M.FileAcknowledge(10, H1)))
+        self.assertEqual(self.results, [OfferResult(1, 10, 4)])
+
+    def test_other_prefix(self):
+        """A prefix that is not ours (or longer than our file): from 0."""
+        for accept in (M.OfferAccept(4, H2), M.OfferAccept(99, H1)):
+            self.setUp()
+            self.s.got_record(M.encode_record(accept))
+            self.assertEqual(self.events[-1], M.FileOffer("f", 7, 10, 0))
+            self.assertEqual(self.streams, [(0, None)])
+
+    def test_without_the_feature(self):
+        """Without the feature a resume request is a plain accept."""
+        s = OfferSender(M.FileOffer("f", 7, 10), self.events.append, lambda: None,
+                        self._stream, self.results.append)
+        s.connected()
+        s.got_record(M.encode_record(M.OfferAccept(4, self.prefix.digest())))
+        self.assertEqual(self.streams, [(0, None)])

@@ -2,6 +2,7 @@
 folders, and the Streamer on task.Clock: headers, data records within the
 size limit, per-file hashes, pausing, and a file that changed after the
 offer aborting the send."""
+import hashlib
 import os
 
 from twisted.internet import task
@@ -117,6 +118,29 @@ class Sources(unittest.TestCase):
             self.assertEqual(len(sent), 1)  # "a" went, "b" did not
             self.assertIsNone(transport.producer)
             self.setUp_again(change)
+
+    def test_resume_from_offset(self):
+        """prefix_hasher gives the state after n bytes (None past the end or
+        after a change); a Streamer started there sends only the rest and
+        reports the whole file's hash."""
+        path = os.path.join(self.root, "d", "b")
+        out = S.prepare(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        hasher = S.prefix_hasher(out.files[0], 30000)
+        self.assertEqual(hasher.digest(), hashlib.blake2b(data[:30000], digest_size=32).digest())
+        self.assertIsNone(S.prefix_hasher(out.files[0], 70001))
+        clock, transport, sent, failed, done = task.Clock(), FakeTransport(), [], [], []
+        streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
+                              lambda: done.append(True), failed.append, offset=30000,
+                              hasher=hasher)
+        streamer.start()
+        self.assertEqual(b"".join(bytes(r.data) for r in transport.records), data[30000:])
+        full = M.new_hash()
+        full.update(data)
+        self.assertEqual(sent, [(70000, full.digest())])
+        os.utime(path, ns=(0, 0))
+        self.assertIsNone(S.prefix_hasher(out.files[0], 10))
 
     def setUp_again(self, change):
         path = os.path.join(self.root, "d", "b")

@@ -10,7 +10,7 @@ class Negotiate(unittest.TestCase):
     def test_app_versions(self):
         """Our app_versions entry carries mode and features."""
         self.assertEqual(V.app_versions("connect"),
-                         {"transfer-v2": {"mode": "connect", "features": {}}})
+                         {"transfer-v2": {"mode": "connect", "features": {"resume": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):
@@ -51,6 +51,9 @@ class Negotiate(unittest.TestCase):
         n = V.negotiate("receive", {"transfer-v2": {"mode": "send",
                                                     "features": {"thumbnails": {}}}})
         self.assertEqual(n.features, frozenset())
+        n = V.negotiate("receive", {"transfer-v2": {"mode": "send",
+                                                    "features": {"resume": {}}}})
+        self.assertEqual(n.features, frozenset({"resume"}))
         n = V.negotiate("receive", {"transfer-v2": {"mode": "send", "features": ["x", "y"]}},
                         our_features={"y": {}})
         self.assertEqual(n.features, frozenset({"y"}))

@@ -21,7 +21,7 @@ from .._eventual import EventualQueue
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
-from . import _receiving, _sending, _session, _sink, _source
+from . import _receiving, _sending, _session, _sink, _source, _versions
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -53,12 +53,17 @@ class IncomingOffer:
     ``Received`` or ``Rejected`` or fails (``HashMismatch``, ...).
     ``progress`` may be replaced by a callable taking a byte count."""
 
-    def __init__(self, offer, machine, done, free_space):
+    def __init__(self, offer, machine, done, free_space, resumable):
         self.offer = offer
         self._machine = machine
         self._done = done
         self._free_space = free_space
+        self._resumable = resumable
         self.progress = lambda nbytes: None
+        # after accept(): the byte an earlier session's bytes let us resume
+        # at (0: none), and why kept bytes were thrown away (or None)
+        self.resumed_from = 0
+        self.sink = None
 
     @property
     def is_directory(self):
@@ -72,11 +77,20 @@ class IncomingOffer:
         """Receive into ``folder`` (under ``name`` instead of the offered
         one, if given); a Refused (exists, no room) becomes a reject."""
         try:
-            sink = _sink.sink_for(self.offer, folder, self._free_space, name)
+            sink = _sink.sink_for(self.offer, folder, self._free_space, name,
+                                  resumable=self._resumable)
         except _sink.Refused as e:
             self._machine.reject(str(e))
             return
+        self.sink = sink
+        resume = getattr(sink, "resume", None)
+        self.resumed_from = resume[0] if resume else 0
         self._machine.accept(sink)
+
+    @property
+    def discarded(self):
+        """Why bytes kept from an earlier session were discarded, or None."""
+        return getattr(self.sink, "discarded", None)
 
     def reject(self, reason="rejected"):
         self._machine.reject(reason)
@@ -101,7 +115,7 @@ class _OfferInProtocol(Protocol):
 
     def _ask(self, offer):
         self.incoming = IncomingOffer(offer, self.machine, self._done,
-                                      self._session._free_space)
+                                      self._session._free_space, self._session._resume)
         self._session._incoming_offer(self.incoming)
 
     def _progress(self, nbytes):
@@ -130,8 +144,11 @@ class _OfferOutProtocol(Protocol):
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
+        prefix = None
+        if session._resume and not outgoing.is_directory:
+            prefix = lambda n: _source.prefix_hasher(outgoing.files[0], n)  # noqa: E731
         self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished)
+                                            self._start_streaming, self._finished, prefix)
 
     def _write(self, data):
         self.transport.write(data)
@@ -139,10 +156,10 @@ class _OfferOutProtocol(Protocol):
     def _close(self):
         self.transport.loseConnection()
 
-    def _start_streaming(self):
+    def _start_streaming(self, offset=0, hasher=None):
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._progress)
+                                    self.machine.source_failed, self._progress, offset, hasher)
         streamer.start()
         return streamer
 
@@ -173,10 +190,12 @@ class TransferSession:
 
     ``on_offer(IncomingOffer)`` decides about the peer's offers (without it
     every offer is rejected); ``on_text(str)`` gets the peer's text
-    messages. ``dilate_kwargs`` go to ``w.dilate()``."""
+    messages. ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
+    what ``app_versions(mode, features)`` announced (default: all we have)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
-                 dilate_kwargs=None, free_space=_sink._incoming.default_free_space):
+                 dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
+                 features=None):
         self._reactor = reactor
         self._w = w
         self._eq = EventualQueue(reactor)
@@ -185,6 +204,7 @@ class TransferSession:
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._free_space = free_space
         self._offers = set()
+        self._resume = False  # both declared the "resume" feature
         self._dilated = None
         self._our_control = None
         self.negotiated = None
@@ -192,7 +212,7 @@ class TransferSession:
         self._closed_observer = OneShotObserver(self._eq)
         self._machine = _session.Session(
             mode, self._start_dilation, self._opened, self._start_failed,
-            self._cancel_offers, self._close_control, self._closed)
+            self._cancel_offers, self._close_control, self._closed, features)
 
     # -- public ----------------------------------------------------------------
     def start(self):
@@ -248,6 +268,7 @@ class TransferSession:
 
     def _start_dilation(self, negotiated):
         self.negotiated = negotiated
+        self._resume = _versions.RESUME in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))

@@ -83,11 +83,17 @@ class FileOffer:
     filename = attr.ib()
     timestamp = attr.ib()
     bytes = attr.ib()
+    # "resume" feature (docs/transfer-v2.md "Resume"): on the header the
+    # offering side sends after an OfferAccept that asked to resume, the
+    # byte the data starts at (0: the whole file); None: absent
+    offset = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         check_segment(self.filename)
         _check_int("timestamp", self.timestamp)
         _check_int("bytes", self.bytes)
+        if self.offset is not None and _check_int("offset", self.offset) > self.bytes:
+            raise MessageError("offset beyond the end of the file")
 
 
 def _check_files(files):
@@ -124,7 +130,18 @@ class DirectoryOffer:
 
 @attr.s(frozen=True)
 class OfferAccept:
-    pass
+    # "resume" feature: the receiver holds the first ``resume_offset``
+    # bytes, whose BLAKE2b is ``resume_hash``; None: a plain accept
+    resume_offset = attr.ib(default=None)
+    resume_hash = attr.ib(default=None)
+
+    def __attrs_post_init__(self):
+        if (self.resume_offset is None) != (self.resume_hash is None):
+            raise MessageError("a resume needs both an offset and a hash")
+        if self.resume_offset is not None:
+            _check_int("resume offset", self.resume_offset)
+            if not isinstance(self.resume_hash, bytes) or len(self.resume_hash) != HASH_SIZE:
+                raise MessageError(f"a resume hash must be {HASH_SIZE} bytes")
 
 
 @attr.s(frozen=True)
@@ -201,15 +218,20 @@ def encode_record(record):
     if isinstance(record, FileData):
         return bytes((KIND_FILE_DATA,)) + bytes(record.data)
     if isinstance(record, FileOffer):
-        return bytes((KIND_FILE_OFFER,)) + _pack(
-            {"filename": record.filename, "timestamp": record.timestamp,
-             "bytes": record.bytes})
+        fields = {"filename": record.filename, "timestamp": record.timestamp,
+                  "bytes": record.bytes}
+        if record.offset is not None:
+            fields["offset"] = record.offset
+        return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
         return bytes((KIND_DIRECTORY_OFFER,)) + _pack(
             {"base": record.base, "size": record.size,
              "files": [list(p) for p in record.files]})
     if isinstance(record, OfferAccept):
-        return bytes((KIND_OFFER_ACCEPT,))
+        if record.resume_offset is None:
+            return bytes((KIND_OFFER_ACCEPT,))
+        return bytes((KIND_OFFER_ACCEPT,)) + _pack(
+            {"resume": {"offset": record.resume_offset, "hash": record.resume_hash}})
     if isinstance(record, OfferReject):
         return bytes((KIND_OFFER_REJECT,)) + _pack({"reason": record.reason})
     if isinstance(record, FileAcknowledge):
@@ -219,7 +241,8 @@ def encode_record(record):
 
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
-    return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"))
+    return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
+                     f.get("offset"))
 
 
 def _parse_directory_offer(payload):
@@ -228,9 +251,14 @@ def _parse_directory_offer(payload):
 
 
 def _parse_accept(payload):
-    # "Accept messages are blank": a payload would be a feature's extension
-    # (none is negotiated by this parser), so it is ignored, not refused
-    return OfferAccept()
+    # "Accept messages are blank": a payload is a feature's extension; we
+    # read the "resume" one and ignore anything else
+    if not payload:
+        return OfferAccept()
+    resume = _unpack(payload, MAX_CONTROL_MESSAGE).get("resume")
+    if not isinstance(resume, dict):
+        return OfferAccept()
+    return OfferAccept(_field(resume, "offset"), _field(resume, "hash"))
 
 
 def _parse_reject(payload):

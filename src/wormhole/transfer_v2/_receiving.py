@@ -64,6 +64,7 @@ class OfferReceiver:
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
+        self._resume_asked = None  # the offset we asked to resume at
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -84,6 +85,8 @@ class OfferReceiver:
                 return self.cancel(f"cannot write the received file: {e.strerror or e}")
             return self._got_data(len(record.data))
         if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
+            if self._resume_asked is not None:
+                return self._check_resume_header(record)
             if self._remaining:
                 return self._check_header(record)
             return self._got_offer(record)
@@ -108,6 +111,22 @@ class OfferReceiver:
         self._remaining.pop(0)
         return self._got_header(path, writer)
 
+    def _check_resume_header(self, header):
+        """The offering side's answer to our resume: the same file, from our
+        offset (its prefix matched) or from 0 (it did not)."""
+        asked, self._resume_asked = self._resume_asked, None
+        offer = self._offer
+        if (not isinstance(header, M.FileOffer) or header.offset not in (0, asked)
+                or (header.filename, header.bytes, header.timestamp)
+                != (offer.filename, offer.bytes, offer.timestamp)):
+            return self._got_bad(M.MessageError(
+                f"expected the answer to our resume at byte {asked}, got {header!r}"))
+        try:
+            writer = self._sink.open_file((offer.filename,), header)
+        except (OSError, TransferError) as e:
+            return self.cancel(f"cannot write the file: {e}")
+        return self._got_resume_header(writer)
+
     def _check_ack(self, theirs):
         w = self._writer
         if w is None:
@@ -127,6 +146,10 @@ class OfferReceiver:
         return self._got_ack_last(ours)
 
     def accept(self, sink):
+        resume = getattr(sink, "resume", None)
+        if resume is not None:
+            offset, hasher = resume
+            return self._accept_resuming(sink, offset, hasher.copy().digest())
         if isinstance(self._offer, M.DirectoryOffer):
             self._remaining = [tuple(p) for p in self._offer.files]
             if not self._remaining:
@@ -157,6 +180,15 @@ class OfferReceiver:
 
     @m.state()
     def R5_done(self): pass  # noqa
+
+    @m.state()
+    def R6_awaiting_resume_answer(self): pass  # noqa
+
+    @m.input()
+    def _accept_resuming(self, sink, offset, digest): pass  # noqa
+
+    @m.input()
+    def _got_resume_header(self, writer): pass  # noqa
 
     @m.input()
     def _got_offer(self, offer): pass  # noqa
@@ -209,6 +241,22 @@ class OfferReceiver:
     def _send_accept(self, sink):
         self._sink = sink
         self._write(M.encode_record(M.OfferAccept()))
+
+    @m.output()
+    def _send_resume_accept(self, sink, offset, digest):
+        self._sink = sink
+        self._resume_asked = offset
+        self._write(M.encode_record(M.OfferAccept(offset, digest)))
+
+    @m.output()
+    def _suspend(self):
+        # lost or cancelled: a resumable file keeps what arrived for a
+        # later session; anything else is deleted
+        self._resume_asked = None
+        if self._writer is not None:
+            self._writer.suspend()
+            self._writer = None
+        self._sink.abort()
 
     @m.output()
     def _use_writer(self, writer):
@@ -298,7 +346,7 @@ class OfferReceiver:
     @m.output()
     def _fail_lost(self):
         self._finished(ReceiveFailed("the connection for this offer closed before "
-                                     "it completed; the received bytes were deleted"))
+                                     "it completed"))
 
     @m.output()
     def _fail_cancelled(self, reason):
@@ -317,6 +365,17 @@ class OfferReceiver:
     R1_deciding.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
     R1_deciding.upon(lost, enter=R5_done, outputs=[_fail_lost])
     R1_deciding.upon(cancel, enter=R5_done, outputs=[_send_reject, _finish_rejected])
+
+    R1_deciding.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
+                     outputs=[_send_resume_accept])
+
+    R6_awaiting_resume_answer.upon(_got_resume_header, enter=R3_receiving,
+                                   outputs=[_use_writer])
+    R6_awaiting_resume_answer.upon(_got_bad, enter=R5_done,
+                                   outputs=[_suspend, _close_subchannel, _fail_bad])
+    R6_awaiting_resume_answer.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
+    R6_awaiting_resume_answer.upon(cancel, enter=R5_done,
+                                   outputs=[_send_cancel, _suspend, _fail_cancelled])
 
     R2_awaiting_header.upon(_got_header, enter=R3_receiving, outputs=[_use_writer])
     R2_awaiting_header.upon(_got_bad, enter=R5_done,
@@ -339,8 +398,8 @@ class OfferReceiver:
     R3_receiving.upon(_got_offer, enter=R5_done,
                       outputs=[_discard, _close_subchannel, _fail_second_offer])
     R3_receiving.upon(_got_bad, enter=R5_done, outputs=[_discard, _close_subchannel, _fail_bad])
-    R3_receiving.upon(lost, enter=R5_done, outputs=[_discard, _fail_lost])
-    R3_receiving.upon(cancel, enter=R5_done, outputs=[_send_cancel, _discard, _fail_cancelled])
+    R3_receiving.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
+    R3_receiving.upon(cancel, enter=R5_done, outputs=[_send_cancel, _suspend, _fail_cancelled])
 
     # everything is verified and in place: the offering side closes
     R4_awaiting_close.upon(lost, enter=R5_done, outputs=[_succeed])
@@ -353,6 +412,7 @@ class OfferReceiver:
     R5_done.upon(_accept_file, enter=R5_done, outputs=[_discard_writer, _discard_given_sink])
     R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_accept_empty, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
     for _input in (_got_offer, _got_bad, reject, lost, cancel):
         R5_done.upon(_input, enter=R5_done, outputs=[])

@@ -39,17 +39,22 @@ class OfferLost(TransferError):
 
 @attr.s(frozen=True)
 class OfferResult:
-    """A completed offer: how many files and bytes the peer confirmed."""
+    """A completed offer: how many files and bytes the peer confirmed, and
+    the byte a resumed file's data started at (0: all of it was sent)."""
     files = attr.ib()
     bytes = attr.ib()
+    resumed_from = attr.ib(default=0)
 
 
 class OfferSender:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, offer, write, close, start_streaming, finished):
+    def __init__(self, offer, write, close, start_streaming, finished, prefix_hasher=None):
         self._offer = offer
+        # the "resume" feature, when both declared it: prefix_hasher(n) is
+        # the BLAKE2b state after our file's first n bytes, or None
+        self._prefix_hasher = prefix_hasher
         self._write = write
         self._close = close
         self._start_streaming = start_streaming
@@ -57,6 +62,7 @@ class OfferSender:
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending
         self._confirmed = [0, 0]   # files, bytes
+        self._resumed_from = 0
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -65,6 +71,8 @@ class OfferSender:
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.OfferAccept):
+            if record.resume_offset is not None and self._prefix_hasher is not None:
+                return self._check_resume(record)
             return self._got_accept()
         if isinstance(record, M.OfferReject):
             return self._got_reject(record.reason)
@@ -82,6 +90,14 @@ class OfferSender:
             return self._got_ack_caught_up()
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the receiving side"))
+
+    def _check_resume(self, accept):
+        """Resume where the receiver's prefix is ours, else from 0 (its
+        bytes belong to another version of the file)."""
+        hasher = self._prefix_hasher(accept.resume_offset)
+        if hasher is not None and hasher.copy().digest() == accept.resume_hash:
+            return self._got_accept_resuming(accept.resume_offset, hasher)
+        return self._got_accept_resuming(0, None)
 
     def file_sent(self, size, digest):
         self._unacknowledged.append(M.FileAcknowledge(size, digest))
@@ -116,6 +132,9 @@ class OfferSender:
     def _got_accept(self): pass  # noqa
 
     @m.input()
+    def _got_accept_resuming(self, offset, hasher): pass  # noqa
+
+    @m.input()
     def _got_reject(self, reason): pass  # noqa
 
     @m.input()
@@ -148,6 +167,17 @@ class OfferSender:
         self._streamer = self._start_streaming()
 
     @m.output()
+    def _answer_resume(self, offset):
+        # the resume feature's header: the same FileOffer, with the offset
+        self._resumed_from = offset
+        self._write(M.encode_record(M.FileOffer(self._offer.filename, self._offer.timestamp,
+                                                self._offer.bytes, offset)))
+
+    @m.output()
+    def _stream_from(self, offset, hasher):
+        self._streamer = self._start_streaming(offset, hasher)
+
+    @m.output()
     def _stop_streaming(self):
         self._streamer.stop()
 
@@ -161,7 +191,7 @@ class OfferSender:
 
     @m.output()
     def _succeed(self):
-        self._finished(OfferResult(*self._confirmed))
+        self._finished(OfferResult(*self._confirmed, self._resumed_from))
 
     @m.output()
     def _fail_rejected(self, reason):
@@ -199,6 +229,7 @@ class OfferSender:
     S0_opening.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     S1_offered.upon(_got_accept, enter=S2_sending, outputs=[_stream])
+    S1_offered.upon(_got_accept_resuming, enter=S2_sending, outputs=[_answer_resume, _stream_from])
     S1_offered.upon(_got_reject, enter=S4_done, outputs=[_close_subchannel, _fail_rejected])
     S1_offered.upon(_got_bad, enter=S4_done, outputs=[_close_subchannel, _fail_bad])
     S1_offered.upon(lost, enter=S4_done, outputs=[_fail_lost])
@@ -216,6 +247,8 @@ class OfferSender:
                     outputs=[_stop_streaming, _close_subchannel, _fail_bad])
     S2_sending.upon(_got_accept, enter=S4_done,
                     outputs=[_stop_streaming, _close_subchannel, _fail_second_accept])
+    S2_sending.upon(_got_accept_resuming, enter=S4_done,
+                    outputs=[_stop_streaming, _close_subchannel, _fail_second_accept])
     S2_sending.upon(source_failed, enter=S4_done, outputs=[_close_subchannel, _fail_source])
     S2_sending.upon(lost, enter=S4_done, outputs=[_stop_streaming, _fail_lost])
     S2_sending.upon(cancel, enter=S4_done,
@@ -231,11 +264,13 @@ class OfferSender:
     S3_awaiting_acks.upon(_got_bad, enter=S4_done, outputs=[_close_subchannel, _fail_bad])
     S3_awaiting_acks.upon(_got_accept, enter=S4_done,
                           outputs=[_close_subchannel, _fail_second_accept])
+    S3_awaiting_acks.upon(_got_accept_resuming, enter=S4_done,
+                          outputs=[_close_subchannel, _fail_second_accept])
     S3_awaiting_acks.upon(lost, enter=S4_done, outputs=[_fail_lost])
     S3_awaiting_acks.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     # the offer is over: late records and the close we caused change nothing
-    for _input in (connected, lost, _got_accept, _got_reject, _got_bad, _got_ack,
+    for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad, _got_ack,
                    _got_ack_caught_up, _got_mismatch, _file_sent, all_sent, source_failed):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])

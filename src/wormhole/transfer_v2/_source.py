@@ -109,6 +109,31 @@ def _check_unchanged(f):
         raise SourceChanged(f"'{f.path}' changed after it was offered")
 
 
+_PREFIX_CHUNK = 1 << 20
+
+
+def prefix_hasher(f, nbytes):
+    """The BLAKE2b state after the first ``nbytes`` of OutgoingFile ``f``
+    (the "resume" feature), or None when the file changed since the offer
+    or is shorter."""
+    if nbytes > f.size:
+        return None
+    try:
+        _check_unchanged(f)
+        hasher = M.new_hash()
+        with open(f.path, "rb") as fh:
+            left = nbytes
+            while left:
+                chunk = fh.read(min(_PREFIX_CHUNK, left))
+                if not chunk:
+                    return None
+                hasher.update(chunk)
+                left -= len(chunk)
+    except (OSError, SourceChanged):
+        return None
+    return hasher
+
+
 @implementer(interfaces.IPushProducer)
 class Streamer:
     """Sends the files of an accepted offer as records on ``transport``:
@@ -118,7 +143,7 @@ class Streamer:
     changed since the offer stops everything with ``failed(SourceChanged)``."""
 
     def __init__(self, clock, transport, outgoing, file_sent, all_sent, failed,
-                 progress=lambda n: None):
+                 progress=lambda n: None, offset=0, hasher=None):
         self._clock = clock
         self._transport = transport
         self._files = list(outgoing.files)
@@ -131,6 +156,8 @@ class Streamer:
         self._stopped = False
         self._current = None  # (OutgoingFile, open file, hasher, bytes sent)
         self._pending_turn = None
+        # a resumed file starts at ``offset``; ``hasher`` has seen the bytes before
+        self._start = (offset, hasher) if offset else None
 
     def start(self):
         self._transport.registerProducer(self, True)
@@ -181,7 +208,11 @@ class Streamer:
         _check_unchanged(f)
         if self._headers:
             self._transport.write(M.encode_record(f.header))
-        self._current = [f, open(f.path, "rb"), M.new_hash(), 0]
+        fh = open(f.path, "rb")
+        offset, hasher = self._start or (0, M.new_hash())
+        self._start = None
+        fh.seek(offset)
+        self._current = [f, fh, hasher, offset]
 
     def _send_some(self):
         budget = TURN_BUDGET

@@ -15,8 +15,9 @@ SEND, RECEIVE, CONNECT = "send", "receive", "connect"
 MODES = (SEND, RECEIVE, CONNECT)
 OUR_VERSIONS = (2,)
 # features we implement and accept (spec: "Peers MUST _accept_ messages
-# for any features they declare"); none yet
-OUR_FEATURES = {}
+# for any features they declare"): "resume" (docs/transfer-v2.md "Resume")
+RESUME = "resume"
+OUR_FEATURES = {RESUME: {}}
 _VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
 
 
