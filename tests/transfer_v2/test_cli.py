@@ -1,9 +1,12 @@
 """``wormhole send PATH...`` / ``wormhole receive`` over transfer-v2 as
 processes, with our Mailbox server on 127.0.0.1, and the classic fallback
 against the reference 0.24 CLI (docs/transfer-v2.md "The CLI")."""
+import hashlib
 import os
+import re
 
 from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
 from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
@@ -16,7 +19,7 @@ from .test_e2e import read_tree, write_tree
 ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
 
 
-class CLI(unittest.TestCase):
+class _CLIBase(unittest.TestCase):
     timeout = 120
 
     @defer.inlineCallbacks
@@ -48,6 +51,9 @@ class CLI(unittest.TestCase):
     def assertExit(self, run, status):
         self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
 
+
+
+class CLI(_CLIBase):
     @defer.inlineCallbacks
     def test_several_paths(self):
         """Two files and a directory (nested, non-ASCII, a 200-character
@@ -148,3 +154,63 @@ class CLI(unittest.TestCase):
         self.assertIn(b"only speaks the classic protocol", send.stderr)
         self.assertIn(b"only speaks the classic protocol", recv.stderr)
         self.assertEqual(os.listdir(self.dst), [])
+
+
+class ResumeCLI(_CLIBase):
+    """Interrupted 200 MB transfers finished by a new code (the "resume"
+    feature): the process killed at ~50%, then a new pair of commands."""
+    SIZE = 200 * 1000 * 1000
+
+    @defer.inlineCallbacks
+    def until_partial(self, nbytes):
+        """Wait until the receiver's resumable bytes reach ``nbytes``."""
+        path = os.path.join(self.dst, ".wormhole-partial-big.resume")
+        for _ in range(12000):
+            if os.path.exists(path) and os.path.getsize(path) >= nbytes:
+                return
+            yield deferLater(reactor, 0.01, lambda: None)
+        self.fail(f"the receiver never held {nbytes} bytes")
+
+    @defer.inlineCallbacks
+    def interrupted_then_finished(self, kill):
+        data = os.urandom(self.SIZE)
+        with open(os.path.join(self.src, "big"), "wb") as f:
+            f.write(data)
+        send = self.spawn(self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+                          "sender")
+        m = yield send.wait_for(rb"wormhole receive (\S+)")
+        recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",
+                                    m.group(1).decode()), "receiver", cwd=self.dst)
+        yield self.until_partial(self.SIZE // 2)
+        victim, other = (send, recv) if kill == "sender" else (recv, send)
+        victim.transport.signalProcess("KILL")
+        yield victim.ended
+        # the survivor waits for its peer (Dilation reconnects): its human
+        # gives up with Ctrl-C
+        self.assertFalse(other.ended.called, other.describe())
+        other.transport.signalProcess("INT")
+        yield other.ended
+        self.assertNotIn("big", os.listdir(self.dst))
+        send, recv = yield self.run_pair(
+            self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+            self.ours("receive", "--hide-progress", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        m = re.search(rb"resumed at byte (\d+), (\d+) bytes sent", send.stderr)
+        self.assertIsNotNone(m, send.describe())
+        offset, sent = int(m.group(1)), int(m.group(2))
+        self.assertGreaterEqual(offset, self.SIZE // 2)
+        self.assertEqual(offset + sent, self.SIZE)
+        self.assertIn(f"Resuming at byte {offset}".encode(), recv.stderr)
+        self.assertEqual(sorted(os.listdir(self.dst)), ["big"])
+        with open(os.path.join(self.dst, "big"), "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+
+    def test_sender_killed(self):
+        """The sender killed at ~50%: the next transfer sends only the rest."""
+        return self.interrupted_then_finished("sender")
+
+    def test_receiver_killed(self):
+        """The receiver killed at ~50%: it keeps what reached the disk; the
+        next transfer sends only the rest."""
+        return self.interrupted_then_finished("receiver")

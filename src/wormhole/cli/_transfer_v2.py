@@ -57,11 +57,11 @@ def _dilate_kwargs(cfg):
     return kwargs
 
 
-def _bar(cfg, total, desc, position=0, hidden=False):
+def _bar(cfg, total, desc, position=0, hidden=False, initial=0):
     """Bytes with rate and ETA on stderr (none with --hide-progress)."""
     return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=True, desc=desc,
                      file=cfg.stderr, disable=cfg.hide_progress or hidden,
-                     dynamic_ncols=False, ncols=80, position=position)
+                     dynamic_ncols=False, ncols=80, position=position, initial=initial)
 
 
 def describe(outgoing):
@@ -152,8 +152,12 @@ def _send_session(reactor, cfg, w, outgoings):
                 failures.append(e)
                 print(f"Failed: {e}", file=cfg.stderr, flush=True)
                 continue
-            print(f"Sent {describe(o)}: {result.files} file(s) confirmed", file=cfg.stderr,
-                  flush=True)
+            resumed = ""
+            if result.resumed_from:
+                resumed = (f"; resumed at byte {result.resumed_from}, "
+                           f"{o.size - result.resumed_from} bytes sent")
+            print(f"Sent {describe(o)}: {result.files} file(s) confirmed{resumed}",
+                  file=cfg.stderr, flush=True)
     finally:
         total.close()
         yield session.close()
@@ -215,12 +219,17 @@ class _Receiving:
             if answer.strip().lower() not in ("", "y", "yes"):
                 self._refuse(incoming, "transfer rejected")
                 return
-        bar = _bar(cfg, incoming.size, "receive")
-        incoming.progress = bar.update
         d = incoming.when_done()
         self.done.append(d)
-        d.addBoth(self._report, bar)
         incoming.accept(folder, name)
+        if incoming.discarded:
+            print(incoming.discarded, file=cfg.stderr, flush=True)
+        if incoming.resumed_from:
+            print(f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
+                  "an interrupted transfer left)", file=cfg.stderr, flush=True)
+        bar = _bar(cfg, incoming.size, "receive", initial=incoming.resumed_from)
+        incoming.progress = bar.update
+        d.addBoth(self._report, bar, incoming)
 
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
@@ -228,9 +237,11 @@ class _Receiving:
         self.failures.append(reason)
         print(f"Refused: {why or reason}", file=self._cfg.stderr, flush=True)
 
-    def _report(self, result, bar):
+    def _report(self, result, bar, incoming):
         bar.close()
         cfg = self._cfg
+        if incoming.discarded and incoming.resumed_from:  # the sender started over
+            print(incoming.discarded, file=cfg.stderr, flush=True)
         if isinstance(result, T.Received):
             print(f"Received {'files' if result.files != 1 else 'file'} written to: "
                   f"{escape_text(result.path)}", file=cfg.stderr, flush=True)
