@@ -214,3 +214,33 @@ class ResumeCLI(_CLIBase):
         """The receiver killed at ~50%: it keeps what reached the disk; the
         next transfer sends only the rest."""
         return self.interrupted_then_finished("receiver")
+
+
+class Share(_CLIBase):
+    @defer.inlineCallbacks
+    def test_both_directions(self):
+        """Two 'wormhole share' sides offer to each other in one session
+        (a file one way, a folder the other), both accept everything; the
+        first side's end of input ends the session for both, exit 0."""
+        there = os.path.abspath(self.mktemp())
+        os.makedirs(there)
+        with open(os.path.join(self.src, "from-a"), "wb") as f:
+            f.write(b"A" * 50_000)
+        write_tree(os.path.join(self.src, "from-b"), {"x": b"x", "y/z": b"zz"})
+        a = self.spawn(self.ours("share", "--accept-file", "--hide-progress",
+                                 os.path.join(self.src, "from-a")), "a", cwd=there)
+        m = yield a.wait_for(rb"wormhole share --code (\S+)")
+        b = self.spawn(self.ours("share", "--accept-file", "--hide-progress", "--code",
+                                 m.group(1).decode(), os.path.join(self.src, "from-b")),
+                       "b", cwd=self.dst)
+        self.runs = (a, b)
+        for side in (a, b):
+            yield side.wait_for(rb"Sent (file|directory) ")
+            yield side.wait_for(rb"Received (file|files) written to")
+        a.transport.closeStdin()
+        yield defer.gatherResults([a.ended, b.ended])
+        self.assertExit(a, 0)
+        self.assertExit(b, 0)
+        self.assertIn(b"Session complete.", b.stderr)
+        self.assertEqual(os.listdir(self.dst), ["from-a"])
+        self.assertEqual(read_tree(os.path.join(there, "from-b")), {"x": b"x", "y/z": b"zz"})

@@ -123,16 +123,32 @@ def send_paths(reactor, cfg):
     yield run_and_close(reactor, w, body)
 
 
+def _peer_says(cfg):
+    return lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True)
+
+
 @defer.inlineCallbacks
 def _send_session(reactor, cfg, w, outgoings):
     session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg),
-                                on_text=lambda text: print(f"peer says: {escape_text(text)}",
-                                                           file=cfg.stderr, flush=True))
+                                on_text=_peer_says(cfg))
     yield session.start()
+    try:
+        failures = yield offer_all(cfg, session, outgoings)
+    finally:
+        yield session.close()
+    if failures:
+        raise TransferError(f"{len(failures)} of {len(outgoings)} offers did not complete")
+    print("Transfer complete.", file=cfg.stderr, flush=True)
+
+
+@defer.inlineCallbacks
+def offer_all(cfg, session, outgoings):
+    """Offer each Outgoing in turn, with progress; fires with the errors
+    of those that did not complete (rejected ones included)."""
     failures = []
     # a session bar beside each offer's when there is more than one
     total = _bar(cfg, sum(o.size for o in outgoings), "total", position=1,
-                 hidden=len(outgoings) == 1)
+                 hidden=len(outgoings) < 2)
     try:
         for o in outgoings:
             print(f"Offering {describe(o)}", file=cfg.stderr, flush=True)
@@ -160,14 +176,11 @@ def _send_session(reactor, cfg, w, outgoings):
                   file=cfg.stderr, flush=True)
     finally:
         total.close()
-        yield session.close()
-    if failures:
-        raise TransferError(f"{len(failures)} of {len(outgoings)} offers did not complete")
-    print("Transfer complete.", file=cfg.stderr, flush=True)
+    return failures
 
 
 # -- receiving -------------------------------------------------------------------
-class _Receiving:
+class Receiving:
     """Decides about each incoming offer, one question at a time."""
 
     def __init__(self, reactor, cfg, ask):
@@ -179,6 +192,13 @@ class _Receiving:
         self.done = []       # when_done() of every accepted offer
         self.failures = []
         self._named = False  # -o names the first offer only
+
+    @defer.inlineCallbacks
+    def finished(self):
+        """Once every accepted offer ended: fails if any was refused or failed."""
+        yield defer.DeferredList(self.done)
+        if self.failures:
+            raise TransferError(f"{len(self.failures)} offer(s) were not received")
 
     def _target(self, incoming):
         """(folder, name or None) for this offer."""
@@ -254,18 +274,23 @@ class _Receiving:
                   flush=True)
 
 
+def new_session(reactor, cfg, w, mode, receiving, on_text):
+    """A TransferSession with the CLI's Dilation options; offers go to
+    ``receiving`` (a ``Receiving``)."""
+    return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
+                             dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space)
+
+
 @defer.inlineCallbacks
 def receive_session(reactor, cfg, w):
     """The transfer-v2 side of ``wormhole receive``: until the sender closes."""
     from ._common import ask
-    receiving = _Receiving(reactor, cfg, ask)
-    session = T.TransferSession(
-        reactor, w, "receive", on_offer=receiving.on_offer,
-        on_text=lambda text: print(escape_text(text), file=cfg.stdout, flush=True),
-        dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space)
+    receiving = Receiving(reactor, cfg, ask)
+    session = new_session(reactor, cfg, w, "receive", receiving,
+                          lambda text: print(escape_text(text), file=cfg.stdout, flush=True))
     print(V2_USED, file=cfg.stderr, flush=True)
     yield session.start()
     yield session.when_closed()
-    yield defer.DeferredList(receiving.done)
-    if receiving.failures:
-        raise TransferError(f"{len(receiving.failures)} offer(s) were not received")
+    yield receiving.finished()
+
+

@@ -291,6 +291,27 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     return _run(ctx, cmd_receive.receive, cfg)
 
 
+@wormhole.command()
+@_common_options
+@click.option("--code", metavar="CODE", help="join the session with this code")
+@click.option("--accept-file", "--yes", "accept_file", is_flag=True,
+              help="accept every offer from the peer without asking")
+@_debug_state_option
+@click.argument("what", nargs=-1, metavar="[PATH]...")
+@click.pass_context
+def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, code, accept_file, debug_state, what):
+    """Offer files and directories and receive the peer's, in one session
+    (transfer-v2, both sides run 'wormhole share')"""
+    from . import cmd_share
+    cfg = ctx.obj["config"]
+    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, debug_state, code)
+    cfg.paths = what
+    cfg.accept_file = accept_file
+    return _run(ctx, cmd_share.share, cfg)
+
+
 @wormhole.group()
 def ssh():
     """Facilitate sending/receiving SSH public keys"""
