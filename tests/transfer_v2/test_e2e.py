@@ -283,18 +283,23 @@ class Resume(_Base):
         yield incoming[0].when_done().addErrback(lambda f: None)
         return result, sent[0], incoming[0]
 
+    def source(self, size):
+        """(a file of ``size`` random bytes, an empty destination, its bytes)."""
+        src, dst = self.mktemp(), self.mktemp()
+        os.makedirs(src)
+        os.makedirs(dst)
+        data = os.urandom(size)
+        path = os.path.join(src, "big")
+        with open(path, "wb") as f:
+            f.write(data)
+        return path, dst, data
+
     @defer.inlineCallbacks
     def test_resume_after_interruption(self):
         """Cut at ~50% of 20 MB; a new session resumes at what the
         receiver kept: only the rest is streamed (counted), the final hash
         covers the whole file."""
-        src, dst = self.mktemp(), self.mktemp()
-        os.makedirs(src)
-        os.makedirs(dst)
-        data = os.urandom(20_000_000)
-        path = os.path.join(src, "big")
-        with open(path, "wb") as f:
-            f.write(data)
+        path, dst, data = self.source(20_000_000)
         result, _sent, _ = yield self.attempt(path, dst, stop_at=10_000_000)
         self.assertIsInstance(result, TransferError)
         self.assertNotIn("big", os.listdir(dst))
@@ -306,6 +311,34 @@ class Resume(_Base):
         self.assertEqual(os.listdir(dst), ["big"])
         with open(os.path.join(dst, "big"), "rb") as f:
             self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+
+    @defer.inlineCallbacks
+    def test_peer_gone_then_resumed(self):
+        """The receiving wormhole vanishes mid-file without ending the
+        session: the sender's session ends after its peer_timeout (the
+        offer fails, no hang); the bytes the receiver kept are resumed."""
+        path, dst, data = self.source(10_000_000)
+        w1, w2 = yield self.pair("send", "receive")
+        seen = [0]
+
+        def on_offer(offer):
+            def progress(n):
+                seen[0] += n
+                if seen[0] >= 5_000_000 and not gone:
+                    gone.append(True)
+                    reactor.callLater(0, lambda: w2.close().addErrback(lambda f: None))
+            offer.progress = progress
+            offer.accept(dst)
+        gone = []
+        s1 = self.session(w1, "send", peer_timeout=1.0)
+        s2 = self.session(w2, "receive", on_offer=on_offer)
+        yield defer.gatherResults([s1.start(), s2.start()])
+        e = yield self.assertFailure(s1.offer(path), T.OfferLost)
+        self.assertIn("unreachable for 1.0 s", str(e))
+        self.assertIn("unreachable", (yield s1.when_closed()))
+        result, sent, _ = yield self.attempt(path, dst)
+        self.assertGreaterEqual(result.resumed_from, 5_000_000)
+        self.assertEqual(sent, len(data) - result.resumed_from)
 
     @defer.inlineCallbacks
     def test_changed_source_sent_in_full(self):

@@ -63,6 +63,21 @@ class SessionMachine(unittest.TestCase):
         self.assertEqual(self.events[-1], "close")
         self.s.our_control_closed()
 
+    def test_peer_unreachable(self):
+        """peer_unreachable while open: offers cancelled, closed without
+        waiting for our control channel; while connecting: start fails too."""
+        self.s.got_versions(v2("connect"))
+        self.s.control_connected()
+        self.s.peer_unreachable(60)
+        self.assertEqual(self.events[2:], [("cancel", "the peer has been unreachable for 60 s"),
+                                           "closed"])
+        self.s.our_control_closed()
+        self.setUp()
+        self.s.got_versions(v2("connect"))
+        self.s.peer_unreachable(5)
+        self.assertEqual([e if isinstance(e, str) else e[0] for e in self.events],
+                         ["dilate", "cancel", "failed", "closed"])
+
     def test_wormhole_failed(self):
         """The wormhole failing before versions: start fails, closed."""
         self.s.connect_failed(ValueError("wrong code"))

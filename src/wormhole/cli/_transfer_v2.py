@@ -25,6 +25,10 @@ from ..util import dict_to_bytes
 from ._display import escape_text, naturalsize
 from ._text import VERIFICATION_REJECTED
 
+# how long a session survives without any connection to the peer (a peer
+# that was killed never closes; Dilation would try to reconnect forever):
+# then it ends, and a resumable file keeps its bytes for the next attempt
+PEER_TIMEOUT = 60.0
 CLASSIC_USED = "The peer does not speak transfer-v2: using the classic protocol."
 V2_USED = "Using transfer-v2 (Dilated File Transfer)."
 
@@ -130,7 +134,7 @@ def _peer_says(cfg):
 @defer.inlineCallbacks
 def _send_session(reactor, cfg, w, outgoings):
     session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg),
-                                on_text=_peer_says(cfg))
+                                on_text=_peer_says(cfg), peer_timeout=PEER_TIMEOUT)
     yield session.start()
     try:
         failures = yield offer_all(cfg, session, outgoings)
@@ -278,7 +282,8 @@ def new_session(reactor, cfg, w, mode, receiving, on_text):
     """A TransferSession with the CLI's Dilation options; offers go to
     ``receiving`` (a ``Receiving``)."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
-                             dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space)
+                             dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space,
+                             peer_timeout=PEER_TIMEOUT)
 
 
 @defer.inlineCallbacks

@@ -18,6 +18,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
 
 from .._eventual import EventualQueue
+from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
@@ -191,17 +192,27 @@ class TransferSession:
     ``on_offer(IncomingOffer)`` decides about the peer's offers (without it
     every offer is rejected); ``on_text(str)`` gets the peer's text
     messages. ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
-    what ``app_versions(mode, features)`` announced (default: all we have)."""
+    what ``app_versions(mode, features)`` announced (default: all we have).
+    ``peer_timeout`` (seconds): end the session when Dilation has had no
+    connection to the peer for that long (it would otherwise reconnect
+    forever to a peer that was killed); outstanding offers are cancelled
+    (a resumable file keeps its bytes)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
-                 features=None):
+                 features=None, peer_timeout=None):
         self._reactor = reactor
         self._w = w
         self._eq = EventualQueue(reactor)
         self._on_offer = on_offer
         self._on_text = on_text or (lambda text: None)
         self._dilate_kwargs = dict(dilate_kwargs or {})
+        self._peer_timeout = peer_timeout
+        self._unreachable_timer = None
+        if peer_timeout is not None:
+            theirs = self._dilate_kwargs.get("status_update")
+            self._dilate_kwargs["status_update"] = (
+                lambda status: (self._dilation_status(status), theirs and theirs(status)))
         self._free_space = free_space
         self._offers = set()
         self._resume = False  # both declared the "resume" feature
@@ -278,6 +289,23 @@ class TransferSession:
         d = self._dilated.connector_for(CONTROL_SUBPROTOCOL).connect(ours)
         d.addCallbacks(self._our_control_made, self._our_control_failed)
 
+    def _dilation_status(self, status):
+        """Times how long Dilation has been without a connection to the peer."""
+        if self._peer_timeout is None:  # the session is over
+            return
+        if isinstance(status.peer_connection, ConnectedPeer):
+            if self._unreachable_timer is not None and self._unreachable_timer.active():
+                self._unreachable_timer.cancel()
+            self._unreachable_timer = None
+        elif self._unreachable_timer is None:
+            self._unreachable_timer = self._reactor.callLater(
+                self._peer_timeout, self._machine.peer_unreachable, self._peer_timeout)
+
+    def _stop_timer(self, result=None):
+        if self._unreachable_timer is not None and self._unreachable_timer.active():
+            self._unreachable_timer.cancel()
+        return result
+
     def _our_control_made(self, protocol):
         self._our_control = protocol
         self._machine.control_connected()
@@ -324,4 +352,6 @@ class TransferSession:
         self._our_control.transport.loseConnection()
 
     def _closed(self, reason):
+        self._peer_timeout = None
+        self._stop_timer()
         self._closed_observer.fire_if_not_fired(reason)

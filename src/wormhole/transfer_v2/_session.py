@@ -85,6 +85,9 @@ class Session:
     @m.input()
     def close(self): pass  # noqa
 
+    @m.input()
+    def peer_unreachable(self, seconds): pass  # noqa
+
     @m.output()
     def _dilate(self, negotiated):
         self._negotiated = negotiated
@@ -105,6 +108,21 @@ class Session:
     @m.output()
     def _cancel_for_us(self):
         self._cancel_offers("the session was closed")
+
+    @m.output()
+    def _cancel_for_unreachable(self, seconds):
+        self._cancel_offers(f"the peer has been unreachable for {seconds} s")
+
+    @m.output()
+    def _fail_start_unreachable(self, seconds):
+        self._start_failed(V.TransferError(
+            f"could not reach the peer's Dilation within {seconds} s"))
+
+    @m.output()
+    def _announce_unreachable(self, seconds):
+        # our control channel cannot close without the peer: it is left to
+        # the wormhole's close (Dilation abandons its subchannels)
+        self._closed(f"the peer has been unreachable for {seconds} s")
 
     @m.output()
     def _close_ours(self):
@@ -133,6 +151,15 @@ class Session:
                        outputs=[_cancel_for_peer, _announce_never_opened])
     S1_connecting.upon(close, enter=S5_abandoned, outputs=[_cancel_for_us, _announce_never_opened])
 
+    # the peer went away without closing (killed, network gone): after the
+    # application's peer_timeout (TransferSession) the session is over
+    S1_connecting.upon(peer_unreachable, enter=S4_closed,
+                       outputs=[_cancel_for_unreachable, _fail_start_unreachable,
+                                _announce_unreachable])
+    S2_open.upon(peer_unreachable, enter=S4_closed,
+                 outputs=[_cancel_for_unreachable, _announce_unreachable])
+    S3_closing.upon(peer_unreachable, enter=S4_closed, outputs=[_announce_unreachable])
+    S5_abandoned.upon(peer_unreachable, enter=S4_closed, outputs=[])
     S2_open.upon(their_control_closed, enter=S3_closing, outputs=[_cancel_for_peer, _close_ours])
     S2_open.upon(close, enter=S3_closing, outputs=[_cancel_for_us, _close_ours])
     # Dilation gave up on our control subchannel: the session is over
@@ -154,6 +181,7 @@ class Session:
     S5_abandoned.upon(close, enter=S5_abandoned, outputs=[])
 
     S4_closed.upon(control_connected, enter=S4_closed, outputs=[_close_ours])
-    for _input in (connect_failed, their_control_closed, our_control_closed, close):
+    for _input in (connect_failed, their_control_closed, our_control_closed, close,
+                   peer_unreachable):
         S4_closed.upon(_input, enter=S4_closed, outputs=[])
     del _input

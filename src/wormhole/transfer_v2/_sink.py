@@ -206,6 +206,39 @@ class FileSink:
         pass  # the machine aborts the writer itself
 
 
+class _FolderFile:
+    """One file of a directory offer, written under its own name inside
+    the offer's hidden temporary folder: nothing there is visible before
+    the folder is renamed, so no temporary name, rename or fsync per file
+    (classic receive unpacks a zipfile the same way); a temporary name and
+    an fsync per file made a 2,000-file folder take twice the reference's
+    time (docs/performance.md). ``xb``: a name cannot be written twice."""
+
+    def __init__(self, path, expected):
+        self._path = path
+        self._f = open(path, "xb")
+        self._hash = M.new_hash()
+        self.expected = expected
+        self.received = 0
+
+    def write(self, data):
+        self._f.write(data)
+        self._hash.update(data)
+        self.received += len(data)
+
+    def digest(self):
+        return self._hash.digest()
+
+    def commit(self):
+        self._f.close()
+
+    def abort(self):
+        self._f.close()
+        _unlink(self._path)
+
+    suspend = abort
+
+
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
@@ -214,11 +247,15 @@ class DirectorySink:
         _check(self.final_path, directory, offer.size, free_space)
         self._tmp = tempfile.mkdtemp(prefix=_incoming.PARTIAL_PREFIX + offer.base + ".",
                                      dir=directory)
+        self._made = {self._tmp}  # folders already created inside it
 
     def open_file(self, path, header):
         target = os.path.join(self._tmp, *path)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        return _VerifiedPartial(target, header.bytes)
+        folder = os.path.dirname(target)
+        if folder not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
+        return _FolderFile(target, header.bytes)
 
     def complete(self):
         os.chmod(self._tmp, _incoming._default_mode(0o777))
