@@ -364,3 +364,25 @@ class Resume(_Base):
         self.assertIn("another version", incoming.discarded)
         with open(os.path.join(dst, "big"), "rb") as f:
             self.assertEqual(f.read(), data)
+
+
+class IncomingLimits(unittest.TestCase):
+    def test_too_many_offers_at_once(self):
+        """Beyond MAX_INCOMING_OFFERS held offers, a new one is rejected
+        before the application is asked; below it, the application decides."""
+        from wormhole.transfer_v2 import _api, _versions
+        asked, rejected = [], []
+
+        class Incoming:
+            def reject(self, reason):
+                rejected.append(reason)
+        session = T.TransferSession(reactor, None, "receive", on_offer=asked.append)
+        session.negotiated = _versions.negotiate("receive", T.app_versions("send"))
+        session._offers = {_api._OfferInProtocol(session)
+                           for _ in range(_api.MAX_INCOMING_OFFERS)}
+        session._incoming_offer(Incoming())
+        self.assertEqual((len(asked), rejected), (1, []))
+        session._offers.add(_api._OfferInProtocol(session))
+        session._incoming_offer(Incoming())
+        self.assertEqual(len(asked), 1)
+        self.assertIn("too many offers", rejected[0])

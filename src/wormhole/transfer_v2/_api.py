@@ -28,6 +28,9 @@ from . import _receiving, _sending, _session, _sink, _source, _versions
 # subprotocol names (docs/transfer-v2.md "Subchannels")
 CONTROL_SUBPROTOCOL = "transfer-v2-control"
 OFFER_SUBPROTOCOL = "transfer-v2-offer"
+# the peer's offers we hold at once (each waits for a decision or is
+# being received); more are rejected rather than queued without bound
+MAX_INCOMING_OFFERS = 100
 
 
 class _ControlProtocol(Protocol):
@@ -330,7 +333,10 @@ class TransferSession:
             self._machine.their_control_closed()
 
     def _incoming_offer(self, incoming):
-        if not self.negotiated.they_may_offer:
+        held = sum(isinstance(o, _OfferInProtocol) for o in self._offers)
+        if held > MAX_INCOMING_OFFERS:
+            incoming.reject(f"too many offers at once (at most {MAX_INCOMING_OFFERS})")
+        elif not self.negotiated.they_may_offer:
             incoming.reject(f"a peer in mode {self.negotiated.their_mode!r} may not "
                             f"offer to a peer in mode {self.negotiated.our_mode!r}")
         elif self._on_offer is None:
