@@ -245,7 +245,9 @@ class Receiving:
                 return
         d = incoming.when_done()
         self.done.append(d)
-        incoming.accept(folder, name)
+        incoming.accept(folder, name, peer_reason="transfer rejected")
+        if incoming.refused:
+            print(f"Refused: {escape_text(incoming.refused)}", file=cfg.stderr, flush=True)
         if incoming.discarded:
             print(incoming.discarded, file=cfg.stderr, flush=True)
         if incoming.resumed_from:
@@ -271,7 +273,9 @@ class Receiving:
                   f"{escape_text(result.path)}", file=cfg.stderr, flush=True)
         elif isinstance(result, T.Rejected):
             self.failures.append(result.reason)
-            print(f"Not received: {escape_text(result.reason)}", file=cfg.stderr, flush=True)
+            if not incoming.refused:  # else said already, with the local reason
+                print(f"Not received: {escape_text(result.reason)}", file=cfg.stderr,
+                      flush=True)
         else:
             self.failures.append(result.getErrorMessage())
             print(f"Failed: {escape_text(result.getErrorMessage())}", file=cfg.stderr,

@@ -68,6 +68,7 @@ class IncomingOffer:
         # at (0: none), and why kept bytes were thrown away (or None)
         self.resumed_from = 0
         self.sink = None
+        self.refused = None  # why accept() could not take it
 
     @property
     def is_directory(self):
@@ -77,14 +78,18 @@ class IncomingOffer:
     def size(self):
         return self.offer.size if self.is_directory else self.offer.bytes
 
-    def accept(self, folder, name=None):
+    def accept(self, folder, name=None, peer_reason=None):
         """Receive into ``folder`` (under ``name`` instead of the offered
-        one, if given); a Refused (exists, no room) becomes a reject."""
+        one, if given); a Refused (exists, no room) becomes a reject: its
+        reason is kept in ``refused`` and sent to the peer, or
+        ``peer_reason`` is sent instead (the CLI says only "transfer
+        rejected", as classic receive does)."""
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
                                   resumable=self._resumable)
         except _sink.Refused as e:
-            self._machine.reject(str(e))
+            self.refused = str(e)
+            self._machine.reject(peer_reason or self.refused)
             return
         self.sink = sink
         resume = getattr(sink, "resume", None)
