@@ -157,6 +157,7 @@ def offer_all(cfg, session, outgoings):
         for o in outgoings:
             print(f"Offering {describe(o)}", file=cfg.stderr, flush=True)
             bar = _bar(cfg, o.size, "offer")
+            timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
 
             def progress(n, bar=bar):
                 bar.update(n)
@@ -172,6 +173,7 @@ def offer_all(cfg, session, outgoings):
                 failures.append(e)
                 print(f"Failed: {e}", file=cfg.stderr, flush=True)
                 continue
+            timed.finish()
             resumed = ""
             if result.resumed_from:
                 resumed = (f"; resumed at byte {result.resumed_from}, "
