@@ -35,7 +35,7 @@ V2_USED = "Using transfer-v2 (Dilated File Transfer)."
 
 def wormhole_kwargs(cfg, mode):
     """What ``make_wormhole`` adds for transfer-v2 (nothing with --classic)."""
-    if getattr(cfg, "classic", False):
+    if cfg.classic:
         return {}
     return {"versions": T.app_versions(mode), "dilation": True}
 

@@ -40,10 +40,6 @@ class _ControlProtocol(Protocol):
         self._session = session
         self._ours = ours
 
-    def connectionMade(self):
-        if not self._ours:
-            self._session._their_control_made(self)
-
     def dataReceived(self, data):
         self._session._got_control(data)
 
@@ -320,9 +316,6 @@ class TransferSession:
 
     def _our_control_failed(self, f):
         self._machine.connect_failed(f.value)
-
-    def _their_control_made(self, protocol):
-        pass
 
     def _got_control(self, data):
         try:
