@@ -331,6 +331,25 @@ def _dilation_scenario():
         run()
 
 
+def _transfer_v2_scenario():
+    """A transfer-v2 session (docs/transfer-v2.md) on a wormhole: the
+    TransferSession's Session machine, one offer we make (OfferSender) and
+    one the peer makes (OfferReceiver). The wormhole is drawn in its own
+    scenario, so here it is a leaf; nothing is dilated."""
+    from twisted.internet.testing import MemoryReactorClock
+
+    from wormhole import create
+    from wormhole.transfer_v2 import _api, _source
+
+    reactor = MemoryReactorClock()
+    w = create("example.com/diagrams", "ws://127.0.0.1:4000/v1", reactor, dilation=True)
+    session = _api.TransferSession(reactor, w, "connect")
+    outgoing = _source.Outgoing(_api.M.FileOffer("f", 0, 0), [])
+    sending = _api._OfferOutProtocol(session, outgoing, None, lambda n: None)
+    receiving = _api._OfferInProtocol(session)
+    return Scene([session._machine, sending.machine, receiving.machine], leaves=[w])
+
+
 SCENARIOS = [
     ("client: wormhole.create()", _client_scenario),
     ("Mailbox server: one connection", _server_scenario),
@@ -338,6 +357,7 @@ SCENARIOS = [
     ("Transit relay: a pair of TCP clients, spliced", _relay_scenario),
     ("CLI: wormhole send FILE, wormhole receive", _cli_scenario),
     ("Dilation: one dilated wormhole with a subchannel", _dilation_scenario),
+    ("transfer-v2: a session with an offer each way", _transfer_v2_scenario),
 ]
 
 

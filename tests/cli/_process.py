@@ -79,7 +79,8 @@ class CLIProcess(protocol.ProcessProtocol):
         self.ended.callback(self.status)
 
     def kill(self):
-        if self.status is None:
+        # not ``status``: it stays None for a process ended by a signal
+        if not self.ended.called:
             try:
                 self.transport.signalProcess("KILL")
             except error.ProcessExitedAlready:

@@ -43,11 +43,12 @@ class FileTransfer(TimedTransfers, unittest.TestCase):
             f.write(data)
         got = self.path("received.bin")
         sb, rb = self.path("sender.json"), self.path("receiver.json")
-        send = self.spawn(self.ours("--dump-timing", sb, "send", "--no-listen",
+        # --classic: these phases are the classic protocol's (Transit)
+        send = self.spawn(self.ours("--dump-timing", sb, "send", "--classic", "--no-listen",
                                     "--hide-progress", "--code", "9-ab-cd", payload),
                           "sender")
         yield send.wait_for(rb"Wormhole code is")
-        recv = self.spawn(self.ours("--dump-timing", rb, "receive", "--no-listen",
+        recv = self.spawn(self.ours("--dump-timing", rb, "receive", "--classic", "--no-listen",
                                     "--hide-progress", "--accept-file", "-o", got,
                                     "9-ab-cd"), "receiver")
         yield defer.gatherResults([send.ended, recv.ended])

@@ -21,14 +21,18 @@ def ask(reactor, cfg, prompt):
     return reader(reactor, prompt)
 
 
-def make_wormhole(reactor, cfg, client_name, on_status_update=None):
-    """``create()`` with the CLI's settings (spec 004 5.4)."""
+def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=None,
+                  dilation=False):
+    """``create()`` with the CLI's settings (spec 004 5.4); transfer-v2
+    adds its ``versions`` and ``dilation`` (cli/_transfer_v2.py)."""
     if cfg.timing is None:
         cfg.timing = DebugTiming()
     # which side wrote the --dump-timing bundle (misc/dump-timing.py)
     cfg.timing.add("command", role="sender" if client_name == "send" else "receiver")
-    kwargs = dict(versions={}, timing=cfg.timing, stderr=cfg.stderr,
+    kwargs = dict(versions=versions or {}, timing=cfg.timing, stderr=cfg.stderr,
                   welcome_handler=WelcomeAdvice(cfg.relay_url, cfg.stderr))
+    if dilation:
+        kwargs["dilation"] = True
     if cfg.tor_manager is not None:
         kwargs["tor"] = cfg.tor_manager
     if on_status_update is not None:

@@ -62,6 +62,8 @@ class Config:
     # send
     text: str = None
     what: str = None
+    paths: tuple = ()                 # every PATH given (transfer-v2 sends them all)
+    classic: bool = False             # --classic: never transfer-v2
     qr: bool = True
     ignore_unsendable_files: bool = False
     # receive

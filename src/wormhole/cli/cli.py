@@ -290,17 +290,24 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
-@click.argument("what", required=False)
+@click.option("--classic", is_flag=True,
+              help="use the classic protocol even when the peer speaks transfer-v2")
+@click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, what):
+         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, classic,
+         what):
     """Send a text message, file, or directory"""
     from . import cmd_send
     cfg = ctx.obj["config"]
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
     cfg.text = text
-    cfg.what = what
+    if len(what) > 1 and classic:
+        raise click.ClickException("--classic sends one file or directory per code")
+    cfg.what = what[0] if what else None
+    cfg.paths = what
+    cfg.classic = classic
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
     return _run(ctx, cmd_send.send, cfg)
@@ -332,11 +339,13 @@ def _complete_code(ctx, param, incomplete):
               help="Give up when the sender, once it has shown up, sends nothing for "
                    "this long (its offer, the file's bytes).")
 @_debug_state_option
+@click.option("--classic", is_flag=True,
+              help="use the classic protocol even when the peer speaks transfer-v2")
 @click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
-            debug_state, code):
+            debug_state, classic, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
@@ -352,6 +361,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.output_file = output_file
     cfg.allocate = allocate
     cfg.peer_timeout = peer_timeout
+    cfg.classic = classic
     return _run(ctx, cmd_receive.receive, cfg)
 
 
@@ -372,6 +382,27 @@ def _code_of_uri(cfg, code):
     if uri.relay_url is not None:
         cfg.relay_url = uri.relay_url
     return uri.code
+
+
+@wormhole.command()
+@_common_options
+@click.option("--code", metavar="CODE", help="join the session with this code")
+@click.option("--accept-file", "--yes", "accept_file", is_flag=True,
+              help="accept every offer from the peer without asking")
+@_debug_state_option
+@click.argument("what", nargs=-1, metavar="[PATH]...")
+@click.pass_context
+def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, code, accept_file, debug_state, what):
+    """Offer files and directories and receive the peer's, in one session
+    (transfer-v2, both sides run 'wormhole share')"""
+    from . import cmd_share
+    cfg = ctx.obj["config"]
+    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
+          tor_control_port, debug_state, code)
+    cfg.paths = what
+    cfg.accept_file = accept_file
+    return _run(ctx, cmd_share.share, cfg)
 
 
 @wormhole.group()

@@ -16,7 +16,7 @@ from .._escape import excerpt
 from .._inactivity import give_up_after
 from ..errors import KeyFormatError, TransferError
 from ..util import dict_to_bytes
-from . import _incoming, _transfer
+from . import _incoming, _transfer, _transfer_v2
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize, received_text
 from ._receiver import Receiver
@@ -68,7 +68,7 @@ class _WaitingNotice:
 @defer.inlineCallbacks
 def receive(reactor, cfg, input_with_completion=None):
     """Receive one text message and print it on stdout."""
-    w = make_wormhole(reactor, cfg, "receive")
+    w = make_wormhole(reactor, cfg, "receive", **_transfer_v2.wormhole_kwargs(cfg, "receive"))
     yield run_and_close(reactor, w,
                         lambda: _receive_on(reactor, cfg, w, input_with_completion))
 
@@ -88,6 +88,9 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     if cfg.verify:
         # the sender decides (it asks its human); we only show ours
         print(f"Verifier {verifier.hex()}.", file=cfg.stderr, flush=True)
+    if not cfg.classic and _transfer_v2.peer_speaks_v2((yield w.get_versions())):
+        yield _transfer_v2.receive_session(reactor, cfg, w)
+        return
 
     finished = defer.Deferred()
 

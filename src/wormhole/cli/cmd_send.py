@@ -12,7 +12,7 @@ from twisted.internet import defer
 
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _outgoing, _qr, _transfer
+from . import _outgoing, _qr, _transfer, _transfer_v2
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import naturalsize
 from ._offer import file_sender, text_sender
@@ -71,7 +71,10 @@ def send(reactor, cfg):
     """Send ``cfg.what`` (a file or directory), or ``cfg.text`` (or stdin,
     or a prompted line) to the peer."""
     if cfg.what is not None and cfg.text is None:
-        yield send_path(reactor, cfg)
+        if cfg.classic:
+            yield send_path(reactor, cfg)
+        else:  # transfer-v2 when the peer has it, else this classic path
+            yield _transfer_v2.send_paths(reactor, cfg)
         return
     text = yield _get_text(reactor, cfg)
     print(f"Sending text message ({naturalsize(len(text))})", file=cfg.stderr)
@@ -131,8 +134,10 @@ def _send_on(reactor, cfg, w, text):
 
 # -- files and directories (spec 004 9.1, 9.3) --------------------------------
 @defer.inlineCallbacks
-def send_path(reactor, cfg):
-    """Offer the file or directory ``cfg.what``; stream it over Transit."""
+def send_path(reactor, cfg, w=None):
+    """Offer the file or directory ``cfg.what``; stream it over Transit.
+    ``w``: a wormhole whose code was already announced (the classic
+    fallback of ``_transfer_v2.send_paths``, which also closes it)."""
     def warn(message):
         print(f"Warning: {message}", file=cfg.stderr, flush=True)
     if os.path.isdir(cfg.what):
@@ -145,6 +150,9 @@ def send_path(reactor, cfg):
         print(_outgoing.describe(outgoing), file=cfg.stderr, flush=True)
         # made now: a bad --transit-helper fails before a code is allocated
         transit = _transfer.make_transit(cfg.transit_sender, reactor, cfg)
+        if w is not None:
+            yield _offer_path(reactor, cfg, w, outgoing, transit)
+            return
         note = _ConsumedNote(cfg.stdout)
         w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
         yield run_and_close(
@@ -157,6 +165,11 @@ def send_path(reactor, cfg):
 @defer.inlineCallbacks
 def _send_path_on(reactor, cfg, w, outgoing, transit):
     yield _announce_code(cfg, w)
+    yield _offer_path(reactor, cfg, w, outgoing, transit)
+
+
+@defer.inlineCallbacks
+def _offer_path(reactor, cfg, w, outgoing, transit):
     finished = defer.Deferred()
 
     def done(error):

@@ -1,0 +1,120 @@
+"""``wormhole share [PATH]...``: a transfer-v2 session in ``connect``
+mode (docs/transfer-v2.md "wormhole share"): both sides offer their PATHs
+and receive the other's, until one of them ends the session.
+
+The first side allocates a code (or takes ``--code``), the second joins
+with ``--code``. Each side offers its paths in turn and asks about each
+incoming offer (``--accept-file`` accepts all). The session ends when this
+side's own offers are done *and* its human ends it (end of input:
+Ctrl-D), or when the peer ends it. transfer-v2 only: a peer without it is
+told to use ``wormhole send``/``receive``.
+"""
+from twisted.internet import defer
+
+from .. import transfer_v2 as T
+from ..errors import TransferError
+from ..util import dict_to_bytes
+from . import _transfer_v2
+from ._common import make_wormhole, read_line, run_and_close
+from ._display import escape_text
+from ._text import VERIFICATION_REJECTED
+
+NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
+          "'wormhole send' and 'wormhole receive'")
+
+
+class _Lines:
+    """Every line the human types: the answer to the question asked, if
+    one is pending (otherwise ignored); end of input fires ``eof``."""
+
+    def __init__(self, reactor, cfg):
+        self._reactor = reactor
+        self._cfg = cfg
+        self._waiting = []
+        self.eof = defer.Deferred()
+        self._read()
+
+    @defer.inlineCallbacks
+    def _read(self):
+        reader = self._cfg.read_line or read_line
+        while True:
+            try:
+                line = yield reader(self._reactor, "")
+            except EOFError:
+                break
+            if self._waiting:
+                self._waiting.pop(0).callback(line)
+        while self._waiting:
+            self._waiting.pop(0).errback(EOFError())
+        self.eof.callback(None)
+
+    def ask(self, reactor, cfg, prompt):
+        print(prompt, end="", file=cfg.stdout, flush=True)
+        if self.eof.called:
+            return defer.fail(EOFError())
+        d = defer.Deferred()
+        self._waiting.append(d)
+        return d
+
+
+@defer.inlineCallbacks
+def _announce(cfg, w):
+    if cfg.zeromode:
+        w.set_code("0-")
+        yield w.get_code()
+        return
+    if cfg.code:
+        w.set_code(cfg.code)
+        code = yield w.get_code()
+        return
+    w.allocate_code(cfg.code_length)
+    code = yield w.get_code()
+    print(f"Wormhole code is: {code}\nOn the other computer, please run:\n\n"
+          f"wormhole share --code {code} [PATH]...\n", file=cfg.stderr, flush=True)
+
+
+@defer.inlineCallbacks
+def share(reactor, cfg):
+    outgoings = _transfer_v2.prepare_all(cfg) if cfg.paths else []
+    _transfer_v2.check_transit_helper(cfg)
+    w = make_wormhole(reactor, cfg, "share", **_transfer_v2.wormhole_kwargs(cfg, "connect"))
+
+    @defer.inlineCallbacks
+    def body():
+        yield _announce(cfg, w)
+        versions = yield w.get_versions()
+        if not _transfer_v2.peer_speaks_v2(versions):
+            w.send_message(dict_to_bytes({"error": NOT_V2}))
+            raise TransferError(NOT_V2)
+        lines = _Lines(reactor, cfg)
+        if cfg.verify:
+            verifier = yield w.get_verifier()
+            try:
+                answer = yield lines.ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
+            except EOFError:
+                answer = "no"
+            if answer.strip().lower() not in ("yes", "y"):
+                w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
+                raise TransferError(VERIFICATION_REJECTED)
+        receiving = _transfer_v2.Receiving(reactor, cfg, lines.ask)
+        session = _transfer_v2.new_session(
+            reactor, cfg, w, "connect", receiving,
+            lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True))
+        yield session.start()
+        print(f"{_transfer_v2.V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
+              "the session once our offers are done.", file=cfg.stderr, flush=True)
+        failures = []
+        if outgoings:
+            if session.negotiated.we_may_offer:
+                failures = yield _transfer_v2.offer_all(cfg, session, outgoings)
+            else:
+                failures = [T.IncompatibleModes("the peer only sends")]
+                print(f"Not offering: the peer is in {session.negotiated.their_mode!r} mode",
+                      file=cfg.stderr, flush=True)
+        yield defer.DeferredList([lines.eof, session.when_closed()], fireOnOneCallback=True)
+        yield session.close()
+        yield receiving.finished()
+        if failures:
+            raise TransferError(f"{len(failures)} of {len(outgoings)} offers did not complete")
+        print("Session complete.", file=cfg.stderr, flush=True)
+    yield run_and_close(reactor, w, body)

@@ -1,0 +1,361 @@
+"""The library API of transfer-v2 over a dilated wormhole
+(docs/transfer-v2.md "Library API").
+
+    w = wormhole.create(appid, relay, reactor, dilation=True,
+                        versions=transfer_v2.app_versions("connect"))
+    ...code...
+    session = transfer_v2.TransferSession(reactor, w, "connect", on_offer=decide)
+    yield session.start()          # PeerUsesClassic: use the classic protocol
+    result = yield session.offer("photos/")
+    yield session.close()          # then w.close(): the mailbox closes last
+
+Only Dilation's public API is used: ``w.dilate()``, ``listener_for`` and
+``connector_for`` with the subprotocol names below, and subchannels as
+record pipes (one ``write`` arrives as one ``dataReceived``).
+"""
+from twisted.internet import defer
+from twisted.internet.protocol import Factory, Protocol
+from twisted.python import failure
+
+from .._eventual import EventualQueue
+from .._status import ConnectedPeer
+from .._observer import OneShotObserver
+from ..errors import TransferError
+from . import _messages as M
+from . import _receiving, _sending, _session, _sink, _source, _versions
+
+# the spec's "control subchannel #0" and offer subchannels, as Dilation
+# subprotocol names (docs/transfer-v2.md "Subchannels")
+CONTROL_SUBPROTOCOL = "transfer-v2-control"
+OFFER_SUBPROTOCOL = "transfer-v2-offer"
+# the peer's offers we hold at once (each waits for a decision or is
+# being received); more are rejected rather than queued without bound
+MAX_INCOMING_OFFERS = 100
+
+
+class _ControlProtocol(Protocol):
+    """One control subchannel: ours (we write) or theirs (we read)."""
+
+    def __init__(self, session, ours):
+        self._session = session
+        self._ours = ours
+
+    def dataReceived(self, data):
+        self._session._got_control(data)
+
+    def connectionLost(self, reason=None):
+        self._session._control_lost(self._ours)
+
+
+class IncomingOffer:
+    """An offer from the peer, handed to ``on_offer``. Call ``accept(folder)``
+    or ``reject(reason)`` (now or later); ``when_done()`` fires with a
+    ``Received`` or ``Rejected`` or fails (``HashMismatch``, ...).
+    ``progress`` may be replaced by a callable taking a byte count."""
+
+    def __init__(self, offer, machine, done, free_space, resumable):
+        self.offer = offer
+        self._machine = machine
+        self._done = done
+        self._free_space = free_space
+        self._resumable = resumable
+        self.progress = lambda nbytes: None
+        # after accept(): the byte an earlier session's bytes let us resume
+        # at (0: none), and why kept bytes were thrown away (or None)
+        self.resumed_from = 0
+        self.sink = None
+        self.refused = None  # why accept() could not take it
+
+    @property
+    def is_directory(self):
+        return isinstance(self.offer, M.DirectoryOffer)
+
+    @property
+    def size(self):
+        return self.offer.size if self.is_directory else self.offer.bytes
+
+    def accept(self, folder, name=None, peer_reason=None):
+        """Receive into ``folder`` (under ``name`` instead of the offered
+        one, if given); a Refused (exists, no room) becomes a reject: its
+        reason is kept in ``refused`` and sent to the peer, or
+        ``peer_reason`` is sent instead (the CLI says only "transfer
+        rejected", as classic receive does)."""
+        try:
+            sink = _sink.sink_for(self.offer, folder, self._free_space, name,
+                                  resumable=self._resumable)
+        except _sink.Refused as e:
+            self.refused = str(e)
+            self._machine.reject(peer_reason or self.refused)
+            return
+        self.sink = sink
+        resume = getattr(sink, "resume", None)
+        self.resumed_from = resume[0] if resume else 0
+        self._machine.accept(sink)
+
+    @property
+    def discarded(self):
+        """Why bytes kept from an earlier session were discarded, or None."""
+        return getattr(self.sink, "discarded", None)
+
+    def reject(self, reason="rejected"):
+        self._machine.reject(reason)
+
+    def when_done(self):
+        return self._done.when_fired()
+
+
+class _OfferInProtocol(Protocol):
+    def __init__(self, session):
+        self._session = session
+        self.incoming = None
+        self._done = OneShotObserver(session._eq)
+        self.machine = _receiving.OfferReceiver(
+            self._write, self._close, self._ask, self._progress, self._finished)
+
+    def _write(self, data):
+        self.transport.write(data)
+
+    def _close(self):
+        self.transport.loseConnection()
+
+    def _ask(self, offer):
+        self.incoming = IncomingOffer(offer, self.machine, self._done,
+                                      self._session._free_space, self._session._resume)
+        self._session._incoming_offer(self.incoming)
+
+    def _progress(self, nbytes):
+        self.incoming.progress(nbytes)
+
+    def _finished(self, result):
+        self._session._offers.discard(self)
+        self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
+
+    def connectionMade(self):
+        self._session._offers.add(self)
+
+    def dataReceived(self, data):
+        self.machine.got_record(data)
+
+    def connectionLost(self, reason=None):
+        self.machine.lost()
+
+    def cancel(self, reason):
+        self.machine.cancel(reason)
+
+
+class _OfferOutProtocol(Protocol):
+    def __init__(self, session, outgoing, done, progress):
+        self._session = session
+        self._outgoing = outgoing
+        self._done = done
+        self._progress = progress
+        prefix = None
+        if session._resume and not outgoing.is_directory:
+            prefix = lambda n: _source.prefix_hasher(outgoing.files[0], n)  # noqa: E731
+        self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
+                                            self._start_streaming, self._finished, prefix)
+
+    def _write(self, data):
+        self.transport.write(data)
+
+    def _close(self):
+        self.transport.loseConnection()
+
+    def _start_streaming(self, offset=0, hasher=None):
+        streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
+                                    self.machine.file_sent, self.machine.all_sent,
+                                    self.machine.source_failed, self._progress, offset, hasher)
+        streamer.start()
+        return streamer
+
+    def _finished(self, result):
+        self._session._offers.discard(self)
+        if isinstance(result, Exception):
+            self._done.errback(failure.Failure(result))
+        else:
+            self._done.callback(result)
+
+    def connectionMade(self):
+        self._session._offers.add(self)
+        self.machine.connected()
+
+    def dataReceived(self, data):
+        self.machine.got_record(data)
+
+    def connectionLost(self, reason=None):
+        self.machine.lost()
+
+    def cancel(self, reason):
+        self.machine.cancel(reason)
+
+
+class TransferSession:
+    """A transfer-v2 session on wormhole ``w`` (created with
+    ``dilation=True`` and ``versions=app_versions(mode)``).
+
+    ``on_offer(IncomingOffer)`` decides about the peer's offers (without it
+    every offer is rejected); ``on_text(str)`` gets the peer's text
+    messages. ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
+    what ``app_versions(mode, features)`` announced (default: all we have).
+    ``peer_timeout`` (seconds): end the session when Dilation has had no
+    connection to the peer for that long (it would otherwise reconnect
+    forever to a peer that was killed); outstanding offers are cancelled
+    (a resumable file keeps its bytes)."""
+
+    def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
+                 dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
+                 features=None, peer_timeout=None):
+        self._reactor = reactor
+        self._w = w
+        self._eq = EventualQueue(reactor)
+        self._on_offer = on_offer
+        self._on_text = on_text or (lambda text: None)
+        self._dilate_kwargs = dict(dilate_kwargs or {})
+        self._peer_timeout = peer_timeout
+        self._unreachable_timer = None
+        if peer_timeout is not None:
+            theirs = self._dilate_kwargs.get("status_update")
+            self._dilate_kwargs["status_update"] = (
+                lambda status: (self._dilation_status(status), theirs and theirs(status)))
+        self._free_space = free_space
+        self._offers = set()
+        self._resume = False  # both declared the "resume" feature
+        self._dilated = None
+        self._our_control = None
+        self.negotiated = None
+        self._open = OneShotObserver(self._eq)
+        self._closed_observer = OneShotObserver(self._eq)
+        self._machine = _session.Session(
+            mode, self._start_dilation, self._opened, self._start_failed,
+            self._cancel_offers, self._close_control, self._closed, features)
+
+    # -- public ----------------------------------------------------------------
+    def start(self):
+        """Fires with this session once both control channels can be used,
+        or fails: PeerUsesClassic (fall back), IncompatibleModes, or
+        Dilation's OldPeerCannotDilateError."""
+        self._w.get_versions().addCallbacks(self._machine.got_versions,
+                                            self._versions_failed)
+        return self._open.when_fired()
+
+    def when_closed(self):
+        """Fires (with a reason string) when the session is over, by either side."""
+        return self._closed_observer.when_fired()
+
+    def close(self):
+        """End the session: outstanding offers are cancelled, our control
+        channel closes; fires when it has. Close the wormhole after this."""
+        self._machine.close()
+        return self.when_closed()
+
+    def send_text(self, message):
+        if self._our_control is None:
+            raise TransferError("the session is not open")
+        self._our_control.transport.write(M.encode_control(M.Text(message)))
+
+    def offer(self, path, progress=lambda nbytes: None):
+        """Offer a file or a directory; fires with an OfferResult, or fails
+        (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost)."""
+        if self.negotiated is None:
+            return defer.fail(TransferError("the session is not open"))
+        if not self.negotiated.we_may_offer:
+            return defer.fail(TransferError(
+                f"we may not offer in mode {self.negotiated.our_mode!r} to a peer in "
+                f"mode {self.negotiated.their_mode!r}"))
+        try:
+            outgoing = _source.prepare(path)
+        except TransferError:
+            return defer.fail()
+        return self.offer_prepared(outgoing, progress)
+
+    def offer_prepared(self, outgoing, progress=lambda nbytes: None):
+        """Offer an ``Outgoing`` made by ``prepare_offer`` (to show it first)."""
+        done = defer.Deferred()
+        factory = Factory.forProtocol(
+            lambda: _OfferOutProtocol(self, outgoing, done, progress))
+        d = self._dilated.connector_for(OFFER_SUBPROTOCOL).connect(factory)
+        d.addErrback(lambda f: done.called or done.errback(f))
+        return done
+
+    # -- wiring ----------------------------------------------------------------
+    def _versions_failed(self, f):
+        self._machine.connect_failed(f.value)
+
+    def _start_dilation(self, negotiated):
+        self.negotiated = negotiated
+        self._resume = _versions.RESUME in negotiated.features
+        self._dilated = self._w.dilate(**self._dilate_kwargs)
+        control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
+        offers = Factory.forProtocol(lambda: _OfferInProtocol(self))
+        self._dilated.listener_for(CONTROL_SUBPROTOCOL).listen(control)
+        self._dilated.listener_for(OFFER_SUBPROTOCOL).listen(offers)
+        ours = Factory.forProtocol(lambda: _ControlProtocol(self, ours=True))
+        d = self._dilated.connector_for(CONTROL_SUBPROTOCOL).connect(ours)
+        d.addCallbacks(self._our_control_made, self._our_control_failed)
+
+    def _dilation_status(self, status):
+        """Times how long Dilation has been without a connection to the peer."""
+        if self._peer_timeout is None:  # the session is over
+            return
+        if isinstance(status.peer_connection, ConnectedPeer):
+            if self._unreachable_timer is not None and self._unreachable_timer.active():
+                self._unreachable_timer.cancel()
+            self._unreachable_timer = None
+        elif self._unreachable_timer is None:
+            self._unreachable_timer = self._reactor.callLater(
+                self._peer_timeout, self._machine.peer_unreachable, self._peer_timeout)
+
+    def _stop_timer(self, result=None):
+        if self._unreachable_timer is not None and self._unreachable_timer.active():
+            self._unreachable_timer.cancel()
+        return result
+
+    def _our_control_made(self, protocol):
+        self._our_control = protocol
+        self._machine.control_connected()
+
+    def _our_control_failed(self, f):
+        self._machine.connect_failed(f.value)
+
+    def _got_control(self, data):
+        try:
+            message = M.parse_control(data)
+        except M.MessageError:
+            return  # ignored: a later version's control message (docs/transfer-v2.md)
+        self._on_text(message.message)
+
+    def _control_lost(self, ours):
+        if ours:
+            self._machine.our_control_closed()
+        else:
+            self._machine.their_control_closed()
+
+    def _incoming_offer(self, incoming):
+        held = sum(isinstance(o, _OfferInProtocol) for o in self._offers)
+        if held > MAX_INCOMING_OFFERS:
+            incoming.reject(f"too many offers at once (at most {MAX_INCOMING_OFFERS})")
+        elif not self.negotiated.they_may_offer:
+            incoming.reject(f"a peer in mode {self.negotiated.their_mode!r} may not "
+                            f"offer to a peer in mode {self.negotiated.our_mode!r}")
+        elif self._on_offer is None:
+            incoming.reject("this peer does not accept offers")
+        else:
+            self._on_offer(incoming)
+
+    def _opened(self, negotiated):
+        self._open.fire_if_not_fired(self)
+
+    def _start_failed(self, error):
+        self._open.fire_if_not_fired(failure.Failure(error))
+
+    def _cancel_offers(self, reason):
+        for offer in list(self._offers):
+            offer.cancel(reason)
+
+    def _close_control(self):
+        self._our_control.transport.loseConnection()
+
+    def _closed(self, reason):
+        self._peer_timeout = None
+        self._stop_timer()
+        self._closed_observer.fire_if_not_fired(reason)

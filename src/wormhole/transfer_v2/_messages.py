@@ -1,0 +1,298 @@
+"""Sans-I/O codecs of Dilated File Transfer (spec
+protocols-dilated-file-transfer.md, "Protocol Details").
+
+Two encodings:
+
+- control messages: a msgpack map with a string ``kind`` (the spec's
+  "Control Channel Messages"; only ``text`` exists);
+- offer-subchannel records: one kind byte, then a kind-dependent payload
+  (FileOffer 1, DirectoryOffer 2, OfferAccept 3, OfferReject 4, file data
+  5, FileAcknowledge 6; all others reserved, "Making an Offer").
+
+Everything a peer sends is checked here, before any machine sees it:
+unknown kinds, missing or ill-typed fields, names that are not one plain
+path segment, and sizes beyond the limits below raise ``MessageError``.
+Unknown *extra* map keys are ignored (the spec's "features" may add some).
+"""
+import hashlib
+
+import attr
+import msgpack
+
+from ..errors import TransferError
+
+# spec: "A single data message MUST NOT exceed 65536 bytes ... including
+# the single byte for kind"
+MAX_DATA_PAYLOAD = 65535
+# our own bounds (docs/transfer-v2.md "Limits"): a control message, one
+# msgpack record other than data, and what a DirectoryOffer may list
+MAX_CONTROL_MESSAGE = 64 * 1024
+MAX_OFFER_RECORD = 16 * 1024 * 1024
+MAX_FILES = 200_000
+MAX_DEPTH = 64
+MAX_NAME = 1024  # bytes of UTF-8 in one path segment
+HASH_SIZE = 32  # "32-byte Blake2b": BLAKE2b with digest_size=32
+
+KIND_FILE_OFFER = 1
+KIND_DIRECTORY_OFFER = 2
+KIND_OFFER_ACCEPT = 3
+KIND_OFFER_REJECT = 4
+KIND_FILE_DATA = 5
+KIND_FILE_ACK = 6
+
+
+class MessageError(TransferError):
+    """The peer sent something this protocol does not allow."""
+
+
+def new_hash():
+    """The file hash of FileAcknowledge: BLAKE2b, 32-byte digest."""
+    return hashlib.blake2b(digest_size=HASH_SIZE)
+
+
+def _check_int(name, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value >= 2 ** 63:
+        raise MessageError(f"{name} must be a non-negative integer, not {value!r}")
+    return value
+
+
+def check_segment(value):
+    """One plain path segment: a non-empty string, no separator, not
+    ``.``/``..``, no NUL, at most MAX_NAME bytes of UTF-8."""
+    if not isinstance(value, str):
+        raise MessageError(f"a name must be a string, not {value!r}")
+    if value in ("", ".", "..") or "/" in value or "\\" in value or "\x00" in value:
+        raise MessageError(f"unusable name {value!r}")
+    try:
+        encoded = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MessageError(f"name {value!r} is not valid UTF-8") from None
+    if len(encoded) > MAX_NAME:
+        raise MessageError(f"a name is longer than {MAX_NAME} bytes")
+    return value
+
+
+@attr.s(frozen=True)
+class Text:
+    """Control message ``{"kind": "text", "message": str}``."""
+    message = attr.ib(validator=attr.validators.instance_of(str))
+
+
+@attr.s(frozen=True)
+class FileOffer:
+    filename = attr.ib()
+    timestamp = attr.ib()
+    bytes = attr.ib()
+    # "resume" feature (docs/transfer-v2.md "Resume"): on the header the
+    # offering side sends after an OfferAccept that asked to resume, the
+    # byte the data starts at (0: the whole file); None: absent
+    offset = attr.ib(default=None)
+
+    def __attrs_post_init__(self):
+        check_segment(self.filename)
+        _check_int("timestamp", self.timestamp)
+        _check_int("bytes", self.bytes)
+        if self.offset is not None and _check_int("offset", self.offset) > self.bytes:
+            raise MessageError("offset beyond the end of the file")
+
+
+def _check_files(files):
+    if not isinstance(files, (list, tuple)) or len(files) > MAX_FILES:
+        raise MessageError(f"files must be a list of at most {MAX_FILES} paths")
+    seen = set()
+    for path in files:
+        if not isinstance(path, (list, tuple)) or not 1 <= len(path) <= MAX_DEPTH:
+            raise MessageError(f"a path must be a list of 1 to {MAX_DEPTH} names: {path!r}")
+        for segment in path:
+            check_segment(segment)
+        seen.add(tuple(path))
+    if len(seen) != len(files):
+        raise MessageError("the same path is offered twice")
+    # a name used both as a file and as a folder cannot be written
+    for path in seen:
+        for i in range(1, len(path)):
+            if path[:i] in seen:
+                raise MessageError(f"{'/'.join(path[:i])!r} is offered as a file "
+                                   "and as a folder")
+    return tuple(tuple(p) for p in files)
+
+
+@attr.s(frozen=True)
+class DirectoryOffer:
+    base = attr.ib()
+    size = attr.ib()
+    files = attr.ib(converter=_check_files)
+
+    def __attrs_post_init__(self):
+        check_segment(self.base)
+        _check_int("size", self.size)
+
+
+@attr.s(frozen=True)
+class OfferAccept:
+    # "resume" feature: the receiver holds the first ``resume_offset``
+    # bytes, whose BLAKE2b is ``resume_hash``; None: a plain accept
+    resume_offset = attr.ib(default=None)
+    resume_hash = attr.ib(default=None)
+
+    def __attrs_post_init__(self):
+        if (self.resume_offset is None) != (self.resume_hash is None):
+            raise MessageError("a resume needs both an offset and a hash")
+        if self.resume_offset is not None:
+            _check_int("resume offset", self.resume_offset)
+            if not isinstance(self.resume_hash, bytes) or len(self.resume_hash) != HASH_SIZE:
+                raise MessageError(f"a resume hash must be {HASH_SIZE} bytes")
+
+
+@attr.s(frozen=True)
+class OfferReject:
+    reason = attr.ib(validator=attr.validators.instance_of(str))
+
+
+@attr.s(frozen=True)
+class FileData:
+    data = attr.ib()
+
+    def __attrs_post_init__(self):
+        if len(self.data) > MAX_DATA_PAYLOAD:
+            raise MessageError(f"a data record carries at most {MAX_DATA_PAYLOAD} bytes")
+
+
+@attr.s(frozen=True)
+class FileAcknowledge:
+    bytes = attr.ib()
+    hash = attr.ib()
+
+    def __attrs_post_init__(self):
+        _check_int("bytes", self.bytes)
+        if not isinstance(self.hash, bytes) or len(self.hash) != HASH_SIZE:
+            raise MessageError(f"hash must be {HASH_SIZE} bytes")
+
+
+def _pack(fields):
+    return msgpack.packb(fields, use_bin_type=True)
+
+
+def _unpack(payload, limit):
+    if len(payload) > limit:
+        raise MessageError(f"message of {len(payload)} bytes (limit {limit})")
+    try:
+        value = msgpack.unpackb(bytes(payload), raw=False, strict_map_key=True,
+                                use_list=True)
+    except (ValueError, TypeError, msgpack.ExtraData, msgpack.FormatError,
+            msgpack.StackError) as e:
+        raise MessageError(f"not a msgpack message: {e}") from None
+    if not isinstance(value, dict):
+        raise MessageError("a message must be a msgpack map")
+    return value
+
+
+def _field(fields, name):
+    try:
+        return fields[name]
+    except KeyError:
+        raise MessageError(f"message lacks {name!r}") from None
+
+
+# -- control messages ------------------------------------------------------
+def encode_control(message):
+    if isinstance(message, Text):
+        return _pack({"kind": "text", "message": message.message})
+    raise TypeError(f"not a control message: {message!r}")
+
+
+def parse_control(payload):
+    fields = _unpack(payload, MAX_CONTROL_MESSAGE)
+    kind = fields.get("kind")
+    if kind == "text":
+        message = _field(fields, "message")
+        if not isinstance(message, str):
+            raise MessageError("a text message must be a string")
+        return Text(message)
+    raise MessageError(f"unknown control message kind {kind!r}")
+
+
+# -- offer-subchannel records ----------------------------------------------
+def encode_record(record):
+    """The bytes of one subchannel record (one write, one record)."""
+    if isinstance(record, FileData):
+        return bytes((KIND_FILE_DATA,)) + bytes(record.data)
+    if isinstance(record, FileOffer):
+        fields = {"filename": record.filename, "timestamp": record.timestamp,
+                  "bytes": record.bytes}
+        if record.offset is not None:
+            fields["offset"] = record.offset
+        return bytes((KIND_FILE_OFFER,)) + _pack(fields)
+    if isinstance(record, DirectoryOffer):
+        return bytes((KIND_DIRECTORY_OFFER,)) + _pack(
+            {"base": record.base, "size": record.size,
+             "files": [list(p) for p in record.files]})
+    if isinstance(record, OfferAccept):
+        if record.resume_offset is None:
+            return bytes((KIND_OFFER_ACCEPT,))
+        return bytes((KIND_OFFER_ACCEPT,)) + _pack(
+            {"resume": {"offset": record.resume_offset, "hash": record.resume_hash}})
+    if isinstance(record, OfferReject):
+        return bytes((KIND_OFFER_REJECT,)) + _pack({"reason": record.reason})
+    if isinstance(record, FileAcknowledge):
+        return bytes((KIND_FILE_ACK,)) + _pack({"bytes": record.bytes, "hash": record.hash})
+    raise TypeError(f"not a transfer-v2 record: {record!r}")
+
+
+def _parse_file_offer(payload):
+    f = _unpack(payload, MAX_CONTROL_MESSAGE)
+    return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
+                     f.get("offset"))
+
+
+def _parse_directory_offer(payload):
+    f = _unpack(payload, MAX_OFFER_RECORD)
+    return DirectoryOffer(_field(f, "base"), _field(f, "size"), _field(f, "files"))
+
+
+def _parse_accept(payload):
+    # "Accept messages are blank": a payload is a feature's extension; we
+    # read the "resume" one and ignore anything else
+    if not payload:
+        return OfferAccept()
+    resume = _unpack(payload, MAX_CONTROL_MESSAGE).get("resume")
+    if not isinstance(resume, dict):
+        return OfferAccept()
+    return OfferAccept(_field(resume, "offset"), _field(resume, "hash"))
+
+
+def _parse_reject(payload):
+    f = _unpack(payload, MAX_CONTROL_MESSAGE)
+    reason = _field(f, "reason")
+    if not isinstance(reason, str):
+        raise MessageError("a reject reason must be a string")
+    return OfferReject(reason)
+
+
+def _parse_ack(payload):
+    f = _unpack(payload, MAX_CONTROL_MESSAGE)
+    return FileAcknowledge(_field(f, "bytes"), _field(f, "hash"))
+
+
+_PARSERS = {
+    KIND_FILE_OFFER: _parse_file_offer,
+    KIND_DIRECTORY_OFFER: _parse_directory_offer,
+    KIND_OFFER_ACCEPT: _parse_accept,
+    KIND_OFFER_REJECT: _parse_reject,
+    KIND_FILE_DATA: lambda payload: FileData(payload),
+    KIND_FILE_ACK: _parse_ack,
+}
+
+
+def parse_record(record):
+    """One received subchannel record -> a message object, or MessageError."""
+    if not record:
+        raise MessageError("empty record")
+    parser = _PARSERS.get(record[0])
+    if parser is None:
+        raise MessageError(f"unknown record kind {record[0]}")
+    try:
+        return parser(memoryview(record)[1:] if record[0] == KIND_FILE_DATA
+                      else bytes(record[1:]))
+    except TypeError as e:  # attrs validators of wrong types
+        raise MessageError(str(e)) from None

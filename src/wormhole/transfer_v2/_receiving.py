@@ -1,0 +1,419 @@
+"""The receiving side of one offer (spec "Making an Offer"): an Automat
+machine per offer subchannel the peer opened.
+
+The first record must be a FileOffer or a DirectoryOffer; the application
+decides (``accept(sink)`` or ``reject(reason)``). For a file the data
+follows the accept directly; for a directory each file comes after a
+FileOffer header that must name the next offered path, in the offered
+order, within the offered total size. Data beyond a file's announced size
+is refused. At the end of each file the sender's FileAcknowledge comes
+first ("it MUST wait for the FileAcknowledge from the sender"); we answer
+with ours (our own size and hash) and keep the file only when both
+match; on a mismatch the bytes are deleted and the application is told.
+The offering side closes the subchannel when it is done.
+
+Neighbours come in at construction: ``write(record)``, ``close()``,
+``ask(offer)`` (the application's decision is fed back as ``accept``
+or ``reject``), ``progress(nbytes)`` and ``finished(result)``. The sink
+given to ``accept`` writes the files (``_sink.py``).
+"""
+import attr
+from automat import MethodicalMachine
+
+from ..errors import TransferError
+from . import _messages as M
+
+
+class HashMismatch(TransferError):
+    """The bytes we received are not the ones the sender sent: deleted."""
+
+
+class ReceiveFailed(TransferError):
+    """The offer did not complete (protocol error, lost, cancelled)."""
+
+
+@attr.s(frozen=True)
+class Received:
+    """A completed incoming offer."""
+    offer = attr.ib()
+    path = attr.ib()   # where it is now (the sink's final path)
+    files = attr.ib()
+    bytes = attr.ib()
+
+
+@attr.s(frozen=True)
+class Rejected:
+    """We rejected the offer (``reason`` was sent to the peer)."""
+    offer = attr.ib()
+    reason = attr.ib()
+
+
+class OfferReceiver:
+    m = MethodicalMachine()
+    set_trace = m._setTrace
+
+    def __init__(self, write, close, ask, progress, finished):
+        self._write = write
+        self._close = close
+        self._ask = ask
+        self._progress = progress
+        self._finished = finished
+        self._offer = None
+        self._sink = None
+        self._writer = None     # the file being received
+        self._remaining = []    # paths of a directory offer still to come
+        self._announced = 0     # bytes announced by headers so far
+        self._totals = [0, 0]   # files, bytes verified
+        self._resume_asked = None  # the offset we asked to resume at
+
+    # -- public inputs, validated before the machine -------------------------
+    def got_record(self, raw):
+        try:
+            record = M.parse_record(raw)
+        except M.MessageError as e:
+            return self._got_bad(e)
+        if isinstance(record, M.FileData):
+            w = self._writer
+            if w is None:
+                return self._got_bad(M.MessageError("file data outside of a file"))
+            if w.received + len(record.data) > w.expected:
+                return self._got_bad(M.MessageError(
+                    f"the sender sent more than the {w.expected} bytes it announced"))
+            try:
+                w.write(record.data)
+            except OSError as e:
+                return self.cancel(f"cannot write the received file: {e.strerror or e}")
+            return self._got_data(len(record.data))
+        if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
+            if self._resume_asked is not None:
+                return self._check_resume_header(record)
+            if self._remaining:
+                return self._check_header(record)
+            return self._got_offer(record)
+        if isinstance(record, M.FileAcknowledge):
+            return self._check_ack(record)
+        return self._got_bad(M.MessageError(
+            f"unexpected {type(record).__name__} from the offering side"))
+
+    def _check_header(self, header):
+        path = self._remaining[0]
+        if not isinstance(header, M.FileOffer) or header.filename != path[-1]:
+            return self._got_bad(M.MessageError(
+                f"expected the header of {'/'.join(path)!r}, got {header!r}"))
+        if self._announced + header.bytes > self._offer.size:
+            return self._got_bad(M.MessageError(
+                "the files are larger than the directory offer announced"))
+        try:
+            writer = self._sink.open_file(path, header)
+        except (OSError, TransferError) as e:
+            return self.cancel(f"cannot write {'/'.join(path)!r}: {e}")
+        self._announced += header.bytes
+        self._remaining.pop(0)
+        return self._got_header(path, writer)
+
+    def _check_resume_header(self, header):
+        """The offering side's answer to our resume: the same file, from our
+        offset (its prefix matched) or from 0 (it did not)."""
+        asked, self._resume_asked = self._resume_asked, None
+        offer = self._offer
+        if (not isinstance(header, M.FileOffer) or header.offset not in (0, asked)
+                or (header.filename, header.bytes, header.timestamp)
+                != (offer.filename, offer.bytes, offer.timestamp)):
+            return self._got_bad(M.MessageError(
+                f"expected the answer to our resume at byte {asked}, got {header!r}"))
+        try:
+            writer = self._sink.open_file((offer.filename,), header)
+        except (OSError, TransferError) as e:
+            return self.cancel(f"cannot write the file: {e}")
+        return self._got_resume_header(writer)
+
+    def _check_ack(self, theirs):
+        w = self._writer
+        if w is None:
+            return self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
+        ours = M.FileAcknowledge(w.received, w.digest())
+        if ours != theirs or w.received != w.expected:
+            return self._got_mismatch(ours, theirs)
+        # verified: give it its final name (and the folder, after its last file)
+        try:
+            w.commit()
+            if not self._remaining:
+                self._sink.complete()
+        except (OSError, TransferError) as e:
+            return self._keep_failed(ours, f"{e}")
+        if self._remaining:
+            return self._got_ack_more(ours)
+        return self._got_ack_last(ours)
+
+    def accept(self, sink):
+        resume = getattr(sink, "resume", None)
+        if resume is not None:
+            offset, hasher = resume
+            return self._accept_resuming(sink, offset, hasher.copy().digest())
+        if isinstance(self._offer, M.DirectoryOffer):
+            self._remaining = [tuple(p) for p in self._offer.files]
+            if not self._remaining:
+                return self._accept_empty(sink)
+            return self._accept_directory(sink)
+        try:
+            writer = sink.open_file((self._offer.filename,), self._offer)
+        except (OSError, TransferError) as e:
+            sink.abort()
+            return self.reject(f"cannot write the file: {e}")
+        return self._accept_file(sink, writer)
+
+    # -- machine --------------------------------------------------------------
+    @m.state(initial=True)
+    def R0_awaiting_offer(self): pass  # noqa
+
+    @m.state()
+    def R1_deciding(self): pass  # noqa
+
+    @m.state()
+    def R2_awaiting_header(self): pass  # noqa
+
+    @m.state()
+    def R3_receiving(self): pass  # noqa
+
+    @m.state()
+    def R4_awaiting_close(self): pass  # noqa
+
+    @m.state()
+    def R5_done(self): pass  # noqa
+
+    @m.state()
+    def R6_awaiting_resume_answer(self): pass  # noqa
+
+    @m.input()
+    def _accept_resuming(self, sink, offset, digest): pass  # noqa
+
+    @m.input()
+    def _got_resume_header(self, writer): pass  # noqa
+
+    @m.input()
+    def _got_offer(self, offer): pass  # noqa
+
+    @m.input()
+    def _got_header(self, path, writer): pass  # noqa
+
+    @m.input()
+    def _got_data(self, nbytes): pass  # noqa
+
+    @m.input()
+    def _got_ack_more(self, ours): pass  # noqa
+
+    @m.input()
+    def _got_ack_last(self, ours): pass  # noqa
+
+    @m.input()
+    def _got_mismatch(self, ours, theirs): pass  # noqa
+
+    @m.input()
+    def _got_bad(self, error): pass  # noqa
+
+    @m.input()
+    def _keep_failed(self, ours, why): pass  # noqa
+
+    @m.input()
+    def _accept_file(self, sink, writer): pass  # noqa
+
+    @m.input()
+    def _accept_directory(self, sink): pass  # noqa
+
+    @m.input()
+    def _accept_empty(self, sink): pass  # noqa
+
+    @m.input()
+    def reject(self, reason): pass  # noqa
+
+    @m.input()
+    def lost(self): pass  # noqa
+
+    @m.input()
+    def cancel(self, reason): pass  # noqa
+
+    @m.output()
+    def _remember_and_ask(self, offer):
+        self._offer = offer
+        self._ask(offer)
+
+    @m.output()
+    def _send_accept(self, sink):
+        self._sink = sink
+        self._write(M.encode_record(M.OfferAccept()))
+
+    @m.output()
+    def _send_resume_accept(self, sink, offset, digest):
+        self._sink = sink
+        self._resume_asked = offset
+        self._write(M.encode_record(M.OfferAccept(offset, digest)))
+
+    @m.output()
+    def _suspend(self):
+        # lost or cancelled: a resumable file keeps what arrived for a
+        # later session; anything else is deleted
+        self._resume_asked = None
+        if self._writer is not None:
+            self._writer.suspend()
+            self._writer = None
+        self._sink.abort()
+
+    @m.output()
+    def _use_writer(self, writer):
+        self._writer = writer
+
+    @m.output()
+    def _count(self, nbytes):
+        # the bytes are on their way to disk already (got_record wrote them)
+        self._progress(nbytes)
+
+    @m.output()
+    def _send_our_ack(self, ours):
+        self._write(M.encode_record(ours))
+
+    @m.output()
+    def _keep_file(self, ours):
+        self._writer = None
+        self._totals[0] += 1
+        self._totals[1] += ours.bytes
+
+    @m.output()
+    def _complete_empty(self):
+        self._sink.complete()
+
+    @m.output()
+    def _send_reject(self, reason):
+        self._write(M.encode_record(M.OfferReject(reason)))
+
+    @m.output()
+    def _send_cancel(self, reason):
+        # our answer to the spec's "XXX what if Bob clicks cancel": an
+        # OfferReject after the accept (docs/transfer-v2.md)
+        self._write(M.encode_record(M.OfferReject(reason)))
+
+    @m.output()
+    def _discard(self):
+        if self._writer is not None:
+            self._writer.abort()
+            self._writer = None
+        self._sink.abort()
+
+    @m.output()
+    def _discard_given_sink(self, sink):
+        sink.abort()
+
+    @m.output()
+    def _discard_writer(self, writer):
+        writer.abort()
+
+    @m.output()
+    def _close_subchannel(self):
+        self._close()
+
+    @m.output()
+    def _succeed(self):
+        self._finished(Received(self._offer, self._sink.final_path, *self._totals))
+
+    @m.output()
+    def _finish_rejected(self, reason):
+        self._finished(Rejected(self._offer, reason))
+
+    @m.output()
+    def _fail_bad(self, error):
+        self._finished(ReceiveFailed(f"protocol error from the offering side: {error}"))
+
+    @m.output()
+    def _fail_mismatch(self, ours, theirs):
+        self._finished(HashMismatch(
+            f"the received bytes do not match: we got {ours.bytes} bytes with hash "
+            f"{ours.hash.hex()}, the sender sent {theirs.bytes} bytes with hash "
+            f"{theirs.hash.hex()}; the received bytes were deleted"))
+
+    @m.output()
+    def _fail_second_offer(self, offer):
+        self._finished(ReceiveFailed("protocol error from the offering side: "
+                                     "a second offer on the same subchannel"))
+
+    @m.output()
+    def _fail_early_header(self, path):  # the previous file is still open
+        self._finished(ReceiveFailed(f"protocol error from the offering side: the header "
+                                     f"of {'/'.join(path)!r} before the previous file ended"))
+
+    @m.output()
+    def _fail_keep(self, why):
+        self._finished(ReceiveFailed(f"the verified file could not be kept: {why}"))
+
+    @m.output()
+    def _fail_lost(self):
+        self._finished(ReceiveFailed("the connection for this offer closed before "
+                                     "it completed"))
+
+    @m.output()
+    def _fail_cancelled(self, reason):
+        self._finished(ReceiveFailed(f"cancelled: {reason}"))
+
+    R0_awaiting_offer.upon(_got_offer, enter=R1_deciding, outputs=[_remember_and_ask])
+    R0_awaiting_offer.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
+    R0_awaiting_offer.upon(lost, enter=R5_done, outputs=[_fail_lost])
+    R0_awaiting_offer.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _fail_cancelled])
+
+    R1_deciding.upon(_accept_file, enter=R3_receiving, outputs=[_send_accept, _use_writer])
+    R1_deciding.upon(_accept_directory, enter=R2_awaiting_header, outputs=[_send_accept])
+    R1_deciding.upon(_accept_empty, enter=R4_awaiting_close, outputs=[_send_accept, _complete_empty])
+    R1_deciding.upon(reject, enter=R5_done, outputs=[_send_reject, _finish_rejected])
+    R1_deciding.upon(_got_offer, enter=R5_done, outputs=[_close_subchannel, _fail_second_offer])
+    R1_deciding.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
+    R1_deciding.upon(lost, enter=R5_done, outputs=[_fail_lost])
+    R1_deciding.upon(cancel, enter=R5_done, outputs=[_send_reject, _finish_rejected])
+
+    R1_deciding.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
+                     outputs=[_send_resume_accept])
+
+    R6_awaiting_resume_answer.upon(_got_resume_header, enter=R3_receiving,
+                                   outputs=[_use_writer])
+    R6_awaiting_resume_answer.upon(_got_bad, enter=R5_done,
+                                   outputs=[_suspend, _close_subchannel, _fail_bad])
+    R6_awaiting_resume_answer.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
+    R6_awaiting_resume_answer.upon(cancel, enter=R5_done,
+                                   outputs=[_send_cancel, _suspend, _fail_cancelled])
+
+    R2_awaiting_header.upon(_got_header, enter=R3_receiving, outputs=[_use_writer])
+    R2_awaiting_header.upon(_got_bad, enter=R5_done,
+                            outputs=[_discard, _close_subchannel, _fail_bad])
+    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_discard, _fail_lost])
+    R2_awaiting_header.upon(cancel, enter=R5_done,
+                            outputs=[_send_cancel, _discard, _fail_cancelled])
+
+    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_count])
+    R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,
+                      outputs=[_send_our_ack, _keep_file])
+    R3_receiving.upon(_got_ack_last, enter=R4_awaiting_close,
+                      outputs=[_send_our_ack, _keep_file])
+    R3_receiving.upon(_got_mismatch, enter=R5_done,
+                      outputs=[_send_our_ack, _discard, _close_subchannel, _fail_mismatch])
+    R3_receiving.upon(_keep_failed, enter=R5_done,
+                      outputs=[_send_our_ack, _discard, _close_subchannel, _fail_keep])
+    R3_receiving.upon(_got_header, enter=R5_done,
+                      outputs=[_discard_writer, _discard, _close_subchannel, _fail_early_header])
+    R3_receiving.upon(_got_offer, enter=R5_done,
+                      outputs=[_discard, _close_subchannel, _fail_second_offer])
+    R3_receiving.upon(_got_bad, enter=R5_done, outputs=[_discard, _close_subchannel, _fail_bad])
+    R3_receiving.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
+    R3_receiving.upon(cancel, enter=R5_done, outputs=[_send_cancel, _suspend, _fail_cancelled])
+
+    # everything is verified and in place: the offering side closes
+    R4_awaiting_close.upon(lost, enter=R5_done, outputs=[_succeed])
+    R4_awaiting_close.upon(_got_offer, enter=R5_done,
+                           outputs=[_close_subchannel, _succeed])
+    R4_awaiting_close.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _succeed])
+    R4_awaiting_close.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _succeed])
+
+    # over: a decision that comes late gives its sink back; the rest is noise
+    R5_done.upon(_accept_file, enter=R5_done, outputs=[_discard_writer, _discard_given_sink])
+    R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_accept_empty, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
+    for _input in (_got_offer, _got_bad, reject, lost, cancel):
+        R5_done.upon(_input, enter=R5_done, outputs=[])
+    del _input

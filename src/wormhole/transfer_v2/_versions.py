@@ -1,0 +1,98 @@
+"""Version negotiation of Dilated File Transfer (spec
+protocols-dilated-file-transfer.md, "Version Negotiation").
+
+Our ``app_versions`` carry ``{"transfer-v2": {"mode": M, "features": {}}}``;
+the peer's decide between transfer-v2 and the classic protocol (no
+``transfer-vN`` key at all), and whether the two modes can work together.
+"""
+import re
+
+import attr
+
+from ..errors import TransferError
+
+SEND, RECEIVE, CONNECT = "send", "receive", "connect"
+MODES = (SEND, RECEIVE, CONNECT)
+OUR_VERSIONS = (2,)
+# features we implement and accept (spec: "Peers MUST _accept_ messages
+# for any features they declare"): "resume" (docs/transfer-v2.md "Resume")
+RESUME = "resume"
+OUR_FEATURES = {RESUME: {}}
+_VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
+
+
+class IncompatibleModes(TransferError):
+    """Both peers only receive, or only send: nothing can happen."""
+
+
+class PeerUsesClassic(TransferError):
+    """The peer announced no transfer-v2: use the classic protocol."""
+
+
+def app_versions(mode, features=None):
+    """Our ``app_versions`` entry for ``wormhole.create(versions=...)``."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    return {"transfer-v2": {"mode": mode,
+                            "features": dict(OUR_FEATURES if features is None else features)}}
+
+
+def _their_versions(app_versions):
+    """{version number: that version's dict} from the peer's app_versions."""
+    found = {}
+    if not isinstance(app_versions, dict):
+        return found
+    for key, value in app_versions.items():
+        match = _VERSION_KEY.match(key) if isinstance(key, str) else None
+        if match and isinstance(value, dict):
+            found[int(match.group(1))] = value
+    return found
+
+
+@attr.s(frozen=True)
+class Negotiated:
+    """What the two peers agreed on."""
+    version = attr.ib()
+    our_mode = attr.ib()
+    their_mode = attr.ib()
+    # features both declared (we send only what the peer declared)
+    features = attr.ib()
+
+    @property
+    def we_may_offer(self):
+        # "Making an Offer": receive never offers; connect offers unless
+        # the peer only sends
+        return self.our_mode == SEND or (self.our_mode == CONNECT and self.their_mode != SEND)
+
+    @property
+    def they_may_offer(self):
+        return self.their_mode == SEND or (self.their_mode == CONNECT and self.our_mode != SEND)
+
+
+def negotiate(our_mode, their_app_versions, our_features=None):
+    """Pick the highest common version and check the modes.
+
+    Raises PeerUsesClassic when the peer has no transfer-vN we share, and
+    IncompatibleModes for two ``receive`` or two ``send`` peers (spec: they
+    SHOULD end the session)."""
+    theirs = _their_versions(their_app_versions)
+    common = sorted(set(theirs) & set(OUR_VERSIONS))
+    if not common:
+        raise PeerUsesClassic("the peer does not speak transfer-v2")
+    version = common[-1]
+    info = theirs[version]
+    their_mode = info.get("mode")
+    if their_mode not in MODES:
+        raise TransferError(f"the peer announced an unknown transfer-v{version} "
+                            f"mode {their_mode!r}")
+    if our_mode == their_mode and our_mode != CONNECT:
+        raise IncompatibleModes(f"both peers are in {our_mode!r} mode: "
+                                "nothing can be transferred")
+    # the spec's text says "an empty list" in places and shows a dict in
+    # the version message: take the keys of either (docs/transfer-v2.md)
+    their_features = info.get("features") or {}
+    if not isinstance(their_features, (dict, list)):
+        their_features = {}
+    mine = OUR_FEATURES if our_features is None else our_features
+    shared = frozenset(f for f in their_features if isinstance(f, str) and f in mine)
+    return Negotiated(version, our_mode, their_mode, shared)

@@ -1,0 +1,246 @@
+"""``wormhole send PATH...`` / ``wormhole receive`` over transfer-v2 as
+processes, with our Mailbox server on 127.0.0.1, and the classic fallback
+against the reference 0.24 CLI (docs/transfer-v2.md "The CLI")."""
+import hashlib
+import os
+import re
+
+from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
+from twisted.trial import unittest
+
+from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
+from wormhole.server.testing import start_mailbox_server
+
+from ..cli._process import CLIProcess, our_cli
+from ..cli.test_interop import NO_TRANSIT, ref
+from .test_e2e import read_tree, write_tree
+
+ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+
+
+class _CLIBase(unittest.TestCase):
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def setUp(self):
+        self.srv = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(self.srv.stop)
+        self.src = os.path.abspath(self.mktemp())
+        self.dst = os.path.abspath(self.mktemp())
+        os.makedirs(self.src)
+        os.makedirs(self.dst)
+
+    def spawn(self, argv, name, stdin=None, cwd=None):
+        return CLIProcess.spawn(self, reactor, argv, stdin=stdin, name=name, env=ENV,
+                                cwd=cwd)
+
+    def ours(self, *args):
+        return our_cli("--relay-url", self.srv.url, "--transit-helper", NO_TRANSIT, *args)
+
+    @defer.inlineCallbacks
+    def run_pair(self, send_argv, recv_argv, recv_stdin=None):
+        send = self.spawn(send_argv, "sender")
+        m = yield send.wait_for(rb"wormhole receive (\S+)")
+        recv = self.spawn(recv_argv + [m.group(1).decode()], "receiver", stdin=recv_stdin,
+                          cwd=self.dst)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.runs = (send, recv)
+        return send, recv
+
+    def assertExit(self, run, status):
+        self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
+
+
+
+class CLI(_CLIBase):
+    @defer.inlineCallbacks
+    def test_several_paths(self):
+        """Two files and a directory (nested, non-ASCII, a 200-character
+        name) in one session; the receiver (--accept-file) gets them all,
+        both say transfer-v2 was used, both exit 0."""
+        tree = {"README": b"read me", "s\u00fcb/\u6587\u4ef6.txt": b"x" * 100_000,
+                "deep/er/" + "n" * 200: os.urandom(5000)}
+        write_tree(os.path.join(self.src, "proj"), tree)
+        for name, size in (("one.bin", 300_000), ("two", 0)):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(os.urandom(size))
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "one.bin"), os.path.join(self.src, "two"),
+                      os.path.join(self.src, "proj")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertIn(V2_USED.encode(), send.stderr)
+        self.assertIn(V2_USED.encode(), recv.stderr)
+        self.assertEqual(sorted(os.listdir(self.dst)), ["one.bin", "proj", "two"])
+        self.assertEqual(read_tree(os.path.join(self.dst, "proj")), tree)
+        with open(os.path.join(self.src, "one.bin"), "rb") as a, \
+                open(os.path.join(self.dst, "one.bin"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
+    @defer.inlineCallbacks
+    def test_reject_one_accept_another(self):
+        """The human refuses the first offer and accepts the second: only
+        the second is written; the sender reports the rejection; both exit
+        1 (like classic, a refused offer is a failed command)."""
+        for name in ("no", "yes"):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(name.encode() * 10)
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "no"), os.path.join(self.src, "yes")),
+            self.ours("receive"), recv_stdin=b"n\ny\n")
+        self.assertEqual(os.listdir(self.dst), ["yes"])
+        self.assertIn(b"Rejected: transfer rejected", send.stderr)
+        self.assertIn(b"Sent file 'yes'", send.stderr)
+        self.assertExit(send, 1)
+        self.assertExit(recv, 1)
+
+    @defer.inlineCallbacks
+    def test_classic_forced(self):
+        """--classic on the sender: the receiver (ours) sees no transfer-v2
+        and receives the classic way."""
+        with open(os.path.join(self.src, "f"), "wb") as f:
+            f.write(b"classic")
+        send, recv = yield self.run_pair(
+            self.ours("send", "--classic", os.path.join(self.src, "f")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertNotIn(b"transfer-v2", send.stderr + recv.stderr)
+        with open(os.path.join(self.dst, "f"), "rb") as f:
+            self.assertEqual(f.read(), b"classic")
+
+    @defer.inlineCallbacks
+    def test_fallback_to_reference_receiver(self):
+        """The reference 0.24 announces no transfer-v2: our sender says so
+        and sends the classic way (a directory here)."""
+        write_tree(os.path.join(self.src, "d"), {"a": b"A", "b/c": b"C" * 1000})
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "d")),
+            ref(self.srv.url, "receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertIn(CLASSIC_USED.encode(), send.stderr)
+        self.assertEqual(read_tree(os.path.join(self.dst, "d")), {"a": b"A", "b/c": b"C" * 1000})
+
+    @defer.inlineCallbacks
+    def test_fallback_from_reference_sender(self):
+        """The reference 0.24 sends a file to our receiver: no transfer-v2
+        from it, so ours receives the classic way."""
+        with open(os.path.join(self.src, "f.txt"), "wb") as f:
+            f.write(b"from the reference" * 1000)
+        send, recv = yield self.run_pair(
+            ref(self.srv.url, "send", os.path.join(self.src, "f.txt")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertNotIn(V2_USED.encode(), recv.stderr)
+        with open(os.path.join(self.dst, "f.txt"), "rb") as f:
+            self.assertEqual(f.read(), b"from the reference" * 1000)
+
+    @defer.inlineCallbacks
+    def test_several_paths_to_classic_peer(self):
+        """Several paths to a classic receiver: a clear error on both sides
+        (the receiver is told why), nothing sent."""
+        for name in ("a", "b"):
+            with open(os.path.join(self.src, name), "wb") as f:
+                f.write(b"x")
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "a"), os.path.join(self.src, "b")),
+            ref(self.srv.url, "receive", "--accept-file"))
+        self.assertExit(send, 1)
+        self.assertExit(recv, 1)
+        self.assertIn(b"only speaks the classic protocol", send.stderr)
+        self.assertIn(b"only speaks the classic protocol", recv.stderr)
+        self.assertEqual(os.listdir(self.dst), [])
+
+
+class ResumeCLI(_CLIBase):
+    """Interrupted 200 MB transfers finished by a new code (the "resume"
+    feature): the process killed at ~50%, then a new pair of commands."""
+    SIZE = 200 * 1000 * 1000
+
+    @defer.inlineCallbacks
+    def until_partial(self, nbytes):
+        """Wait until the receiver's resumable bytes reach ``nbytes``."""
+        path = os.path.join(self.dst, ".wormhole-partial-big.resume")
+        for _ in range(12000):
+            if os.path.exists(path) and os.path.getsize(path) >= nbytes:
+                return
+            yield deferLater(reactor, 0.01, lambda: None)
+        self.fail(f"the receiver never held {nbytes} bytes")
+
+    @defer.inlineCallbacks
+    def interrupted_then_finished(self, kill):
+        data = os.urandom(self.SIZE)
+        with open(os.path.join(self.src, "big"), "wb") as f:
+            f.write(data)
+        send = self.spawn(self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+                          "sender")
+        m = yield send.wait_for(rb"wormhole receive (\S+)")
+        recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",
+                                    m.group(1).decode()), "receiver", cwd=self.dst)
+        yield self.until_partial(self.SIZE // 2)
+        victim, other = (send, recv) if kill == "sender" else (recv, send)
+        victim.transport.signalProcess("KILL")
+        yield victim.ended
+        # the survivor waits for its peer (Dilation reconnects): its human
+        # gives up with Ctrl-C
+        self.assertFalse(other.ended.called, other.describe())
+        other.transport.signalProcess("INT")
+        yield other.ended
+        self.assertNotIn("big", os.listdir(self.dst))
+        send, recv = yield self.run_pair(
+            self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+            self.ours("receive", "--hide-progress", "--accept-file"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        m = re.search(rb"resumed at byte (\d+), (\d+) bytes sent", send.stderr)
+        self.assertIsNotNone(m, send.describe())
+        offset, sent = int(m.group(1)), int(m.group(2))
+        self.assertGreaterEqual(offset, self.SIZE // 2)
+        self.assertEqual(offset + sent, self.SIZE)
+        self.assertIn(f"Resuming at byte {offset}".encode(), recv.stderr)
+        self.assertEqual(sorted(os.listdir(self.dst)), ["big"])
+        with open(os.path.join(self.dst, "big"), "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+
+    def test_sender_killed(self):
+        """The sender killed at ~50%: the next transfer sends only the rest."""
+        return self.interrupted_then_finished("sender")
+
+    def test_receiver_killed(self):
+        """The receiver killed at ~50%: it keeps what reached the disk; the
+        next transfer sends only the rest."""
+        return self.interrupted_then_finished("receiver")
+
+
+class Share(_CLIBase):
+    @defer.inlineCallbacks
+    def test_both_directions(self):
+        """Two 'wormhole share' sides offer to each other in one session
+        (a file one way, a folder the other), both accept everything; the
+        first side's end of input ends the session for both, exit 0."""
+        there = os.path.abspath(self.mktemp())
+        os.makedirs(there)
+        with open(os.path.join(self.src, "from-a"), "wb") as f:
+            f.write(b"A" * 50_000)
+        write_tree(os.path.join(self.src, "from-b"), {"x": b"x", "y/z": b"zz"})
+        a = self.spawn(self.ours("share", "--accept-file", "--hide-progress",
+                                 os.path.join(self.src, "from-a")), "a", cwd=there)
+        m = yield a.wait_for(rb"wormhole share --code (\S+)")
+        b = self.spawn(self.ours("share", "--accept-file", "--hide-progress", "--code",
+                                 m.group(1).decode(), os.path.join(self.src, "from-b")),
+                       "b", cwd=self.dst)
+        self.runs = (a, b)
+        for side in (a, b):
+            yield side.wait_for(rb"Sent (file|directory) ")
+            yield side.wait_for(rb"Received (file|files) written to")
+        a.transport.closeStdin()
+        yield defer.gatherResults([a.ended, b.ended])
+        self.assertExit(a, 0)
+        self.assertExit(b, 0)
+        self.assertIn(b"Session complete.", b.stderr)
+        self.assertEqual(os.listdir(self.dst), ["from-a"])
+        self.assertEqual(read_tree(os.path.join(there, "from-b")), {"x": b"x", "y/z": b"zz"})

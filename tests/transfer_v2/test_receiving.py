@@ -1,0 +1,306 @@
+"""The receiving side's machine (transfer_v2._receiving) with the real
+sinks in a temporary folder: accept and reject, files and directories,
+both acknowledgements, hash mismatch (bytes deleted), headers out of
+order, too many bytes, late decisions, unknown record kinds."""
+import os
+
+from twisted.trial import unittest
+
+from wormhole.transfer_v2 import _messages as M
+from wormhole.transfer_v2 import _sink
+from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
+                                             Received, Rejected)
+
+
+def digest(data):
+    h = M.new_hash()
+    h.update(data)
+    return h.digest()
+
+
+def plenty(path):
+    return 10 ** 12
+
+
+class Receiving(unittest.TestCase):
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+        self.events = []
+        self.results = []
+        self.asked = []
+        self.progress = []
+        self.r = OfferReceiver(lambda b: self.events.append(M.parse_record(b)),
+                               lambda: self.events.append("close"), self.asked.append,
+                               self.progress.append, self.results.append)
+
+    def rec(self, record):
+        self.r.got_record(M.encode_record(record))
+
+    def accept(self):
+        self.r.accept(_sink.sink_for(self.asked[0], self.dir, plenty))
+
+    def listing(self):
+        return sorted(os.listdir(self.dir))
+
+    def test_file(self):
+        """A file offer: ask, accept, data, the sender's ack, then ours; the
+        file appears under its name only after the acks matched; success
+        once the offering side closes."""
+        data = b"hello world" * 100
+        self.rec(M.FileOffer("greeting.txt", 1700000000, len(data)))
+        self.assertEqual(self.asked, [M.FileOffer("greeting.txt", 1700000000, len(data))])
+        self.accept()
+        self.assertEqual(self.events, [M.OfferAccept()])
+        self.rec(M.FileData(data[:500]))
+        self.rec(M.FileData(data[500:]))
+        self.assertNotIn("greeting.txt", self.listing())
+        self.assertEqual(self.events, [M.OfferAccept()])  # no ack before the sender's
+        self.rec(M.FileAcknowledge(len(data), digest(data)))
+        self.assertEqual(self.events[1:], [M.FileAcknowledge(len(data), digest(data))])
+        self.assertEqual(self.listing(), ["greeting.txt"])
+        self.assertEqual(self.results, [])
+        self.r.lost()
+        self.assertEqual(self.results, [Received(self.asked[0],
+                                                 os.path.join(os.path.abspath(self.dir),
+                                                              "greeting.txt"), 1, len(data))])
+        self.assertEqual(sum(self.progress), len(data))
+
+    def test_directory(self):
+        """A directory offer: each file after its header, in order; the
+        folder appears (renamed from a temporary one) after the last ack."""
+        files = {("a",): b"AAA", ("sub", "b"): b"BB"}
+        offer = M.DirectoryOffer("d", 5, [list(p) for p in files])
+        self.rec(offer)
+        self.accept()
+        for path, data in files.items():
+            self.rec(M.FileOffer(path[-1], 0, len(data)))
+            self.rec(M.FileData(data))
+            self.assertNotIn("d", self.listing())
+            self.rec(M.FileAcknowledge(len(data), digest(data)))
+        self.assertEqual(self.listing(), ["d"])
+        with open(os.path.join(self.dir, "d", "sub", "b"), "rb") as f:
+            self.assertEqual(f.read(), b"BB")
+        self.r.lost()
+        self.assertEqual((self.results[0].files, self.results[0].bytes), (2, 5))
+
+    def test_empty_directory_offer(self):
+        """A directory offer with no files completes as an empty folder."""
+        self.rec(M.DirectoryOffer("empty", 0, []))
+        self.accept()
+        self.r.lost()
+        self.assertEqual(self.listing(), ["empty"])
+        self.assertIsInstance(self.results[0], Received)
+
+    def test_hash_mismatch_deletes(self):
+        """A sender ack with another hash: our ack still goes out (with our
+        hash), the bytes are deleted, the application is told."""
+        self.rec(M.FileOffer("f", 0, 3))
+        self.accept()
+        self.rec(M.FileData(b"abc"))
+        self.rec(M.FileAcknowledge(3, digest(b"abd")))
+        self.assertEqual(self.events[1:], [M.FileAcknowledge(3, digest(b"abc")), "close"])
+        self.assertIsInstance(self.results[0], HashMismatch)
+        self.assertIn("deleted", str(self.results[0]))
+        self.assertEqual(self.listing(), [])
+
+    def test_short_file(self):
+        """An ack before all announced bytes came is a mismatch: deleted."""
+        self.rec(M.FileOffer("f", 0, 4))
+        self.accept()
+        self.rec(M.FileData(b"abc"))
+        self.rec(M.FileAcknowledge(3, digest(b"abc")))
+        self.assertIsInstance(self.results[0], HashMismatch)
+        self.assertEqual(self.listing(), [])
+
+    def test_directory_mismatch_deletes_everything(self):
+        """A mismatch on the second file of a directory removes the whole
+        temporary folder, the verified first file included."""
+        self.rec(M.DirectoryOffer("d", 4, [["a"], ["b"]]))
+        self.accept()
+        self.rec(M.FileOffer("a", 0, 2))
+        self.rec(M.FileData(b"aa"))
+        self.rec(M.FileAcknowledge(2, digest(b"aa")))
+        self.rec(M.FileOffer("b", 0, 2))
+        self.rec(M.FileData(b"bb"))
+        self.rec(M.FileAcknowledge(2, digest(b"XX")))
+        self.assertIsInstance(self.results[0], HashMismatch)
+        self.assertEqual(self.listing(), [])
+
+    def test_reject(self):
+        """reject() sends OfferReject with the reason; nothing is written."""
+        self.rec(M.FileOffer("f", 0, 3))
+        self.r.reject("no thanks")
+        self.assertEqual(self.events, [M.OfferReject("no thanks")])
+        self.assertEqual(self.results, [Rejected(self.asked[0], "no thanks")])
+        self.assertEqual(self.listing(), [])
+
+    def test_existing_target_refused(self):
+        """The sink refuses an existing name (the classic rule): rejected."""
+        with open(os.path.join(self.dir, "f"), "wb") as f:
+            f.write(b"mine")
+        self.rec(M.FileOffer("f", 0, 3))
+        self.assertRaises(_sink.Refused, _sink.sink_for, self.asked[0], self.dir, plenty)
+        self.assertRaises(_sink.Refused, _sink.sink_for, M.FileOffer("g", 0, 100), self.dir,
+                          lambda p: 99)
+
+    def test_protocol_errors(self):
+        """Too many bytes, data before accept, a header out of order, a
+        second offer, an ack before any data, unknown kinds: closed, failed,
+        nothing kept."""
+        cases = [
+            (M.FileOffer("f", 0, 2), True, [M.FileData(b"abc")]),
+            (M.FileOffer("f", 0, 2), False, [M.FileData(b"ab")]),
+            (M.DirectoryOffer("d", 2, [["a"], ["b"]]), True, [M.FileOffer("b", 0, 1)]),
+            (M.DirectoryOffer("d", 2, [["a"]]), True, [M.FileOffer("a", 0, 3)]),
+            (M.DirectoryOffer("d", 2, [["a"], ["b"]]), True,
+             [M.FileOffer("a", 0, 1), M.FileOffer("b", 0, 1)]),
+            (M.FileOffer("f", 0, 2), True, [M.FileOffer("f", 0, 2)]),
+            (M.DirectoryOffer("d", 2, [["a"]]), True, [M.FileAcknowledge(0, b"\x00" * 32)]),
+            (M.FileOffer("f", 0, 2), True, [M.OfferAccept()]),
+            (M.FileOffer("f", 0, 2), True, [M.OfferReject("x")]),
+        ]
+        for offer, accept, records in cases:
+            self.setUp()
+            self.rec(offer)
+            if accept:
+                self.accept()
+            for record in records:
+                self.rec(record)
+            self.assertEqual(self.events[-1], "close", (offer, records))
+            self.assertIsInstance(self.results[0], ReceiveFailed, (offer, records))
+            self.assertEqual(self.listing(), [])
+        self.setUp()
+        self.r.got_record(b"\x07\x00")
+        self.assertIsInstance(self.results[0], ReceiveFailed)
+        self.assertIn("unknown record kind 7", str(self.results[0]))
+
+    def test_lost_midway_deletes(self):
+        """The subchannel closing mid-file deletes the bytes and fails."""
+        self.rec(M.DirectoryOffer("d", 4, [["a"], ["b"]]))
+        self.accept()
+        self.rec(M.FileOffer("a", 0, 2))
+        self.rec(M.FileData(b"a"))
+        self.r.lost()
+        self.assertIsInstance(self.results[0], ReceiveFailed)
+        self.assertEqual(self.listing(), [])
+
+    def test_late_decision(self):
+        """A decision after the subchannel was lost gives its sink back
+        (the temporary folder goes away)."""
+        self.rec(M.DirectoryOffer("d", 0, [["a"]]))
+        self.r.lost()
+        self.accept()
+        self.assertEqual(self.listing(), [])
+        self.assertEqual(len(self.results), 1)
+
+    def test_cancel_while_receiving(self):
+        """cancel() mid-file tells the sender (an OfferReject), deletes, fails."""
+        self.rec(M.FileOffer("f", 0, 3))
+        self.accept()
+        self.rec(M.FileData(b"a"))
+        self.r.cancel("bored")
+        self.assertEqual(self.events[-1], M.OfferReject("bored"))
+        self.assertEqual(self.listing(), [])
+        self.assertIn("bored", str(self.results[0]))
+
+
+class Resuming(unittest.TestCase):
+    """The "resume" feature on the receiving side, with the real resumable sink."""
+
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+        self.data = os.urandom(10_000)
+        self.offer = M.FileOffer("big", 1700000000, len(self.data))
+
+    def receiver(self):
+        events, results = [], []
+        r = OfferReceiver(lambda b: events.append(M.parse_record(b)),
+                          lambda: events.append("close"), lambda offer: None,
+                          lambda n: None, results.append)
+        r.got_record(M.encode_record(self.offer))
+        return r, events, results
+
+    def sink(self):
+        return _sink.sink_for(self.offer, self.dir, plenty, resumable=True)
+
+    def interrupted_at(self, n):
+        """A first session that got ``n`` bytes, then lost its subchannel."""
+        r, events, results = self.receiver()
+        r.accept(self.sink())
+        self.assertEqual(events, [M.OfferAccept()])
+        r.got_record(M.encode_record(M.FileData(self.data[:n])))
+        r.lost()
+        self.assertIsInstance(results[0], ReceiveFailed)
+        self.assertEqual(len(os.listdir(self.dir)), 2)  # the bytes and the state file
+
+    def test_resume(self):
+        """Bytes kept after a lost subchannel are offered back with their
+        hash; the sender's header at that offset continues the file; both
+        acks cover the whole file; nothing is left but the file."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        sink = self.sink()
+        self.assertEqual(sink.resume[0], 4000)
+        r.accept(sink)
+        self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        r.got_record(M.encode_record(M.FileData(self.data[4000:])))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
+        self.assertEqual(events[-1], M.FileAcknowledge(len(self.data), digest(self.data)))
+        r.lost()
+        self.assertIsInstance(results[0], Received)
+        self.assertEqual(os.listdir(self.dir), ["big"])
+        with open(os.path.join(self.dir, "big"), "rb") as f:
+            self.assertEqual(f.read(), self.data)
+
+    def test_sender_says_from_zero(self):
+        """The sender's prefix differs (offset 0 in its header): the kept
+        bytes are discarded, the file comes in full, the reason is kept."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        sink = self.sink()
+        r.accept(sink)
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 0)))
+        r.got_record(M.encode_record(M.FileData(self.data)))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
+        r.lost()
+        self.assertIsInstance(results[0], Received)
+        self.assertIn("no longer starts with", sink.discarded)
+        self.assertEqual(os.listdir(self.dir), ["big"])
+
+    def test_other_version_discarded(self):
+        """Kept bytes of another version (size or timestamp differ) are
+        discarded before asking: a plain accept, and the reason is kept."""
+        self.interrupted_at(4000)
+        self.offer = M.FileOffer("big", 1700000001, len(self.data))
+        sink = self.sink()
+        self.assertIsNone(sink.resume)
+        self.assertIn("another version", sink.discarded)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_bad_resume_answers(self):
+        """An answer at another offset, or for another file, is refused
+        (the kept bytes stay for a later try)."""
+        for header in (M.FileOffer("big", 1700000000, len(self.data), 10),
+                       M.FileOffer("other", 1700000000, len(self.data), 4000),
+                       M.FileData(b"x")):
+            self.setUp()
+            self.interrupted_at(4000)
+            r, events, results = self.receiver()
+            r.accept(self.sink())
+            r.got_record(M.encode_record(header))
+            self.assertIsInstance(results[0], ReceiveFailed)
+            self.assertEqual(len(os.listdir(self.dir)), 2)
+
+    def test_mismatch_after_resume_deletes(self):
+        """A hash mismatch after resuming deletes the kept bytes too."""
+        self.interrupted_at(4000)
+        r, events, results = self.receiver()
+        r.accept(self.sink())
+        r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        r.got_record(M.encode_record(M.FileData(self.data[4000:])))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), b"\x00" * 32)))
+        self.assertIsInstance(results[0], HashMismatch)
+        self.assertEqual(os.listdir(self.dir), [])

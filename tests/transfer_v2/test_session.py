@@ -1,0 +1,85 @@
+"""The session machine (transfer_v2._session) with recording fakes:
+negotiation outcomes, opening, closing by either side, close before open."""
+from twisted.trial import unittest
+
+from wormhole.transfer_v2._session import Session
+from wormhole.transfer_v2._versions import IncompatibleModes, PeerUsesClassic
+
+
+def v2(mode, features=None):
+    return {"transfer-v2": {"mode": mode, "features": features or {}}}
+
+
+class SessionMachine(unittest.TestCase):
+    def setUp(self, mode="connect"):
+        self.events = []
+        e = self.events
+        self.s = Session(mode, lambda n: e.append(("dilate", n.their_mode)),
+                         lambda n: e.append("opened"), lambda err: e.append(("failed", err)),
+                         lambda why: e.append(("cancel", why)), lambda: e.append("close"),
+                         lambda why: e.append("closed"))
+
+    def test_open_and_close(self):
+        """transfer-v2 peer: dilate, open when our control is up; close()
+        cancels offers, closes our control, and is closed when it is."""
+        self.s.got_versions(v2("receive"))
+        self.s.control_connected()
+        self.assertEqual(self.events, [("dilate", "receive"), "opened"])
+        self.s.close()
+        self.assertEqual(self.events[2:], [("cancel", "the session was closed"), "close"])
+        self.s.our_control_closed()
+        self.assertEqual(self.events[4:], ["closed"])
+
+    def test_peer_closes(self):
+        """Their control closing: offers cancelled, ours closed, then closed."""
+        self.s.got_versions(v2("connect"))
+        self.s.control_connected()
+        self.s.their_control_closed()
+        self.assertEqual(self.events[2:], [("cancel", "the peer ended the session"), "close"])
+        self.s.our_control_closed()
+        self.s.close()
+        self.assertEqual(self.events[4:], ["closed"])
+
+    def test_classic_and_incompatible(self):
+        """No transfer-v2: start fails with PeerUsesClassic (no dilation);
+        both receive: IncompatibleModes; unknown features are not an error."""
+        self.s.got_versions({})
+        self.assertIsInstance(self.events[0][1], PeerUsesClassic)
+        self.setUp("receive")
+        self.s.got_versions(v2("receive"))
+        self.assertIsInstance(self.events[0][1], IncompatibleModes)
+        self.setUp("receive")
+        self.s.got_versions(v2("send", {"compression-zstd": {"level": 3}}))
+        self.assertEqual(self.events, [("dilate", "send")])
+
+    def test_close_before_open(self):
+        """close() while connecting: closed at once, start fails, and our
+        control is closed when it comes up."""
+        self.s.got_versions(v2("connect"))
+        self.s.close()
+        self.assertEqual([e if isinstance(e, str) else e[0] for e in self.events],
+                         ["dilate", "cancel", "failed", "closed"])
+        self.s.control_connected()
+        self.assertEqual(self.events[-1], "close")
+        self.s.our_control_closed()
+
+    def test_peer_unreachable(self):
+        """peer_unreachable while open: offers cancelled, closed without
+        waiting for our control channel; while connecting: start fails too."""
+        self.s.got_versions(v2("connect"))
+        self.s.control_connected()
+        self.s.peer_unreachable(60)
+        self.assertEqual(self.events[2:], [("cancel", "the peer has been unreachable for 60 s"),
+                                           "closed"])
+        self.s.our_control_closed()
+        self.setUp()
+        self.s.got_versions(v2("connect"))
+        self.s.peer_unreachable(5)
+        self.assertEqual([e if isinstance(e, str) else e[0] for e in self.events],
+                         ["dilate", "cancel", "failed", "closed"])
+
+    def test_wormhole_failed(self):
+        """The wormhole failing before versions: start fails, closed."""
+        self.s.connect_failed(ValueError("wrong code"))
+        self.assertEqual(self.events[1:], ["closed"])
+        self.assertIsInstance(self.events[0][1], ValueError)

@@ -1,0 +1,148 @@
+"""What we offer (transfer_v2._source): offers built from files and
+folders, and the Streamer on task.Clock: headers, data records within the
+size limit, per-file hashes, pausing, and a file that changed after the
+offer aborting the send."""
+import hashlib
+import os
+
+from twisted.internet import task
+from twisted.trial import unittest
+
+from wormhole.transfer_v2 import _messages as M
+from wormhole.transfer_v2 import _source as S
+
+
+class FakeTransport:
+    def __init__(self):
+        self.records = []
+        self.producer = None
+
+    def write(self, data):
+        self.records.append(M.parse_record(data))
+
+    def registerProducer(self, producer, streaming):
+        self.producer = producer
+
+    def unregisterProducer(self):
+        self.producer = None
+
+
+class Sources(unittest.TestCase):
+    def setUp(self):
+        self.root = os.path.abspath(self.mktemp())
+        os.makedirs(os.path.join(self.root, "d", "sub"))
+        os.makedirs(os.path.join(self.root, "d", "emptydir"))
+        for rel, size in [("d/b", 70000), ("d/a", 3), ("d/sub/c", 0), ("f", 10)]:
+            with open(os.path.join(self.root, rel), "wb") as f:
+                f.write(os.urandom(size))
+        os.symlink(os.path.join(self.root, "f"), os.path.join(self.root, "d", "link"))
+        os.symlink("/", os.path.join(self.root, "d", "rootlink"))
+
+    def test_prepare(self):
+        """A file gives a FileOffer; a folder a DirectoryOffer listing its
+        files in sorted order, links to files followed, links to folders
+        not descended into."""
+        out = S.prepare(os.path.join(self.root, "f"))
+        self.assertEqual(out.offer.filename, "f")
+        self.assertEqual(out.offer.bytes, 10)
+        out = S.prepare(os.path.join(self.root, "d") + "/")
+        self.assertEqual(out.offer.base, "d")
+        self.assertEqual(out.offer.files, (("a",), ("b",), ("link",), ("sub", "c")))
+        self.assertEqual(out.offer.size, 70013)
+        self.assertRaises(S.TransferError, S.prepare, os.path.join(self.root, "nope"))
+
+    def stream(self, path):
+        clock = task.Clock()
+        transport = FakeTransport()
+        sent, failed, done = [], [], []
+        out = S.prepare(path)
+        streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
+                              lambda: done.append(True), failed.append)
+        return clock, transport, streamer, sent, failed, done
+
+    def test_stream_directory(self):
+        """Every file: a FileOffer header, data records of at most 65535
+        bytes, then file_sent with its size and BLAKE2b; all_sent at the end."""
+        clock, transport, streamer, sent, failed, done = self.stream(
+            os.path.join(self.root, "d"))
+        streamer.start()
+        self.assertEqual(done, [True])
+        headers = [r for r in transport.records if isinstance(r, M.FileOffer)]
+        self.assertEqual([h.filename for h in headers], ["a", "b", "link", "c"])
+        data = [r for r in transport.records if isinstance(r, M.FileData)]
+        self.assertTrue(all(len(r.data) <= 65535 for r in data))
+        with open(os.path.join(self.root, "d", "b"), "rb") as f:
+            h = M.new_hash()
+            h.update(f.read())
+        self.assertEqual(sent[1], (70000, h.digest()))
+        self.assertEqual([n for n, _ in sent], [3, 70000, 10, 0])
+        self.assertIsNone(transport.producer)
+
+    def test_pause_resume(self):
+        """pauseProducing stops the records; resumeProducing continues on
+        the next reactor turn."""
+        clock, transport, streamer, sent, failed, done = self.stream(
+            os.path.join(self.root, "d", "b"))
+        transport.write = lambda data: (transport.records.append(M.parse_record(data)),
+                                        streamer.pauseProducing())
+        streamer.start()
+        self.assertEqual(len(transport.records), 1)
+        streamer.resumeProducing()
+        self.assertEqual(len(transport.records), 1)
+        clock.advance(0)
+        self.assertEqual(len(transport.records), 2)
+        while not done:
+            streamer.resumeProducing()
+            clock.advance(0)
+        self.assertEqual(sent[0][0], 70000)
+
+    def test_file_changed_after_offer(self):
+        """A file whose size or mtime changed since the offer aborts the
+        send (SourceChanged), as does one that vanished."""
+        for change in ("grow", "vanish", "touch"):
+            clock, transport, streamer, sent, failed, done = self.stream(
+                os.path.join(self.root, "d"))
+            path = os.path.join(self.root, "d", "b")
+            if change == "grow":
+                with open(path, "ab") as f:
+                    f.write(b"more")
+            elif change == "vanish":
+                os.rename(path, path + ".gone")
+            else:
+                st = os.stat(path)
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10 ** 9))
+            streamer.start()
+            self.assertEqual(done, [])
+            self.assertEqual(len(failed), 1)
+            self.assertIsInstance(failed[0], S.SourceChanged)
+            self.assertEqual(len(sent), 1)  # "a" went, "b" did not
+            self.assertIsNone(transport.producer)
+            self.setUp_again(change)
+
+    def test_resume_from_offset(self):
+        """prefix_hasher gives the state after n bytes (None past the end or
+        after a change); a Streamer started there sends only the rest and
+        reports the whole file's hash."""
+        path = os.path.join(self.root, "d", "b")
+        out = S.prepare(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        hasher = S.prefix_hasher(out.files[0], 30000)
+        self.assertEqual(hasher.digest(), hashlib.blake2b(data[:30000], digest_size=32).digest())
+        self.assertIsNone(S.prefix_hasher(out.files[0], 70001))
+        clock, transport, sent, failed, done = task.Clock(), FakeTransport(), [], [], []
+        streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
+                              lambda: done.append(True), failed.append, offset=30000,
+                              hasher=hasher)
+        streamer.start()
+        self.assertEqual(b"".join(bytes(r.data) for r in transport.records), data[30000:])
+        full = M.new_hash()
+        full.update(data)
+        self.assertEqual(sent, [(70000, full.digest())])
+        os.utime(path, ns=(0, 0))
+        self.assertIsNone(S.prefix_hasher(out.files[0], 10))
+
+    def setUp_again(self, change):
+        path = os.path.join(self.root, "d", "b")
+        if change == "vanish":
+            os.rename(path + ".gone", path)
