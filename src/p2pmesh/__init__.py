@@ -3,5 +3,6 @@ p2p-decisions.md (signed msgpack messages, SHOUT/SPEAK flooding, WHISPER
 and a Kademlia DHT) on Twisted."""
 
 from ._config import LocalLimits, SubnetConfig
+from ._node import Node
 
-__all__ = ["SubnetConfig", "LocalLimits"]
+__all__ = ["Node", "SubnetConfig", "LocalLimits"]

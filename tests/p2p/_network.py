@@ -1,0 +1,155 @@
+"""The in-memory network of P2P-D8.3: a fake endpoint factory mapping
+(host, port) to listening factories, each link a pair of iosim
+FakeTransports with an IOPump, one Clock; settle() pumps all links in
+synchronous rounds, so a message's first arrival round is its hop count."""
+
+import random
+
+from twisted.internet import defer
+from twisted.internet.error import ConnectionRefusedError
+from twisted.internet.task import Clock
+from twisted.test import iosim
+
+from p2pmesh import LocalLimits, Node, SubnetConfig
+
+from ._fixtures import pooled_keys
+
+
+class _Port:
+
+    def __init__(self, network, address):
+        self._network = network
+        self._address = address
+
+    def stopListening(self):
+        self._network.listeners.pop(self._address, None)
+
+    def getHost(self):
+        return iosim.FakeAddress()
+
+
+class _ServerEndpoint:
+
+    def __init__(self, network, address):
+        self._network = network
+        self._address = address
+
+    def listen(self, factory):
+        self._network.listeners[self._address] = factory
+        return defer.succeed(_Port(self._network, self._address))
+
+
+class _ClientEndpoint:
+
+    def __init__(self, network, address):
+        self._network = network
+        self._address = address
+
+    def connect(self, factory):
+        server_factory = self._network.listeners.get(self._address)
+        if server_factory is None:
+            return defer.fail(ConnectionRefusedError(str(self._address)))
+        server = server_factory.buildProtocol(None)
+        if server is None:
+            return defer.fail(ConnectionRefusedError("full"))
+        client = factory.buildProtocol(None)
+        server_io = iosim.FakeTransport(server, isServer=True)
+        client_io = iosim.FakeTransport(client, isServer=False)
+        pump = iosim.connect(server, server_io, client, client_io,
+                             greet=False, clock=self._network.clock)
+        self._network.pumps.append(pump)
+        return defer.succeed(client)
+
+
+class Network:
+    """n nodes at 10.0.x.y:4000 sharing one Clock."""
+
+    def __init__(self, n=0, config=None, limits=None, seed=0):
+        self.clock = Clock()
+        self.config = config or SubnetConfig()
+        self.limits = limits or LocalLimits()
+        self.rng = random.Random(seed)
+        self.listeners = {}
+        self.pumps = []
+        self.nodes = []
+        self.rounds = 0
+        for _ in range(n):
+            self.add_node()
+
+    def endpoint_factory(self, host, port):
+        return _ClientEndpoint(self, (host, port))
+
+    def address_of(self, i):
+        return ("10.0.%d.%d" % (i // 250, i % 250 + 1), 4000)
+
+    def add_node(self, bootstrap=(), listening=True, config=None):
+        i = len(self.nodes)
+        key = pooled_keys(i + 1)[i]
+        address = self.address_of(i)
+        node = Node(config or self.config, key, self.clock,
+                    self.endpoint_factory,
+                    rng=random.Random(self.rng.random()), limits=self.limits,
+                    listen_endpoint=(_ServerEndpoint(self, address)
+                                     if listening else None),
+                    advertise=address if listening else None,
+                    bootstrap=bootstrap)
+        self.nodes.append(node)
+        return node
+
+    def start_all(self):
+        return [n.start() for n in self.nodes]
+
+    def connect(self, i, j):
+        """Node i dials node j (a persistent outbound link)."""
+        return self.nodes[i].connect(*self.address_of(j))
+
+    def round(self):
+        """One synchronous round: every link moves what was queued, then
+        the batches of this turn are flushed (callLater(0))."""
+        moved = False
+        pumps = list(self.pumps)
+        self.rng.shuffle(pumps)
+        for pump in pumps:
+            if pump.pump(advanceClock=False):
+                moved = True
+        self.clock.advance(0)
+        self.pumps = [p for p in self.pumps
+                      if not (p.clientIO.disconnected
+                              and p.serverIO.disconnected)]
+        self.rounds += 1
+        return moved
+
+    def settle(self, limit=10000):
+        """Pump until nothing moves (also pending callLater(0)s)."""
+        self.clock.advance(0)
+        for _ in range(limit):
+            if not self.round() and not self._pending_now():
+                return
+        raise AssertionError("the network does not settle")
+
+    def _pending_now(self):
+        now = self.clock.seconds()
+        return any(c.getTime() <= now for c in self.clock.getDelayedCalls())
+
+    def advance(self, seconds, step=1.0):
+        """Move time forward in steps, settling after each."""
+        end = self.clock.seconds() + seconds
+        while self.clock.seconds() < end:
+            self.clock.advance(min(step, end - self.clock.seconds()))
+            self.settle()
+
+    def sent(self, opcode):
+        return sum(n.links.sent_messages.get(opcode, 0) for n in self.nodes)
+
+    def reset_counts(self):
+        for n in self.nodes:
+            n.links.sent_messages.clear()
+
+    def connections_total(self):
+        """t = connections summed over nodes."""
+        return sum(len(n.links.open) for n in self.nodes)
+
+    def stop_all(self):
+        ds = [n.stop() for n in self.nodes]
+        self.settle()
+        return ds
