@@ -77,6 +77,9 @@ class LocalLimits:
     max_value: int = 64 * 1024
     max_store_key: int = 256
     max_entries: int = 65536
+    # P2P-D0 "compression order": ids of P2P-D3.3 (zlib, snappy, gzip,
+    # bz2, lzma); the methods offered at connect, in preference order
+    compression: tuple = (4, 5, 2, 1, 3)
     # P2P-D6.7 timeouts, seconds
     dial_timeout: float = 10.0
     handshake_timeout: float = 10.0

@@ -98,7 +98,8 @@ class Connection(Protocol):
         self._pending_out = []            # message bytes of this turn
         self._flush_call = None
         self._handshake_call = None
-        self._requests = []               # [(opcode, Deferred, timer)] FIFO
+        self._requests = []               # [(opcode, Deferred, deadline)] FIFO
+        self._request_timer = None        # one timer, for the FIFO's head
         self._answers = []                # [[ready, (op, value)]] in order
         self._decodes = {_compression.NONE}   # methods we accept
         self._encodes = set()                 # methods we may send
@@ -191,6 +192,12 @@ class Connection(Protocol):
         if batch:
             self._write_transmission(b"".join(batch))
 
+    def _methods(self):
+        """The methods this side offers and accepts: the local order
+        (P2P-D0) that this process can run."""
+        usable = _compression.available()
+        return [m for m in self._limits.compression if m in usable]
+
     def _choose_method(self, body):
         """P2P-D3.5: the peer's preferred method, else the first agreed in
         local order; only over 1 KiB and only when smaller."""
@@ -199,7 +206,7 @@ class Connection(Protocol):
         if self._peer_preferred is not None:
             candidates = [self._peer_preferred]
         else:
-            candidates = [m for m in _compression.LOCAL_ORDER
+            candidates = [m for m in self._limits.compression
                           if m in self._encodes]
         for method in candidates[:1]:
             packed = _compression.compress(method, body)
@@ -231,12 +238,22 @@ class Connection(Protocol):
         if self.transport is None:
             d.errback(ConnectionGone())
             return d
-        self.last_request = self._clock.seconds()
-        timer = self._clock.callLater(self._limits.request_timeout,
-                                      self._request_timed_out)
-        self._requests.append((opcode, d, timer))
+        now = self._clock.seconds()
+        self.last_request = now
+        self._requests.append((opcode, d, now + self._limits.request_timeout))
+        self._arm_request_timer()
         self.send_raw(raw, opcode)
         return d
+
+    def _arm_request_timer(self):
+        """One timer for the oldest unanswered request (P2P-D6.7)."""
+        if self._request_timer is not None and self._request_timer.active():
+            self._request_timer.cancel()
+        self._request_timer = None
+        if self._requests:
+            delay = max(0.0, self._requests[0][2] - self._clock.seconds())
+            self._request_timer = self._clock.callLater(
+                delay, self._request_timed_out)
 
     def send(self, opcode, value, recipient=None):
         """A message that expects no FIFO answer (broadcasts, WHISPER,
@@ -245,7 +262,8 @@ class Connection(Protocol):
 
     def _request_timed_out(self):
         # P2P-D6.7: the FIFO cannot resync: close
-        opcode, d, timer = self._requests.pop(0)
+        self._request_timer = None
+        opcode, d, deadline = self._requests.pop(0)
         d.errback(RequestTimeout(opcode))
         self._owner.request_failed(self)
         self.close()
@@ -301,12 +319,12 @@ class Connection(Protocol):
             return
         if not self._requests:
             return self._refuse_link("unmatched answer")   # P2P-D5.2
-        opcode, d, timer = self._requests[0]
+        opcode, d, deadline = self._requests[0]
         if value[0] != opcode and not (opcode == FIND_VALUE
                                        and value[0] == FIND_NODE):
             return self._refuse_link("answer does not match the request")
         self._requests.pop(0)
-        timer.cancel()
+        self._arm_request_timer()
         if message.opcode == ACK:
             d.callback(value)
         else:
@@ -337,7 +355,7 @@ class Connection(Protocol):
         """P2P-D3.4: compression [0, m] and preferred [1, m]."""
         echo = [SET_CONNECTION_OPT, option, setting]
         if option == OPT_COMPRESSION:
-            if setting in _compression.available():
+            if setting in self._methods():
                 self._decodes.add(setting)
                 self._encodes.add(setting)
                 return ACK, echo
@@ -478,7 +496,7 @@ class Connection(Protocol):
     @m.output()
     def _propose_compression(self):
         # P2P-D3.4: the proposer decodes m from the moment it proposes
-        for method in _compression.available():
+        for method in self._methods():
             self._decodes.add(method)
             d = self.request(SET_CONNECTION_OPT, [OPT_COMPRESSION, method])
             d.addCallbacks(lambda _, m=method: self._encodes.add(m),
@@ -517,9 +535,8 @@ class Connection(Protocol):
         if self._handshake_call is not None and self._handshake_call.active():
             self._handshake_call.cancel()
         requests, self._requests = self._requests, []
-        for opcode, d, timer in requests:
-            if timer.active():
-                timer.cancel()
+        self._arm_request_timer()
+        for opcode, d, deadline in requests:
             d.errback(ConnectionGone())
 
     @m.output()

@@ -405,8 +405,11 @@ class Node:
             return None
         contact = self.dht.contact_from_info([sender] + value)
         if direct:
+            # link-level news for the routing table, not a delivery
             self.saw_peer(contact)
-        elif self.table.get(contact.address) is not None:
+            self.links.fill_outbound()
+            return None
+        if self.table.get(contact.address) is not None:
             self.table.offer(contact, self._clock.seconds())
         else:
             self.links.cache.touch(contact.address, contact)
