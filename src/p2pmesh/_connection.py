@@ -398,8 +398,11 @@ class Connection(Protocol):
             self._fill(slot, *result)
 
     def _dispatch(self, message):
-        is_request = message.opcode in REQUESTS or (
-            message.opcode == CHANGE_KEY and message.sender == self.peer_key)
+        # reserved opcodes get their NACK "unsupported" (P2P-D5.3)
+        is_request = (message.opcode in REQUESTS
+                      or message.opcode in RESERVED_OPCODES
+                      or (message.opcode == CHANGE_KEY
+                          and message.sender == self.peer_key))
         try:
             value = self._decode(message)
         except Refusal as e:
