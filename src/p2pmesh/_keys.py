@@ -5,6 +5,7 @@ address."""
 import functools
 import hashlib
 
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
@@ -100,7 +101,6 @@ def sign(private_key, data):
 
 def verify(der, signature, data):
     """True when `signature` is a valid PSS signature (P2P-D2.4)."""
-    from cryptography.exceptions import InvalidSignature
     try:
         load_public(der).verify(signature, data, PSS, SHA256)
     except InvalidSignature:
