@@ -82,7 +82,7 @@ def main():
                   "=%d lag=%d lag_bound=%d hub_lag=%d bandwidth_ratio=%.3f "
                   "formula_ratio=%.3f"
                   % (n, ell, kind, m, formula, t - n + 1, lag, lag_bound,
-                     hub_lag, m / n, 2 * ell - 1 + 1 / n), flush=True)
+                     hub_lag, m / n, formula / n), flush=True)
             _, _, batch_bytes = one_broadcast(net, 0, payload, count=10)
             print("bytes n=%d ell=%d mode=single per_node_per_broadcast=%.0f"
                   % (n, ell, single_bytes / n), flush=True)
