@@ -114,7 +114,8 @@ class Announce(SynchronousTestCase):
 
     def test_join_floods_announce_and_fills_slots(self):
         """A joining node's flooded ANNOUNCE reaches nodes it is not linked
-        to, and lookups let it fill its ℓ outbound slots."""
+        to, and lookups let it fill its ℓ outbound slots (or link to every
+        node it knows)."""
         net = Network(0, config=SubnetConfig(ell=2))
         first = net.add_node()
         first.start()
@@ -128,4 +129,10 @@ class Announce(SynchronousTestCase):
         net.settle()
         self.assertIn(list(net.address_of(5)), heard)
         net.advance(31)
-        self.assertEqual(len(late.links.persistent_outbound()), 2)
+        # ℓ slots filled, unless every known node is already linked (an
+        # inbound link or a duplicate the other side dialed first)
+        outbound = len(late.links.persistent_outbound())
+        unlinked = [c for c in late.table.contacts()
+                    if c.der not in late.links.open]
+        self.assertTrue(outbound == 2 or (outbound and not unlinked),
+                        (outbound, len(unlinked)))
