@@ -121,8 +121,7 @@ class Links:
         if existing is not None and existing is not conn:
             keep, drop = self._keep_one(existing, conn)
             self.open[conn.peer_key] = keep
-            # P2P-D6.3: closed without a message
-            drop.close()
+            self._retire(drop)
             self._fire_waiters(drop, keep)
             if keep is conn:
                 self._fire_waiters(conn, conn)
@@ -137,6 +136,13 @@ class Links:
         if conn.transient:
             self._arm_idle(conn)
         self._fire_waiters(conn, conn)
+
+    def _retire(self, conn):
+        """P2P-D6.3: the other link closes without a message. Requests
+        already in flight on it still get their answers: it takes no new
+        ones (it left `open`) and closes once idle like a transient link."""
+        conn.transient = True
+        self._arm_idle(conn)
 
     def _keep_one(self, a, b):
         """Both sides keep the link dialed by the smaller address."""
@@ -201,6 +207,8 @@ class Links:
         first, until ℓ persistent outbound links (P2P-D6.6)."""
         if self.stopping:
             return
+        for conn in list(self.open.values()):
+            self.promote(conn)
         wanted = self._subnet.ell - len(self.persistent_outbound()) \
             - len(self._dialing)
         if wanted <= 0:

@@ -23,12 +23,16 @@ class DuplicateLinks(SynchronousTestCase):
 
     def test_simultaneous_dials_keep_one(self):
         """Both dial at once: each side keeps the link dialed by the
-        smaller truncated address and closes the other, silently."""
+        smaller truncated address and closes the other, silently, once
+        the requests already on it are answered."""
         net = pair()
         a, b = net.nodes
         da = net.connect(0, 1)
         db = net.connect(1, 0)
         net.settle()
+        self.assertEqual(len(a.links.open), 1)
+        # the other link is retired: closed once idle, without a message
+        net.advance(31)
         self.assertEqual(len(a.links.connections), 1)
         self.assertEqual(len(b.links.connections), 1)
         kept_by_a = a.links.open[b.key]
