@@ -98,21 +98,24 @@ class Node:
 
     def shout(self, value):
         """Flood `value` to the whole network (P2P-D6.8)."""
-        return defer.succeed(self._originate_flood(SHOUT, value))
+        return defer.maybeDeferred(self._originate_flood, SHOUT, value)
 
     def speak(self, value):
         """Send `value` to the direct peers only (P2P-D5.5 SPEAK)."""
-        return defer.succeed(self._originate_flood(SPEAK, value))
+        return defer.maybeDeferred(self._originate_flood, SPEAK, value)
 
     def whisper(self, key, value, encrypt=True):
         """Deliver `value` to the node whose DER is `key` (P2P-D6.10)."""
-        return self.whispers.send(key, value, encrypt)
+        return defer.maybeDeferred(self.whispers.send, key, value, encrypt)
 
     def get(self, key):
-        return self.dht.get(key)
+        """The value stored under `key` (bytes), or None (P2P-D7.2)."""
+        return defer.maybeDeferred(self.dht.get, key)
 
     def set(self, key, value):
-        return self.dht.set(key, value)
+        """Store at the k closest; fires with the number of ACKs (P2P-D7.3);
+        a key over 256 bytes or a value over 64 KiB packed fails."""
+        return defer.maybeDeferred(self.dht.set, key, value)
 
     def custom(self, key, value):
         """Send CUSTOM to a directly connected or reachable node."""

@@ -47,6 +47,22 @@ class Lifecycle(SynchronousTestCase):
                           pooled_keys(1)[0], None, None)
 
 
+class BadArguments(SynchronousTestCase):
+
+    def test_failures_are_deferred(self):
+        """Bad arguments fail the returned Deferred, never raise: a key
+        that is no canonical key, an oversize value, a payload msgpack
+        cannot carry."""
+        from p2pmesh import _keys, _payload
+        net = line(2)
+        node = net.nodes[0]
+        self.failureResultOf(node.whisper(b"not a key", "x"),
+                             _keys.NonCanonicalKey)
+        self.failureResultOf(node.set(b"k", b"x" * 70000), ValueError)
+        self.failureResultOf(node.set(b"k" * 300, 1), ValueError)
+        self.failureResultOf(node.shout({1: "int key"}), _payload.Malformed)
+
+
 class Speak(SynchronousTestCase):
 
     def test_speak_reaches_direct_peers_only(self):
