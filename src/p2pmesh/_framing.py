@@ -23,6 +23,7 @@ class TransmissionDecoder:
     def __init__(self, max_length):
         self._max = max_length
         self._buffer = bytearray()
+        self._need = 0
         self._failed = False
 
     def feed(self, data):
@@ -30,21 +31,34 @@ class TransmissionDecoder:
         on reserved bits or an oversize length."""
         if self._failed:
             raise FramingError("decoder already failed")
-        self._buffer += data
+        if self._buffer:
+            self._buffer += data
+            if len(self._buffer) < self._need:
+                return []   # still inside one transmission: no copy
+            data = bytes(self._buffer)
+            self._buffer.clear()
+        # whole transmissions are sliced straight out of `data` (one copy,
+        # none for a transmission that is all of it)
         out = []
-        while len(self._buffer) >= HEADER.size:
-            zero, options, length = HEADER.unpack_from(self._buffer)
+        offset = 0
+        while len(data) - offset >= HEADER.size:
+            zero, options, length = HEADER.unpack_from(data, offset)
             if zero or options & 0xF8:
                 self._failed = True
                 raise FramingError("reserved transmission bits set")
             if length > self._max:
                 self._failed = True
                 raise FramingError("transmission length over the maximum")
-            end = HEADER.size + length
-            if len(self._buffer) < end:
+            end = offset + HEADER.size + length
+            if len(data) < end:
                 break
-            out.append((options & 7, bytes(self._buffer[HEADER.size:end])))
-            del self._buffer[:end]
+            out.append((options & 7, data[offset + HEADER.size:end]))
+            offset = end
+        rest = data[offset:]
+        self._buffer += rest
+        # bytes the buffered transmission needs before it can be read
+        self._need = (HEADER.size + HEADER.unpack_from(rest)[2]
+                      if len(rest) >= HEADER.size else HEADER.size)
         return out
 
     def pending(self):

@@ -30,8 +30,9 @@ class Message:
 
     @property
     def signed_part(self):
-        """Bytes [S, H + L): what the signature covers (P2P-D2.3)."""
-        return self.raw[len(self.signature):]
+        """Bytes [S, H + L): what the signature covers (P2P-D2.3); a view,
+        not a copy of a payload of up to 16 MiB."""
+        return memoryview(self.raw)[len(self.signature):]
 
     @property
     def associated_data(self):
