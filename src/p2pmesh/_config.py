@@ -95,3 +95,9 @@ class LocalLimits:
     expiry: float = 90000.0
     # SPEAK is not forwarded unless local policy opts in (P2P-D5.5)
     forward_speak: bool = False
+    # queues of one link: answers owed to the peer (a slow CUSTOM handler
+    # holds later ones back), bytes queued while the peer does not read
+    max_pending_answers: int = 1024
+    max_queued_bytes: int = 32 * 1024 * 1024
+    # WHISPERs relayed and waiting for their answer (P2P-D6.10)
+    max_relayed: int = 4096

@@ -113,7 +113,22 @@ class Connection(Protocol):
 
     def connectionMade(self):
         self._set_nodelay()
+        # the transport tells us when the peer stops reading (its buffer
+        # is full): we then queue, up to max_queued_bytes, then close
+        self.transport.registerProducer(self, True)
         self._connected()
+
+    _peer_reading = True
+
+    def pauseProducing(self):
+        self._peer_reading = False
+
+    def resumeProducing(self):
+        self._peer_reading = True
+        self.flush()
+
+    def stopProducing(self):
+        pass
 
     def _set_nodelay(self):
         set_nodelay = getattr(self.transport, "setTcpNoDelay", None)
@@ -180,6 +195,12 @@ class Connection(Protocol):
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
         self._flush_call = None
+        if not self._peer_reading:
+            if sum(map(len, self._pending_out)) > \
+                    self._limits.max_queued_bytes:
+                self._pending_out = []
+                self._refuse_link("peer does not read")
+            return
         pending, self._pending_out = self._pending_out, []
         batch, size = [], 0
         for raw in pending:
@@ -375,6 +396,9 @@ class Connection(Protocol):
     # -- the answers to the peer's requests, in arrival order (P2P-D5.2) ----
 
     def _answer_slot(self):
+        if len(self._answers) >= self._limits.max_pending_answers:
+            # requests keep coming while answers wait: a peer that floods
+            self._refuse_link("too many requests awaiting their answer")
         slot = [False, None]
         self._answers.append(slot)
         return slot

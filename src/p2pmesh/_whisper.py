@@ -143,6 +143,10 @@ class Whispers:
             return
         if message.signature in self._relayed:
             return
+        if len(self._relayed) >= self._limits.max_relayed:
+            conn.send(NACK, [WHISPER, message.signature, "full"],
+                      recipient=message.sender)
+            return
         timer = self._clock.callLater(self._limits.whisper_timeout,
                                       self._relayed.pop, message.signature,
                                       None)

@@ -232,3 +232,27 @@ class Silence(HostileCase):
         self.net.advance(5)
         self.failureResultOf(d)
         self.assert_closed()
+
+
+class Queues(HostileCase):
+
+    limits = LocalLimits(compression=(), max_queued_bytes=200000,
+                         max_pending_answers=5)
+
+    def test_peer_that_does_not_read(self):
+        """When the transport pauses us (the peer stopped reading) bytes
+        queue up to max_queued_bytes, then the link closes."""
+        link = self.victim.links.open[self.hostile.peer.der]
+        link.pauseProducing()   # what the transport does when it is full
+        for i in range(30):
+            self.victim.shout(["big", i, "x" * 10000])
+            self.net.clock.advance(0)
+        self.assert_closed()
+
+    def test_request_flood_with_unanswered_handler(self):
+        """Requests piling up behind an unanswered CUSTOM: past
+        max_pending_answers the link closes."""
+        from twisted.internet import defer
+        self.victim.register_custom(lambda sender, value: defer.Deferred())
+        self.hostile.send(*[self.to_victim(15, i) for i in range(6)])
+        self.assert_closed()
