@@ -58,6 +58,8 @@ class Links:
         self._pinging = set()            # buckets with an eviction ping
         self._idle_calls = {}            # transient Connection → timer
         self._all_closed = []            # Deferreds for all_closed()
+        self._backoff = {}               # DER → (not before, last delay)
+        self._refill_call = None
         self.inbound_factory = _InboundFactory(self)
         self.stopping = False
         # counters for tests and benchmarks: opcode → messages, bytes
@@ -127,6 +129,7 @@ class Links:
                 self._fire_waiters(conn, conn)
             return
         self.open[conn.peer_key] = conn
+        self._backoff.pop(conn.peer_key, None)
         peer_address = _keys.truncated_address(conn.peer_key,
                                                self._subnet.tau)
         self._node.saw_peer(Contact(conn.peer_key, peer_address))
@@ -214,7 +217,10 @@ class Links:
         if wanted <= 0:
             return
         chosen = []
+        now = self._clock.seconds()
         taken = set(self.open) | {c.expected_key for c in self.connections}
+        taken |= {der for der, (when, _) in self._backoff.items()
+                  if when > now}
         buckets = [[c for c in self._table.bucket(i)
                     if c.listening and c.der not in taken]
                    for i in range(self._subnet.tau - 1, -1, -1)]
@@ -243,8 +249,18 @@ class Links:
                 timer.cancel()
 
     def _dial_failed(self, failure, contact):
-        self.cache.pop(contact.address)   # P2P-D6.5: drops failed dials
         self._node.contact_failed(contact.der)
+        self.cache.pop(contact.address)   # P2P-D6.5: drops failed dials
+        # P2P-D6.7: redial backoff 1 s × 1.5, capped at 60 s
+        last = self._backoff.get(contact.der)
+        delay = 1.0 if last is None else min(60.0, last[1] * 1.5)
+        self._backoff[contact.der] = (self._clock.seconds() + delay, delay)
+        if self._refill_call is None and not self.stopping:
+            self._refill_call = self._clock.callLater(delay, self._refill)
+
+    def _refill(self):
+        self._refill_call = None
+        self.fill_outbound()
 
     def _arm_idle(self, conn):
         # P2P-D6.4: transient links close 30 s after their last request
@@ -292,6 +308,8 @@ class Links:
 
     def close_all(self):
         self.stopping = True
+        if self._refill_call is not None and self._refill_call.active():
+            self._refill_call.cancel()
         for timer in self._idle_calls.values():
             if timer.active():
                 timer.cancel()

@@ -176,3 +176,36 @@ class OutboundBound(SynchronousTestCase):
         self.successResultOf(ok)
         self.failureResultOf(refused)
         self.assertEqual(len(net.nodes[0].links.open), 1)
+
+
+class RedialBackoff(SynchronousTestCase):
+
+    def test_backoff_grows_by_half_up_to_a_minute(self):
+        """A contact whose dials fail is redialed after 1 s, then 1.5 s
+        (×1.5 each time, P2P-D6.7), never before; after 3 consecutive
+        failures it leaves its bucket."""
+        net = Network(1, config=SubnetConfig(ell=1))
+        net.start_all()
+        node = net.nodes[0]
+        attempts = []
+        dial = net.endpoint_factory
+
+        def counting(host, port):
+            attempts.append(net.clock.seconds())
+            return dial(host, port)
+        node.links._endpoint_factory = counting
+        gone = pooled_keys(2)[1]
+        der = _keys.public_der(gone)
+        node.table.offer(Contact(der, _keys.truncated_address(der, 256),
+                                 "10.77.0.1", 4000), 0)
+        node.links.fill_outbound()
+        net.settle()
+        for _ in range(40):
+            net.clock.advance(0.25)
+            net.settle()
+        gaps = [round(b - a, 2) for a, b in zip(attempts, attempts[1:])]
+        # three consecutive failures and no replacement in the cache: the
+        # contact leaves its bucket, and nobody is dialed any more
+        self.assertEqual(gaps, [1.0, 1.5])
+        self.assertIsNone(node.table.get(_keys.truncated_address(der, 256)))
+        node.stop()
