@@ -80,6 +80,9 @@ class LocalLimits:
     # P2P-D0 "compression order": ids of P2P-D3.3 (zlib, snappy, gzip,
     # bz2, lzma); the methods offered at connect, in preference order
     compression: tuple = (4, 5, 2, 1, 3)
+    # what this node wants to receive, sent as [1, m] (P2P-D3.4); None
+    # lets the peer decide
+    preferred_compression: int | None = None
     # P2P-D6.7 timeouts, seconds
     dial_timeout: float = 10.0
     handshake_timeout: float = 10.0

@@ -529,6 +529,12 @@ class Connection(Protocol):
             d.addCallbacks(lambda _, m=method: self._encodes.add(m),
                            lambda f: f.trap(RequestFailed, RequestTimeout,
                                             ConnectionGone))
+        preferred = self._limits.preferred_compression
+        if preferred is not None:
+            self.request(SET_CONNECTION_OPT,
+                         [OPT_PREFERRED, preferred]).addErrback(
+                lambda f: f.trap(RequestFailed, RequestTimeout,
+                                 ConnectionGone))
 
     @m.output()
     def _dispatch_message(self, message):

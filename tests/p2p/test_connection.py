@@ -304,6 +304,27 @@ class CompressionNegotiation(SynchronousTestCase):
         proposals = [v for op, v, _ in out if op == SET_CONNECTION_OPT]
         self.assertEqual(proposals, [[0, m] for m in (4, 5, 2, 1, 3)])
 
+    def test_preferred_sent_after_proposals(self):
+        """A local preference goes out as [1, m] after the [0, m] offers."""
+        h = Harness(limits=LocalLimits(compression=(4, 2),
+                                       preferred_compression=2))
+        _, out = h.open()
+        options = [v for op, v, _ in out if op == SET_CONNECTION_OPT]
+        self.assertEqual(options, [[0, 4], [0, 2], [1, 2]])
+
+    def test_peer_preference_used_for_large_batches(self):
+        """After the peer's [1, 2] (gzip agreed), our large batches go out
+        in gzip, not in the first method of our local order."""
+        h = Harness(limits=LocalLimits(compression=(4, 2)))
+        h.open()
+        h.feed(h.peer.msg(SET_CONNECTION_OPT, [0, 2], to=h.der),
+               h.peer.msg(SET_CONNECTION_OPT, [1, 2], to=h.der),
+               h.peer.msg(ACK, [3, 0, 4]), h.peer.msg(ACK, [3, 0, 2]))
+        for _ in range(3):
+            h.conn.send(SHOUT, "x" * 100)
+        h.clock.advance(0)
+        self.assertEqual(h.transport.value()[1], 2)
+
     def test_ack_and_nack_of_peer_proposals(self):
         """ACK [3, 0, m] for a method we run, NACK "unsupported" for 6."""
         h = Harness(limits=LocalLimits(compression=(4,)))
