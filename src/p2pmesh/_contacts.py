@@ -75,6 +75,7 @@ class RoutingTable:
         self.k = k
         self.tau = tau
         self._buckets = [collections.OrderedDict() for _ in range(tau)]
+        # last lookup into each bucket's range (Kademlia's refresh clock)
         self.last_touched = [None] * tau
         self.failures = collections.Counter()
 
@@ -96,7 +97,8 @@ class RoutingTable:
         if index < 0:
             return None
         bucket = self._buckets[index]
-        self.last_touched[index] = now
+        if self.last_touched[index] is None:
+            self.last_touched[index] = now
         if contact.address in bucket:
             bucket[contact.address] = _merge(bucket[contact.address], contact)
             bucket.move_to_end(contact.address)
@@ -106,6 +108,12 @@ class RoutingTable:
             bucket[contact.address] = contact
             return None
         return next(iter(bucket.values()))
+
+    def looked_up(self, address, now):
+        """A lookup of `address` refreshes its bucket's range."""
+        index = self.bucket_of(address)
+        if index >= 0:
+            self.last_touched[index] = now
 
     def get(self, address):
         index = self.bucket_of(address)

@@ -111,8 +111,9 @@ class Dht:
             return d
         return query
 
-    def _run(self, lookup):
+    def _run(self, lookup, address):
         self.stats["lookups"] += 1
+        self._table.looked_up(address, self._clock.seconds())
         d = lookup.run()
 
         def count(result):
@@ -128,7 +129,7 @@ class Dht:
         return self._run(Lookup(address, self._subnet.k, self._subnet.alpha,
                                 self._initial(address),
                                 self._find_node_query(target),
-                                self._reachable))
+                                self._reachable), address)
 
     def get(self, key):
         """P2P-D7.2: the value, or None when nobody holds it."""
@@ -139,7 +140,7 @@ class Dht:
         d = self._run(Lookup(address, self._subnet.k, self._subnet.alpha,
                              self._initial(address),
                              self._find_value_query(address, key),
-                             self._reachable, want_value=True))
+                             self._reachable, want_value=True), address)
 
         def found(result):
             if result.value is None:
@@ -160,7 +161,7 @@ class Dht:
                              self._find_node_query(
                                  _keys.address_bytes(address,
                                                      self._subnet.tau)),
-                             self._reachable))
+                             self._reachable), address)
 
         def store(result):
             closest = result.closest[:self._subnet.k]
@@ -295,6 +296,5 @@ class Dht:
                 continue
             low = self._rng.getrandbits(index) if index else 0
             address = self._identity.address ^ ((1 << index) | low)
-            self._table.last_touched[index] = now
             self.find_node(address).addErrback(lambda f: None)
 

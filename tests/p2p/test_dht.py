@@ -147,3 +147,30 @@ class Expiry(SynchronousTestCase):
         self.assertIsNotNone(b.dht.store.get(b"kept"))
         self.assertLessEqual(b.dht.store.metadata(b"kept", 90000)["age"], 7200)
         net.stop_all()
+
+
+class Maintenance(SynchronousTestCase):
+
+    def test_new_contact_welcomed_with_values(self):
+        """A node alone sets a value; a newcomer it is now among the k
+        closest for gets it STOREd (P2P-D7.3, bmuller's welcome_if_new)."""
+        net = grow(1, 5, SubnetConfig(k=K, alpha=3, ell=2))
+        first = net.nodes[0]
+        self.assertEqual(run(net, first.set(b"welcome", "hi")), 0)
+        late = net.add_node(bootstrap=[net.address_of(0)])
+        late.start()
+        net.settle()
+        self.assertEqual(late.dht.store.get(b"welcome").value, "hi")
+        self.assertEqual(late.dht.store.get(b"welcome").stored_by, first.key)
+
+    def test_idle_buckets_refreshed_hourly(self):
+        """After an hour without traffic each non-empty bucket gets a
+        lookup of a random address in it (P2P-D7.4)."""
+        net = grow(6, 6, SubnetConfig(k=K, alpha=3, ell=2))
+        node = net.nodes[0]
+        before = node.dht.stats["lookups"]
+        buckets = {node.table.bucket_of(c.address)
+                   for c in node.table.contacts()}
+        net.advance(3600, step=600)
+        self.assertGreaterEqual(node.dht.stats["lookups"] - before,
+                                len(buckets))
