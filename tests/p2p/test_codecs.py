@@ -125,6 +125,7 @@ class TransmissionFraming(SynchronousTestCase):
             out += dec.feed(data[i:i + 1])
         self.assertEqual(out, [(4, b"abc")])
 
+    @settings(deadline=None)
     @given(st.lists(st.tuples(st.integers(0, 7), st.binary(max_size=300)),
                     max_size=5),
            st.integers(1, 50))
@@ -177,7 +178,7 @@ class Compression(SynchronousTestCase):
         """This build decodes all five methods (lzma and snappy probed)."""
         self.assertEqual(set(_compression.available()), {1, 2, 3, 4, 5})
 
-    @settings(max_examples=40)
+    @settings(max_examples=40, deadline=None)
     @given(st.sampled_from([0, 1, 2, 3, 4, 5]), st.binary(max_size=4000))
     def test_round_trip(self, method, body):
         """compress then decompress is the identity for every method."""
@@ -218,6 +219,7 @@ class Payloads(SynchronousTestCase):
         self.assertRaises(_payload.Malformed, _payload.pack, 2 ** 64)
         self.assertRaises(_payload.Malformed, _payload.pack, {1: 2})
 
+    @settings(deadline=None)
     @given(st.recursive(
         st.none() | st.booleans() | st.floats(allow_nan=False)
         | st.integers(-2 ** 63, 2 ** 64 - 1) | st.text() | st.binary(),
