@@ -2,6 +2,7 @@
 dispatch of verified messages by opcode (P2P-D5.5) and flooding with the
 Seen set (P2P-D6.8)."""
 
+import ipaddress
 import random
 
 from automat import MethodicalMachine
@@ -83,6 +84,11 @@ class Node:
             return list(self._advertise)
         if self._port is not None:
             host = self._port.getHost()
+            if ipaddress.ip_address(host.host).is_unspecified:
+                # listening on every interface: the port only; the peer
+                # that hears our directed ANNOUNCE takes the address it
+                # sees us connect from
+                return [None, host.port]
             return [host.host, host.port]
         return [None, None]
 
@@ -406,6 +412,8 @@ class Node:
             return None
         if sender == self.identity.der:
             return None
+        if direct and value[0] is None and value[1] is not None:
+            value = [_peer_host(conn), value[1]]
         contact = self.dht.contact_from_info([sender] + value)
         if direct:
             # link-level news for the routing table, not a delivery
@@ -462,3 +470,12 @@ class Node:
     def whisper_answer(self, conn, message, value):
         self.whispers.answer_arrived(conn, message, value)
 
+
+def _peer_host(conn):
+    """The IP address a link's peer connects from, or None."""
+    host = getattr(conn.transport.getPeer(), "host", None)
+    try:
+        ipaddress.ip_address(host)
+    except (TypeError, ValueError):
+        return None
+    return host

@@ -8,6 +8,7 @@ import random
 
 from twisted.internet import defer
 from twisted.internet.base import DelayedCall
+from twisted.internet.address import IPv4Address
 from twisted.internet.error import ConnectionRefusedError
 from twisted.internet.task import Clock
 from twisted.test import iosim
@@ -60,33 +61,36 @@ def _busy(pump):
 
 class _Port:
 
-    def __init__(self, network, address):
+    def __init__(self, network, address, bind):
         self._network = network
         self._address = address
+        self._bind = bind
 
     def stopListening(self):
         self._network.listeners.pop(self._address, None)
 
     def getHost(self):
-        return iosim.FakeAddress()
+        return IPv4Address("TCP", *self._bind)
 
 
 class _ServerEndpoint:
 
-    def __init__(self, network, address):
+    def __init__(self, network, address, bind=None):
         self._network = network
         self._address = address
+        self._bind = bind or address
 
     def listen(self, factory):
         self._network.listeners[self._address] = factory
-        return defer.succeed(_Port(self._network, self._address))
+        return defer.succeed(_Port(self._network, self._address, self._bind))
 
 
 class _ClientEndpoint:
 
-    def __init__(self, network, address):
+    def __init__(self, network, address, source):
         self._network = network
         self._address = address
+        self._source = source   # the dialing node's IP address
 
     def connect(self, factory):
         server_factory = self._network.listeners.get(self._address)
@@ -96,8 +100,15 @@ class _ClientEndpoint:
         if server is None:
             return defer.fail(ConnectionRefusedError("full"))
         client = factory.buildProtocol(None)
-        server_io = iosim.FakeTransport(server, isServer=True)
-        client_io = iosim.FakeTransport(client, isServer=False)
+        self._network.ephemeral += 1
+        dialer = IPv4Address("TCP", self._source, self._network.ephemeral)
+        listener = IPv4Address("TCP", *self._address)
+        server_io = iosim.FakeTransport(server, isServer=True,
+                                        hostAddress=listener,
+                                        peerAddress=dialer)
+        client_io = iosim.FakeTransport(client, isServer=False,
+                                        hostAddress=dialer,
+                                        peerAddress=listener)
         pump = iosim.connect(server, server_io, client, client_io,
                              greet=False, clock=self._network.clock)
         self._network.pumps.append(pump)
@@ -118,25 +129,33 @@ class Network:
         self.pumps = []
         self.nodes = []
         self.rounds = 0
+        self.ephemeral = 40000
         for _ in range(n):
             self.add_node()
 
-    def endpoint_factory(self, host, port):
-        return _ClientEndpoint(self, (host, port))
+    def endpoint_factory(self, host, port, source="10.255.0.1"):
+        return _ClientEndpoint(self, (host, port), source)
 
     def address_of(self, i):
         return ("10.0.%d.%d" % (i // 250, i % 250 + 1), 4000)
 
-    def add_node(self, bootstrap=(), listening=True, config=None):
+    def add_node(self, bootstrap=(), listening=True, config=None,
+                 advertise=True, bind=None):
+        """Node i at address_of(i); `bind` listens on another address
+        (e.g. 0.0.0.0) while still reachable at address_of(i); without
+        `advertise` it announces what it listens on."""
         i = len(self.nodes)
         key = pooled_keys(i + 1)[i]
         address = self.address_of(i)
+        server = None
+        if listening:
+            server = _ServerEndpoint(self, address, bind)
         node = Node(config or self.config, key, self.clock,
-                    self.endpoint_factory,
+                    lambda host, port: self.endpoint_factory(
+                        host, port, address[0]),
                     rng=random.Random(self.rng.random()), limits=self.limits,
-                    listen_endpoint=(_ServerEndpoint(self, address)
-                                     if listening else None),
-                    advertise=address if listening else None,
+                    listen_endpoint=server,
+                    advertise=address if listening and advertise else None,
                     bootstrap=bootstrap)
         self.nodes.append(node)
         return node

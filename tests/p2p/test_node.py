@@ -152,3 +152,26 @@ class Announce(SynchronousTestCase):
                     if c.der not in late.links.open]
         self.assertTrue(outbound == 2 or (outbound and not unlinked),
                         (outbound, len(unlinked)))
+
+
+class Unspecified(SynchronousTestCase):
+
+    def test_every_interface_listener_learned_from_its_connection(self):
+        """A node listening on 0.0.0.0 announces only its port; the peer
+        it dials takes the address the link comes from, and passes it on
+        in FIND_NODE answers."""
+        net = Network(0)
+        net.add_node().start()
+        roaming = net.add_node(advertise=False, bind=("0.0.0.0", 4000),
+                               bootstrap=[net.address_of(0)])
+        roaming.start()
+        net.settle()
+        self.assertEqual(roaming.advertised(), [None, 4000])
+        first = net.nodes[0]
+        contact = first.table.get(roaming.address)
+        self.assertEqual((contact.host, contact.port), net.address_of(1))
+        third = net.add_node(bootstrap=[net.address_of(0)])
+        third.start()
+        net.settle()
+        learned = third.table.get(roaming.address)
+        self.assertEqual((learned.host, learned.port), net.address_of(1))
