@@ -108,6 +108,10 @@ class Connection(Protocol):
         self.received_bytes = 0
         self.last_received = clock.seconds()
         self.last_request = clock.seconds()
+        # the inputs every message passes through, bound once: Automat
+        # builds a new bound function on each attribute access (~30 µs)
+        for name in ("_transmission_in", "_message_in", "_deliver"):
+            setattr(self, name, getattr(self, name))
 
     # -- Twisted glue -------------------------------------------------------
 
