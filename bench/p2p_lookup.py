@@ -64,7 +64,7 @@ def fill_key_pool(count):
     _fixtures._POOL[:] = keys
 
 
-def grow(n, k, alpha, seed, ell=8):
+def grow(n, k, alpha, seed, ell=8, quiet=False):
     rng = random.Random(seed)
     net = Network(0, config=SubnetConfig(k=k, alpha=alpha, ell=ell),
                   seed=seed)
@@ -72,6 +72,10 @@ def grow(n, k, alpha, seed, ell=8):
         boot = [net.address_of(rng.randrange(i))] if i else []
         net.add_node(bootstrap=boot).start()
         net.settle()
+        if quiet:
+            # let the join's transient links idle out (30 s), so the next
+            # join's ANNOUNCE floods over the ℓ-bounded links only
+            net.advance(31, step=31)
     return net
 
 
@@ -89,9 +93,9 @@ def concurrently(net, nodes, calls):
     return out, rounds / len(calls), rpcs / len(calls)
 
 
-def ours(n, k, alpha, lookups, seed, ell=8):
+def ours(n, k, alpha, lookups, seed, ell=8, quiet=False):
     rng = random.Random(seed)
-    net = grow(n, k, alpha, seed, ell)
+    net = grow(n, k, alpha, seed, ell, quiet)
     keys = [("key-%d" % i).encode() for i in range(lookups)]
     for key in keys:
         net.nodes[rng.randrange(n)].set(key, key.decode() + "-value")
@@ -118,7 +122,7 @@ def ours(n, k, alpha, lookups, seed, ell=8):
                "find_value_rounds": fv_rounds, "find_value_rpcs": fv_rpcs,
                "success": ok / len(keys), "impl": "ours", "n": n, "k": k,
                "alpha": alpha, "churn": churn, "log2_n": math.log2(n),
-               "ell": ell}
+               "ell": ell, "quiet_joins": quiet}
 
 
 def bmuller(n, k, alpha, lookups, seed):
@@ -142,6 +146,9 @@ def main():
     parser.add_argument("--alpha", type=int, default=3)
     parser.add_argument("--lookups", type=int, default=40)
     parser.add_argument("--no-bmuller", action="store_true")
+    parser.add_argument("--quiet-joins", action="store_true",
+                        help="ours: 31 s between joins, so transient links "
+                             "close and joins flood over ℓ links only")
     parser.add_argument("--ell", type=int, default=8,
                         help="ours: persistent outbound links; lookups do "
                              "not use them, but every join floods an "
@@ -152,7 +159,7 @@ def main():
     fill_key_pool(max(sizes))
     for n in sizes:
         mine = list(ours(n, args.k, args.alpha, args.lookups, seed=n,
-                         ell=args.ell))
+                         ell=args.ell, quiet=args.quiet_joins))
         for row in mine:
             print(json.dumps(row), flush=True)
         if args.no_bmuller:
