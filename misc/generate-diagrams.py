@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
 OUTPUT = REPO / "docs" / "state-machines"
 PACKAGE = "wormhole"
+OTHER_PACKAGES = "p2pmesh"
 WIRING = "wiring"
 COMMAND = "./dev diagrams  (or: .venv/bin/python misc/generate-diagrams.py)"
 SVG_STAMP = "<!-- generated from {name}.dot sha256:{digest} -->"
@@ -507,6 +508,9 @@ def generate(package=PACKAGE, scenarios=SCENARIOS, say=None):
     machines = discover(package)
     files = {f"{fqpn}.dot": machine_dot(m) for fqpn, m in machines}
     files[f"{WIRING}.dot"] = wiring_dot(machines, scenarios, say)
+    # the spec 002 mesh (docs/p2pmesh.md): its machines, not in the wiring
+    for fqpn, m in discover(OTHER_PACKAGES):
+        files[f"{fqpn}.dot"] = machine_dot(m)
     return files
 
 

@@ -1,0 +1,40 @@
+"""Every node finds every node (p2p-decisions.md 8.3, in full): the
+64-node join-grown network of tests/p2p/test_dht.py (k = 8, α = 3), one
+FIND_NODE from every node for every other node (4032 lookups). Too slow
+for CI (about a minute on this machine), which does two per node.
+
+  .venv/bin/python bench/p2p_allpairs.py
+
+One line: allpairs n=64 lookups=4032 found=4032 build_s=... lookups_s=...
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+from tests.p2p.test_dht import shared_network  # noqa: E402
+
+
+def main():
+    start = time.perf_counter()
+    net = shared_network()
+    built = time.perf_counter()
+    found = []
+    for a in net.nodes:
+        for b in net.nodes:
+            if a is not b:
+                a.dht.find_node(b.address).addCallback(
+                    lambda result, b=b: found.append(
+                        bool(result.closest)
+                        and result.closest[0].der == b.key))
+        net.settle()
+    done = time.perf_counter()
+    print("allpairs n=%d lookups=%d found=%d build_s=%.1f lookups_s=%.1f"
+          % (len(net.nodes), len(found), sum(found), built - start,
+             done - built))
+
+
+if __name__ == "__main__":
+    main()
