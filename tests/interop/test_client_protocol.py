@@ -47,7 +47,7 @@ class CLIProtocol:
         """`wormhole receive` answers a text offer with exactly
         {"answer": {"message_ack": "ok"}} (phase 0) and prints the text."""
         srv = yield self.start_ref_server()
-        recv = self.spawn(self.cli_argv(srv.url, "receive",
+        recv = self.spawn(self.cli_argv(srv.url, "receive", *self.classic_receiver,
                                         "5-purple-sausages"),
                           "receiver")
         offer = json.dumps({"offer": {"message": "plain"}}).encode("utf-8")
@@ -64,11 +64,15 @@ class CLIProtocol:
 class ReferenceCLIProtocol(CLIProtocol, InteropTestCase):
     """The reference CLI: these pin the bytes."""
     cli_argv = staticmethod(ref_cli_argv)
+    classic_receiver = ()
 
 
 class OurCLIProtocol(CLIProtocol, InteropTestCase):
-    """Our CLI must say exactly the same bytes."""
+    """Our CLI must say exactly the same bytes (our receiver with
+    --classic: by default it also announces transfer-v2 in its version
+    message, docs/transfer-v2.md)."""
     cli_argv = staticmethod(our_cli_argv)
+    classic_receiver = ("--classic",)
 
 
 class ReferenceLibraryProtocol(InteropTestCase):

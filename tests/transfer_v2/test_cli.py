@@ -117,7 +117,7 @@ class CLI(_CLIBase):
         and sends the classic way (a directory here)."""
         write_tree(os.path.join(self.src, "d"), {"a": b"A", "b/c": b"C" * 1000})
         send, recv = yield self.run_pair(
-            self.ours("send", os.path.join(self.src, "d")),
+            self.ours("send", "--transfer-v2", os.path.join(self.src, "d")),
             ref(self.srv.url, "receive", "--accept-file"))
         self.assertExit(send, 0)
         self.assertExit(recv, 0)
@@ -176,7 +176,7 @@ class ResumeCLI(_CLIBase):
         data = os.urandom(self.SIZE)
         with open(os.path.join(self.src, "big"), "wb") as f:
             f.write(data)
-        send = self.spawn(self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+        send = self.spawn(self.ours("send", "--transfer-v2", "--hide-progress", os.path.join(self.src, "big")),
                           "sender")
         m = yield send.wait_for(rb"wormhole receive (\S+)")
         recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",
@@ -192,7 +192,7 @@ class ResumeCLI(_CLIBase):
         yield other.ended
         self.assertNotIn("big", os.listdir(self.dst))
         send, recv = yield self.run_pair(
-            self.ours("send", "--hide-progress", os.path.join(self.src, "big")),
+            self.ours("send", "--transfer-v2", "--hide-progress", os.path.join(self.src, "big")),
             self.ours("receive", "--hide-progress", "--accept-file"))
         self.assertExit(send, 0)
         self.assertExit(recv, 0)

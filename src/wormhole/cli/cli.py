@@ -290,13 +290,16 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
+@click.option("--transfer-v2", "transfer_v2", is_flag=True,
+              help="Offer with Dilated File Transfer when the receiver speaks it (implied "
+                   "by several paths); otherwise the classic protocol is used.")
 @click.option("--classic", is_flag=True,
-              help="use the classic protocol even when the peer speaks transfer-v2")
+              help="Use the classic protocol (the default for one path or a text).")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr, classic,
-         what):
+         tor_control_port, code, text, ignore_unsendable_files, debug_state, qr,
+         transfer_v2, classic, what):
     """Send a text message, file, or directory"""
     from . import cmd_send
     cfg = ctx.obj["config"]
@@ -305,9 +308,13 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     cfg.text = text
     if len(what) > 1 and classic:
         raise click.ClickException("--classic sends one file or directory per code")
+    if transfer_v2 and classic:
+        raise click.ClickException("--transfer-v2 and --classic exclude each other")
     cfg.what = what[0] if what else None
     cfg.paths = what
-    cfg.classic = classic
+    # transfer-v2 only when asked for or needed (several paths) until its
+    # CLI says as much as the classic one does (docs/transfer-v2.md)
+    cfg.classic = not (transfer_v2 or len(what) > 1)
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
     return _run(ctx, cmd_send.send, cfg)
