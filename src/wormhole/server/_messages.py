@@ -181,9 +181,13 @@ def fields(msg, limits):
     return ()
 
 
+# json.dumps with any option builds a new encoder per call; one will do
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def encode(msg):
     """dict -> bytes; the caller has set every key."""
-    return json.dumps(msg, separators=(",", ":")).encode("utf-8")
+    return _ENCODER.encode(msg).encode("utf-8")
 
 
 def safe_orig(orig):
