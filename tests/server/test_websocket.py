@@ -4,9 +4,12 @@ import json
 
 from autobahn.twisted.testing import create_memory_agent, create_pumper
 from twisted.internet.defer import inlineCallbacks
-from twisted.internet.testing import MemoryReactorClock
+from twisted.internet.error import ConnectionDone
+from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.python.failure import Failure
 from twisted.trial import unittest
-from autobahn.twisted.websocket import WebSocketClientProtocol
+from autobahn.twisted.websocket import (WebSocketClientProtocol,
+                                        WebSocketServerProtocol)
 from zope.interface.verify import verifyObject
 
 from wormhole.server._interfaces import ITransportGlue
@@ -59,6 +62,19 @@ class InMemory(unittest.TestCase):
         yield self.pumper._flush()
         self.assertEqual([m["type"] for m, _ in self.client.got],
                          ["welcome", "ack", "pong"])
+
+    @inlineCallbacks
+    def test_octets_counted(self):
+        """Our sendData (autobahn's without its debug line) still counts
+        what it writes in autobahn's traffic statistics, before and after
+        the opening handshake."""
+        server = self.servers[0]
+        stats = server.trafficStats
+        self.assertGreater(stats.preopenOutgoingOctetsWireLevel, 0)
+        before = stats.outgoingOctetsWireLevel
+        self.client.sendMessage(b'{"type":"ping","ping":5}', True)
+        yield self.pumper._flush()
+        self.assertGreater(stats.outgoingOctetsWireLevel, before)
 
     def test_slow_reader(self):
         """Past max_send_buffer bytes of the server's own answers (acks,
@@ -120,3 +136,27 @@ class _Msg:
 
     def __init__(self, i):
         self.i = i
+
+
+class Options(unittest.TestCase):
+    def test_options_reach_every_connection(self):
+        """The factory's WebSocket options (ours and an operator's
+        --websocket-protocol-option) are in force on each connection,
+        although autobahn copies none per connection (they live on the
+        factory's protocol class)."""
+        mailbox = build_mailbox(MemoryReactorClock(),
+                                limits=Limits(max_message_size=1000))
+        factory = make_factory(mailbox, reactor=MemoryReactorClock(),
+                               websocket_options=[("autoPingInterval", 7),
+                                                  ("failByDrop", True)])
+        proto = factory.buildProtocol(None)
+        proto.makeConnection(StringTransport())
+        self.assertEqual(proto.autoPingInterval, 7)
+        self.assertIs(proto.failByDrop, True)
+        self.assertEqual(proto.maxMessagePayloadSize, 2 * 1000 + 65536)
+        self.assertEqual(proto.openHandshakeTimeout,
+                         mailbox.limits.handshake_timeout)
+        for name in WebSocketServerProtocol.CONFIG_ATTRS:
+            self.assertNotIn(name, proto.__dict__)
+        # the opening handshake's timer goes with the connection
+        proto.connectionLost(Failure(ConnectionDone()))

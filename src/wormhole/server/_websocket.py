@@ -99,6 +99,27 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         super().connectionMade()
         hide_peer(self, self.factory.log_addresses)
 
+    # autobahn's dataReceived and sendData build a debug line per call,
+    # with click-styled arguments, before the logger drops it (debug is
+    # never on here): a tenth of the server's CPU in a burst of clients
+    # (docs/performance.md, issue 14). Ours do the same work without it.
+
+    def dataReceived(self, data):
+        self._dataReceived(data)
+
+    def sendData(self, data, sync=False, chopsize=None):
+        if sync or chopsize or self.send_queue or self.logOctets:
+            # queued or chopped writes (never ours) and octet logging go
+            # the whole way through autobahn
+            super().sendData(data, sync, chopsize)
+            return
+        self.transport.write(data)
+        state = self.state
+        if state == self.STATE_OPEN:
+            self.trafficStats.outgoingOctetsWireLevel += len(data)
+        elif state in (self.STATE_CONNECTING, self.STATE_PROXY_CONNECTING):
+            self.trafficStats.preopenOutgoingOctetsWireLevel += len(data)
+
     def onOpen(self):
         self._slim()
         self.transport.registerProducer(self, True)
@@ -218,4 +239,10 @@ class MailboxWebSocketFactory(WebSocketServerFactory):
         # wormhole-william) would hang in the opening handshake
         shared = {name: staticmethod(v) if callable(v) else v
                   for name, v in shared.items()}
+        # With every option on the class, autobahn's per-connection copy
+        # loop has nothing to copy, but it still pretty-prints the ~30
+        # options for a debug line that is never logged: a tenth of the
+        # CPU of a connection (docs/performance.md, issue 14). Nothing
+        # left to copy, nothing to print.
+        shared["CONFIG_ATTRS"] = ()
         self.protocol = type(base.__name__, (base,), shared)
