@@ -5,16 +5,19 @@ nameplate the Mailbox server lists, then the words), against our Mailbox
 server and the reference's 0.8 (the server fixtures and the sender of
 test_shell_completion.py).
 
-zsh runs interactively in a pseudo-terminal and gets real <Tab>s; a
-widget bound to ^T prints the line being edited between ``<<`` and ``>>``,
-so each check sees the exact buffer (a space after ``4-`` would show).
-fish answers through its own completion API, ``complete -C LINE``."""
+Both shells also run interactively in a pseudo-terminal and get real
+<Tab>s; a key binding on ^T prints the line being edited between ``<<``
+and ``>>``, so each check sees the exact line (a space after ``4-`` would
+show). fish answers besides through its own completion API,
+``complete -C LINE``."""
 import os
 import re
 import shutil
 
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
+
+from wormhole._wordlist import PGPWordList
 
 from ._process import CLIProcess
 from ._pty import spawn_in_pty
@@ -53,6 +56,32 @@ def zsh(testcase, prog="wormhole"):
     return shell
 
 
+_FISH_INIT = """{prog} completion fish | source
+bind \\ct 'echo "<<"(commandline)">>"'
+"""
+
+
+def fish(testcase, prog="wormhole"):
+    """An interactive fish (no configuration, no history) in a terminal,
+    with the completion script of ``prog`` sourced."""
+    init = os.path.abspath(testcase.mktemp())
+    with open(init, "w") as f:
+        f.write(_FISH_INIT.format(prog=prog))
+    return spawn_in_pty(testcase, [_shell(testcase, "fish"), "--no-config", "--private",
+                                   "-i", "-C", f"source {init}"], "fish",
+                        env={"PATH": BIN + os.pathsep + os.environ["PATH"]})
+
+
+def unique_start(words_before, word):
+    """The shortest start of ``word`` that only it completes to after
+    ``words_before`` ("endo" could be "endorse" or "endow": a <Tab> there
+    would list both)."""
+    for end in range(1, len(word) + 1):
+        if len(PGPWordList().get_completions(words_before + word[:end])) == 1:
+            return word[:end]
+    raise AssertionError(f"{word!r} is not in the wordlist")
+
+
 def buffer_is(shell, line):
     """Fires when the ^T widget has printed exactly ``line``."""
     return shell.wait_for(re.escape(b"<<" + line.encode() + b">>"))
@@ -74,22 +103,29 @@ def fish_complete(testcase, line, prog="wormhole"):
 class _RealShellsCode:
     timeout = 30
 
-    @defer.inlineCallbacks
     def test_zsh_completes_nameplate_then_words(self):
         """zsh: <Tab> after `receive ` puts in the server's nameplate with
         its hyphen and no space; <Tab> after the start of a word completes
         it within the code (hyphen, no space), the last word gets a space."""
+        return self.tab_through_code(zsh(self))
+
+    def test_interactive_fish_completes_nameplate_then_words(self):
+        """fish in a terminal: the same <Tab>s give the same lines (fish
+        itself leaves no space after a trailing hyphen)."""
+        return self.tab_through_code(fish(self))
+
+    @defer.inlineCallbacks
+    def tab_through_code(self, shell):
         send, nameplate, word = yield _ShellCompletion.sender(self)
         # the second word: the sender printed only the first
         code = (yield send.wait_for(rb"wormhole receive (\S+)")).group(1).decode()
         second = code.split("-")[2]
-        shell = zsh(self)
         line = f"wormhole --relay-url {self.url} receive "
         shell.write(line.encode() + b"\t" + SHOW)
         yield buffer_is(shell, f"{line}{nameplate}-")
         shell.write(word[:-1].encode() + b"\t" + SHOW)
         yield buffer_is(shell, f"{line}{nameplate}-{word}-")
-        shell.write(second[:-1].encode() + b"\t" + SHOW)
+        shell.write(unique_start(f"{word}-", second).encode() + b"\t" + SHOW)
         yield buffer_is(shell, f"{line}{code} ")
         send.kill()
 
