@@ -177,3 +177,15 @@ class RealShellsCommands(unittest.TestCase):
             found = yield fish_complete(self, f"{prog} receive --only-t", prog=prog)
             self.assertEqual(found, [("--only-text",
                                       "refuse file transfers, only accept text transfers")])
+
+
+class ScriptFixes(unittest.TestCase):
+    def test_a_changed_click_script_is_an_error(self):
+        """A click whose script lacks the line a fix replaces makes
+        ``wormhole completion`` fail, rather than print a script without
+        the fix."""
+        from wormhole.cli._completion_scripts import fixed_script
+        for shell in ("bash", "zsh", "fish"):
+            with self.assertRaises(RuntimeError) as e:
+                fixed_script(shell, "# a script from another click\n")
+            self.assertIn(f"click's {shell} completion script changed", str(e.exception))
