@@ -1,10 +1,10 @@
 """Shell completion through click (docs/cli.md, "Shell completion"):
 bash's real completion function, sourced from ``wormhole completion bash``,
 completes commands, options and the receive code (nameplates from the
-server, then words); zsh's and fish's scripts call the same protocol,
-checked through the environment variable they set. Both command names
-(``wormhole``, ``magic-wormhole``) work. Against our Mailbox server and
-the reference's 0.8."""
+server, then words). Both command names (``wormhole``,
+``magic-wormhole``) work. Against our Mailbox server and the reference's
+0.8. zsh and fish: test_zsh_fish_completion.py, with this module's
+servers and sender."""
 import os
 import re
 import sys
@@ -71,29 +71,6 @@ class _ShellCompletion:
         bash.write(word[:-1].encode() + b"\t")
         yield bash.wait_for(re.escape(f"receive {nameplate}-{word}-".encode()))
         # the line is never run: cleanup kills bash and the sender
-
-
-    @defer.inlineCallbacks
-    def test_zsh_and_fish_protocol(self):
-        """What the zsh and fish scripts ask (``_WORMHOLE_COMPLETE`` =
-        zsh_complete / fish_complete) lists the nameplate too; each script
-        calls its protocol."""
-        send, nameplate, _ = yield self.sender()
-        for shell in ("zsh", "fish"):
-            source = CLIProcess.spawn(self, reactor, our_cli("completion", shell),
-                                      name=f"{shell} source")
-            yield source.ended
-            self.assertIn(f"_WORMHOLE_COMPLETE={shell}_complete".encode(),
-                          source.stdout.replace(b'"', b""))
-            run = CLIProcess.spawn(
-                self, reactor, [os.path.join(BIN, "wormhole")], name=shell,
-                env={"_WORMHOLE_COMPLETE": f"{shell}_complete",
-                     "COMP_WORDS": f"wormhole --relay-url {self.url} receive ",
-                     # zsh passes the word's index, fish the word itself
-                     "COMP_CWORD": "4" if shell == "zsh" else ""})
-            yield run.ended
-            self.assertIn(f"{nameplate}-".encode(), run.stdout, run.describe())
-        send.kill()
 
 
 class ShellCompletionOurServer(OurServer, _ShellCompletion, unittest.TestCase):

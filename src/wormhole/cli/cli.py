@@ -478,34 +478,13 @@ def completion(ctx, shell):
     fish: wormhole completion fish > ~/.config/fish/completions/wormhole.fish
     """
     from click.shell_completion import get_completion_class
+
+    from ._completion_scripts import fixed_script
     prog_name = ctx.find_root().info_name or "wormhole"
     complete_var = "_{}_COMPLETE".format(prog_name.replace("-", "_").upper())
     cls = get_completion_class(shell)
     source = cls(ctx.find_root().command, {}, prog_name, complete_var).source()
-    click.echo(_bash_fixes(source) if shell == "bash" else source)
-
-
-# bash splits the words it hands to a completion function at ':' and '='
-# too (COMP_WORDBREAKS), so `--relay-url ws://host:4000/v1` reached click
-# as five words: send it the line up to the cursor instead, split at
-# blanks only
-_BASH_WORDS = 'COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD'
-_BASH_LINE = ('local line="${COMP_LINE:0:$COMP_POINT}"\n'
-              '    local cword=$(wc -w <<< "$line")\n'
-              '    [[ "$line" == *[[:space:]] ]] || cword=$((cword - 1))\n'
-              '    ')
-_BASH_REPLY = "COMPREPLY+=($value)"
-# a code completed up to its hyphen ("4-", "4-purple-") goes on being
-# typed: no space after it
-_BASH_NOSPACE = '\n            [[ $value == *- ]] && compopt -o nospace'
-
-
-def _bash_fixes(source):
-    """click's bash script, with the two fixes above."""
-    source = source.replace("    response=$(env " + _BASH_WORDS,
-                            "    " + _BASH_LINE + 'response=$(env COMP_WORDS="$line" '
-                            "COMP_CWORD=$cword")
-    return source.replace(_BASH_REPLY, _BASH_REPLY + _BASH_NOSPACE)
+    click.echo(fixed_script(shell, source))
 
 
 @wormhole.command(name="help")
