@@ -23,6 +23,7 @@ from .._transit._hints import parse_relay_string
 from ..transfer_v2 import _versions
 from ..util import dict_to_bytes
 from ._display import escape_text, naturalsize
+from ._transfer import PEER_TIMEOUT_HINT
 from ._text import VERIFICATION_REJECTED
 
 # how long a session survives without any connection to the peer (a peer
@@ -52,6 +53,13 @@ def check_transit_helper(cfg):
             parse_relay_string(cfg.transit_helper)
         except ValueError as e:
             raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
+
+
+def _timeouts(cfg):
+    """A session's timeouts: Dilation without the peer for PEER_TIMEOUT,
+    and an offer's silence of ``--peer-timeout`` (docs/security.md)."""
+    return {"peer_timeout": PEER_TIMEOUT, "inactivity_timeout": cfg.peer_timeout,
+            "timeout_hint": PEER_TIMEOUT_HINT}
 
 
 def _dilate_kwargs(cfg):
@@ -134,7 +142,7 @@ def _peer_says(cfg):
 @defer.inlineCallbacks
 def _send_session(reactor, cfg, w, outgoings):
     session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg),
-                                on_text=_peer_says(cfg), peer_timeout=PEER_TIMEOUT)
+                                on_text=_peer_says(cfg), **_timeouts(cfg))
     yield session.start()
     try:
         failures = yield offer_all(cfg, session, outgoings)
@@ -289,7 +297,7 @@ def new_session(reactor, cfg, w, mode, receiving, on_text):
     ``receiving`` (a ``Receiving``)."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
                              dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space,
-                             peer_timeout=PEER_TIMEOUT)
+                             **_timeouts(cfg))
 
 
 @defer.inlineCallbacks
