@@ -3,6 +3,7 @@
 subchannel, driven record by record on a Clock, gives up after exactly
 the session's inactivity timeout of silence from the peer, says why to
 the peer and to the application, and closes the subchannel."""
+import io
 import os
 
 from twisted.internet import defer
@@ -11,6 +12,8 @@ from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
+from wormhole.cli._config import Config
+from wormhole.cli._transfer_v2 import Receiving
 from wormhole.transfer_v2 import _api, _versions
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._receiving import ReceiveFailed
@@ -156,3 +159,68 @@ class StalledReceiver(unittest.TestCase):
         self.clock.advance(0.1)
         self.failureResultOf(self.done, OfferLost)
         self.assertTrue(self.t.disconnecting)
+
+
+class _Incoming:
+    """An offer as ``Receiving`` sees it; rejecting it ends it."""
+
+    def __init__(self):
+        self._done = defer.Deferred()
+        self.rejected = []
+
+    def when_done(self):
+        d = defer.Deferred()
+        self._done.addBoth(lambda r: (d.callback(r), r)[1])
+        return d
+
+    def reject(self, reason):
+        self.rejected.append(reason)
+        self._done.callback(reason)
+
+
+class _Session:
+    def __init__(self):
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
+
+
+class SilentSession(unittest.TestCase):
+    def test_sender_stops_offering(self):
+        """``wormhole receive`` over transfer-v2: a sender that opens the
+        session and offers nothing (or nothing more) while keeping it up.
+        With no offer under way the receiver closes the session exactly
+        300 s after the session opened or the last offer ended, and says
+        why; the time an offer is under way does not count."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), only_text=True, peer_timeout=TIMEOUT)
+        receiving = Receiving(clock, cfg, ask=None)
+        session = _Session()
+        receiving.expect_offers(session)
+        clock.advance(TIMEOUT - 1)
+        receiving.on_offer(_Incoming())  # refused at once (--only-text): over
+        self.assertEqual(session.closed, 0)
+        clock.advance(TIMEOUT - 0.1)
+        self.assertEqual((session.closed, receiving.gave_up), (0, None))
+        clock.advance(0.1)
+        self.assertEqual(session.closed, 1)
+        self.assertEqual(str(receiving.gave_up), (
+            "gave up waiting for the sender's next offer: nothing came for 300 seconds"
+            " (--peer-timeout)"))
+        receiving.stop_waiting()
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_offer_under_way_not_counted(self):
+        """While an offer is under way (here: never ending) the session is
+        not given up; the offer's own watchdog covers that wait."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), peer_timeout=TIMEOUT)
+        receiving = Receiving(clock, cfg, ask=None)
+        receiving._questions.acquire()  # a question about an earlier offer is open
+        session = _Session()
+        receiving.expect_offers(session)
+        receiving.on_offer(_Incoming())
+        clock.advance(10 * TIMEOUT)
+        self.assertEqual((session.closed, clock.getDelayedCalls()), (0, []))
+        receiving.stop_waiting()
