@@ -10,15 +10,12 @@ and Dilation's phases share the connection), so going over the bound is a
 clear failure: the wormhole closes with UnreadOverflow.
 """
 
-from .errors import ProtocolError
+from .errors import UnreadOverflow
+
+__all__ = ["MAX_UNREAD", "MAX_UNREAD_BYTES", "UnreadBudget", "UnreadOverflow"]
 
 MAX_UNREAD = 1000
 MAX_UNREAD_BYTES = 32 * 1024 * 1024
-
-
-class UnreadOverflow(ProtocolError):
-    """The peer sent more messages than the application has read, beyond
-    the bound."""
 
 
 class UnreadBudget:

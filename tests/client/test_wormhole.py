@@ -362,7 +362,7 @@ class WormholeTests(unittest.TestCase):
         are still handed out, then every get_message() fails with it."""
         w1, w2 = self._paired(_max_unread=3)
         self._peer_sends(w1, w2, ["0", "1", "2", "3"])
-        err = self.closed_with(w1, errors.ProtocolError)
+        err = self.closed_with(w1, errors.UnreadOverflow)
         self.assertEqual(str(err.value), (
             "the peer sent 4 messages (8 bytes) that the application has not read; "
             "the limit is 3 messages, 33554432 bytes (docs/security.md)"))
@@ -389,7 +389,7 @@ class WormholeTests(unittest.TestCase):
         """The bound on bytes: 3 messages of 1001 bytes against 3000 bytes."""
         w1, w2 = self._paired(_max_unread_bytes=3000)
         self._peer_sends(w1, w2, ["0", "1", "2"], body=b"x" * 1000)
-        err = self.closed_with(w1, errors.ProtocolError)
+        err = self.closed_with(w1, errors.UnreadOverflow)
         self.assertEqual(str(err.value), (
             "the peer sent 3 messages (3003 bytes) that the application has not read; "
             "the limit is 1000 messages, 3000 bytes (docs/security.md)"))
@@ -406,7 +406,7 @@ class WormholeTests(unittest.TestCase):
         self.assertEqual(self.successResultOf(d), b"p0")
         self.assertEqual(w1._boss._unread.messages, 1)  # "2" waits for "1"
         self._peer_sends(w1, w2, ["3", "4"])
-        err = self.closed_with(w1, errors.ProtocolError)
+        err = self.closed_with(w1, errors.UnreadOverflow)
         self.assertIn("the peer sent 3 messages", str(err.value))
         w2.close()
         self.pump()
