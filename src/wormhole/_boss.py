@@ -29,6 +29,7 @@ from ._send import Send
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
 from ._tracing import trace_hook
+from ._unread import UnreadBudget, UnreadOverflow
 from ._wordlist import PGPWordList
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
@@ -54,10 +55,13 @@ class Boss:
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
                  entropy_f=None, on_status_update=None, dilator=None,
-                 dilation_options=None):
+                 dilation_options=None, unread=None):
         """``dilator``: a ready IDilator (tests); by default the Boss builds
         the Dilator itself when ``dilation`` is true (``dilation_options``
-        go to its constructor), else the null one."""
+        go to its constructor), else the null one. ``unread``: the
+        UnreadBudget bounding the peer's messages not yet read (default:
+        ``_unread.MAX_UNREAD`` messages, ``MAX_UNREAD_BYTES``); the facade
+        calls ``message_taken`` as the application takes each one."""
         self._W = _interfaces.IWormholeEvents(wormhole)
         self._side = side
         self._appid = appid
@@ -66,6 +70,7 @@ class Boss:
         self._next_tx_phase = 0
         self._next_rx_phase = 0
         self._rx_phases = {}  # phase number -> plaintext, for in-order delivery
+        self._unread = unread if unread is not None else UnreadBudget()
         self._result = None
         extra = {}
         if dilation:
@@ -228,9 +233,23 @@ class Boss:
                 return
             self._got_version(versions)
         elif _NUMERIC.match(phase):
-            self._got_phase(int(phase), plaintext)
+            number = int(phase)
+            if number < self._next_rx_phase or number in self._rx_phases:
+                # "01" after "1": the Mailbox tells phases apart by name,
+                # we by number; a second one would wait here forever
+                return
+            try:
+                self._unread.admit(len(plaintext))
+            except UnreadOverflow as e:
+                self.error(e)
+                return
+            self._got_phase(number, plaintext)
         elif phase.startswith("dilate-"):
             self._got_dilate(plaintext)
+
+    def message_taken(self, plaintext):
+        """The application has this message (the facade says when)."""
+        self._unread.taken(len(plaintext))
 
     @m.input()
     def _got_version(self, versions): pass  # noqa

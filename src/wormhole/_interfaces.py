@@ -154,6 +154,10 @@ class IBoss(Interface):
     def got_message(phase, plaintext):
         pass
 
+    def message_taken(plaintext):
+        """The application has taken this message: it no longer counts
+        against the unread bound (docs/security.md)."""
+
     def closed():
         pass
 

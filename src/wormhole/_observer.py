@@ -46,10 +46,12 @@ class OneShotObserver:
 
 class SequenceObserver:
     """Delivers events in order, one per ``when_next_event()`` call; once an
-    error is fired, every waiting and later call gets that error."""
+    error is fired, every waiting and later call gets that error.
+    ``taken(result)`` is called as each result is handed to a Deferred."""
 
-    def __init__(self, eventual_queue):
+    def __init__(self, eventual_queue, taken=None):
         self._eq = eventual_queue
+        self._taken = taken or (lambda result: None)
         self._error = None
         self._results = []
         self._observers = []
@@ -57,7 +59,9 @@ class SequenceObserver:
     def when_next_event(self):
         d = Deferred()
         if self._results:
-            self._eq.eventually(d.callback, self._results.pop(0))
+            result = self._results.pop(0)
+            self._taken(result)
+            self._eq.eventually(d.callback, result)
         elif self._error is not None:
             self._eq.eventually(d.errback, self._error)
         else:
@@ -71,6 +75,7 @@ class SequenceObserver:
                 self._eq.eventually(d.errback, result)
             self._observers = []
         elif self._observers:
+            self._taken(result)
             self._eq.eventually(self._observers.pop(0).callback, result)
         else:
             self._results.append(result)

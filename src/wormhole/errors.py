@@ -127,3 +127,9 @@ class RelayURLError(WormholeError, ValueError):
 class ProtocolError(WormholeError):
     """The server sent something we cannot make sense of (a malformed
     message); the wormhole is closed with mood ``errory``."""
+
+
+class UnreadOverflow(ProtocolError):
+    """The peer sent more messages than the application has read, beyond
+    ``create(_max_unread=, _max_unread_bytes=)`` (docs/security.md
+    "Mailbox client"); the wormhole is closed with mood ``errory``."""

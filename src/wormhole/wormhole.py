@@ -17,6 +17,7 @@ from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
 from ._observer import OneShotObserver, SequenceObserver
+from ._unread import MAX_UNREAD, MAX_UNREAD_BYTES, UnreadBudget
 from ._version import client_version
 from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
@@ -143,7 +144,10 @@ class DeferredWormhole(_WormholeBase):
         self._key_observer = OneShotObserver(eventual_queue)
         self._verifier_observer = OneShotObserver(eventual_queue)
         self._version_observer = OneShotObserver(eventual_queue)
-        self._received_observer = SequenceObserver(eventual_queue)
+        # the peer's messages count against the Boss's unread bound until
+        # get_message() hands them out (docs/security.md "Mailbox client")
+        self._received_observer = SequenceObserver(
+            eventual_queue, taken=lambda plaintext: self._boss.message_taken(plaintext))
         self._closed_observer = OneShotObserver(eventual_queue)
         super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
@@ -246,6 +250,8 @@ class DelegatedWormhole(_WormholeBase):
         self._deliver("wormhole_got_versions", versions)
 
     def received(self, plaintext):
+        # nothing waits in this facade: the delegate has it next turn
+        self._boss.message_taken(plaintext)
         self._deliver("wormhole_got_message", plaintext)
 
     def closed(self, result):
@@ -256,7 +262,7 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
            on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
-           _dilation_side=None):
+           _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES):
     """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
@@ -265,7 +271,9 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     ``_reconnect_delay``/``_reconnect_max_delay`` shorten the reconnection
     backoff for tests; ``_endpoint_factory(scheme, host, port)`` replaces
     how the Mailbox connection is made; ``_dilation_side`` forces the
-    Dilation side (tests choose Leader or Follower with it).
+    Dilation side (tests choose Leader or Follower with it);
+    ``_max_unread``/``_max_unread_bytes`` bound the peer's messages the
+    application has not read (docs/security.md "Mailbox client").
     """
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
@@ -290,7 +298,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
                     journal, tor, timing, dilation=dilation,
                     reconnect_delay=_reconnect_delay, reconnect_max_delay=_reconnect_max_delay,
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
-                    dilation_options=dilation_options)
+                    dilation_options=dilation_options,
+                    unread=UnreadBudget(_max_unread, _max_unread_bytes))
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,

@@ -337,6 +337,80 @@ class WormholeTests(unittest.TestCase):
         self.close_both(w1, w2)
         self.failureResultOf(ds[3], errors.WormholeClosed)
 
+    def _peer_sends(self, w1, w2, phases, body=b"p"):
+        """The peer (w2's side) puts these phases in w1's mailbox."""
+        key = self.ok(w2.get_unverified_key())
+        conn1 = [c for c in self.server.conns if c.rc is w1._boss._RC][0]
+        side2 = [c for c in self.server.conns if c.rc is w2._boss._RC][0].side
+        for phase in phases:
+            data = encrypt_data(derive_phase_key(key, side2, phase), body + phase.encode())
+            self.server._send(conn1, {"type": "message", "side": side2, "phase": phase,
+                                      "body": data.hex()})
+        self.pump()
+
+    def _paired(self, **kwargs):
+        w1, w2 = self.create(**kwargs), self.create()
+        w1.set_code("5-a-b")
+        w2.set_code("5-a-b")
+        self.pump()
+        return w1, w2
+
+    def test_unread_messages_bounded(self):
+        """Issue 11: a peer sending phase after phase that the application
+        never reads. With room for 3 unread messages, the 4th closes the
+        wormhole with UnreadOverflow (the exact text); the 3 already there
+        are still handed out, then every get_message() fails with it."""
+        w1, w2 = self._paired(_max_unread=3)
+        self._peer_sends(w1, w2, ["0", "1", "2", "3"])
+        err = self.closed_with(w1, errors.UnreadOverflow)
+        self.assertEqual(str(err.value), (
+            "the peer sent 4 messages (8 bytes) that the application has not read; "
+            "the limit is 3 messages, 33554432 bytes (docs/security.md)"))
+        ds = [w1.get_message() for i in range(4)]
+        self.pump()
+        self.assertEqual([self.successResultOf(d) for d in ds[:3]], [b"p0", b"p1", b"p2"])
+        self.assertIs(self.failureResultOf(ds[3]).value, err.value)
+        w2.close()
+        self.pump()
+
+    def test_read_messages_do_not_count(self):
+        """Messages the application has taken (or waits for with a pending
+        get_message()) leave the bound: 10 messages through a bound of 2."""
+        w1, w2 = self._paired(_max_unread=2)
+        got = []
+        for i in range(10):
+            w1.get_message().addCallback(got.append)
+            self._peer_sends(w1, w2, [str(i)])
+        self.assertEqual(got, [b"p%d" % i for i in range(10)])
+        self.assertEqual((w1._boss._unread.messages, w1._boss._unread.bytes), (0, 0))
+        self.close_both(w1, w2)
+
+    def test_unread_bytes_bounded(self):
+        """The bound on bytes: 3 messages of 1001 bytes against 3000 bytes."""
+        w1, w2 = self._paired(_max_unread_bytes=3000)
+        self._peer_sends(w1, w2, ["0", "1", "2"], body=b"x" * 1000)
+        err = self.closed_with(w1, errors.UnreadOverflow)
+        self.assertEqual(str(err.value), (
+            "the peer sent 3 messages (3003 bytes) that the application has not read; "
+            "the limit is 1000 messages, 3000 bytes (docs/security.md)"))
+        w2.close()
+        self.pump()
+
+    def test_out_of_order_count_and_duplicates_ignored(self):
+        """Phases waiting for a missing earlier one count too (phase 0 never
+        comes); a numeric phase spelled twice ("1", "01") or one already
+        delivered ("00" after "0") is ignored, not kept forever."""
+        w1, w2 = self._paired(_max_unread=2)
+        d = w1.get_message()
+        self._peer_sends(w1, w2, ["0", "00", "2", "02"])
+        self.assertEqual(self.successResultOf(d), b"p0")
+        self.assertEqual(w1._boss._unread.messages, 1)  # "2" waits for "1"
+        self._peer_sends(w1, w2, ["3", "4"])
+        err = self.closed_with(w1, errors.UnreadOverflow)
+        self.assertIn("the peer sent 3 messages", str(err.value))
+        w2.close()
+        self.pump()
+
     def test_delegated(self):
         """Delegated mode: the delegate hears every event, in order."""
         dg1, dg2 = Delegate(), Delegate()

@@ -3,13 +3,14 @@ listening and advertising only allowed addresses, dialling direct and relay
 hints, selecting the first proven connection and dropping the rest."""
 
 from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.python import log
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
-from wormhole._dilation._connection import DilatedConnectionProtocol
-from wormhole._dilation._connector import RELAY_DELAY, Connector
+from wormhole._dilation._connection import HANDSHAKE_TIMEOUT, DilatedConnectionProtocol
+from wormhole._dilation._connector import MAX_INBOUND, RELAY_DELAY, Connector
 from wormhole._transit._dialing import DIAL_STAGGER, MAX_CONCURRENT_DIALS
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint
 
@@ -89,6 +90,42 @@ class ConnectorTests(unittest.TestCase):
         self.assertIsInstance(p, DilatedConnectionProtocol)
         self.assertTrue(p._relay_line.startswith(b"please relay "))
         self.assertTrue(p._relay_line.endswith(b" for side " + SIDE.encode() + b"\n"))
+
+    def test_inbound_connections_bounded(self):
+        """Issue 11: anyone who finds our listening port opening sockets
+        without end. 64 are held at once (the 65th is closed before a byte
+        is read: buildProtocol gives None, one log line says so); every one
+        that never completes the handshake is dropped exactly 60 s after it
+        connected, and each one gone makes room for one more."""
+        lines = []
+        log.addObserver(lines.append)
+        self.addCleanup(log.removeObserver, lines.append)
+        c = self.make()
+        c.start()
+        factory = self.reactor.tcpServers[0][1]
+        held = []
+        for i in range(MAX_INBOUND):
+            p = factory.buildProtocol(None)
+            p.makeConnection(StringTransport())
+            held.append(p)
+        self.assertEqual(MAX_INBOUND, 64)
+        self.assertIsNone(factory.buildProtocol(None))
+        self.assertIsNone(factory.buildProtocol(None))
+        said = [e["message"][0] for e in lines if e.get("message")
+                and "inbound" in e["message"][0]]
+        self.assertEqual(said, ["Dilation: 64 inbound connections are open (the limit); "
+                                "closing further ones at once (docs/security.md)"])
+        self.reactor.advance(HANDSHAKE_TIMEOUT - 0.1)
+        self.assertFalse(any(p.transport.disconnecting for p in held))
+        self.reactor.advance(0.1)
+        self.assertTrue(all(p.transport.disconnecting for p in held))
+        held[0].connectionLost(None)
+        p = factory.buildProtocol(None)
+        self.assertIsInstance(p, DilatedConnectionProtocol)
+        self.assertIsNone(factory.buildProtocol(None))
+        for p in held[1:]:
+            p.connectionLost(None)
+        c.stop()
 
     def test_no_listen(self):
         """no_listen: no listening socket and no direct hints."""

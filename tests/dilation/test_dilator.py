@@ -5,6 +5,7 @@ its own as dilate-0, dilate-1, ..., and fails connect() for an old peer."""
 import json
 
 from twisted.internet.testing import MemoryReactorClock
+from twisted.python import log
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
@@ -68,6 +69,40 @@ class DilatorTests(unittest.TestCase):
         self.assertEqual([h["hostname"] for h in self.sent[1][1]["hints"]], ["127.0.0.1"])
         self.assertEqual([s[3] for s in self.reactor.tcpServers], ["127.0.0.1"])
         self.d.stop()
+
+    def test_early_messages_bounded(self):
+        """Issue 11: a peer sending DILATE messages without end before we
+        dilate. The first 64 are kept (the please first, so Dilation still
+        starts), the rest dropped with one log line; bytes are bounded too
+        (1 MiB: a 600 KiB message after a 600 KiB one is dropped)."""
+        lines = []
+        log.addObserver(lines.append)
+        self.addCleanup(log.removeObserver, lines.append)
+        self.d = self.make(side="f" * 16)
+        self.d.got_key(KEY)
+        self.d.got_wormhole_versions(CAN)
+        please = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
+        self.d.received_dilate(please.encode())
+        hints = json.dumps({"type": "connection-hints", "hints": []}).encode()
+        for i in range(1000):
+            self.d.received_dilate(hints)
+        self.assertEqual(len(self.d._early), 64)
+        self.assertEqual(self.d._early_bytes, len(please) + 63 * len(hints))
+        said = [e["message"][0] for e in lines if e.get("message")
+                and "DILATE" in e["message"][0]]
+        self.assertEqual(said, [
+            "Dilation: the peer sent more than 64 DILATE messages or 1048576 bytes before "
+            "we dilated; dropping the rest (docs/security.md)"])
+        self.d.dilate(listen_addresses=["127.0.0.1"])
+        self.assertEqual([p for p, _ in self.sent], ["dilate-0", "dilate-1"])
+        self.assertEqual(self.d._early, [])
+        self.d.stop()
+
+        big = self.make()
+        big.received_dilate(b"x" * 600 * 1024)
+        big.received_dilate(b"y" * 600 * 1024)
+        big.received_dilate(b"z" * 400 * 1024)
+        self.assertEqual([m[:1] for m in big._early], [b"x", b"z"])
 
     def test_old_peer(self):
         """A peer without a shared can-dilate version: connect() errbacks

@@ -42,6 +42,13 @@ HOLD_RELAY = 0.5    # the Leader holds a relay candidate this long for a
 RETRY_FIRST = 1.0   # seconds before a failed dial is tried again
 RETRY_MAX = 30.0    # the backoff doubles up to this
 
+# connections our listening ports hold at once before one is selected
+# (issue 11, docs/security.md "Dilation"): an honest peer dials each of
+# our hints once or twice; anyone who finds the port could otherwise open
+# sockets without end, each kept up to HANDSHAKE_TIMEOUT. One more is
+# closed at once, before anything is read.
+MAX_INBOUND = 64
+
 
 class _ProtocolFactory(Factory):
     def __init__(self, connector, relay_line=None, description="?", dial_key=None):
@@ -51,6 +58,8 @@ class _ProtocolFactory(Factory):
         self._dial_key = dial_key  # None for the listener's connections
 
     def buildProtocol(self, addr):
+        if self._dial_key is None and not self._connector._inbound_room():
+            return None  # Twisted closes the socket at once
         return self._connector._build(self._relay_line, self._description, self._dial_key)
 
 
@@ -61,14 +70,15 @@ class Connector:
 
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
-                 endpoint_for=None, dial_queue=None, tor=None):
+                 endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
         peer's hints are bounded by one HintBudget per generation
         (docs/security.md, "Connection attempts"). With ``tor`` (an
         ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
-        nothing listens: docs/dilation.md, "Tor"."""
+        nothing listens: docs/dilation.md, "Tor". At most ``max_inbound``
+        connections to our listeners are open at once."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -93,6 +103,8 @@ class Connector:
         self._hint_budget = HintBudget()
         self._timers = []
         self._protocols = set()
+        self._max_inbound = max_inbound
+        self._refused_inbound = 0
         self._dialled = {}  # dial key -> failed attempts so far
         self._direct_pending = set()  # direct dials not yet failed or proven
         self._held = None   # the relay candidate the Leader is holding
@@ -103,6 +115,16 @@ class Connector:
                                       dial_key=dial_key)
         self._protocols.add(p)
         return p
+
+    def _inbound_room(self):
+        inbound = sum(1 for p in self._protocols if p._dial_key is None)
+        if inbound < self._max_inbound:
+            return True
+        if not self._refused_inbound:
+            log.msg(f"Dilation: {inbound} inbound connections are open (the limit); "
+                    "closing further ones at once (docs/security.md)")
+        self._refused_inbound += 1
+        return False
 
     # -- public, routed to inputs --------------------------------------------
 

@@ -18,6 +18,7 @@ written for the reference call ``w._boss._D._manager.send_ping(...)``
 import json
 
 from attrs import evolve
+from twisted.python import log
 from zope.interface import implementer
 
 from .._interfaces import IDilator
@@ -44,16 +45,26 @@ from .manager import (
 # keepalives)
 DEFAULT_PING_INTERVAL = 30.0
 
+# DILATE-n messages kept until the Manager starts (issue 11, docs/security.md
+# "Dilation"): an honest peer sends its please and a few connection-hints
+# before we dilate; one that sends without end (or an application that
+# never calls dilate()) must not grow our memory. Later ones are dropped.
+MAX_EARLY = 64
+MAX_EARLY_BYTES = 1024 * 1024
+
 
 @implementer(IDilator)
 class Dilator:
     def __init__(self, reactor, eventual_queue, send_phase, status_tracker=None,
-                 listen_addresses=None, side=None, tor=None):
+                 listen_addresses=None, side=None, tor=None, max_early=MAX_EARLY,
+                 max_early_bytes=MAX_EARLY_BYTES):
         """``send_phase(phase, plaintext)``: the Boss sends one phase;
         ``status_tracker``: the wormhole's StatusTracker, whose current
         WormholeStatus every DilationStatus carries; ``side``: force the
         Dilation side (tests pick the Leader with all f, the Follower
-        with all 0); ``tor``: create(tor=...), every L2 dial through Tor."""
+        with all 0); ``tor``: create(tor=...), every L2 dial through Tor;
+        ``max_early``/``max_early_bytes``: how many DILATE-n messages (and
+        bytes) are kept before the Manager starts, later ones dropped."""
         self._reactor = reactor
         self._tor = tor  # create(tor=...): every L2 dial through Tor
         self._eq = eventual_queue
@@ -65,6 +76,10 @@ class Dilator:
         self._key = None
         self._versions = None
         self._early = []
+        self._early_bytes = 0
+        self._early_dropped = 0
+        self._max_early = max_early
+        self._max_early_bytes = max_early_bytes
         self._dilated = None
         self._manager = None
         self._options = None
@@ -86,8 +101,16 @@ class Dilator:
     def received_dilate(self, plaintext):
         if self._manager is not None:
             self._manager.got_dilate(plaintext)
-        else:
+        elif (len(self._early) < self._max_early
+              and self._early_bytes + len(plaintext) <= self._max_early_bytes):
             self._early.append(plaintext)
+            self._early_bytes += len(plaintext)
+        else:
+            if not self._early_dropped:
+                log.msg(f"Dilation: the peer sent more than {self._max_early} DILATE "
+                        f"messages or {self._max_early_bytes} bytes before we dilated; "
+                        "dropping the rest (docs/security.md)")
+            self._early_dropped += 1
 
     # -- the application ---------------------------------------------------
 
@@ -155,7 +178,7 @@ class Dilator:
                                 on_status=self._peer_status, on_hints=self._hints_heard,
                                 ping_interval=opts["ping_interval"])
         self._manager.start()
-        early, self._early = self._early, []
+        early, self._early, self._early_bytes = self._early, [], 0
         for plaintext in early:
             self._manager.got_dilate(plaintext)
 

@@ -72,7 +72,8 @@ class Config:
     output_file: str = None
     allocate: bool = False
     # seconds of silence from the sender before we give up, once it has
-    # shown up (docs/security.md "Timeouts"); None waits forever
+    # shown up, and (send, share) from the peer in a transfer-v2 offer
+    # (docs/security.md "Timeouts"); None waits forever
     peer_timeout: float = 300.0
     # ssh invite / accept
     ssh_user: str = None

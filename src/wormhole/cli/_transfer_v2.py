@@ -19,10 +19,12 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
+from .._inactivity import Watchdog, silence
 from .._transit._hints import parse_relay_string
 from ..transfer_v2 import _versions
 from ..util import dict_to_bytes
 from ._display import escape_text, naturalsize
+from ._transfer import PEER_TIMEOUT_HINT
 from ._text import VERIFICATION_REJECTED
 
 # how long a session survives without any connection to the peer (a peer
@@ -52,6 +54,13 @@ def check_transit_helper(cfg):
             parse_relay_string(cfg.transit_helper)
         except ValueError as e:
             raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
+
+
+def _timeouts(cfg):
+    """A session's timeouts: Dilation without the peer for PEER_TIMEOUT,
+    and an offer's silence of ``--peer-timeout`` (docs/security.md)."""
+    return {"peer_timeout": PEER_TIMEOUT, "inactivity_timeout": cfg.peer_timeout,
+            "timeout_hint": PEER_TIMEOUT_HINT}
 
 
 def _dilate_kwargs(cfg):
@@ -134,7 +143,7 @@ def _peer_says(cfg):
 @defer.inlineCallbacks
 def _send_session(reactor, cfg, w, outgoings):
     session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg),
-                                on_text=_peer_says(cfg), peer_timeout=PEER_TIMEOUT)
+                                on_text=_peer_says(cfg), **_timeouts(cfg))
     yield session.start()
     try:
         failures = yield offer_all(cfg, session, outgoings)
@@ -198,6 +207,41 @@ class Receiving:
         self.done = []       # when_done() of every accepted offer
         self.failures = []
         self._named = False  # -o names the first offer only
+        self._session = None  # set by expect_offers (receive, not share)
+        self._between = None  # Watchdog while no offer is under way
+        self._under_way = 0   # offers not yet done (asked, or being received)
+        self.gave_up = None   # PeerTimeout: the sender offered nothing more
+
+    def expect_offers(self, session):
+        """``wormhole receive``: the sender offers at once, one offer after
+        the other, then closes. While no offer is under way, give up after
+        ``--peer-timeout`` without a new one (docs/security.md): the session
+        is closed and ``gave_up`` says why."""
+        self._session = session
+        self._wait_for_next()
+
+    def _wait_for_next(self):
+        seconds = self._cfg.peer_timeout
+        if seconds is not None and self._under_way == 0:
+            self._between = Watchdog(self._reactor, seconds,
+                                     lambda: self._no_offer(seconds))
+
+    def _no_offer(self, seconds):
+        self._between = None
+        self.gave_up = silence("the sender's next offer", seconds, PEER_TIMEOUT_HINT)
+        self._session.close()
+
+    def _offer_over(self, result):
+        self._under_way -= 1
+        if self._session is not None and self.gave_up is None and self._between is None:
+            self._wait_for_next()
+
+    def stop_waiting(self):
+        """The session is over: no more offers to wait for."""
+        if self._between is not None:
+            self._between.stop()
+            self._between = None
+        self._session = None
 
     @defer.inlineCallbacks
     def finished(self):
@@ -218,6 +262,11 @@ class Receiving:
         return self.cwd, None
 
     def on_offer(self, incoming):
+        if self._between is not None:
+            self._between.stop()
+            self._between = None
+        self._under_way += 1
+        incoming.when_done().addBoth(self._offer_over)
         self._questions.run(self._decide, incoming).addErrback(
             lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
 
@@ -289,7 +338,7 @@ def new_session(reactor, cfg, w, mode, receiving, on_text):
     ``receiving`` (a ``Receiving``)."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
                              dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space,
-                             peer_timeout=PEER_TIMEOUT)
+                             **_timeouts(cfg))
 
 
 @defer.inlineCallbacks
@@ -301,7 +350,11 @@ def receive_session(reactor, cfg, w):
                           lambda text: print(escape_text(text), file=cfg.stdout, flush=True))
     print(V2_USED, file=cfg.stderr, flush=True)
     yield session.start()
+    receiving.expect_offers(session)
     yield session.when_closed()
+    receiving.stop_waiting()
+    if receiving.gave_up is not None:
+        raise receiving.gave_up
     yield receiving.finished()
 
 

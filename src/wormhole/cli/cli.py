@@ -280,6 +280,15 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg.code = code
 
 
+def _peer_timeout_option(help):
+    """``--peer-timeout``: the silence after which we give up on the peer
+    (docs/security.md, "Timeouts")."""
+    return click.option("--peer-timeout", default=300.0, metavar="SECONDS",
+                        type=click.FloatRange(min=0, min_open=True),
+                        envvar="WORMHOLE_PEER_TIMEOUT", show_envvar=True, show_default=True,
+                        help=help)
+
+
 @wormhole.command()
 @_common_options
 @click.option("--code", metavar="CODE", help="human-generated code phrase")
@@ -295,11 +304,13 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
                    "by several paths); otherwise the classic protocol is used.")
 @click.option("--classic", is_flag=True,
               help="Use the classic protocol (the default for one path or a text).")
+@_peer_timeout_option("transfer-v2: give up on an offer when the receiver, once it "
+                      "accepted, takes or acknowledges nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
          tor_control_port, code, text, ignore_unsendable_files, debug_state, qr,
-         transfer_v2, classic, what):
+         transfer_v2, classic, peer_timeout, what):
     """Send a text message, file, or directory"""
     from . import cmd_send
     cfg = ctx.obj["config"]
@@ -315,6 +326,7 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     # transfer-v2 only when asked for or needed (several paths) until its
     # CLI says as much as the classic one does (docs/transfer-v2.md)
     cfg.classic = not (transfer_v2 or len(what) > 1)
+    cfg.peer_timeout = peer_timeout
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
     return _run(ctx, cmd_send.send, cfg)
@@ -340,11 +352,8 @@ def _complete_code(ctx, param, incomplete):
                    "by the sender.")
 @click.option("-a", "--allocate", is_flag=True,
               help="Allocate a fresh code (do not prompt for one)")
-@click.option("--peer-timeout", default=300.0, metavar="SECONDS",
-              type=click.FloatRange(min=0, min_open=True), envvar="WORMHOLE_PEER_TIMEOUT",
-              show_envvar=True, show_default=True,
-              help="Give up when the sender, once it has shown up, sends nothing for "
-                   "this long (its offer, the file's bytes).")
+@_peer_timeout_option("Give up when the sender, once it has shown up, sends nothing for "
+                      "this long (its offer, the file's bytes).")
 @_debug_state_option
 @click.option("--classic", is_flag=True,
               help="use the classic protocol even when the peer speaks transfer-v2")
@@ -397,10 +406,12 @@ def _code_of_uri(cfg, code):
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
               help="accept every offer from the peer without asking")
 @_debug_state_option
+@_peer_timeout_option("Give up on an offer when the peer, sending or receiving it, sends "
+                      "or takes nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
 def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-          tor_control_port, code, accept_file, debug_state, what):
+          tor_control_port, code, accept_file, debug_state, peer_timeout, what):
     """Offer files and directories and receive the peer's, in one session
     (transfer-v2, both sides run 'wormhole share')"""
     from . import cmd_share
@@ -409,6 +420,7 @@ def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch
           tor_control_port, debug_state, code)
     cfg.paths = what
     cfg.accept_file = accept_file
+    cfg.peer_timeout = peer_timeout
     return _run(ctx, cmd_share.share, cfg)
 
 

@@ -18,6 +18,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
 
 from .._eventual import EventualQueue
+from .._inactivity import Watchdog, silence
 from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
@@ -104,13 +105,37 @@ class IncomingOffer:
         return self._done.when_fired()
 
 
-class _OfferInProtocol(Protocol):
-    def __init__(self, session):
-        self._session = session
-        self.incoming = None
-        self._done = OneShotObserver(session._eq)
-        self.machine = _receiving.OfferReceiver(
-            self._write, self._close, self._ask, self._progress, self._finished)
+class _OfferProtocol(Protocol):
+    """What both ends of an offer subchannel share: the subchannel as the
+    machine's ``write``/``close``, and the bound on the peer's silence
+    (docs/security.md "transfer-v2"): while we wait for the peer, an offer
+    gives up after the session's ``inactivity_timeout`` seconds in which
+    nothing came from it, is cancelled (the peer hears why) and its
+    subchannel closed. ``_watch(what)`` starts counting, each record from
+    the peer (and ``_heard()``) starts the silence again."""
+
+    _watchdog = None
+
+    def _watch(self, what):
+        self._unwatch()
+        seconds = self._session._inactivity_timeout
+        if seconds is not None:
+            self._watchdog = Watchdog(self._session._reactor, seconds,
+                                      lambda: self._silent(what, seconds))
+
+    def _unwatch(self):
+        if self._watchdog is not None:
+            self._watchdog.stop()
+            self._watchdog = None
+
+    def _heard(self):
+        if self._watchdog is not None:
+            self._watchdog.kick()
+
+    def _silent(self, what, seconds):
+        self._watchdog = None
+        self.cancel(str(silence(what, seconds, self._session._timeout_hint)))
+        self.transport.loseConnection()
 
     def _write(self, data):
         self.transport.write(data)
@@ -118,22 +143,8 @@ class _OfferInProtocol(Protocol):
     def _close(self):
         self.transport.loseConnection()
 
-    def _ask(self, offer):
-        self.incoming = IncomingOffer(offer, self.machine, self._done,
-                                      self._session._free_space, self._session._resume)
-        self._session._incoming_offer(self.incoming)
-
-    def _progress(self, nbytes):
-        self.incoming.progress(nbytes)
-
-    def _finished(self, result):
-        self._session._offers.discard(self)
-        self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
-
-    def connectionMade(self):
-        self._session._offers.add(self)
-
     def dataReceived(self, data):
+        self._heard()
         self.machine.got_record(data)
 
     def connectionLost(self, reason=None):
@@ -143,7 +154,35 @@ class _OfferInProtocol(Protocol):
         self.machine.cancel(reason)
 
 
-class _OfferOutProtocol(Protocol):
+class _OfferInProtocol(_OfferProtocol):
+    def __init__(self, session):
+        self._session = session
+        self.incoming = None
+        self._done = OneShotObserver(session._eq)
+        self.machine = _receiving.OfferReceiver(
+            self._write, self._close, self._ask, self._progress, self._finished,
+            lambda: self._watch("the sender's data"))
+
+    def _ask(self, offer):
+        self._unwatch()  # our application decides: no wait on the peer
+        self.incoming = IncomingOffer(offer, self.machine, self._done,
+                                      self._session._free_space, self._session._resume)
+        self._session._incoming_offer(self.incoming)
+
+    def _progress(self, nbytes):
+        self.incoming.progress(nbytes)
+
+    def _finished(self, result):
+        self._unwatch()
+        self._session._offers.discard(self)
+        self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
+
+    def connectionMade(self):
+        self._session._offers.add(self)
+        self._watch("the sender's offer")
+
+
+class _OfferOutProtocol(_OfferProtocol):
     def __init__(self, session, outgoing, done, progress):
         self._session = session
         self._outgoing = outgoing
@@ -155,20 +194,22 @@ class _OfferOutProtocol(Protocol):
         self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
                                             self._start_streaming, self._finished, prefix)
 
-    def _write(self, data):
-        self.transport.write(data)
-
-    def _close(self):
-        self.transport.loseConnection()
-
     def _start_streaming(self, offset=0, hasher=None):
+        # accepted: from now on the receiver must take our bytes (its flow
+        # control lets each chunk go) and acknowledge them
+        self._watch("the receiver to take or acknowledge the data")
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._progress, offset, hasher)
+                                    self.machine.source_failed, self._sent, offset, hasher)
         streamer.start()
         return streamer
 
+    def _sent(self, nbytes):
+        self._heard()
+        self._progress(nbytes)
+
     def _finished(self, result):
+        self._unwatch()
         self._session._offers.discard(self)
         if isinstance(result, Exception):
             self._done.errback(failure.Failure(result))
@@ -178,15 +219,6 @@ class _OfferOutProtocol(Protocol):
     def connectionMade(self):
         self._session._offers.add(self)
         self.machine.connected()
-
-    def dataReceived(self, data):
-        self.machine.got_record(data)
-
-    def connectionLost(self, reason=None):
-        self.machine.lost()
-
-    def cancel(self, reason):
-        self.machine.cancel(reason)
 
 
 class TransferSession:
@@ -200,11 +232,16 @@ class TransferSession:
     ``peer_timeout`` (seconds): end the session when Dilation has had no
     connection to the peer for that long (it would otherwise reconnect
     forever to a peer that was killed); outstanding offers are cancelled
-    (a resumable file keeps its bytes)."""
+    (a resumable file keeps its bytes). ``inactivity_timeout`` (seconds):
+    an offer gives up when the peer, connected or not, sends nothing it is
+    waiting for that long (the offer, the data, the acknowledgements;
+    not while a human decides); ``timeout_hint`` ends that message (the
+    CLI names its option)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
-                 features=None, peer_timeout=None):
+                 features=None, peer_timeout=None, inactivity_timeout=None,
+                 timeout_hint=""):
         self._reactor = reactor
         self._w = w
         self._eq = EventualQueue(reactor)
@@ -212,6 +249,8 @@ class TransferSession:
         self._on_text = on_text or (lambda text: None)
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._peer_timeout = peer_timeout
+        self._inactivity_timeout = inactivity_timeout
+        self._timeout_hint = timeout_hint
         self._unreachable_timer = None
         if peer_timeout is not None:
             theirs = self._dilate_kwargs.get("status_update")

@@ -14,7 +14,9 @@ The offering side closes the subchannel when it is done.
 
 Neighbours come in at construction: ``write(record)``, ``close()``,
 ``ask(offer)`` (the application's decision is fed back as ``accept``
-or ``reject``), ``progress(nbytes)`` and ``finished(result)``. The sink
+or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
+``accepted()`` (our accept went out: the wait for the sender's data
+begins). The sink
 given to ``accept`` writes the files (``_sink.py``).
 """
 import attr
@@ -52,8 +54,9 @@ class OfferReceiver:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, write, close, ask, progress, finished):
+    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None):
         self._write = write
+        self._accepted = accepted
         self._close = close
         self._ask = ask
         self._progress = progress
@@ -241,12 +244,14 @@ class OfferReceiver:
     def _send_accept(self, sink):
         self._sink = sink
         self._write(M.encode_record(M.OfferAccept()))
+        self._accepted()
 
     @m.output()
     def _send_resume_accept(self, sink, offset, digest):
         self._sink = sink
         self._resume_asked = offset
         self._write(M.encode_record(M.OfferAccept(offset, digest)))
+        self._accepted()
 
     @m.output()
     def _suspend(self):

@@ -1,0 +1,226 @@
+"""transfer-v2 against a peer that keeps the connection up and stops
+(issue 11, docs/security.md "transfer-v2"): each end of an offer
+subchannel, driven record by record on a Clock, gives up after exactly
+the session's inactivity timeout of silence from the peer, says why to
+the peer and to the application, and closes the subchannel."""
+import io
+import os
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+from twisted.trial import unittest
+
+from wormhole import transfer_v2 as T
+from wormhole.cli._config import Config
+from wormhole.cli._transfer_v2 import Receiving
+from wormhole.transfer_v2 import _api, _versions
+from wormhole.transfer_v2 import _messages as M
+from wormhole.transfer_v2._receiving import ReceiveFailed
+from wormhole.transfer_v2._sending import OfferLost
+
+TIMEOUT = 300.0
+HINT = " (--peer-timeout)"
+
+
+def session(clock, mode, peer_mode, **kw):
+    s = T.TransferSession(clock, None, mode, inactivity_timeout=TIMEOUT, timeout_hint=HINT,
+                          free_space=lambda path: 10 ** 12, **kw)
+    s.negotiated = _versions.negotiate(mode, T.app_versions(peer_mode))
+    return s
+
+
+def records(transport):
+    """The records written on a subchannel (one write, one record)."""
+    return [M.parse_record(data) for data in transport.written]
+
+
+class RecordingTransport(StringTransport):
+    """``full_after``: pause the registered producer once that many data
+    records went, as Dilation does when the peer stops taking data."""
+
+    def __init__(self, full_after=None):
+        super().__init__()
+        self.written = []
+        self._full_after = full_after
+
+    def write(self, data):
+        self.written.append(data)
+        super().write(data)
+        if data[:1] == b"\x05" and self._full_after is not None:
+            self._full_after -= 1
+            if self._full_after == 0:
+                self.producer.pauseProducing()
+
+
+class StalledSender(unittest.TestCase):
+    def setUp(self):
+        self.clock = Clock()
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+        self.offers = []
+        self.s = session(self.clock, "receive", "send", on_offer=self.offers.append)
+        self.p = _api._OfferInProtocol(self.s)
+        self.t = RecordingTransport()
+        self.p.makeConnection(self.t)
+
+    def test_stops_mid_file(self):
+        """The sender sends 500 of 1000 bytes and then nothing (the
+        connection stays up): each record starts the 300 s again; 300 s
+        after the last one the offer fails with the exact reason, the peer
+        gets an OfferReject saying it, the subchannel closes and nothing
+        is left under the file's name."""
+        self.p.dataReceived(M.encode_record(M.FileOffer("f", 0, 1000)))
+        [incoming] = self.offers
+        done = incoming.when_done()
+        self.clock.advance(10 * TIMEOUT)  # our human decides: no timeout
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        incoming.accept(self.dir)
+        self.p.dataReceived(M.encode_record(M.FileData(b"a" * 400)))
+        self.clock.advance(TIMEOUT - 1)
+        self.p.dataReceived(M.encode_record(M.FileData(b"a" * 100)))
+        self.clock.advance(TIMEOUT - 0.5)
+        self.assertNoResult(done)
+        self.assertFalse(self.t.disconnecting)
+        self.clock.advance(0.5)
+        why = ("gave up waiting for the sender's data: nothing came for 300 seconds"
+               " (--peer-timeout)")
+        f = self.failureResultOf(done, ReceiveFailed)
+        self.assertEqual(str(f.value), f"cancelled: {why}")
+        self.assertEqual(records(self.t)[-1], M.OfferReject(why))
+        self.assertTrue(self.t.disconnecting)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "f")))
+        self.p.connectionLost(None)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def test_never_offers(self):
+        """A subchannel opened and never given an offer: closed after
+        exactly 300 s, the application never asked."""
+        self.clock.advance(TIMEOUT - 0.1)
+        self.assertFalse(self.t.disconnecting)
+        self.clock.advance(0.1)
+        self.assertTrue(self.t.disconnecting)
+        self.assertEqual(self.offers, [])
+        self.assertEqual(self.s._offers, set())
+
+    def test_no_timeout_without_option(self):
+        """inactivity_timeout=None (the library's default) waits."""
+        self.s._inactivity_timeout = None
+        p = _api._OfferInProtocol(self.s)
+        p.makeConnection(StringTransport())
+        self.p.connectionLost(None)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+
+class StalledReceiver(unittest.TestCase):
+    def offer(self, size, full_after=None):
+        self.clock = Clock()
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(b"b" * size)
+        self.s = session(self.clock, "send", "receive")
+        self.done = defer.Deferred()
+        self.p = _api._OfferOutProtocol(self.s, _api._source.prepare(path), self.done,
+                                        lambda n: None)
+        self.t = RecordingTransport(full_after)
+        self.p.makeConnection(self.t)
+
+    def test_stops_taking_data(self):
+        """The receiver accepts, then its flow control stops our writes
+        (Dilation pauses the producer) and it says nothing: the offer fails
+        exactly 300 s after the last chunk went, the subchannel closes. The
+        time a human takes to accept does not count."""
+        self.offer(1024 * 1024, full_after=3)
+        self.clock.advance(10 * TIMEOUT)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        self.p.dataReceived(M.encode_record(M.OfferAccept()))
+        self.assertEqual(len(self.t.written), 4)  # the offer, 3 chunks
+        self.clock.advance(TIMEOUT - 0.1)
+        self.assertNoResult(self.done)
+        self.clock.advance(0.1)
+        f = self.failureResultOf(self.done, OfferLost)
+        self.assertEqual(str(f.value), (
+            "offer cancelled: gave up waiting for the receiver to take or acknowledge the "
+            "data: nothing came for 300 seconds (--peer-timeout)"))
+        self.assertTrue(self.t.disconnecting)
+        self.p.connectionLost(None)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+
+    def test_never_acknowledges(self):
+        """Everything was sent; the receiver never sends its
+        FileAcknowledge: given up 300 s after the last byte went."""
+        self.offer(3000)
+        self.p.dataReceived(M.encode_record(M.OfferAccept()))
+        self.clock.advance(0)
+        self.assertEqual(sum(len(w) - 1 for w in self.t.written
+                             if w[:1] == b"\x05"), 3000)
+        self.clock.advance(TIMEOUT - 0.1)
+        self.assertNoResult(self.done)
+        self.clock.advance(0.1)
+        self.failureResultOf(self.done, OfferLost)
+        self.assertTrue(self.t.disconnecting)
+
+
+class _Incoming:
+    """An offer as ``Receiving`` sees it; rejecting it ends it."""
+
+    def __init__(self):
+        self._done = defer.Deferred()
+        self.rejected = []
+
+    def when_done(self):
+        d = defer.Deferred()
+        self._done.addBoth(lambda r: (d.callback(r), r)[1])
+        return d
+
+    def reject(self, reason):
+        self.rejected.append(reason)
+        self._done.callback(reason)
+
+
+class _Session:
+    def __init__(self):
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
+
+
+class SilentSession(unittest.TestCase):
+    def test_sender_stops_offering(self):
+        """``wormhole receive`` over transfer-v2: a sender that opens the
+        session and offers nothing (or nothing more) while keeping it up.
+        With no offer under way the receiver closes the session exactly
+        300 s after the session opened or the last offer ended, and says
+        why; the time an offer is under way does not count."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), only_text=True, peer_timeout=TIMEOUT)
+        receiving = Receiving(clock, cfg, ask=None)
+        session = _Session()
+        receiving.expect_offers(session)
+        clock.advance(TIMEOUT - 1)
+        receiving.on_offer(_Incoming())  # refused at once (--only-text): over
+        self.assertEqual(session.closed, 0)
+        clock.advance(TIMEOUT - 0.1)
+        self.assertEqual((session.closed, receiving.gave_up), (0, None))
+        clock.advance(0.1)
+        self.assertEqual(session.closed, 1)
+        self.assertEqual(str(receiving.gave_up), (
+            "gave up waiting for the sender's next offer: nothing came for 300 seconds"
+            " (--peer-timeout)"))
+        receiving.stop_waiting()
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_offer_under_way_not_counted(self):
+        """While an offer is under way (here: never ending) the session is
+        not given up; the offer's own watchdog covers that wait."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), peer_timeout=TIMEOUT)
+        receiving = Receiving(clock, cfg, ask=None)
+        receiving._questions.acquire()  # a question about an earlier offer is open
+        session = _Session()
+        receiving.expect_offers(session)
+        receiving.on_offer(_Incoming())
+        clock.advance(10 * TIMEOUT)
+        self.assertEqual((session.closed, clock.getDelayedCalls()), (0, []))
+        receiving.stop_waiting()
