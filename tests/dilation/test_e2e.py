@@ -8,12 +8,11 @@ from twisted.internet import defer, reactor
 from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
-from twisted.trial import unittest
 from zope.interface import implementer
 
 import wormhole
-from wormhole.server.testing import start_mailbox_server
 
+from .._ourmailbox import OurMailboxTestCase
 from ._proxy import CuttableProxy
 
 APPID = "example.com/dilation-e2e"
@@ -50,24 +49,14 @@ def collector_factory(expect=None):
     return f
 
 
-class _Base(unittest.TestCase):
-    @defer.inlineCallbacks
-    def setUp(self):
-        self.srv = yield start_mailbox_server(reactor, channel_db=self.mktemp())
-        self.addCleanup(self._stop_server)
-
-    @defer.inlineCallbacks
-    def _stop_server(self):
-        yield self.srv.stop()
-        yield deferLater(reactor, 0.05, lambda: None)
-
+class _Base(OurMailboxTestCase):
     @defer.inlineCallbacks
     def pair(self, **dilate_kwargs):
         w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
                              _reconnect_delay=0.05, _reconnect_max_delay=0.2)
         w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
                              _reconnect_delay=0.05, _reconnect_max_delay=0.2)
-        self.addCleanup(self._close, w1, w2)
+        self.close_later(w1, w2)
         w1.allocate_code()
         code = yield w1.get_code()
         w2.set_code(code)
@@ -76,15 +65,6 @@ class _Base(unittest.TestCase):
         d1 = w1.dilate(**kw)
         d2 = w2.dilate(**kw)
         return w1, w2, d1, d2
-
-    @defer.inlineCallbacks
-    def _close(self, *ws):
-        for w in ws:
-            try:
-                yield w.close()
-            except Exception as e:  # noqa: BLE001 -- a test may have closed it already
-                print("close failed", repr(e))
-        yield deferLater(reactor, 0.05, lambda: None)
 
 
 class E2E(_Base):
@@ -157,7 +137,7 @@ class E2E(_Base):
         from wormhole._dilation.manager import OldPeerCannotDilateError
         w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True)
         w2 = wormhole.create(APPID, self.srv.url, reactor)
-        self.addCleanup(self._close, w1, w2)
+        self.close_later(w1, w2)
         self.assertRaises(ValueError, w2.dilate)
         w1.allocate_code()
         w2.set_code((yield w1.get_code()))

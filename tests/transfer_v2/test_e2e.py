@@ -6,13 +6,13 @@ import hashlib
 import os
 
 from twisted.internet import defer, reactor
-from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
 import wormhole
 from wormhole import transfer_v2 as T
 from wormhole.errors import TransferError
-from wormhole.server.testing import start_mailbox_server
+
+from .._ourmailbox import OurMailboxTestCase
 
 APPID = "example.com/transfer-v2-e2e"
 
@@ -35,37 +35,18 @@ def read_tree(root):
     return found
 
 
-class _Base(unittest.TestCase):
-    @defer.inlineCallbacks
-    def setUp(self):
-        self.srv = yield start_mailbox_server(reactor, channel_db=self.mktemp())
-        self.addCleanup(self._stop_server)
-
-    @defer.inlineCallbacks
-    def _stop_server(self):
-        yield self.srv.stop()
-        yield deferLater(reactor, 0.05, lambda: None)
-
+class _Base(OurMailboxTestCase):
     @defer.inlineCallbacks
     def pair(self, mode1, mode2, versions2=None):
         w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
                              versions=T.app_versions(mode1))
         w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
                              versions=T.app_versions(mode2) if versions2 is None else versions2)
-        self.addCleanup(self._close, w1, w2)
+        self.close_later(w1, w2)
         w1.allocate_code()
         code = yield w1.get_code()
         w2.set_code(code)
         return w1, w2
-
-    @defer.inlineCallbacks
-    def _close(self, *ws):
-        for w in ws:
-            try:
-                yield w.close()
-            except Exception:  # noqa: BLE001 -- a test may have closed it already
-                pass
-        yield deferLater(reactor, 0.05, lambda: None)
 
     def session(self, w, mode, **kw):
         kw.setdefault("dilate_kwargs", {"_listen_addresses": ["127.0.0.1"]})
