@@ -24,11 +24,10 @@ from .._transit._hints import (
     DirectTCPV1Hint,
     HintBudget,
     RelayV1Hint,
-    TorTCPV1Hint,
     WebSocketV1Hint,
     describe_hint,
 )
-from .._transit._websocket import client_endpoint as websocket_endpoint
+from .._transit._endpoint_choice import endpoint_for_hint
 from . import _interfaces as I
 from ._connection import DilatedConnectionProtocol
 
@@ -246,13 +245,8 @@ class Connector:
                 self._dial_direct(h)
 
     def _tcp_endpoint(self, hint):
-        if isinstance(hint, WebSocketV1Hint):
-            return websocket_endpoint(self._reactor, hint, self._tor)
-        if self._tor is not None:
-            return self._tor.stream_via(hint.hostname, hint.port)
-        if isinstance(hint, TorTCPV1Hint):
-            return None
-        return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port)
+        return endpoint_for_hint(self._reactor, hint, self._tor,
+                                 tcp_endpoint=TCP4ClientEndpoint)
 
     def _dial_direct(self, h):
         key = ("direct", h, None)

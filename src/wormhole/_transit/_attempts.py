@@ -6,17 +6,17 @@ outstanding, so that ``connect()`` fails at once when every attempt failed
 and nothing can still arrive, instead of waiting for the timeout.
 """
 
-from twisted.internet import endpoints, protocol
+from twisted.internet import protocol
 from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
 from ._dialing import dial_queue_for
 from ._connection import ConnectionProtocol, TransitConnection
-from ._hints import TorTCPV1Hint, WebSocketV1Hint, describe_hint
+from ._endpoint_choice import endpoint_for_hint
+from ._hints import describe_hint
 from ._interfaces import IAttempts, ISelection
 from ._pipe import RecordPipe
-from ._websocket import client_endpoint as websocket_endpoint
 
 
 class _OneShotFactory(protocol.ClientFactory):
@@ -68,13 +68,7 @@ class Attempts:
         self._selection = ISelection(selection)
 
     def _default_endpoint(self, hint):
-        if isinstance(hint, WebSocketV1Hint):
-            return websocket_endpoint(self._reactor, hint, self._tor)
-        if self._tor is not None:
-            return self._tor.stream_via(hint.hostname, hint.port)
-        if isinstance(hint, TorTCPV1Hint):
-            return None
-        return endpoints.HostnameEndpoint(self._reactor, hint.hostname, hint.port)
+        return endpoint_for_hint(self._reactor, hint, self._tor)
 
     def _dial(self, hint, relay_line, description, urgent=False):
         try:
