@@ -19,10 +19,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _netns  # noqa: E402
+from _ports import wait_listening  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER = os.path.join(REPO, "bench", "dilation_peer.py")
@@ -60,17 +60,7 @@ def start_servers(with_relay):
                              cwd="/tmp", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         procs.append(p)
         ports[name] = port
-        for _ in range(200):
-            c = socket.socket()
-            try:
-                c.connect(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.05)
-            finally:
-                c.close()
-        else:
-            raise SystemExit(f"{name} did not start: {p.stderr.read().decode()}")
+        wait_listening(port, p, name, tries=200)
     return procs, ports
 
 

@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -39,7 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _netns  # noqa: E402
 import _procstat  # noqa: E402
-from _ports import free_port  # noqa: E402
+from _ports import free_port, wait_listening  # noqa: E402
 import transfer_relayload  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -144,18 +143,7 @@ def start_server(impl, kind):
     p = subprocess.Popen([os.path.join(VENVS[impl], "bin", "twistd"), "-n", "--pidfile=",
                           "--logfile=/dev/null"] + args, cwd="/tmp", env=child_env(impl),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(400):
-        c = socket.socket()
-        try:
-            c.connect(("127.0.0.1", port))
-            break
-        except OSError:
-            time.sleep(0.05)
-        finally:
-            c.close()
-    else:
-        p.kill()
-        raise SystemExit(f"{impl} {kind} did not start: {p.stderr.read().decode()}")
+    wait_listening(port, p, f"{impl} {kind}")
     return p, port
 
 

@@ -21,16 +21,14 @@ Runs in a loopback-only network namespace (re-executes itself under
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _netns  # noqa: E402
 import _procstat  # noqa: E402
 import transfer_bench as tb  # noqa: E402
-from _ports import free_port  # noqa: E402
+from _ports import free_port, wait_listening  # noqa: E402
 
 
 def start_ws_relay():
@@ -42,18 +40,7 @@ def start_ws_relay():
     p = subprocess.Popen([os.path.join(tb.VENVS["ours"], "bin", "twistd"), "-n", "--pidfile=",
                           "--logfile=/dev/null"] + args, cwd="/tmp", env=tb.child_env("ours"),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(400):
-        c = socket.socket()
-        try:
-            c.connect(("127.0.0.1", ws_port))
-            break
-        except OSError:
-            time.sleep(0.05)
-        finally:
-            c.close()
-    else:
-        p.kill()
-        raise SystemExit(f"our relay did not start: {p.stderr.read().decode()}")
+    wait_listening(ws_port, p, "our relay")
     return p, port, ws_port
 
 
