@@ -10,22 +10,9 @@ from p2pmesh import SubnetConfig
 from p2pmesh._config import STORE
 from p2pmesh._keys import value_address
 
-from ._fixtures import pooled_keys
-from ._network import Network
+from ._network import grow
 
 K = 8
-
-
-def grow(n, seed, config):
-    """n nodes, each joining through a random earlier one."""
-    pooled_keys(n)
-    rng = random.Random(seed)
-    net = Network(0, config=config, seed=seed)
-    for i in range(n):
-        boot = [net.address_of(rng.randrange(i))] if i else []
-        net.add_node(bootstrap=boot).start()
-        net.settle()
-    return net
 
 
 def run(net, d):
