@@ -214,3 +214,27 @@ class Network:
         ds = [n.stop() for n in self.nodes]
         self.settle()
         return ds
+
+
+def grow(n, seed, config, quiet=False, batch=1):
+    """n join-grown nodes, each joining through a random node that joined
+    before its batch. The `batch` joins of a batch run concurrently (the
+    same join, the same lookups). `quiet` leaves 31 s after each batch, so
+    the joins' transient links idle out (30 s) and the next ANNOUNCEs flood
+    over the ℓ-bounded links only; batches keep that quiet time short
+    (1024 single joins 31 s apart span 9 simulated hours, each hour every
+    node refreshing its buckets)."""
+    pooled_keys(n)
+    rng = random.Random(seed)
+    net = Network(0, config=config, seed=seed)
+    joined = 0
+    while joined < n:
+        size = 1 if joined == 0 else min(batch, n - joined)
+        for _ in range(size):
+            boot = [net.address_of(rng.randrange(joined))] if joined else []
+            net.add_node(bootstrap=boot).start()
+        joined += size
+        net.settle()
+        if quiet:
+            net.advance(31, step=31)
+    return net

@@ -11,7 +11,8 @@ from p2pmesh._config import NACK, WHISPER
 from p2pmesh._whisper import WhisperFailed
 
 from ._fixtures import pooled_keys
-from .test_dht import grow, run
+from ._network import grow
+from .test_dht import run
 
 
 def received(node):
