@@ -37,7 +37,7 @@ def outcomes(output):
 
 
 class FowlSuite(unittest.TestCase):
-    timeout = 400
+    timeout = 800  # up to two runs of the suite on each library
 
     @defer.inlineCallbacks
     def run_suite(self, python):
@@ -55,17 +55,31 @@ class FowlSuite(unittest.TestCase):
         return run.stdout.decode("utf-8", "replace")
 
     @defer.inlineCallbacks
+    def passed(self, python, needed):
+        """The fowl tests that pass with ``python``, and the last run's
+        output. fowl's tests wait on fixed timeouts (its test_happy_path
+        failed once on the reference itself on a loaded machine), so a run
+        that misses one of ``needed`` is repeated once, on either library
+        alike; a test counts when it passed in a run."""
+        passed, out = set(), ""
+        for _attempt in range(2):
+            out = yield self.run_suite(python)
+            passed |= {t for t, o in outcomes(out).items() if o == "PASSED"}
+            if needed(passed):
+                break
+        return passed, out
+
+    @defer.inlineCallbacks
     def test_fowl_suite_passes_on_our_library(self):
         """Every fowl test that passes on the reference passes with
         ``import wormhole`` being this library and the Mailbox server being
         our ``wormhole-mailbox`` twistd plugin."""
-        reference = outcomes((yield self.run_suite(reference_python())))
-        out = yield self.run_suite(our_python())
-        ours = outcomes(out)
-        ref_passed = sorted(t for t, o in reference.items() if o == "PASSED")
-        self.assertGreaterEqual(len(ref_passed), MIN_REFERENCE_PASSED, reference)
-        failing_here = {t: ours.get(t, "not run") for t in ref_passed if ours.get(t) != "PASSED"}
-        self.assertEqual(failing_here, {}, out[-4000:])
+        ref_passed, reference = yield self.passed(
+            reference_python(), lambda p: len(p) >= MIN_REFERENCE_PASSED)
+        self.assertGreaterEqual(len(ref_passed), MIN_REFERENCE_PASSED, reference[-4000:])
+        ours, out = yield self.passed(our_python(), lambda p: ref_passed <= p)
+        failing_here = sorted(ref_passed - ours)
+        self.assertEqual(failing_here, [], out[-4000:])
 
     def test_fowl_imports_this_library(self):
         """The fowl under test runs on our ``wormhole`` package (installed
