@@ -14,7 +14,7 @@ import os
 import re
 import subprocess
 import sys
-import time
+import threading
 
 TIMEOUT = 60
 
@@ -42,23 +42,26 @@ def main(workdir):
     bindir = os.path.dirname(sys.executable)
     server = subprocess.Popen([os.path.join(bindir, "twistd"), "-n", "--pidfile=",
                                "wormhole-mailbox", "--port", "tcp:4000:interface=127.0.0.1"],
-                              cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    # a server that never says it listens is killed, which ends the read
+    watchdog = threading.Timer(TIMEOUT, server.kill)
+    watchdog.start()
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while True:  # until the README's port answers
-            try:
-                import socket
-                socket.create_connection(("127.0.0.1", 4000), timeout=1).close()
+        for line in server.stdout:  # until twistd says the README's port listens
+            if "starting on 4000" in line:
                 break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    print(json.dumps({"error": "the Mailbox server did not start"}))
-                    return
-                time.sleep(0.1)
+        else:
+            print(json.dumps({"error": "the Mailbox server did not start"}))
+            return
+        watchdog.cancel()
+        # keep draining its log so it never blocks on a full pipe
+        threading.Thread(target=server.stdout.read, daemon=True).start()
         result = {name: run_pair(name, workdir)
                   for name in ("example.py", "dilation_example.py")}
         print(json.dumps(result))
     finally:
+        watchdog.cancel()
         server.terminate()
         server.wait(timeout=10)
 
