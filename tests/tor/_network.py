@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 CLONE_NEWNET = 0x40000000
@@ -102,6 +103,7 @@ class Node:
         self.socks_port = None if relay else 9050
         self.control_port = None if relay else 9051
         self.process = None
+        self.output = ""  # tor's notices so far (stdout), read by _read
         self.fingerprint = None
         self.v3ident = None
 
@@ -145,6 +147,8 @@ class Node:
             f"Nickname {self.name}",
             "ContactInfo wormhole-tests",
             f"Log notice file {self.log}",
+            # the same notices on stdout: what PrivateTorNetwork waits on
+            "Log notice stdout",
             "SafeLogging 0",
             "ShutdownWaitLength 0",
             "AssumeReachable 1",
@@ -191,13 +195,30 @@ class Node:
             f.write("\n".join(lines) + "\n")
         return path
 
-    def start(self, authorities):
+    def start(self, authorities, changed):
+        """Start tor; every line it prints, and its end, notify
+        ``changed`` (a threading.Condition)."""
         torrc = self.torrc(authorities)
-        with open(os.path.join(self.dir, "stdout.log"), "wb") as out:
-            # tor dies with the test process, whatever happens to it
-            self.process = subprocess.Popen([TOR, "-f", torrc], stdout=out,
-                                            stderr=subprocess.STDOUT, cwd=self.dir,
-                                            preexec_fn=_die_with_parent)
+        # tor dies with the test process, whatever happens to it
+        self.process = subprocess.Popen([TOR, "-f", torrc], stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, cwd=self.dir,
+                                        preexec_fn=_die_with_parent)
+        threading.Thread(target=self._read, args=(self.process, changed), daemon=True,
+                         name=f"tor {self.name} output").start()
+
+    def _read(self, process, changed):
+        # drained for as long as tor runs (a full pipe would stop it);
+        # stdout.log keeps everything for the error messages
+        with open(os.path.join(self.dir, "stdout.log"), "wb") as log:
+            for line in process.stdout:
+                log.write(line)
+                log.flush()
+                with changed:
+                    self.output += line.decode("utf-8", "replace")
+                    changed.notify_all()
+        process.wait()
+        with changed:
+            changed.notify_all()
 
     def log_text(self, name="notice.log"):
         try:
@@ -228,6 +249,7 @@ class PrivateTorNetwork:
         self.relays = [Node(self.base, f"relay{i}") for i in range(RELAYS)]
         self.client = Node(self.base, "client", relay=False)
         self.timings = {}
+        self._changed = threading.Condition()  # a node printed or ended
 
     @property
     def nodes(self):
@@ -245,8 +267,8 @@ class PrivateTorNetwork:
         self.timings["keys_s"] = time.monotonic() - t0
         try:
             for n in self.nodes:
-                n.start(self.authorities)
-            self._wait(lambda: all("Bootstrapped 100%" in n.log_text() for n in self.nodes),
+                n.start(self.authorities, self._changed)
+            self._wait(lambda: all("Bootstrapped 100%" in n.output for n in self.nodes),
                        t0 + timeout, "every node to bootstrap")
             self.timings["bootstrap_s"] = time.monotonic() - t0
         except Exception:
@@ -254,23 +276,29 @@ class PrivateTorNetwork:
             raise
 
     def _wait(self, predicate, deadline, what):
+        """Until ``predicate()`` holds, woken by each line a node prints
+        (no polling); a node that exits, or the deadline, raises."""
         hupped = False
-        while time.monotonic() < deadline:
-            if predicate():
-                return
-            for n in self.nodes:
-                if n.process.poll() is not None:
-                    raise RuntimeError(f"tor {n.name} exited: "
-                                       f"{n.log_text('stdout.log')[-2000:]}")
-            # once the authorities published a consensus, a SIGHUP makes
-            # everyone fetch it now rather than after its retry delay
-            if not hupped and any("Consensus computed" in a.log_text() or
-                                  "Published ns consensus" in a.log_text()
-                                  for a in self.authorities):
-                hupped = True
+        with self._changed:
+            while not predicate():
                 for n in self.nodes:
-                    n.process.send_signal(signal.SIGHUP)
-            time.sleep(0.2)
+                    if n.process.poll() is not None:
+                        raise RuntimeError(f"tor {n.name} exited: "
+                                           f"{n.log_text('stdout.log')[-2000:]}")
+                # once the authorities published a consensus, a SIGHUP makes
+                # everyone fetch it now rather than after its retry delay
+                if not hupped and any("Consensus computed" in a.output or
+                                      "Published ns consensus" in a.output
+                                      for a in self.authorities):
+                    hupped = True
+                    for n in self.nodes:
+                        n.process.send_signal(signal.SIGHUP)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._changed.wait(remaining)
+            else:
+                return
         tails = "\n".join(f"--- {n.name}\n" + "\n".join(n.log_text().splitlines()[-5:])
                           for n in self.nodes)
         raise RuntimeError(f"timed out waiting for {what}:\n{tails}")
