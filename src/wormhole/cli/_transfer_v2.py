@@ -180,7 +180,7 @@ def offer_all(cfg, session, outgoings):
                 continue
             except TransferError as e:
                 failures.append(e)
-                print(f"Failed: {e}", file=cfg.stderr, flush=True)
+                print(f"Failed: {escape_text(e)}", file=cfg.stderr, flush=True)
                 continue
             timed.finish()
             resumed = ""

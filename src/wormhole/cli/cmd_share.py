@@ -109,7 +109,7 @@ def share(reactor, cfg):
                 failures = yield _transfer_v2.offer_all(cfg, session, outgoings)
             else:
                 failures = [T.IncompatibleModes("the peer only sends")]
-                print(f"Not offering: the peer is in {session.negotiated.their_mode!r} mode",
+                print(f"Not offering: the peer is in '{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
         yield defer.DeferredList([lines.eof, session.when_closed()], fireOnOneCallback=True)
         yield session.close()
