@@ -224,29 +224,40 @@ class CLIOverTor(InteropTestCase):
         self.assertNotIn(b"Tor exited", send.stderr)
 
     @defer.inlineCallbacks
-    def test_file_both_tor(self):
-        """A file with --tor on both ends: Transit listens nowhere and goes
-        through our relay, reached through Tor; the file arrives intact."""
+    def relay_and_file(self, name, size):
+        """Our Transit relay (reached as ``localhost`` through Tor) and a
+        folder holding ``name`` of ``size`` random bytes: (relay, its
+        --transit-helper, the folder, the bytes, where to receive them)."""
         from wormhole.relay.testing import start_transit_relay
         relay = yield start_transit_relay(reactor)
         self.addCleanup(relay.stop)
-        transit = f"tcp:localhost:{relay.port}"
         src = harness.new_dir(self)
-        data = os.urandom(200 * 1000 + 3)
-        with open(os.path.join(src, "secret.bin"), "wb") as f:
+        data = os.urandom(size)
+        with open(os.path.join(src, name), "wb") as f:
             f.write(data)
         out = os.path.join(harness.new_dir(self), "got.bin")
+        return relay, f"tcp:localhost:{relay.port}", src, data, out
+
+    @defer.inlineCallbacks
+    def arrived_intact(self, send, recv, data, out):
+        yield self.wait_all([send, recv])
+        self.assertExited(send)
+        self.assertExited(recv)
+        with open(out, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+
+    @defer.inlineCallbacks
+    def test_file_both_tor(self):
+        """A file with --tor on both ends: Transit listens nowhere and goes
+        through our relay, reached through Tor; the file arrives intact."""
+        relay, transit, src, data, out = yield self.relay_and_file("secret.bin", 200 * 1000 + 3)
         code = "32-tor-file"
         tor = ["--tor-control-port", control_port()]
         send = self.spawn(self.ours("send", *tor, "--hide-progress", "--code", code,
                                     "secret.bin", transit=transit), "sender", cwd=src)
         recv = self.spawn(self.ours("receive", *tor, "--hide-progress", "--accept-file",
                                     "-o", out, code, transit=transit), "receiver")
-        yield self.wait_all([send, recv])
-        self.assertExited(send)
-        self.assertExited(recv)
-        with open(out, "rb") as f:
-            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+        yield self.arrived_intact(send, recv, data, out)
         records = yield relay.when_usage(1)
         self.assertEqual(records[0]["mood"], "happy")
 
@@ -255,17 +266,8 @@ class CLIOverTor(InteropTestCase):
         """The reference 0.24 CLI sends a file with --tor-control-port, ours
         receives with --tor, both through our relay reached through Tor:
         the file arrives intact."""
-        from wormhole.relay.testing import start_transit_relay
-
         from ..interop.harness import ref_cli_argv
-        relay = yield start_transit_relay(reactor)
-        self.addCleanup(relay.stop)
-        transit = f"tcp:localhost:{relay.port}"
-        src = harness.new_dir(self)
-        data = os.urandom(100 * 1000 + 9)
-        with open(os.path.join(src, "ref.bin"), "wb") as f:
-            f.write(data)
-        out = os.path.join(harness.new_dir(self), "got.bin")
+        _relay, transit, src, data, out = yield self.relay_and_file("ref.bin", 100 * 1000 + 9)
         code = "35-reference-tor"
         send = self.spawn(ref_cli_argv(self.url, "send", "--tor", "--tor-control-port",
                                        control_port(), "--hide-progress", "--code", code,
@@ -273,11 +275,7 @@ class CLIOverTor(InteropTestCase):
                           "reference sender", cwd=src)
         recv = self.spawn(self.ours("receive", "--tor", "--hide-progress", "--accept-file",
                                     "-o", out, code, transit=transit), "our receiver")
-        yield self.wait_all([send, recv])
-        self.assertExited(send)
-        self.assertExited(recv)
-        with open(out, "rb") as f:
-            self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
+        yield self.arrived_intact(send, recv, data, out)
 
     @defer.inlineCallbacks
     def test_onion_mailbox(self):
