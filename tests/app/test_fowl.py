@@ -36,6 +36,17 @@ def outcomes(output):
     return found
 
 
+def failure_reports(output, tests):
+    """pytest's report of each of ``tests`` (``file::name``) in ``output``,
+    so that a failure here shows why fowl's test failed."""
+    reports = []
+    for test in tests:
+        name = test.split("::")[-1]
+        m = re.search(rf"^_+ {re.escape(name)} _+$", output, re.M)
+        reports.append(output[m.start():m.start() + 6000] if m else f"{test}: no report")
+    return "\n".join(reports)
+
+
 class FowlSuite(unittest.TestCase):
     timeout = 800  # up to two runs of the suite on each library
 
@@ -79,7 +90,7 @@ class FowlSuite(unittest.TestCase):
         self.assertGreaterEqual(len(ref_passed), MIN_REFERENCE_PASSED, reference[-4000:])
         ours, out = yield self.passed(our_python(), lambda p: ref_passed <= p)
         failing_here = sorted(ref_passed - ours)
-        self.assertEqual(failing_here, [], out[-4000:])
+        self.assertEqual(failing_here, [], failure_reports(out, failing_here))
 
     def test_fowl_imports_this_library(self):
         """The fowl under test runs on our ``wormhole`` package (installed
