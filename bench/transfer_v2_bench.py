@@ -40,6 +40,17 @@ import _netns  # noqa: E402
 import transfer_bench as tb  # noqa: E402
 
 CODE = "8-transfer-v2"
+V2_USED = "Using transfer-v2"
+
+
+def _send_has_v2_flag():
+    wormhole = os.path.join(tb.VENVS["ours"], "bin", "wormhole")
+    out = subprocess.run([wormhole, "send", "--help"], capture_output=True, text=True,
+                         env=tb.child_env("ours"), check=True).stdout
+    return "--transfer-v2" in out
+
+
+V2_FLAG = None  # set in main()
 
 
 def make_tree(nfiles, file_kib, workdir):
@@ -94,13 +105,16 @@ def run(impl, url, relay_port, src, workdir):
     wormhole = os.path.join(tb.VENVS[venv], "bin", "wormhole")
     glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
     classic = ["--classic"] if impl == "ours-classic" else []
+    # our sender picks transfer-v2 itself when it is the default; older
+    # versions of our CLI needed the flag for a single path
+    v2_flag = ["--transfer-v2"] if impl == "ours-v2" and V2_FLAG else []
     extra_send = ["--no-qr"] if impl == "ref" else []
     dest = f"{workdir}/xferv2bench-dest-{os.getpid()}"
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     env = tb.child_env(venv)
     rss = {n: f"/tmp/xferv2bench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
-    send_cmd = glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
+    send_cmd = glob + ["send", "--hide-progress", "--code", CODE] + classic + v2_flag + extra_send + [src]
     recv_cmd = glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
     t0 = time.monotonic()
     send = subprocess.Popen(tb.timed(send_cmd, rss["send"]), stdin=subprocess.DEVNULL,
@@ -116,7 +130,8 @@ def run(impl, url, relay_port, src, workdir):
             if p.returncode is None:
                 tb.kill_tree(p)
                 tb.wait_rusage(p)
-    logs = (send.stdout.read() + recv.stdout.read()).decode(errors="replace")
+    send_log = send.stdout.read().decode(errors="replace")
+    logs = send_log + recv.stdout.read().decode(errors="replace")
     out = os.path.join(dest, os.path.basename(src.rstrip("/")))
     ok = send.returncode == 0 and recv.returncode == 0 and os.path.exists(out)
     if ok:
@@ -126,7 +141,9 @@ def run(impl, url, relay_port, src, workdir):
     if not ok:
         raise SystemExit(f"{impl} failed (send rc={send.returncode}, recv rc={recv.returncode}):"
                          f"\n{logs[-3000:]}")
-    if impl == "ours-v2" and "transfer-v2" not in logs:
+    # the sender's own line, not the receiver's announcement: a run that
+    # fell back to classic measures the wrong protocol
+    if impl == "ours-v2" and V2_USED not in send_log:
         raise SystemExit(f"ours-v2 did not use transfer-v2:\n{logs[-3000:]}")
     wall = t_end - t0
     return {"wall_s": wall, "mib_per_s": size_of(src) / 2 ** 20 / wall,
@@ -145,6 +162,8 @@ def main():
     ap.add_argument("--workdir", default="/tmp")
     args = ap.parse_args()
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
+    global V2_FLAG
+    V2_FLAG = _send_has_v2_flag()
     impls = args.impls.split(",")
     sources = {}
     if "file" in args.scenarios:

@@ -29,7 +29,7 @@ class Prepare(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(self.tree, "a.txt")))
 
     def test_directory(self):
-        """A directory becomes a deflated zipfile of relative '/' names:
+        """A directory becomes a zipfile of relative '/' names:
         every file, and an entry ending in '/' for the empty directory
         (as the reference sends it); the offer counts files and bytes;
         cleanup() removes the temporary zipfile."""
@@ -42,11 +42,28 @@ class Prepare(unittest.TestCase):
         with zipfile.ZipFile(out.path) as zf:
             names = sorted(zf.namelist())
             self.assertEqual(zf.read("sub/ä/ö.bin"), b"x" * 1000)
-            self.assertTrue(all(i.compress_type == zipfile.ZIP_DEFLATED
-                                for i in zf.infolist() if not i.is_dir()))
+            # bytes that compress are deflated (test_incompressible_stored)
+            self.assertEqual(zf.getinfo("sub/ä/ö.bin").compress_type, zipfile.ZIP_DEFLATED)
         self.assertEqual(names, ["a.txt", "empty-dir/", "sub/b", "sub/ä/ö.bin"])
         out.cleanup()
         self.assertFalse(os.path.exists(out.path))
+
+    def test_incompressible_stored(self):
+        """Bytes that deflating would not shrink (random, like photos or
+        archives) are stored: the zip is no slower to build than the
+        reference's; text beside them is still deflated, and both arrive
+        intact."""
+        noise = os.urandom(300_000)
+        with open(os.path.join(self.tree, "noise.bin"), "wb") as f:
+            f.write(noise)
+        out = _outgoing.prepare(self.tree, tmpdir=self.base)
+        with zipfile.ZipFile(out.path) as zf:
+            kinds = {i.filename: i.compress_type for i in zf.infolist() if not i.is_dir()}
+            self.assertEqual(zf.read("noise.bin"), noise)
+            self.assertEqual(zf.read("sub/ä/ö.bin"), b"x" * 1000)
+        self.assertEqual(kinds["noise.bin"], zipfile.ZIP_STORED)
+        self.assertEqual(kinds["sub/ä/ö.bin"], zipfile.ZIP_DEFLATED)
+        out.cleanup()
 
     def test_unsendable(self):
         """A file that cannot be read (a dangling link) stops the send and
