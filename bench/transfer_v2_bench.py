@@ -18,6 +18,17 @@ for these implementations:
         [--file-kib 100] [--rounds N] [--impls ours-v2,ours-classic,ref] [--scenarios file,dir]
         [--workdir /dev/shm]
 
+``--slope`` also runs the file scenario at a quarter of the size, so
+each implementation's CPU splits into a fixed part (start-up, rendezvous,
+shut-down) and a part per GiB; ``--floor`` measures, in this process, the
+per-GiB CPU of the work transfer-v2 prescribes (BLAKE2b of every byte on
+both sides, ChaCha20-Poly1305 sealing and opening of every 64 KiB record,
+reading the source and writing the target) and of the classic protocol's
+(SHA-256, XSalsa20-Poly1305), and loopback TCP's copy; with both it prints
+the highest ratio any transfer-v2 implementation could reach on this
+machine when the two processes share its cores (the run is CPU-bound:
+wall = CPU / cores), against the reference's measured CPU.
+
 ``--workdir`` holds the sources and the receivers' folders (default
 /tmp): on a tmpfs the disk is out of the picture (on this shared VM the
 disk, not the protocol, bounded every implementation at ~60 MiB/s).
@@ -99,6 +110,86 @@ def make_file(size, workdir):
     return dst
 
 
+_RECORD = 65535  # transfer-v2's largest data payload (spec: 65536 with the kind byte)
+
+
+def _per_gib(fn, src, mib):
+    """CPU seconds per GiB of ``fn(chunk)`` over ``mib`` MiB of ``src``."""
+    t0 = time.process_time()
+    done = 0
+    with open(src, "rb", buffering=0) as f:
+        while done < mib * 2 ** 20:
+            chunk = f.read(_RECORD)
+            if not chunk:
+                f.seek(0)
+                continue
+            fn(chunk)
+            done += len(chunk)
+    return (time.process_time() - t0) * 2 ** 30 / done
+
+
+def _loopback_copy_per_gib(mib):
+    """CPU seconds per GiB that loopback TCP costs both ends together."""
+    import socket
+    import threading
+    server = socket.create_server(("127.0.0.1", 0))
+    a = socket.create_connection(server.getsockname())
+    b, _ = server.accept()
+    block, total = bytes(1 << 20), mib * 2 ** 20
+
+    def drain():
+        left = total
+        while left:
+            left -= len(b.recv(1 << 20))
+    t = threading.Thread(target=drain)
+    t0 = time.process_time()
+    t.start()
+    for _ in range(mib):
+        a.sendall(block)
+    t.join()
+    spent = time.process_time() - t0
+    for sock in (a, b, server):
+        sock.close()
+    return spent * 1024 / mib
+
+
+def floor(src, workdir, mib=512):
+    """Per-GiB CPU of the prescribed work of each protocol, one side at a time."""
+    import hashlib
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from nacl.secret import SecretBox
+    chacha, box = ChaCha20Poly1305(os.urandom(32)), SecretBox(os.urandom(32))
+    nonce12, nonce24 = bytes(12), bytes(24)
+    sealed_chacha = chacha.encrypt(nonce12, os.urandom(_RECORD), None)
+    sealed_box = box.encrypt(os.urandom(_RECORD), nonce24).ciphertext
+    out_path = os.path.join(workdir, f"xferv2bench-floor-{os.getpid()}")
+    result = {}
+    for proto, hasher, seal, open_ in (
+            ("v2", lambda: hashlib.blake2b(digest_size=32),
+             lambda c: chacha.encrypt(nonce12, c, None),
+             lambda: chacha.decrypt(nonce12, sealed_chacha, None)),
+            ("classic", hashlib.sha256, lambda c: box.encrypt(c, nonce24),
+             lambda: box.decrypt(sealed_box, nonce24))):
+        h = hasher()
+        result[f"{proto}_send"] = _per_gib(lambda c: (h.update(c), seal(c)), src, mib)
+        h = hasher()
+        with open(out_path, "wb", buffering=0) as out:
+            def receive(_c, out=out, h=h):
+                plain = open_()
+                h.update(plain)
+                out.write(plain)
+            result[f"{proto}_recv"] = _per_gib(receive, src, mib)
+        os.unlink(out_path)
+    result["loopback_tcp"] = _loopback_copy_per_gib(mib)
+    return result
+
+
+def split_cpu(small, large, small_mib, large_mib):
+    """(fixed CPU-s, CPU-s per GiB) of one side from two sizes' CPU-s."""
+    per_gib = (large - small) * 1024 / (large_mib - small_mib)
+    return large - per_gib * large_mib / 1024, per_gib
+
+
 def run(impl, url, relay_port, src, workdir):
     """One pair; wall from the sender's start to the receiver's exit."""
     venv = "ref" if impl == "ref" else "ours"
@@ -160,14 +251,21 @@ def main():
     ap.add_argument("--impls", default="ours-v2,ours-classic,ref")
     ap.add_argument("--scenarios", default="file,dir")
     ap.add_argument("--workdir", default="/tmp")
+    ap.add_argument("--slope", action="store_true",
+                    help="also a quarter-size file: CPU split into fixed and per GiB")
+    ap.add_argument("--floor", action="store_true",
+                    help="per-GiB CPU of each protocol's prescribed work, and the ceiling")
     args = ap.parse_args()
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
     global V2_FLAG
     V2_FLAG = _send_has_v2_flag()
     impls = args.impls.split(",")
     sources = {}
+    mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
     if "file" in args.scenarios:
         sources["file"] = make_file(args.size_mib * 2 ** 20, args.workdir)
+        if args.slope:
+            sources["quarter"] = make_file(mibs["quarter"] * 2 ** 20, args.workdir)
     if "dir" in args.scenarios:
         sources["dir"] = make_tree(args.files, args.file_kib, args.workdir)
     mailbox, mport = tb.start_server("ours", "mailbox")
@@ -198,6 +296,31 @@ def main():
                   f"wall={a['wall_s'] / b['wall_s']:.2f} "
                   f"recv_cpu={a['recv_cpu_s'] / b['recv_cpu_s']:.2f} "
                   f"send_cpu={a['send_cpu_s'] / b['send_cpu_s']:.2f}", flush=True)
+    if "quarter" in sources:
+        for impl in impls:
+            small, large = best[("quarter", impl)], best[("file", impl)]
+            parts = {}
+            for side in ("send", "recv"):
+                fixed, per_gib = split_cpu(small[f"{side}_cpu_s"], large[f"{side}_cpu_s"],
+                                           mibs["quarter"], mibs["file"])
+                parts[f"{side}_fixed_s"], parts[f"{side}_per_gib_s"] = fixed, per_gib
+            best[("split", impl)] = parts
+            print(f"split impl={impl} " + tb.fmt(parts), flush=True)
+    if args.floor and "file" in sources:
+        fl = floor(sources["file"], args.workdir)
+        print("floor cpu_s_per_gib " + tb.fmt(fl), flush=True)
+        if "ref" in impls:
+            # the least CPU a transfer-v2 CLI could spend on the file: our
+            # fixed part (measured, or none) plus the prescribed work and TCP
+            gib = args.size_mib / 1024
+            ours = best.get(("split", "ours-v2"), {})
+            fixed = ours.get("send_fixed_s", 0.0) + ours.get("recv_fixed_s", 0.0)
+            least = fixed + gib * (fl["v2_send"] + fl["v2_recv"] + fl["loopback_tcp"])
+            ref = best[("file", "ref")]
+            ref_cpu = ref["send_cpu_s"] + ref["recv_cpu_s"]
+            print(f"ceiling scenario=file ours-v2/ref mib_per_s<={ref_cpu / least:.2f} "
+                  f"(ref CPU {ref_cpu:.2f} s, least transfer-v2 CPU {least:.2f} s of which "
+                  f"fixed {fixed:.2f} s)", flush=True)
 
 
 if __name__ == "__main__":
