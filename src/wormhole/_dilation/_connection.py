@@ -9,21 +9,27 @@ the Leader, having seen it, offers the connection to the Connector, and on
 selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
-Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
-the last tick, we send a PING with id 0. Spec 000 says a PONG, but the
-wire behaviour of the reference 0.24 decides: its Follower keeps no timer
-and is silent when idle, answering only PINGs (its Leader PINGs every
-30 s), and its Leader prints "Weird: pong for ping that isn't outstanding"
-on the application's stdout for an unprovoked PONG. A PING is answered by
-either kind of peer, so each side hears the other and the silence check
-does not drop a healthy idle connection (tests/dilation/test_interop.py,
-"idle"). Spec 000 asks only the Leader to drop a connection
-it heard nothing from for a whole 60 s period; the Follower does too
-(issue 11, docs/security.md): a peer that goes silent must not hold our
-L3, and our subchannels paused behind it, forever. The Follower then
-waits for the Leader's ``reconnect`` as after any loss. A period in which
-we ourselves stopped reading (flow control) does not count as silence.
-Time comes from an injected clock.
+Keepalive (spec 000 "L3 protocol"), one mechanism for both of its
+purposes: every ``keepalive_interval`` seconds (dilate()'s
+``ping_interval``, 30 s by default as in the reference 0.24) a tick
+writes a PING with id 0 if we wrote nothing since the last tick (so a NAT
+or relay sees traffic), and drops the connection if we heard nothing for
+the last two intervals (so the Leader reconnects). Spec 000 says an idle
+side sends a PONG, but the wire behaviour of the reference 0.24 decides:
+its Follower keeps no timer and is silent when idle, answering only PINGs
+(its Leader PINGs every interval, random ids), and its Leader prints
+"Weird: pong for ping that isn't outstanding" on the application's stdout
+for an unprovoked PONG. A PING is answered by either kind of peer, so
+each side hears the other and the silence check does not drop a healthy
+idle connection (tests/dilation/test_interop.py, "idle"). Spec 000 asks
+only the Leader to drop a silent connection; the Follower does too (issue
+11, docs/security.md): a peer that goes silent must not hold our L3, and
+our subchannels paused behind it, forever. The Follower then waits for the
+Leader's ``reconnect`` as after any loss. A tick at which we ourselves
+had stopped reading (flow control) does not count as silent. Whether
+anything went either way is read off the Noise message counters, so the
+per-record path keeps no keepalive flags. Time comes from an injected
+clock.
 
 Every frame length is checked before it is buffered (``_framing``), and a
 connection that is not selected within ``HANDSHAKE_TIMEOUT`` of being
@@ -40,6 +46,7 @@ from functools import partial
 from automat import MethodicalMachine
 from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Protocol
+from twisted.internet.task import LoopingCall
 from twisted.python import log
 from zope.interface import implementer
 
@@ -60,8 +67,8 @@ from ._records import (
     parse_record_pieces,
 )
 
-KEEPALIVE_INTERVAL = 30.0
-SILENCE_TIMEOUT = 60.0
+DEFAULT_KEEPALIVE_INTERVAL = 30.0  # the reference 0.24's ping_interval
+SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
 # from TCP connected to selected: the relay line, both handshakes and the
 # KCMs take a few round trips; the Connector then selects (or drops) at once
 HANDSHAKE_TIMEOUT = 60.0
@@ -82,7 +89,7 @@ class DilatedConnectionProtocol(Protocol):
 
     def __init__(self, dilation_key, is_leader, connector, clock,
                  relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME,
-                 dial_key=None):
+                 dial_key=None, keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
         self._is_leader = is_leader
         self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
         # which of the Connector's dials made us (None: accepted), given
@@ -103,9 +110,13 @@ class DilatedConnectionProtocol(Protocol):
         self._on_record = self._got_record
         self._on_batch_end = _nothing
         self._paused = False
-        self._wrote = False
-        self._heard = False
-        self._timers = []
+        self._keepalive_interval = keepalive_interval
+        self._keepalive = LoopingCall(self._keepalive_tick)
+        self._keepalive.clock = clock
+        # the Noise counters at the last keepalive tick, and how many ticks
+        # in a row found nothing heard
+        self._counted = (0, 0)
+        self._silent_ticks = 0
         self._handshake_timer = None
 
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
@@ -136,7 +147,6 @@ class DilatedConnectionProtocol(Protocol):
             self._bad(str(e))
             return
         if frames:
-            self._heard = True
             self._held.extend(frames)
             self._deliver_frames()
 
@@ -193,7 +203,6 @@ class DilatedConnectionProtocol(Protocol):
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
     def send_record(self, record):
-        self._wrote = True
         head, body = encode_record_parts(record)
         self.transport.writeSequence(self._noise.encrypt_parts(head, body))
 
@@ -211,7 +220,6 @@ class DilatedConnectionProtocol(Protocol):
     def resumeProducing(self):
         if self._paused:
             self._paused = False
-            self._heard = True  # the silence period starts again now
             self.transport.resumeProducing()
             self._deliver_frames()
 
@@ -279,7 +287,6 @@ class DilatedConnectionProtocol(Protocol):
     # -- outputs -----------------------------------------------------------
 
     def _write_frame(self, plaintext):
-        self._wrote = True
         self.transport.writeSequence(self._noise.encrypt_parts(plaintext))
 
     @m.output()
@@ -321,10 +328,8 @@ class DilatedConnectionProtocol(Protocol):
         self._on_batch_end = partial(self._receiver.end_of_batch, self)
         if self._is_leader:
             self._write_frame(_KCM)
-        self._wrote = False
-        self._heard = False
-        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
-        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
+        self._counted = self._noise.messages_counted()
+        self._keepalive.start(self._keepalive_interval, now=False)
 
     @m.output()
     def deliver(self, record):
@@ -354,10 +359,8 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def stop_timers(self):
-        timers, self._timers = self._timers, []
-        for t in timers:
-            if t.active():
-                t.cancel()
+        if self._keepalive.running:
+            self._keepalive.stop()
 
     @m.output()
     def tell_connector(self):
@@ -367,23 +370,22 @@ class DilatedConnectionProtocol(Protocol):
     def tell_receiver(self):
         self._receiver.connection_lost(self)
 
-    # keepalive ticks: data, not transitions (spec 000 "L3 protocol")
-    def _idle_tick(self):
-        if not self._wrote:
+    # the keepalive tick: data, not transitions (spec 000 "L3 protocol")
+    def _keepalive_tick(self):
+        sent, heard = self._noise.messages_counted()
+        last_sent, last_heard = self._counted
+        if heard != last_heard or self._paused:
+            self._silent_ticks = 0
+        else:
+            self._silent_ticks += 1
+            if self._silent_ticks >= SILENT_TICKS:
+                log.msg(f"Dilation connection {self.description}: nothing heard for "
+                        f"{SILENT_TICKS * self._keepalive_interval:g} s, dropped")
+                self.disconnect()  # stops the LoopingCall (stop_timers)
+                return
+        if sent == last_sent:
             self._write_frame(_IDLE_PING)
-        self._wrote = False
-        self._timers = [t for t in self._timers if t.active()]
-        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
-
-    def _silence_tick(self):
-        self._timers = [t for t in self._timers if t.active()]
-        if not self._heard and not self._paused:
-            log.msg(f"Dilation connection {self.description}: nothing heard for "
-                    f"{SILENCE_TIMEOUT:g} s, dropped")
-            self.disconnect()
-            return
-        self._heard = False
-        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
+        self._counted = self._noise.messages_counted()
 
     # -- transitions -------------------------------------------------------
 
