@@ -41,7 +41,6 @@ Receive-side flow control: pauseProducing() stops the transport reading
 """
 
 from collections import deque
-from functools import partial
 
 from automat import MethodicalMachine
 from twisted.internet.interfaces import IPushProducer
@@ -51,6 +50,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from ._state_paths import StatePaths
 from ._framing import (
     DEFAULT_MAX_FRAME,
     FrameReader,
@@ -79,7 +79,45 @@ _KCM = encode_record(KCM())
 
 def _nothing():
     pass
+
+
 _IDLE_PING = encode_record(Ping(b"\x00\x00\x00\x00"))
+
+
+class _Leader:
+    """What the Leader does differently (spec 000 "L2 protocol"): it is the
+    Noise initiator, so its first handshake message follows its line at
+    once, and it sends its KCM on the selected connection only."""
+
+    @staticmethod
+    def prologue(conn):
+        return conn._send_line + conn._noise.write_handshake()
+
+    @staticmethod
+    def answer_handshake(conn):
+        pass
+
+    @staticmethod
+    def selected(conn):
+        conn._write_frame(_KCM)
+
+
+class _Follower:
+    """The Follower answers the Leader's handshake message, then sends its
+    KCM as its first transport message; nothing more on selection."""
+
+    @staticmethod
+    def prologue(conn):
+        return conn._send_line
+
+    @staticmethod
+    def answer_handshake(conn):
+        conn.transport.write(conn._noise.write_handshake())
+        conn._write_frame(_KCM)
+
+    @staticmethod
+    def selected(conn):
+        pass
 
 
 @implementer(I.IDilatedConnection, I.IL3Connection)
@@ -90,7 +128,8 @@ class DilatedConnectionProtocol(Protocol):
     def __init__(self, dilation_key, is_leader, connector, clock,
                  relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME,
                  dial_key=None, keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
-        self._is_leader = is_leader
+        # the role's steps, chosen once (no role flag consulted per step)
+        self._role = _Leader if is_leader else _Follower
         self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
         # which of the Connector's dials made us (None: accepted), given
         # here rather than set on the built protocol afterwards
@@ -105,10 +144,10 @@ class DilatedConnectionProtocol(Protocol):
         self._relay_buf = b""
         self._receiver = None
         self._held = deque()     # frames read but not yet delivered
-        # per-record hot path, installed by the machine's outputs: the
-        # _got_record input until selected, then the receiver directly
-        self._on_record = self._got_record
-        self._on_batch_end = _nothing
+        # per-record hot path (_on_record, _on_batch_end), set from the
+        # state's row on every transition (_state_paths): the _got_record
+        # input until selected, then the receiver
+        self._paths.install_initial(self, "S_unconnected")
         self._paused = False
         self._keepalive_interval = keepalive_interval
         self._keepalive = LoopingCall(self._keepalive_tick)
@@ -199,6 +238,12 @@ class DilatedConnectionProtocol(Protocol):
         log.msg(f"Dilation connection {self.description}: not selected within "
                 f"{HANDSHAKE_TIMEOUT:g} s of connecting, dropped")
         self.disconnect()
+
+    def _to_receiver(self, record):
+        self._receiver.got_record(self, record)
+
+    def _batch_to_receiver(self):
+        self._receiver.end_of_batch(self)
 
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
@@ -297,37 +342,23 @@ class DilatedConnectionProtocol(Protocol):
     def send_prologue(self):
         # spec 000 "L2 protocol": the line, and the Leader's first Noise
         # message right away (the Follower answers after reading it)
-        out = self._send_line
-        if self._is_leader:
-            out += self._noise.write_handshake()
-        self.transport.write(out)
+        self.transport.write(self._role.prologue(self))
 
     @m.output()
     def answer_handshake(self):
-        # the Follower: its own handshake message, then the empty KCM as
-        # its first transport message
-        if not self._is_leader:
-            self.transport.write(self._noise.write_handshake())
-            self._write_frame(_KCM)
+        self._role.answer_handshake(self)
 
     @m.output()
-    def offer_if_leader(self):
-        if self._is_leader:
-            self._connector.add_candidate(self)
-
-    @m.output()
-    def offer_if_follower(self):
-        if not self._is_leader:
-            self._connector.add_candidate(self)
+    def offer(self):
+        # the Leader on the Follower's KCM, the Follower on the Leader's
+        # (sent on selection): either way the peer is ready
+        self._connector.add_candidate(self)
 
     @m.output()
     def become_l3(self, receiver):
         self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
-        self._on_record = partial(self._receiver.got_record, self)
-        self._on_batch_end = partial(self._receiver.end_of_batch, self)
-        if self._is_leader:
-            self._write_frame(_KCM)
+        self._role.selected(self)
         self._counted = self._noise.messages_counted()
         self._keepalive.start(self._keepalive_interval, now=False)
 
@@ -351,11 +382,6 @@ class DilatedConnectionProtocol(Protocol):
     def drop(self):
         self._cancel_handshake_timer()  # moot once we hang up
         self.transport.loseConnection()
-
-    @m.output()
-    def slow_path(self):
-        self._on_record = self._got_record
-        self._on_batch_end = _nothing
 
     @m.output()
     def stop_timers(self):
@@ -389,59 +415,68 @@ class DilatedConnectionProtocol(Protocol):
 
     # -- transitions -------------------------------------------------------
 
-    S_unconnected.upon(_connected_direct, enter=S_handshaking, outputs=[send_prologue])
-    S_unconnected.upon(_connected_via_relay, enter=S_relaying, outputs=[send_relay_line])
-    S_unconnected.upon(disconnect, enter=S_closed, outputs=[])
-    S_unconnected.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _slow = {"_on_record": lambda s: s._got_record, "_on_batch_end": lambda s: _nothing}
+    _paths = StatePaths(m, {
+        "S_unconnected": _slow, "S_relaying": _slow, "S_handshaking": _slow,
+        "S_want_kcm": _slow, "S_candidate": _slow,
+        "S_selected": {"_on_record": lambda s: s._to_receiver,
+                       "_on_batch_end": lambda s: s._batch_to_receiver},
+        "S_disconnecting": _slow, "S_dropping_l3": _slow, "S_closed": _slow,
+    })
+    del _slow
 
-    S_relaying.upon(_relay_ok, enter=S_handshaking, outputs=[send_prologue])
-    S_relaying.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_relaying.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_relaying.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_unconnected, _connected_direct, S_handshaking, [send_prologue])
+    _paths.upon(S_unconnected, _connected_via_relay, S_relaying, [send_relay_line])
+    _paths.upon(S_unconnected, disconnect, S_closed, [])
+    _paths.upon(S_unconnected, _lost, S_closed, [tell_connector])
 
-    S_handshaking.upon(_got_handshake, enter=S_want_kcm, outputs=[answer_handshake])
-    S_handshaking.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_handshaking.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_handshaking.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_relaying, _relay_ok, S_handshaking, [send_prologue])
+    _paths.upon(S_relaying, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_relaying, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_relaying, _lost, S_closed, [tell_connector])
 
-    S_want_kcm.upon(_got_kcm, enter=S_candidate, outputs=[offer_if_leader, offer_if_follower])
-    S_want_kcm.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
-    S_want_kcm.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_want_kcm.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_want_kcm.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_handshaking, _got_handshake, S_want_kcm, [answer_handshake])
+    _paths.upon(S_handshaking, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_handshaking, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_handshaking, _lost, S_closed, [tell_connector])
 
-    S_candidate.upon(select, enter=S_selected, outputs=[become_l3])
-    S_candidate.upon(_got_kcm, enter=S_disconnecting, outputs=[complain_kcm, drop])
-    S_candidate.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
-    S_candidate.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_candidate.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_candidate.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_want_kcm, _got_kcm, S_candidate, [offer])
+    _paths.upon(S_want_kcm, _got_record, S_disconnecting, [complain_record, drop])
+    _paths.upon(S_want_kcm, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_want_kcm, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_want_kcm, _lost, S_closed, [tell_connector])
 
-    # (records reach the receiver by the path become_l3 installs; this
+    _paths.upon(S_candidate, select, S_selected, [become_l3])
+    _paths.upon(S_candidate, _got_kcm, S_disconnecting, [complain_kcm, drop])
+    _paths.upon(S_candidate, _got_record, S_disconnecting, [complain_record, drop])
+    _paths.upon(S_candidate, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_candidate, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_candidate, _lost, S_closed, [tell_connector])
+
+    # (records reach the receiver by the path of S_selected's row; this
     # transition is the same behaviour for a record delivered otherwise)
-    S_selected.upon(_got_record, enter=S_selected, outputs=[deliver])
-    S_selected.upon(_got_kcm, enter=S_dropping_l3, outputs=[complain_kcm, slow_path, stop_timers,
-                                                            drop])
-    S_selected.upon(_bad, enter=S_dropping_l3, outputs=[complain, slow_path, stop_timers, drop])
-    S_selected.upon(disconnect, enter=S_dropping_l3, outputs=[slow_path, stop_timers, drop])
-    S_selected.upon(_lost, enter=S_closed, outputs=[slow_path, stop_timers, tell_receiver])
+    _paths.upon(S_selected, _got_record, S_selected, [deliver])
+    _paths.upon(S_selected, _got_kcm, S_dropping_l3, [complain_kcm, stop_timers, drop])
+    _paths.upon(S_selected, _bad, S_dropping_l3, [complain, stop_timers, drop])
+    _paths.upon(S_selected, disconnect, S_dropping_l3, [stop_timers, drop])
+    _paths.upon(S_selected, _lost, S_closed, [stop_timers, tell_receiver])
 
     # the L3 dropped by us (keepalive, bad data, Manager): the Manager
     # learns of it when TCP reports the loss
-    S_dropping_l3.upon(_got_record, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_got_kcm, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_bad, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(disconnect, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_lost, enter=S_closed, outputs=[tell_receiver])
+    _paths.upon(S_dropping_l3, _got_record, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _got_kcm, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _bad, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, disconnect, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _lost, S_closed, [tell_receiver])
 
     # dropped by us: the loss still has to reach whoever holds us
-    S_disconnecting.upon(_got_record, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_got_kcm, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_bad, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(disconnect, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_relay_ok, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_got_handshake, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_disconnecting, _got_record, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _got_kcm, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _bad, S_disconnecting, [])
+    _paths.upon(S_disconnecting, disconnect, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _relay_ok, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _got_handshake, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _lost, S_closed, [tell_connector])
 
-    S_closed.upon(disconnect, enter=S_closed, outputs=[])
-    S_closed.upon(select, enter=S_closed, outputs=[])
+    _paths.upon(S_closed, disconnect, S_closed, [])
+    _paths.upon(S_closed, select, S_closed, [])

@@ -31,6 +31,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from ._state_paths import StatePaths
 from ._records import Close, Data, Open
 
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
@@ -80,10 +81,10 @@ class Inbound:
         self._paused = set()
         self._connection = None
         self._ack_due = None
-        # per-record hot path, installed by the machine's attach/detach
-        # outputs: while connected, new records are handled by _accept
-        # without an Automat transition each (docs/dilation.md "Speed")
-        self._on_new = self._got_new
+        # per-record hot path (_on_new), set from the state's row on every
+        # transition (_state_paths): while connected, new records are
+        # handled by _accept without an Automat transition each
+        self._paths.install_initial(self, "S_disconnected_flowing")
 
     def wire(self, outbound, listener):
         self._outbound = I.IOutbound(outbound)
@@ -249,7 +250,6 @@ class Inbound:
         self._peer_parity = 0 if connection.is_leader else 1
         self._refused_opens = 0
         self._complaints = 0
-        self._on_new = self._accept
         # tell the peer at once what we already have, so its resend on this
         # new connection skips it (an ACK for an old seqnum is harmless)
         if self._last_seqnum is not None:
@@ -260,7 +260,6 @@ class Inbound:
         # an ACK not sent is harmless: the peer resends, we ACK the duplicate
         self._ack_due = None
         self._connection = None
-        self._on_new = self._got_new
 
     @m.output()
     def refuse(self, record):
@@ -276,21 +275,28 @@ class Inbound:
 
     # -- transitions -------------------------------------------------------
 
-    # new records while connected go to _accept (installed by attach);
+    _paths = StatePaths(m, {
+        "S_disconnected_flowing": {"_on_new": lambda s: s._got_new},
+        "S_disconnected_paused": {"_on_new": lambda s: s._got_new},
+        "S_connected_flowing": {"_on_new": lambda s: s._accept},
+        "S_connected_paused": {"_on_new": lambda s: s._accept},
+    })
+
+    # new records while connected go to _accept (the connected rows);
     # with no connection there is nobody to deliver them
-    S_disconnected_flowing.upon(_got_new, enter=S_disconnected_flowing, outputs=[refuse])
-    S_disconnected_paused.upon(_got_new, enter=S_disconnected_paused, outputs=[refuse])
-    S_disconnected_flowing.upon(use_connection, enter=S_connected_flowing, outputs=[attach])
-    S_disconnected_flowing.upon(_first_paused, enter=S_disconnected_paused, outputs=[])
-    S_disconnected_flowing.upon(stop_using_connection, enter=S_disconnected_flowing, outputs=[])
-    S_disconnected_paused.upon(use_connection, enter=S_connected_paused, outputs=[attach, pause_connection])
-    S_disconnected_paused.upon(_all_resumed, enter=S_disconnected_flowing, outputs=[])
-    S_disconnected_paused.upon(stop_using_connection, enter=S_disconnected_paused, outputs=[])
+    _paths.upon(S_disconnected_flowing, _got_new, S_disconnected_flowing, [refuse])
+    _paths.upon(S_disconnected_paused, _got_new, S_disconnected_paused, [refuse])
+    _paths.upon(S_disconnected_flowing, use_connection, S_connected_flowing, [attach])
+    _paths.upon(S_disconnected_flowing, _first_paused, S_disconnected_paused, [])
+    _paths.upon(S_disconnected_flowing, stop_using_connection, S_disconnected_flowing, [])
+    _paths.upon(S_disconnected_paused, use_connection, S_connected_paused, [attach, pause_connection])
+    _paths.upon(S_disconnected_paused, _all_resumed, S_disconnected_flowing, [])
+    _paths.upon(S_disconnected_paused, stop_using_connection, S_disconnected_paused, [])
 
-    S_connected_flowing.upon(_got_old, enter=S_connected_flowing, outputs=[ack])
-    S_connected_flowing.upon(_first_paused, enter=S_connected_paused, outputs=[pause_connection])
-    S_connected_flowing.upon(stop_using_connection, enter=S_disconnected_flowing, outputs=[detach])
+    _paths.upon(S_connected_flowing, _got_old, S_connected_flowing, [ack])
+    _paths.upon(S_connected_flowing, _first_paused, S_connected_paused, [pause_connection])
+    _paths.upon(S_connected_flowing, stop_using_connection, S_disconnected_flowing, [detach])
 
-    S_connected_paused.upon(_got_old, enter=S_connected_paused, outputs=[ack])
-    S_connected_paused.upon(_all_resumed, enter=S_connected_flowing, outputs=[resume_connection])
-    S_connected_paused.upon(stop_using_connection, enter=S_disconnected_paused, outputs=[detach])
+    _paths.upon(S_connected_paused, _got_old, S_connected_paused, [ack])
+    _paths.upon(S_connected_paused, _all_resumed, S_connected_flowing, [resume_connection])
+    _paths.upon(S_connected_paused, stop_using_connection, S_disconnected_paused, [detach])
