@@ -73,7 +73,13 @@ SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
 # KCMs take a few round trips; the Connector then selects (or drops) at once
 HANDSHAKE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
-TRANSPORT_BUFFER = 1 << 20
+# Twisted's read size and the write buffer above which it pauses us. Not
+# bigger: each buffer is a fresh allocation (a read, the join of the
+# pending writes), and glibc gives blocks freed above ~128 KiB back to the
+# kernel, so with 1 MiB the sender took ~500k page faults per GiB (perf
+# stat; ~1 s of system time) against ~11k at 256 KiB (docs/performance.md,
+# "Dilation")
+TRANSPORT_BUFFER = 1 << 18
 _KCM = encode_record(KCM())
 
 
@@ -162,7 +168,8 @@ class DilatedConnectionProtocol(Protocol):
 
     def connectionMade(self):
         # bigger reads and a bigger write buffer before the transport
-        # pauses us: fewer calls per MB (Twisted's default is 64 KiB)
+        # pauses us: fewer calls per MB (Twisted's default is 64 KiB;
+        # TRANSPORT_BUFFER says why not more)
         if hasattr(self.transport, "bufferSize"):
             self.transport.bufferSize = TRANSPORT_BUFFER
         # the handshake, KCMs and ACKs are small writes: without NODELAY,
