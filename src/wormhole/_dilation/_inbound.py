@@ -1,7 +1,15 @@
 """L4 inbound (spec 000 "L4 protocol", "Flow Control").
 
 Every OPEN/DATA/CLOSE is ACKed; one whose seqnum we have already seen (a
-resend after reconnection) is ACKed again but not delivered twice. The
+resend after reconnection) is ACKed again but not delivered twice. ACKs
+are cumulative (spec 000 "L4 protocol": an ACK for N retires every seqnum
+up to N), so we send one at the end of a read batch once ``ACK_EVERY``
+bytes of DATA, or any OPEN or CLOSE, arrived since the last: ACKing every
+read cost the sender a wake-up, a decryption and a dispatch per ~100 KiB
+(docs/performance.md, "Dilation"). Up to ``ACK_EVERY`` bytes of a stream
+that goes quiet stay unacknowledged in the peer's queue until more
+arrives or the next connection's first ACK: memory the peer bounds
+anyway, and records it may resend, which we ACK and drop. The
 resend always starts at or before our next seqnum, so "newer than the
 last delivered" is enough for exactly-once, in-order delivery.
 
@@ -36,6 +44,9 @@ from ._records import Close, Data, Open
 
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
 DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
+# DATA bytes per ACK; far below what makes an Outbound pause for ACKs
+# (half of its 16 MiB max_unacked), so a peer of ours never waits for one
+ACK_EVERY = 256 * 1024
 # complaints about one connection's records that reach the log: a peer
 # must not be able to fill the operator's disk one bad record at a time
 LOGGED_COMPLAINTS = 10
@@ -81,6 +92,7 @@ class Inbound:
         self._paused = set()
         self._connection = None
         self._ack_due = None
+        self._ack_owed = 0  # DATA bytes (OPEN/CLOSE: ACK_EVERY) since the last ACK
         # per-record hot path (_on_new), set from the state's row on every
         # transition (_state_paths): while connected, new records are
         # handled by _accept without an Automat transition each
@@ -113,7 +125,7 @@ class Inbound:
 
     def _accept(self, record):
         # spec 000 "L4 protocol": deliver once, then acknowledge. ACKs are
-        # cumulative, so one per batch of records read (end_of_batch)
+        # cumulative, so one per ACK_EVERY bytes at a batch end (end_of_batch)
         self._last_seqnum = record.seqnum
         if isinstance(record, Data):
             sc = self._subchannels.get(record.scid)
@@ -122,9 +134,12 @@ class Inbound:
                 self._complain(f"Dilation: DATA for unknown subchannel {record.scid}")
             else:
                 sc.remote_data(record.data)
+            self._ack_owed += len(record.data)
         elif isinstance(record, Open):
             self._open(record)
+            self._ack_owed += ACK_EVERY
         elif isinstance(record, Close):
+            self._ack_owed += ACK_EVERY
             sc = self._subchannels.get(record.scid)
             if sc is None:
                 self._complain(f"Dilation: CLOSE for unknown subchannel {record.scid}")
@@ -172,8 +187,8 @@ class Inbound:
         return None
 
     def end_of_batch(self):
-        due, self._ack_due = self._ack_due, None
-        if due is not None:
+        if self._ack_due is not None and self._ack_owed >= ACK_EVERY:
+            due, self._ack_due, self._ack_owed = self._ack_due, None, 0
             self._outbound.send_ack(due)
 
     def backlog_added(self, subchannel, nbytes):
@@ -259,6 +274,7 @@ class Inbound:
     def detach(self):
         # an ACK not sent is harmless: the peer resends, we ACK the duplicate
         self._ack_due = None
+        self._ack_owed = 0
         self._connection = None
 
     @m.output()
