@@ -79,6 +79,11 @@ class Outbound:
         # transport has paused us (or there is none). Both set from the
         # state's row on every transition (_state_paths).
         self._paths.install_initial(self, "S_disconnected")
+        # the transport calls these once per buffer-full cycle (thousands
+        # per GiB), and Automat builds a new bound input (wraps, a copied
+        # code object) on every attribute access: bound once here instead
+        self.pauseProducing = self.pauseProducing
+        self.resumeProducing = self.resumeProducing
 
     # -- public, validated, routed to inputs --------------------------------
 
