@@ -156,8 +156,23 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
     yield w.close()
 
 
+def attach_py_spy(out_path):
+    """Sample this process with py-spy (wall time, native stacks excluded)
+    into ``out_path`` in its raw format (bench/pyspy_summary.py reads it);
+    py-spy stops when we exit."""
+    import shutil
+    import subprocess
+    exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    subprocess.Popen([exe, "record", "--pid", str(os.getpid()), "--rate", "300",
+                      "--format", "raw", "-o", out_path],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 if __name__ == "__main__":
     import os
+    spy = os.environ.get("DILATION_PEER_PYSPY")  # e.g. /tmp/recv.raw
+    if spy and sys.argv[1] in os.environ.get("DILATION_PEER_PROFILE_ROLE", "recv"):
+        attach_py_spy(spy)
     prof = os.environ.get("DILATION_PEER_PROFILE")  # e.g. /tmp/recv.prof
     if prof and sys.argv[1] in os.environ.get("DILATION_PEER_PROFILE_ROLE", "recv"):
         import cProfile
