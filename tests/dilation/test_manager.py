@@ -299,6 +299,22 @@ class LateInputs(unittest.TestCase):
         self.assertEqual(len([t for t in text if "out of order" in t]), 2, text)
         self.assertTrue(any("'reconnect'" in t for t in text), text)
 
+    def test_bug_below_is_not_blamed_on_the_peer(self):
+        """A NoTransition raised by another machine while a peer message is
+        handled (here: the Connector given hints) is our bug: it propagates
+        instead of being logged as the peer's out-of-order message."""
+        from automat import NoTransition
+
+        class BrokenConnector(FakeConnector):
+            def got_hints(self, hints):
+                raise NoTransition("S_somewhere", "_got_hints")
+        m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                    FakeRegistry([]), lambda lead, gen, mgr: BrokenConnector([], lead, gen),
+                    clock=Clock())
+        m.start()
+        m.got_dilate(please("0" * 16))
+        self.assertRaises(NoTransition, m.got_dilate, msg("connection-hints", hints=[]))
+
     def test_own_inputs_without_transition_raise(self):
         """Our own inputs never arrive where they have no transition; if
         they did it is a bug, and it raises instead of being ignored."""

@@ -150,6 +150,8 @@ class Manager:
         try:
             self._route(kind, msg)
         except NoTransition as e:
+            if e.symbol not in self._PEER_INPUTS:
+                raise  # a machine further down has a bug: not the peer's fault
             # a message that has no transition in our state breaks spec 000's
             # order (a please after the roles are set, reconnect to a
             # Leader, reconnecting to a Leader that asked for nothing): the
@@ -270,6 +272,10 @@ class Manager:
 
     @m.input()
     def _rx_reconnecting(self): pass
+
+    # the inputs a peer's DILATE message drives (got_dilate)
+    _PEER_INPUTS = (_rx_please_we_lead, _rx_please_they_lead, _rx_hints, _rx_reconnect,
+                    _rx_reconnecting)
 
     @m.input()
     def connector_connection_made(self, connection): pass
