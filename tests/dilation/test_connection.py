@@ -243,7 +243,7 @@ class Keepalive(Base):
         """The one keepalive ticks at the interval it is given (dilate()'s
         ping_interval): a PING after one idle interval, the connection
         dropped after two silent ones; nothing else is scheduled."""
-        l, tl, f, tf = self.selected_pair(keepalive_interval=0.5)
+        _l, tl, _f, _tf = self.selected_pair(keepalive_interval=0.5)
         self.assertEqual(len(self.clock.getDelayedCalls()), 2)
         tl.clear()
         self.clock.advance(0.5)

@@ -50,7 +50,6 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._state_paths import StatePaths
 from ._framing import (
     DEFAULT_MAX_FRAME,
     FrameReader,
@@ -66,6 +65,7 @@ from ._records import (
     encode_record_parts,
     parse_record_pieces,
 )
+from ._state_paths import StatePaths
 
 DEFAULT_KEEPALIVE_INTERVAL = 30.0  # the reference 0.24's ping_interval
 SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
@@ -88,6 +88,8 @@ def _nothing():
 
 
 _IDLE_PING = encode_record(Ping(b"\x00\x00\x00\x00"))
+# every state but "selected": records go through the machine's input
+_SLOW_PATHS = {"_on_record": lambda s: s._got_record, "_on_batch_end": lambda s: _nothing}
 
 
 class _Leader:
@@ -422,15 +424,13 @@ class DilatedConnectionProtocol(Protocol):
 
     # -- transitions -------------------------------------------------------
 
-    _slow = {"_on_record": lambda s: s._got_record, "_on_batch_end": lambda s: _nothing}
     _paths = StatePaths(m, {
-        "S_unconnected": _slow, "S_relaying": _slow, "S_handshaking": _slow,
-        "S_want_kcm": _slow, "S_candidate": _slow,
+        "S_unconnected": _SLOW_PATHS, "S_relaying": _SLOW_PATHS, "S_handshaking": _SLOW_PATHS,
+        "S_want_kcm": _SLOW_PATHS, "S_candidate": _SLOW_PATHS,
         "S_selected": {"_on_record": lambda s: s._to_receiver,
                        "_on_batch_end": lambda s: s._batch_to_receiver},
-        "S_disconnecting": _slow, "S_dropping_l3": _slow, "S_closed": _slow,
+        "S_disconnecting": _SLOW_PATHS, "S_dropping_l3": _SLOW_PATHS, "S_closed": _SLOW_PATHS,
     })
-    del _slow
 
     _paths.upon(S_unconnected, _connected_direct, S_handshaking, [send_prologue])
     _paths.upon(S_unconnected, _connected_via_relay, S_relaying, [send_relay_line])

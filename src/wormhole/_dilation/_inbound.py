@@ -39,8 +39,8 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._state_paths import StatePaths
 from ._records import Close, Data, Open
+from ._state_paths import StatePaths
 
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
 DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024

@@ -32,8 +32,8 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._state_paths import StatePaths
 from ._records import Ack, Close, Data, Open, data_unchecked
+from ._state_paths import StatePaths
 
 DEFAULT_MAX_UNACKED = 16 * 1024 * 1024
 # what a queued record costs beyond its payload: the Python objects

@@ -29,6 +29,9 @@ from . import _interfaces as I
 from ._state_paths import StatePaths
 
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
+# the per-message paths of the states that are not "open"/"closing":
+# writes and inbound DATA go through the machine's inputs
+_SLOW_PATHS = {"_on_write": lambda s: s._write, "_on_data": lambda s: s._remote_data}
 
 
 class AlreadyClosedError(Exception):
@@ -270,16 +273,14 @@ class SubChannel:
 
     # -- transitions -------------------------------------------------------
 
-    _slow = {"_on_write": lambda s: s._write, "_on_data": lambda s: s._remote_data}
     _paths = StatePaths(m, {
-        "S_unattached": _slow,
-        "S_unattached_closed": _slow,
+        "S_unattached": _SLOW_PATHS,
+        "S_unattached_closed": _SLOW_PATHS,
         "S_open": {"_on_write": lambda s: s._send_fast, "_on_data": lambda s: s._deliver_data},
         # spec 000: data queued before the peer saw our CLOSE is still delivered
         "S_closing": {"_on_write": lambda s: s._write, "_on_data": lambda s: s._deliver_data},
-        "S_closed": _slow,
+        "S_closed": _SLOW_PATHS,
     })
-    del _slow
 
     # an inbound OPEN whose listener has not listened yet: keep its data
     _paths.upon(S_unattached, attach, S_open, [set_protocol, deliver_pending])
