@@ -11,7 +11,8 @@ reference listens on and advertises every local address.
 
 One machine-readable line per figure:
   dilation impl=ours scenario=one-direct mib=1024 mib_per_s=... send_cpu_s_per_gib=...
-        recv_cpu_s_per_gib=... send_rss_mib=... recv_rss_mib=...
+        recv_cpu_s_per_gib=... send_rss_mib=... recv_rss_mib=... send_sys_s_per_gib=...
+        recv_sys_s_per_gib=... (the system part of the CPU)
 """
 
 import argparse
@@ -123,7 +124,8 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
     gib = size / 2 ** 30
     return {"gaps": r.get("gaps", []), "mib_per_s": size / 2 ** 20 / secs, "seconds": secs,
             "send_cpu_s_per_gib": s["cpu_s"] / gib, "recv_cpu_s_per_gib": r["cpu_s"] / gib,
-            "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024}
+            "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024,
+            "send_sys_s_per_gib": s["sys_s"] / gib, "recv_sys_s_per_gib": r["sys_s"] / gib}
 
 
 def main():
@@ -174,8 +176,8 @@ def main():
             p.terminate()
             p.wait()
     if args.markdown:
-        keys = ["mib_per_s", "send_cpu_s_per_gib", "recv_cpu_s_per_gib", "send_rss_mib",
-                "recv_rss_mib"]
+        keys = ["mib_per_s", "send_cpu_s_per_gib", "recv_cpu_s_per_gib", "send_sys_s_per_gib",
+                "recv_sys_s_per_gib", "send_rss_mib", "recv_rss_mib"]
         print("\n| scenario | impl | " + " | ".join(keys) + " |")
         print("|---|---|" + "---|" * len(keys))
         for (name, impl), r in results.items():

@@ -33,6 +33,10 @@ def out(obj):
     print(json.dumps(obj), flush=True)
 
 
+def sys_time():
+    return os.times().system
+
+
 def peak_rss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -89,7 +93,7 @@ class Sink(protocol.Protocol):
         f = self.factory
         now = time.time()
         if f.cpu0 is None:
-            f.cpu0 = time.process_time()
+            f.cpu0, f.sys0 = time.process_time(), sys_time()
         elif now - f.last > 0.02:
             f.gaps.append((f.last, now))  # data stopped, e.g. a cut
         f.last = now
@@ -123,7 +127,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
     dw = w.dilate(**kw)
     if role == "recv":
         f = protocol.Factory.forProtocol(Sink)
-        f.bytes, f.closed, f.want, f.cpu0 = 0, 0, nsub, None
+        f.bytes, f.closed, f.want, f.cpu0, f.sys0 = 0, 0, nsub, None, None
         f.last, f.gaps = 0.0, []
         f.all_closed = defer.Deferred()
         yield dw.listener_for("bench").listen(f)
@@ -131,6 +135,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
         t_end = time.time()
         out({"role": "recv", "t_end": t_end, "bytes": f.bytes,
              "cpu_s": time.process_time() - (f.cpu0 or time.process_time()),
+             "sys_s": sys_time() - (f.sys0 or sys_time()),
              "rss_kib": peak_rss_kib(), "gaps": f.gaps})
     else:
         f = protocol.Factory.forProtocol(Closed)
@@ -138,7 +143,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
         protos = []
         for i in range(nsub):
             protos.append((yield dw.connector_for("bench").connect(f)))
-        t_start, cpu0 = time.time(), time.process_time()
+        t_start, cpu0, sys0 = time.time(), time.process_time(), sys_time()
         per = size // nsub
         for i, p in enumerate(protos):
             Source(reactor, p.transport, per + (size - per * nsub if i == 0 else 0),
@@ -146,12 +151,28 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
         # every CLOSE answered: the peer has read everything
         yield f.all_closed
         out({"role": "send", "t_start": t_start, "bytes": size,
-             "cpu_s": time.process_time() - cpu0, "rss_kib": peak_rss_kib()})
+             "cpu_s": time.process_time() - cpu0, "sys_s": sys_time() - sys0,
+             "rss_kib": peak_rss_kib()})
     yield w.close()
+
+
+def attach_py_spy(out_path):
+    """Sample this process with py-spy (wall time, native stacks excluded)
+    into ``out_path`` in its raw format (bench/pyspy_summary.py reads it);
+    py-spy stops when we exit."""
+    import shutil
+    import subprocess
+    exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    subprocess.Popen([exe, "record", "--pid", str(os.getpid()), "--rate", "300",
+                      "--format", "raw", "-o", out_path],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":
     import os
+    spy = os.environ.get("DILATION_PEER_PYSPY")  # e.g. /tmp/recv.raw
+    if spy and sys.argv[1] in os.environ.get("DILATION_PEER_PROFILE_ROLE", "recv"):
+        attach_py_spy(spy)
     prof = os.environ.get("DILATION_PEER_PROFILE")  # e.g. /tmp/recv.prof
     if prof and sys.argv[1] in os.environ.get("DILATION_PEER_PROFILE_ROLE", "recv"):
         import cProfile

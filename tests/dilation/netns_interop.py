@@ -9,9 +9,10 @@ Transit relay offered too), only (both sides no_listen: every byte goes
 through our relay), ref-only (the same through the reference relay 0.5).
 ping: both sides dilate with ping_interval=0.5 and the run lasts 3 s
 longer; "generation" in the result shows whether anyone reconnected.
-idle: our keepalive runs every 0.5 s and our silence check every 1.5 s
-(instead of 30 s and 60 s; a reference Leader PINGs every 0.5 s instead
-of 30 s) and the run idles 5 s: "generation" says whether our silence
+idle: only our side dilates with ping_interval=0.5 (our keepalive ticks
+every 0.5 s and drops a peer silent for 1 s; the reference keeps its
+default 30 s, so its Leader does not PING during the run and its Follower
+never does) and the run idles 5 s: "generation" says whether our silence
 check dropped a healthy, idle connection.
 Prints one JSON line: {"ok": true, ...} or {"ok": false, "error": ...}.
 """
@@ -81,19 +82,13 @@ def exchange(reactor, role, relay_mode, ping=None):
             from tests.transit._support import start_reference_relay
             relay = yield start_reference_relay(_Cleanups(cleanups))
         no_listen = relay_mode in ("only", "ref-only")
-        ping_interval = 0.5 if ping == "ping" else None
-        # a reference Leader always PINGs (every 30 s by default): scaled
-        # like our shortened timers when we follow in "idle" mode
-        ref_ping = 0.5 if ping == "idle" and role == "follower" else ping_interval
+        ping_interval = 0.5 if ping in ("ping", "idle") else None
+        ref_ping = 0.5 if ping == "ping" else None
         peer = spawn_reference_peer(reactor, srv.url, "-", relay or "-", no_listen,
                                     ref_ping)
         cleanups.append(peer.stop)
         msg = yield peer.read()
         code = msg["code"]
-        if ping == "idle":
-            from wormhole._dilation import _connection
-            _connection.KEEPALIVE_INTERVAL = 0.5
-            _connection.SILENCE_TIMEOUT = 1.5
         w = wormhole.create(APPID, srv.url, reactor, dilation=True,
                             _dilation_side=("f" if role == "leader" else "0") * 16)
         w.set_code(code)
@@ -117,12 +112,10 @@ def exchange(reactor, role, relay_mode, ping=None):
         result["hello_ok"] = (hashlib.sha256(got).hexdigest() == info["hello_sha256"]
                               and len(got) == info["hello_len"])
         result["their_scid"] = hello.made[0].transport.getPeer().scid
-        if ping_interval:
+        if ping:
             from twisted.internet.task import deferLater
-            yield deferLater(reactor, 3.0, lambda: None)  # six ping intervals
-        if ping == "idle":
-            from twisted.internet.task import deferLater
-            yield deferLater(reactor, 5.0, lambda: None)  # three silence periods
+            # six ping intervals; idle: five silence periods
+            yield deferLater(reactor, 3.0 if ping == "ping" else 5.0, lambda: None)
         result["generation"] = w._dilator._manager._generation
         result["pings_answered"] = w._dilator._manager._pings_answered
         p.transport.loseConnection()

@@ -50,10 +50,10 @@ class Base(unittest.TestCase):
         self.rl = Recorder("l", self.events)
         self.rf = Recorder("f", self.events)
 
-    def make(self, is_leader, key=KEY, relay=None):
+    def make(self, is_leader, key=KEY, relay=None, **kw):
         r = self.rl if is_leader else self.rf
         p = DilatedConnectionProtocol(key, is_leader, r, self.clock, relay_handshake=relay,
-                                      description="test")
+                                      description="test", **kw)
         t = StringTransport()
         p.makeConnection(t)
         return p, t
@@ -68,9 +68,9 @@ class Base(unittest.TestCase):
             if db and not tb.disconnecting:
                 a.dataReceived(db)
 
-    def selected_pair(self):
-        l, tl = self.make(True)
-        f, tf = self.make(False)
+    def selected_pair(self, **kw):
+        l, tl = self.make(True, **kw)
+        f, tf = self.make(False, **kw)
         self.pump(l, tl, f, tf)
         l.select(self.rl)
         self.pump(l, tl, f, tf)
@@ -168,15 +168,15 @@ class Handshake(Base):
         l, _tl, f, _tf = self.selected_pair()
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events, [("l.connection_lost", l)])
-        self.assertEqual(self.clock.getDelayedCalls(), list(f._timers))
+        self.assertEqual(self.clock.getDelayedCalls(), [f._keepalive.call])
 
 
 class Keepalive(Base):
     def test_idle_keepalive(self):
-        """After 30 s with nothing written, each side writes a PING with id
-        0 (which a peer of either kind answers; spec 000's PONG makes the
-        reference complain on stdout); a side that wrote something skips
-        one tick."""
+        """After 30 s (the default ping_interval) with nothing written,
+        each side writes a PING with id 0 (which a peer of either kind
+        answers; spec 000's PONG makes the reference complain on stdout);
+        a side that wrote something skips one tick."""
         l, tl, f, tf = self.selected_pair()
         l.send_record(Data(1, 0, b"x"))
         self.pump(l, tl, f, tf)
@@ -189,7 +189,8 @@ class Keepalive(Base):
         self.assertEqual(self.events.count(("f.got_record", Ping(b"\x00\x00\x00\x00"))), 1)
 
     def test_leader_drops_silent_connection(self):
-        """The Leader drops a connection it heard nothing from for 60 s."""
+        """The Leader drops a connection it heard nothing from for two
+        keepalive intervals (60 s)."""
         l, tl, _f, _tf = self.selected_pair()
         self.clock.advance(30)
         self.clock.advance(30)  # the Follower's PONG never arrives
@@ -211,7 +212,7 @@ class Keepalive(Base):
         self.assertEqual(self.clock.getDelayedCalls(), [])
         l, _tl, f, _tf = self.selected_pair()
         self.assertEqual(sorted(self.clock.getDelayedCalls(), key=id),
-                         sorted(l._timers + f._timers, key=id))
+                         sorted([l._keepalive.call, f._keepalive.call], key=id))
 
     def test_follower_drops_silent_connection(self):
         """The Follower too drops a connection it heard nothing from for
@@ -226,17 +227,30 @@ class Keepalive(Base):
 
     def test_paused_reader_is_not_silence(self):
         """While we ourselves stopped reading (flow control), the peer's
-        silence is ours: the connection is kept, and the period starts again
-        when we resume."""
+        silence is ours: the connection is kept, and the peer has two whole
+        intervals again from the first tick after we resume."""
         _l, _tl, f, tf = self.selected_pair()
         f.pauseProducing()
         self.clock.advance(120)
         self.assertFalse(tf.disconnecting)
         f.resumeProducing()
-        self.clock.advance(60)
+        self.clock.advance(59)
         self.assertFalse(tf.disconnecting)
-        self.clock.advance(60)
+        self.clock.advance(1)
         self.assertTrue(tf.disconnecting)
+
+    def test_interval_is_ping_interval(self):
+        """The one keepalive ticks at the interval it is given (dilate()'s
+        ping_interval): a PING after one idle interval, the connection
+        dropped after two silent ones; nothing else is scheduled."""
+        _l, tl, _f, _tf = self.selected_pair(keepalive_interval=0.5)
+        self.assertEqual(len(self.clock.getDelayedCalls()), 2)
+        tl.clear()
+        self.clock.advance(0.5)
+        self.assertNotEqual(tl.value(), b"")  # the idle PING
+        self.assertFalse(tl.disconnecting)
+        self.clock.advance(0.5)  # its answer never delivered: silent twice
+        self.assertTrue(tl.disconnecting)
 
     def test_leader_keeps_talking_connection(self):
         """Idle PINGs from the Follower keep the Leader's connection up."""

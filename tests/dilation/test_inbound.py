@@ -6,7 +6,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
-from wormhole._dilation._inbound import Inbound
+from wormhole._dilation._inbound import ACK_EVERY, Inbound
 from wormhole._dilation._records import Close, Data, Open
 
 from .fakes import FakeConnection, FakeListener, FakeOutbound, FakeSubChannel
@@ -53,9 +53,35 @@ class InboundTests(unittest.TestCase):
         self.i.got_record(Data(1, 2, b"b"))
         self.i.end_of_batch()
         self.assertEqual(self.listener.made[1].data, [b"a", b"b"])
-        # the first ACK on the new connection is sent when it is attached
+        # the first ACK on the new connection is sent when it is attached;
+        # duplicates are ACKed at once; the one new byte of DATA is owed
+        # (less than ACK_EVERY)
         self.assertEqual([e[1] for e in self.events if e[0] == "outbound.send_ack"],
-                         [1, 1, 0, 1, 2])
+                         [1, 1, 0, 1])
+
+    def test_ack_every(self):
+        """A batch of DATA is ACKed once ACK_EVERY bytes arrived since the
+        last ACK (cumulatively, across batches); an OPEN or CLOSE is ACKed at
+        the end of its batch whatever the bytes."""
+        self.i.use_connection(self.c)
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.end_of_batch()
+        half = b"x" * (ACK_EVERY // 2)
+        self.i.got_record(Data(1, 1, half))
+        self.i.end_of_batch()
+        self.i.got_record(Data(1, 2, half[:-1]))
+        self.i.end_of_batch()
+        acks = lambda: [e[1] for e in self.events if e[0] == "outbound.send_ack"]
+        self.assertEqual(acks(), [0])
+        self.i.got_record(Data(1, 3, b"y"))
+        self.i.end_of_batch()
+        self.assertEqual(acks(), [0, 3])
+        self.i.got_record(Data(1, 4, b"z"))
+        self.i.end_of_batch()
+        self.assertEqual(acks(), [0, 3])
+        self.i.got_record(Close(1, 5))
+        self.i.end_of_batch()
+        self.assertEqual(acks(), [0, 3, 5])
 
     def test_no_ack_without_connection(self):
         """An ACK still due when the connection goes is dropped (the peer

@@ -115,16 +115,19 @@ class Interop(unittest.TestCase):
     @defer.inlineCallbacks
     def test_idle_reference_follower_kept(self):
         """We lead an idle connection to the reference, whose Follower
-        sends no keepalives of its own: our idle PING makes it answer, so
-        our silence check (shortened to 1.5 s here) keeps the connection
-        (no second generation). Before the Leader PINGed, it reconnected."""
+        sends no keepalives of its own: our keepalive's idle PING (every
+        0.5 s here) makes it answer, so our silence check (1 s here) keeps
+        the connection (no second generation)."""
         r = yield self.run_in_namespace("leader", "none", "idle")
         self.assertEqual(r["generation"], 1, r)
+        self.assertGreaterEqual(r["pings_answered"], 4, r)
 
     @defer.inlineCallbacks
     def test_idle_reference_leader_kept(self):
-        """We follow an idle reference Leader, which PINGs (every 30 s by
-        default; here 0.5 s, scaled like our timers): our Follower's
-        silence check hears the PINGs and keeps the connection."""
+        """We follow an idle reference Leader left at its default 30 s
+        ping_interval (so it PINGs nothing during the run): our Follower's
+        keepalive PINGs it every 0.5 s, it answers, and our silence check
+        (1 s) keeps the connection."""
         r = yield self.run_in_namespace("follower", "none", "idle")
         self.assertEqual(r["generation"], 1, r)
+        self.assertGreaterEqual(r["pings_answered"], 4, r)

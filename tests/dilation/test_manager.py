@@ -230,38 +230,135 @@ class ManagerTests(unittest.TestCase):
                                    (2, "ConnectingPeer", None)])
 
 
-class PingInterval(unittest.TestCase):
-    def make(self, side):
-        from twisted.internet.task import Clock
-        self.clock = Clock()
+class LateInputs(unittest.TestCase):
+    """Each input that may arrive after the state it belongs to has its own
+    reviewed transition; a peer's out-of-order message is logged and
+    dropped; our own inputs where they have no transition raise."""
+
+    def setUp(self):
         self.events = []
-        ids = iter([b"id01", b"id02", b"id03"])
-        self.m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
-                         FakeRegistry([]), lambda lead, gen, mgr: FakeConnector([], lead, gen),
-                         clock=self.clock, ping_interval=1.0, entropy=lambda n: next(ids))
+        self.sent = []
+        self.m = Manager(MID, "ged", self.sent.append, FakeInbound(self.events),
+                         FakeOutbound(self.events), FakeRegistry(self.events),
+                         lambda lead, gen, mgr: FakeConnector(self.events, lead, gen),
+                         clock=Clock())
         self.m.start()
+
+    def connected(self, side):
         self.m.got_dilate(please(side))
         self.c = FakeConnection(self.events, "c")
         self.m.connector_connection_made(self.c)
+        del self.events[:]
 
-    def test_leader_pings_and_drops_silent(self):
-        """ping_interval (the reference 0.24's wire behaviour): the Leader
-        sends a PING with a random id each interval; answered, it pings
-        again; unanswered by the next tick, it drops the connection."""
-        self.make("0" * 16)
-        self.clock.advance(1)
-        self.assertEqual(self.c.sent, [Ping(b"id01")])
-        self.m.got_record(self.c, Pong(b"id01"))
-        self.clock.advance(1)
-        self.assertEqual(self.c.sent[-1], Ping(b"id02"))
-        self.assertNotIn(("c.disconnect",), self.events)
-        self.clock.advance(1)
-        self.assertIn(("c.disconnect",), self.events)
+    def test_hints_after_selection(self):
+        """Hints the peer sent before it saw the selection reach a
+        connected Leader or Follower and change nothing."""
+        for side in ("0" * 16, "f" * 16):
+            self.setUp()
+            self.connected(side)
+            self.m.got_dilate(msg("connection-hints", hints=[{"type": "direct-tcp-v1"}]))
+            self.assertEqual(self.events, [])
+
+    def test_hints_while_leader_flushes(self):
+        """Hints of the generation that ended, arriving before the
+        Follower's reconnecting, are not given to any connector."""
+        self.connected("0" * 16)
         self.m.connection_lost(self.c)
-        self.assertEqual(self.clock.getDelayedCalls(), [])
+        del self.events[:]
+        self.m.got_dilate(msg("connection-hints", hints=[{"type": "direct-tcp-v1"}]))
+        self.assertEqual(self.events, [])
+        self.m.got_dilate(msg("reconnecting"))
+        self.assertEqual(self.events, [("connector.new", True, 2), ("connector.start", 2)])
 
-    def test_follower_does_not_ping(self):
-        """Only the Leader pings."""
-        self.make("f" * 16)
-        self.clock.advance(5)
-        self.assertEqual(self.c.sent, [])
+    def test_everything_after_stop(self):
+        """After stop(), every kind of DILATE message the peer may still
+        have sent, and a second stop(), are absorbed without output."""
+        self.connected("0" * 16)
+        self.m.stop()
+        del self.events[:]
+        n = len(self.sent)
+        for m in (please("0" * 16), please("f" * 16), msg("connection-hints", hints=[]),
+                  msg("reconnect"), msg("reconnecting")):
+            self.m.got_dilate(m)
+        self.m.stop()
+        self.assertEqual((self.events, len(self.sent)), ([], n))
+
+    def test_out_of_order_peer_message_logged(self):
+        """A reconnect sent to a Leader (only a Leader may send it) or a
+        second please has no transition: it is logged as the peer's
+        protocol error and changes nothing."""
+        self.connected("0" * 16)
+        logged = []
+        from twisted.python import log
+        log.addObserver(logged.append)
+        self.addCleanup(log.removeObserver, logged.append)
+        self.m.got_dilate(msg("reconnect"))
+        self.m.got_dilate(please("0" * 16))
+        self.assertEqual(self.events, [])
+        text = [" ".join(map(str, e["message"])) for e in logged]
+        self.assertEqual(len([t for t in text if "out of order" in t]), 2, text)
+        self.assertTrue(any("'reconnect'" in t for t in text), text)
+
+    def test_bug_below_is_not_blamed_on_the_peer(self):
+        """A NoTransition raised by another machine while a peer message is
+        handled (here: the Connector given hints) is our bug: it propagates
+        instead of being logged as the peer's out-of-order message."""
+        from automat import NoTransition
+
+        class BrokenConnector(FakeConnector):
+            def got_hints(self, hints):
+                raise NoTransition("S_somewhere", "_got_hints")
+        m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                    FakeRegistry([]), lambda lead, gen, mgr: BrokenConnector([], lead, gen),
+                    clock=Clock())
+        m.start()
+        m.got_dilate(please("0" * 16))
+        self.assertRaises(NoTransition, m.got_dilate, msg("connection-hints", hints=[]))
+
+    def test_own_inputs_without_transition_raise(self):
+        """Our own inputs never arrive where they have no transition; if
+        they did it is a bug, and it raises instead of being ignored."""
+        from automat import NoTransition
+        c = FakeConnection(self.events)
+        # connected before any please: there is no Connector yet
+        self.assertRaises(NoTransition, self.m.connector_connection_made, c)
+        self.connected("0" * 16)
+        self.assertRaises(NoTransition, self.m.connector_connection_made, c)
+        self.assertRaises(NoTransition, self.m.start)
+
+
+class Keepalive(unittest.TestCase):
+    """The keepalive is the L3 connection's alone (test_connection); the
+    Manager answers PINGs, counts PONGs nobody waited for, and dates the
+    connection's expiry from ping_interval."""
+
+    def test_manager_sends_no_pings(self):
+        """Neither role sends PINGs of its own, whatever ping_interval."""
+        for side in ("0" * 16, "f" * 16):
+            clock = Clock()
+            m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                        FakeRegistry([]), lambda lead, gen, mgr: FakeConnector([], lead, gen),
+                        clock=clock, ping_interval=1.0)
+            m.start()
+            m.got_dilate(please(side))
+            c = FakeConnection([], "c")
+            m.connector_connection_made(c)
+            clock.advance(5)
+            self.assertEqual((c.sent, clock.getDelayedCalls()), ([], []))
+            m.got_record(c, Pong(b"\x00\x00\x00\x00"))  # the keepalive's PING's answer
+            m.got_record(c, Pong(b"\x00\x00\x00\x00"))
+            self.assertEqual(m._pings_answered, 2)
+
+    def test_expiry_in_status(self):
+        """ConnectedPeer.expires_at is two ping intervals away: when the
+        L3 keepalive would drop a silent peer."""
+        reports = []
+        clock = Clock()
+        clock.advance(100)
+        m = Manager(MID, "ged", [].append, FakeInbound([]), FakeOutbound([]),
+                    FakeRegistry([]), lambda lead, gen, mgr: FakeConnector([], lead, gen),
+                    clock=clock, ping_interval=7.0, on_status=lambda g, p: reports.append(p))
+        m.start()
+        m.got_dilate(please("0" * 16))
+        m.connector_connection_made(FakeConnection([], "c"))
+        self.assertEqual(reports[-1].expires_at, 114.0)

@@ -9,21 +9,27 @@ the Leader, having seen it, offers the connection to the Connector, and on
 selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
-Keepalives (spec 000 "L3 protocol"): every 30 s, if we wrote nothing since
-the last tick, we send a PING with id 0. Spec 000 says a PONG, but the
-wire behaviour of the reference 0.24 decides: its Follower keeps no timer
-and is silent when idle, answering only PINGs (its Leader PINGs every
-30 s), and its Leader prints "Weird: pong for ping that isn't outstanding"
-on the application's stdout for an unprovoked PONG. A PING is answered by
-either kind of peer, so each side hears the other and the silence check
-does not drop a healthy idle connection (tests/dilation/test_interop.py,
-"idle"). Spec 000 asks only the Leader to drop a connection
-it heard nothing from for a whole 60 s period; the Follower does too
-(issue 11, docs/security.md): a peer that goes silent must not hold our
-L3, and our subchannels paused behind it, forever. The Follower then
-waits for the Leader's ``reconnect`` as after any loss. A period in which
-we ourselves stopped reading (flow control) does not count as silence.
-Time comes from an injected clock.
+Keepalive (spec 000 "L3 protocol"), one mechanism for both of its
+purposes: every ``keepalive_interval`` seconds (dilate()'s
+``ping_interval``, 30 s by default as in the reference 0.24) a tick
+writes a PING with id 0 if we wrote nothing since the last tick (so a NAT
+or relay sees traffic), and drops the connection if we heard nothing for
+the last two intervals (so the Leader reconnects). Spec 000 says an idle
+side sends a PONG, but the wire behaviour of the reference 0.24 decides:
+its Follower keeps no timer and is silent when idle, answering only PINGs
+(its Leader PINGs every interval, random ids), and its Leader prints
+"Weird: pong for ping that isn't outstanding" on the application's stdout
+for an unprovoked PONG. A PING is answered by either kind of peer, so
+each side hears the other and the silence check does not drop a healthy
+idle connection (tests/dilation/test_interop.py, "idle"). Spec 000 asks
+only the Leader to drop a silent connection; the Follower does too (issue
+11, docs/security.md): a peer that goes silent must not hold our L3, and
+our subchannels paused behind it, forever. The Follower then waits for the
+Leader's ``reconnect`` as after any loss. A tick at which we ourselves
+had stopped reading (flow control) does not count as silent. Whether
+anything went either way is read off the Noise message counters, so the
+per-record path keeps no keepalive flags. Time comes from an injected
+clock.
 
 Every frame length is checked before it is buffered (``_framing``), and a
 connection that is not selected within ``HANDSHAKE_TIMEOUT`` of being
@@ -35,11 +41,11 @@ Receive-side flow control: pauseProducing() stops the transport reading
 """
 
 from collections import deque
-from functools import partial
 
 from automat import MethodicalMachine
 from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Protocol
+from twisted.internet.task import LoopingCall
 from twisted.python import log
 from zope.interface import implementer
 
@@ -59,20 +65,67 @@ from ._records import (
     encode_record_parts,
     parse_record_pieces,
 )
+from ._state_paths import StatePaths
 
-KEEPALIVE_INTERVAL = 30.0
-SILENCE_TIMEOUT = 60.0
+DEFAULT_KEEPALIVE_INTERVAL = 30.0  # the reference 0.24's ping_interval
+SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
 # from TCP connected to selected: the relay line, both handshakes and the
 # KCMs take a few round trips; the Connector then selects (or drops) at once
 HANDSHAKE_TIMEOUT = 60.0
 RELAY_OK = b"ok\n"
-TRANSPORT_BUFFER = 1 << 20
+# Twisted's read size and the write buffer above which it pauses us. Not
+# bigger: each buffer is a fresh allocation (a read, the join of the
+# pending writes), and glibc gives blocks freed above ~128 KiB back to the
+# kernel, so with 1 MiB the sender took ~500k page faults per GiB (perf
+# stat; ~1 s of system time) against ~11k at 256 KiB (docs/performance.md,
+# "Dilation")
+TRANSPORT_BUFFER = 1 << 18
 _KCM = encode_record(KCM())
 
 
 def _nothing():
     pass
+
+
 _IDLE_PING = encode_record(Ping(b"\x00\x00\x00\x00"))
+# every state but "selected": records go through the machine's input
+_SLOW_PATHS = {"_on_record": lambda s: s._got_record, "_on_batch_end": lambda s: _nothing}
+
+
+class _Leader:
+    """What the Leader does differently (spec 000 "L2 protocol"): it is the
+    Noise initiator, so its first handshake message follows its line at
+    once, and it sends its KCM on the selected connection only."""
+
+    @staticmethod
+    def prologue(conn):
+        return conn._send_line + conn._noise.write_handshake()
+
+    @staticmethod
+    def answer_handshake(conn):
+        pass
+
+    @staticmethod
+    def selected(conn):
+        conn._write_frame(_KCM)
+
+
+class _Follower:
+    """The Follower answers the Leader's handshake message, then sends its
+    KCM as its first transport message; nothing more on selection."""
+
+    @staticmethod
+    def prologue(conn):
+        return conn._send_line
+
+    @staticmethod
+    def answer_handshake(conn):
+        conn.transport.write(conn._noise.write_handshake())
+        conn._write_frame(_KCM)
+
+    @staticmethod
+    def selected(conn):
+        pass
 
 
 @implementer(I.IDilatedConnection, I.IL3Connection)
@@ -82,8 +135,9 @@ class DilatedConnectionProtocol(Protocol):
 
     def __init__(self, dilation_key, is_leader, connector, clock,
                  relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME,
-                 dial_key=None):
-        self._is_leader = is_leader
+                 dial_key=None, keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
+        # the role's steps, chosen once (no role flag consulted per step)
+        self._role = _Leader if is_leader else _Follower
         self.is_leader = is_leader  # IL3Connection: tells L4 the peer's id parity
         # which of the Connector's dials made us (None: accepted), given
         # here rather than set on the built protocol afterwards
@@ -98,21 +152,26 @@ class DilatedConnectionProtocol(Protocol):
         self._relay_buf = b""
         self._receiver = None
         self._held = deque()     # frames read but not yet delivered
-        # per-record hot path, installed by the machine's outputs: the
-        # _got_record input until selected, then the receiver directly
-        self._on_record = self._got_record
-        self._on_batch_end = _nothing
+        # per-record hot path (_on_record, _on_batch_end), set from the
+        # state's row on every transition (_state_paths): the _got_record
+        # input until selected, then the receiver
+        self._paths.install_initial(self, "S_unconnected")
         self._paused = False
-        self._wrote = False
-        self._heard = False
-        self._timers = []
+        self._keepalive_interval = keepalive_interval
+        self._keepalive = LoopingCall(self._keepalive_tick)
+        self._keepalive.clock = clock
+        # the Noise counters at the last keepalive tick, and how many ticks
+        # in a row found nothing heard
+        self._counted = (0, 0)
+        self._silent_ticks = 0
         self._handshake_timer = None
 
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
 
     def connectionMade(self):
         # bigger reads and a bigger write buffer before the transport
-        # pauses us: fewer calls per MB (Twisted's default is 64 KiB)
+        # pauses us: fewer calls per MB (Twisted's default is 64 KiB;
+        # TRANSPORT_BUFFER says why not more)
         if hasattr(self.transport, "bufferSize"):
             self.transport.bufferSize = TRANSPORT_BUFFER
         # the handshake, KCMs and ACKs are small writes: without NODELAY,
@@ -136,7 +195,6 @@ class DilatedConnectionProtocol(Protocol):
             self._bad(str(e))
             return
         if frames:
-            self._heard = True
             self._held.extend(frames)
             self._deliver_frames()
 
@@ -190,10 +248,15 @@ class DilatedConnectionProtocol(Protocol):
                 f"{HANDSHAKE_TIMEOUT:g} s of connecting, dropped")
         self.disconnect()
 
+    def _to_receiver(self, record):
+        self._receiver.got_record(self, record)
+
+    def _batch_to_receiver(self):
+        self._receiver.end_of_batch(self)
+
     # -- IL3Connection (used by L4 and the Manager once selected) ----------
 
     def send_record(self, record):
-        self._wrote = True
         head, body = encode_record_parts(record)
         self.transport.writeSequence(self._noise.encrypt_parts(head, body))
 
@@ -211,7 +274,6 @@ class DilatedConnectionProtocol(Protocol):
     def resumeProducing(self):
         if self._paused:
             self._paused = False
-            self._heard = True  # the silence period starts again now
             self.transport.resumeProducing()
             self._deliver_frames()
 
@@ -279,7 +341,6 @@ class DilatedConnectionProtocol(Protocol):
     # -- outputs -----------------------------------------------------------
 
     def _write_frame(self, plaintext):
-        self._wrote = True
         self.transport.writeSequence(self._noise.encrypt_parts(plaintext))
 
     @m.output()
@@ -290,41 +351,25 @@ class DilatedConnectionProtocol(Protocol):
     def send_prologue(self):
         # spec 000 "L2 protocol": the line, and the Leader's first Noise
         # message right away (the Follower answers after reading it)
-        out = self._send_line
-        if self._is_leader:
-            out += self._noise.write_handshake()
-        self.transport.write(out)
+        self.transport.write(self._role.prologue(self))
 
     @m.output()
     def answer_handshake(self):
-        # the Follower: its own handshake message, then the empty KCM as
-        # its first transport message
-        if not self._is_leader:
-            self.transport.write(self._noise.write_handshake())
-            self._write_frame(_KCM)
+        self._role.answer_handshake(self)
 
     @m.output()
-    def offer_if_leader(self):
-        if self._is_leader:
-            self._connector.add_candidate(self)
-
-    @m.output()
-    def offer_if_follower(self):
-        if not self._is_leader:
-            self._connector.add_candidate(self)
+    def offer(self):
+        # the Leader on the Follower's KCM, the Follower on the Leader's
+        # (sent on selection): either way the peer is ready
+        self._connector.add_candidate(self)
 
     @m.output()
     def become_l3(self, receiver):
         self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
-        self._on_record = partial(self._receiver.got_record, self)
-        self._on_batch_end = partial(self._receiver.end_of_batch, self)
-        if self._is_leader:
-            self._write_frame(_KCM)
-        self._wrote = False
-        self._heard = False
-        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
-        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
+        self._role.selected(self)
+        self._counted = self._noise.messages_counted()
+        self._keepalive.start(self._keepalive_interval, now=False)
 
     @m.output()
     def deliver(self, record):
@@ -348,16 +393,9 @@ class DilatedConnectionProtocol(Protocol):
         self.transport.loseConnection()
 
     @m.output()
-    def slow_path(self):
-        self._on_record = self._got_record
-        self._on_batch_end = _nothing
-
-    @m.output()
     def stop_timers(self):
-        timers, self._timers = self._timers, []
-        for t in timers:
-            if t.active():
-                t.cancel()
+        if self._keepalive.running:
+            self._keepalive.stop()
 
     @m.output()
     def tell_connector(self):
@@ -367,79 +405,85 @@ class DilatedConnectionProtocol(Protocol):
     def tell_receiver(self):
         self._receiver.connection_lost(self)
 
-    # keepalive ticks: data, not transitions (spec 000 "L3 protocol")
-    def _idle_tick(self):
-        if not self._wrote:
+    # the keepalive tick: data, not transitions (spec 000 "L3 protocol")
+    def _keepalive_tick(self):
+        sent, heard = self._noise.messages_counted()
+        last_sent, last_heard = self._counted
+        if heard != last_heard or self._paused:
+            self._silent_ticks = 0
+        else:
+            self._silent_ticks += 1
+            if self._silent_ticks >= SILENT_TICKS:
+                log.msg(f"Dilation connection {self.description}: nothing heard for "
+                        f"{SILENT_TICKS * self._keepalive_interval:g} s, dropped")
+                self.disconnect()  # stops the LoopingCall (stop_timers)
+                return
+        if sent == last_sent:
             self._write_frame(_IDLE_PING)
-        self._wrote = False
-        self._timers = [t for t in self._timers if t.active()]
-        self._timers.append(self._clock.callLater(KEEPALIVE_INTERVAL, self._idle_tick))
-
-    def _silence_tick(self):
-        self._timers = [t for t in self._timers if t.active()]
-        if not self._heard and not self._paused:
-            log.msg(f"Dilation connection {self.description}: nothing heard for "
-                    f"{SILENCE_TIMEOUT:g} s, dropped")
-            self.disconnect()
-            return
-        self._heard = False
-        self._timers.append(self._clock.callLater(SILENCE_TIMEOUT, self._silence_tick))
+        self._counted = self._noise.messages_counted()
 
     # -- transitions -------------------------------------------------------
 
-    S_unconnected.upon(_connected_direct, enter=S_handshaking, outputs=[send_prologue])
-    S_unconnected.upon(_connected_via_relay, enter=S_relaying, outputs=[send_relay_line])
-    S_unconnected.upon(disconnect, enter=S_closed, outputs=[])
-    S_unconnected.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths = StatePaths(m, {
+        "S_unconnected": _SLOW_PATHS, "S_relaying": _SLOW_PATHS, "S_handshaking": _SLOW_PATHS,
+        "S_want_kcm": _SLOW_PATHS, "S_candidate": _SLOW_PATHS,
+        "S_selected": {"_on_record": lambda s: s._to_receiver,
+                       "_on_batch_end": lambda s: s._batch_to_receiver},
+        "S_disconnecting": _SLOW_PATHS, "S_dropping_l3": _SLOW_PATHS, "S_closed": _SLOW_PATHS,
+    })
 
-    S_relaying.upon(_relay_ok, enter=S_handshaking, outputs=[send_prologue])
-    S_relaying.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_relaying.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_relaying.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_unconnected, _connected_direct, S_handshaking, [send_prologue])
+    _paths.upon(S_unconnected, _connected_via_relay, S_relaying, [send_relay_line])
+    _paths.upon(S_unconnected, disconnect, S_closed, [])
+    _paths.upon(S_unconnected, _lost, S_closed, [tell_connector])
 
-    S_handshaking.upon(_got_handshake, enter=S_want_kcm, outputs=[answer_handshake])
-    S_handshaking.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_handshaking.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_handshaking.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_relaying, _relay_ok, S_handshaking, [send_prologue])
+    _paths.upon(S_relaying, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_relaying, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_relaying, _lost, S_closed, [tell_connector])
 
-    S_want_kcm.upon(_got_kcm, enter=S_candidate, outputs=[offer_if_leader, offer_if_follower])
-    S_want_kcm.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
-    S_want_kcm.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_want_kcm.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_want_kcm.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_handshaking, _got_handshake, S_want_kcm, [answer_handshake])
+    _paths.upon(S_handshaking, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_handshaking, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_handshaking, _lost, S_closed, [tell_connector])
 
-    S_candidate.upon(select, enter=S_selected, outputs=[become_l3])
-    S_candidate.upon(_got_kcm, enter=S_disconnecting, outputs=[complain_kcm, drop])
-    S_candidate.upon(_got_record, enter=S_disconnecting, outputs=[complain_record, drop])
-    S_candidate.upon(_bad, enter=S_disconnecting, outputs=[complain, drop])
-    S_candidate.upon(disconnect, enter=S_disconnecting, outputs=[drop])
-    S_candidate.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_want_kcm, _got_kcm, S_candidate, [offer])
+    _paths.upon(S_want_kcm, _got_record, S_disconnecting, [complain_record, drop])
+    _paths.upon(S_want_kcm, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_want_kcm, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_want_kcm, _lost, S_closed, [tell_connector])
 
-    # (records reach the receiver by the path become_l3 installs; this
+    _paths.upon(S_candidate, select, S_selected, [become_l3])
+    _paths.upon(S_candidate, _got_kcm, S_disconnecting, [complain_kcm, drop])
+    _paths.upon(S_candidate, _got_record, S_disconnecting, [complain_record, drop])
+    _paths.upon(S_candidate, _bad, S_disconnecting, [complain, drop])
+    _paths.upon(S_candidate, disconnect, S_disconnecting, [drop])
+    _paths.upon(S_candidate, _lost, S_closed, [tell_connector])
+
+    # (records reach the receiver by the path of S_selected's row; this
     # transition is the same behaviour for a record delivered otherwise)
-    S_selected.upon(_got_record, enter=S_selected, outputs=[deliver])
-    S_selected.upon(_got_kcm, enter=S_dropping_l3, outputs=[complain_kcm, slow_path, stop_timers,
-                                                            drop])
-    S_selected.upon(_bad, enter=S_dropping_l3, outputs=[complain, slow_path, stop_timers, drop])
-    S_selected.upon(disconnect, enter=S_dropping_l3, outputs=[slow_path, stop_timers, drop])
-    S_selected.upon(_lost, enter=S_closed, outputs=[slow_path, stop_timers, tell_receiver])
+    _paths.upon(S_selected, _got_record, S_selected, [deliver])
+    _paths.upon(S_selected, _got_kcm, S_dropping_l3, [complain_kcm, stop_timers, drop])
+    _paths.upon(S_selected, _bad, S_dropping_l3, [complain, stop_timers, drop])
+    _paths.upon(S_selected, disconnect, S_dropping_l3, [stop_timers, drop])
+    _paths.upon(S_selected, _lost, S_closed, [stop_timers, tell_receiver])
 
     # the L3 dropped by us (keepalive, bad data, Manager): the Manager
     # learns of it when TCP reports the loss
-    S_dropping_l3.upon(_got_record, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_got_kcm, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_bad, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(disconnect, enter=S_dropping_l3, outputs=[])
-    S_dropping_l3.upon(_lost, enter=S_closed, outputs=[tell_receiver])
+    _paths.upon(S_dropping_l3, _got_record, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _got_kcm, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _bad, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, disconnect, S_dropping_l3, [])
+    _paths.upon(S_dropping_l3, _lost, S_closed, [tell_receiver])
 
     # dropped by us: the loss still has to reach whoever holds us
-    S_disconnecting.upon(_got_record, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_got_kcm, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_bad, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(disconnect, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_relay_ok, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_got_handshake, enter=S_disconnecting, outputs=[])
-    S_disconnecting.upon(_lost, enter=S_closed, outputs=[tell_connector])
+    _paths.upon(S_disconnecting, _got_record, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _got_kcm, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _bad, S_disconnecting, [])
+    _paths.upon(S_disconnecting, disconnect, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _relay_ok, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _got_handshake, S_disconnecting, [])
+    _paths.upon(S_disconnecting, _lost, S_closed, [tell_connector])
 
-    S_closed.upon(disconnect, enter=S_closed, outputs=[])
-    S_closed.upon(select, enter=S_closed, outputs=[])
+    _paths.upon(S_closed, disconnect, S_closed, [])
+    _paths.upon(S_closed, select, S_closed, [])

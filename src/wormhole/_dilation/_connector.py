@@ -29,7 +29,7 @@ from .._transit._hints import (
 )
 from .._transit._endpoint_choice import endpoint_for_hint
 from . import _interfaces as I
-from ._connection import DilatedConnectionProtocol
+from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 
 RELAY_DELAY = 2.0  # seconds a relay waits behind direct hints
 DIRECT_PRIORITY = 0.0
@@ -69,7 +69,8 @@ class Connector:
 
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
-                 endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND):
+                 endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND,
+                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
@@ -77,7 +78,8 @@ class Connector:
         (docs/security.md, "Connection attempts"). With ``tor`` (an
         ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
         nothing listens: docs/dilation.md, "Tor". At most ``max_inbound``
-        connections to our listeners are open at once."""
+        connections to our listeners are open at once. Each connection's
+        keepalive ticks every ``keepalive_interval`` seconds (_connection)."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -107,11 +109,13 @@ class Connector:
         self._dialled = {}  # dial key -> failed attempts so far
         self._direct_pending = set()  # direct dials not yet failed or proven
         self._held = None   # the relay candidate the Leader is holding
+        self._keepalive_interval = keepalive_interval
 
     def _build(self, relay_line, description, dial_key=None):
         p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
                                       relay_handshake=relay_line, description=description,
-                                      dial_key=dial_key)
+                                      dial_key=dial_key,
+                                      keepalive_interval=self._keepalive_interval)
         self._protocols.add(p)
         return p
 

@@ -26,6 +26,7 @@ from .._observer import OneShotObserver
 from .._status import ConnectedPeer, DilationStatus, StatusTracker, StoppedPeer
 from .._transit._addresses import configured_addresses, discover_addresses
 from .._transit._hints import parse_relay_locations
+from ._connection import DEFAULT_KEEPALIVE_INTERVAL
 from ._connector import Connector
 from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
@@ -42,8 +43,8 @@ from .manager import (
 
 # the reference 0.24's keepalive when dilate() is given no ping_interval:
 # on by default, so a peer that vanished is noticed (spec 000 "L3 protocol"
-# keepalives)
-DEFAULT_PING_INTERVAL = 30.0
+# keepalives; one mechanism, in _connection)
+DEFAULT_PING_INTERVAL = DEFAULT_KEEPALIVE_INTERVAL
 
 # DILATE-n messages kept until the Manager starts (issue 11, docs/security.md
 # "Dilation"): an honest peer sends its please and a few connection-hints
@@ -171,7 +172,8 @@ class Dilator:
         def make_connector(is_leader, generation, manager):
             return Connector(dilation_key, is_leader, side, self._reactor, self._reactor,
                              manager, relay_hint=opts["relay"], addresses=addresses,
-                             no_listen=opts["no_listen"], tor=self._tor)
+                             no_listen=opts["no_listen"], tor=self._tor,
+                             keepalive_interval=opts["ping_interval"])
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,

@@ -205,6 +205,11 @@ class NoiseSession:
         self._enc, self._enc_n = ChaCha20Poly1305(bytes(enc.k)), enc.n
         self._dec, self._dec_n = ChaCha20Poly1305(bytes(dec.k)), dec.n
 
+    def messages_counted(self):
+        """(Noise messages sent, received) since the handshake: the L3
+        keepalive tells from them whether anything went either way."""
+        return self._enc_n, self._dec_n
+
     def write_handshake(self) -> bytes:
         """Our handshake message, framed."""
         return frame(bytes(self._noise.write_message()))

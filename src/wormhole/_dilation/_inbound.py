@@ -1,7 +1,15 @@
 """L4 inbound (spec 000 "L4 protocol", "Flow Control").
 
 Every OPEN/DATA/CLOSE is ACKed; one whose seqnum we have already seen (a
-resend after reconnection) is ACKed again but not delivered twice. The
+resend after reconnection) is ACKed again but not delivered twice. ACKs
+are cumulative (spec 000 "L4 protocol": an ACK for N retires every seqnum
+up to N), so we send one at the end of a read batch once ``ACK_EVERY``
+bytes of DATA, or any OPEN or CLOSE, arrived since the last: ACKing every
+read cost the sender a wake-up, a decryption and a dispatch per ~100 KiB
+(docs/performance.md, "Dilation"). Up to ``ACK_EVERY`` bytes of a stream
+that goes quiet stay unacknowledged in the peer's queue until more
+arrives or the next connection's first ACK: memory the peer bounds
+anyway, and records it may resend, which we ACK and drop. The
 resend always starts at or before our next seqnum, so "newer than the
 last delivered" is enough for exactly-once, in-order delivery.
 
@@ -32,9 +40,13 @@ from zope.interface import implementer
 
 from . import _interfaces as I
 from ._records import Close, Data, Open
+from ._state_paths import StatePaths
 
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
 DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
+# DATA bytes per ACK; far below what makes an Outbound pause for ACKs
+# (half of its 16 MiB max_unacked), so a peer of ours never waits for one
+ACK_EVERY = 256 * 1024
 # complaints about one connection's records that reach the log: a peer
 # must not be able to fill the operator's disk one bad record at a time
 LOGGED_COMPLAINTS = 10
@@ -80,10 +92,11 @@ class Inbound:
         self._paused = set()
         self._connection = None
         self._ack_due = None
-        # per-record hot path, installed by the machine's attach/detach
-        # outputs: while connected, new records are handled by _accept
-        # without an Automat transition each (docs/dilation.md "Speed")
-        self._on_new = self._got_new
+        self._ack_owed = 0  # DATA bytes (OPEN/CLOSE: ACK_EVERY) since the last ACK
+        # per-record hot path (_on_new), set from the state's row on every
+        # transition (_state_paths): while connected, new records are
+        # handled by _accept without an Automat transition each
+        self._paths.install_initial(self, "S_disconnected_flowing")
 
     def wire(self, outbound, listener):
         self._outbound = I.IOutbound(outbound)
@@ -112,7 +125,7 @@ class Inbound:
 
     def _accept(self, record):
         # spec 000 "L4 protocol": deliver once, then acknowledge. ACKs are
-        # cumulative, so one per batch of records read (end_of_batch)
+        # cumulative, so one per ACK_EVERY bytes at a batch end (end_of_batch)
         self._last_seqnum = record.seqnum
         if isinstance(record, Data):
             sc = self._subchannels.get(record.scid)
@@ -121,9 +134,12 @@ class Inbound:
                 self._complain(f"Dilation: DATA for unknown subchannel {record.scid}")
             else:
                 sc.remote_data(record.data)
+            self._ack_owed += len(record.data)
         elif isinstance(record, Open):
             self._open(record)
+            self._ack_owed += ACK_EVERY
         elif isinstance(record, Close):
+            self._ack_owed += ACK_EVERY
             sc = self._subchannels.get(record.scid)
             if sc is None:
                 self._complain(f"Dilation: CLOSE for unknown subchannel {record.scid}")
@@ -171,8 +187,8 @@ class Inbound:
         return None
 
     def end_of_batch(self):
-        due, self._ack_due = self._ack_due, None
-        if due is not None:
+        if self._ack_due is not None and self._ack_owed >= ACK_EVERY:
+            due, self._ack_due, self._ack_owed = self._ack_due, None, 0
             self._outbound.send_ack(due)
 
     def backlog_added(self, subchannel, nbytes):
@@ -249,7 +265,6 @@ class Inbound:
         self._peer_parity = 0 if connection.is_leader else 1
         self._refused_opens = 0
         self._complaints = 0
-        self._on_new = self._accept
         # tell the peer at once what we already have, so its resend on this
         # new connection skips it (an ACK for an old seqnum is harmless)
         if self._last_seqnum is not None:
@@ -259,8 +274,8 @@ class Inbound:
     def detach(self):
         # an ACK not sent is harmless: the peer resends, we ACK the duplicate
         self._ack_due = None
+        self._ack_owed = 0
         self._connection = None
-        self._on_new = self._got_new
 
     @m.output()
     def refuse(self, record):
@@ -276,21 +291,28 @@ class Inbound:
 
     # -- transitions -------------------------------------------------------
 
-    # new records while connected go to _accept (installed by attach);
+    _paths = StatePaths(m, {
+        "S_disconnected_flowing": {"_on_new": lambda s: s._got_new},
+        "S_disconnected_paused": {"_on_new": lambda s: s._got_new},
+        "S_connected_flowing": {"_on_new": lambda s: s._accept},
+        "S_connected_paused": {"_on_new": lambda s: s._accept},
+    })
+
+    # new records while connected go to _accept (the connected rows);
     # with no connection there is nobody to deliver them
-    S_disconnected_flowing.upon(_got_new, enter=S_disconnected_flowing, outputs=[refuse])
-    S_disconnected_paused.upon(_got_new, enter=S_disconnected_paused, outputs=[refuse])
-    S_disconnected_flowing.upon(use_connection, enter=S_connected_flowing, outputs=[attach])
-    S_disconnected_flowing.upon(_first_paused, enter=S_disconnected_paused, outputs=[])
-    S_disconnected_flowing.upon(stop_using_connection, enter=S_disconnected_flowing, outputs=[])
-    S_disconnected_paused.upon(use_connection, enter=S_connected_paused, outputs=[attach, pause_connection])
-    S_disconnected_paused.upon(_all_resumed, enter=S_disconnected_flowing, outputs=[])
-    S_disconnected_paused.upon(stop_using_connection, enter=S_disconnected_paused, outputs=[])
+    _paths.upon(S_disconnected_flowing, _got_new, S_disconnected_flowing, [refuse])
+    _paths.upon(S_disconnected_paused, _got_new, S_disconnected_paused, [refuse])
+    _paths.upon(S_disconnected_flowing, use_connection, S_connected_flowing, [attach])
+    _paths.upon(S_disconnected_flowing, _first_paused, S_disconnected_paused, [])
+    _paths.upon(S_disconnected_flowing, stop_using_connection, S_disconnected_flowing, [])
+    _paths.upon(S_disconnected_paused, use_connection, S_connected_paused, [attach, pause_connection])
+    _paths.upon(S_disconnected_paused, _all_resumed, S_disconnected_flowing, [])
+    _paths.upon(S_disconnected_paused, stop_using_connection, S_disconnected_paused, [])
 
-    S_connected_flowing.upon(_got_old, enter=S_connected_flowing, outputs=[ack])
-    S_connected_flowing.upon(_first_paused, enter=S_connected_paused, outputs=[pause_connection])
-    S_connected_flowing.upon(stop_using_connection, enter=S_disconnected_flowing, outputs=[detach])
+    _paths.upon(S_connected_flowing, _got_old, S_connected_flowing, [ack])
+    _paths.upon(S_connected_flowing, _first_paused, S_connected_paused, [pause_connection])
+    _paths.upon(S_connected_flowing, stop_using_connection, S_disconnected_flowing, [detach])
 
-    S_connected_paused.upon(_got_old, enter=S_connected_paused, outputs=[ack])
-    S_connected_paused.upon(_all_resumed, enter=S_connected_flowing, outputs=[resume_connection])
-    S_connected_paused.upon(stop_using_connection, enter=S_disconnected_paused, outputs=[detach])
+    _paths.upon(S_connected_paused, _got_old, S_connected_paused, [ack])
+    _paths.upon(S_connected_paused, _all_resumed, S_connected_flowing, [resume_connection])
+    _paths.upon(S_connected_paused, stop_using_connection, S_disconnected_paused, [detach])

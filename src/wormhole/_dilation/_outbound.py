@@ -33,6 +33,7 @@ from zope.interface import implementer
 
 from . import _interfaces as I
 from ._records import Ack, Close, Data, Open, data_unchecked
+from ._state_paths import StatePaths
 
 DEFAULT_MAX_UNACKED = 16 * 1024 * 1024
 # what a queued record costs beyond its payload: the Python objects
@@ -71,12 +72,18 @@ class Outbound:
         self._pause_reasons = {_L3}
         self._max_unacked = max_unacked
         self._unacked = 0   # the cost of self._queue
-        # installed by the machine: the connection's send_record while we
-        # are caught up (flowing or paused), None while disconnected or
-        # resending (then new records only queue, behind the resend)
-        self._send_now = None
         self._resend_index = 0     # next queue position to resend
-        self._transport_full = False
+        # _send_now: the connection's send_record while we are caught up
+        # (flowing or paused), None while disconnected or resending (then
+        # new records only queue, behind the resend); _transport_full: the
+        # transport has paused us (or there is none). Both set from the
+        # state's row on every transition (_state_paths).
+        self._paths.install_initial(self, "S_disconnected")
+        # the transport calls these once per buffer-full cycle (thousands
+        # per GiB), and Automat builds a new bound input (wraps, a copied
+        # code object) on every attribute access: bound once here instead
+        self.pauseProducing = self.pauseProducing
+        self.resumeProducing = self.resumeProducing
 
     # -- public, validated, routed to inputs --------------------------------
 
@@ -188,7 +195,6 @@ class Outbound:
     def attach(self, connection):
         self._connection = I.IL3Connection(connection)
         self._resend_index = 0
-        self._transport_full = False
         # the transport pauses us when its buffer is full ("Flow Control")
         self._connection.register_producer(self)
 
@@ -196,15 +202,6 @@ class Outbound:
     def detach(self):
         self._connection.unregister_producer()
         self._connection = None
-        self._send_now = None
-
-    @m.output()
-    def mark_full(self):
-        self._transport_full = True
-
-    @m.output()
-    def mark_room(self):
-        self._transport_full = False
 
     @m.output()
     def resend_some(self):
@@ -216,13 +213,9 @@ class Outbound:
         while not self._transport_full and self._resend_index < len(q):
             record = q[self._resend_index]
             self._resend_index += 1
-            c.send_record(record)  # may pause us (mark_full) synchronously
+            c.send_record(record)  # may pause us (S_resending_paused) synchronously
         if self._resend_index >= len(q) and self._connection is c:
             self._resent_all()
-
-    @m.output()
-    def caught_up(self):
-        self._send_now = self._connection.send_record
 
     @m.output()
     def pause_all(self):
@@ -258,43 +251,53 @@ class Outbound:
 
     # -- transitions -------------------------------------------------------
 
-    S_disconnected.upon(use_connection, enter=S_resending, outputs=[attach, resend_some])
-    S_disconnected.upon(pauseProducing, enter=S_disconnected, outputs=[])
-    S_disconnected.upon(resumeProducing, enter=S_disconnected, outputs=[])
-    S_disconnected.upon(stopProducing, enter=S_disconnected, outputs=[])
-    S_disconnected.upon(subchannel_opened, enter=S_disconnected, outputs=[add])
-    S_disconnected.upon(subchannel_closed, enter=S_disconnected, outputs=[remove])
+    _paths = StatePaths(m, {
+        "S_disconnected": {"_send_now": lambda s: None, "_transport_full": lambda s: True},
+        "S_resending": {"_send_now": lambda s: None, "_transport_full": lambda s: False},
+        "S_resending_paused": {"_send_now": lambda s: None, "_transport_full": lambda s: True},
+        "S_flowing": {"_send_now": lambda s: s._connection.send_record,
+                      "_transport_full": lambda s: False},
+        "S_paused": {"_send_now": lambda s: s._connection.send_record,
+                     "_transport_full": lambda s: True},
+    })
+
+    _paths.upon(S_disconnected, use_connection, S_resending, [attach, resend_some])
+    _paths.upon(S_disconnected, pauseProducing, S_disconnected, [])
+    _paths.upon(S_disconnected, resumeProducing, S_disconnected, [])
+    _paths.upon(S_disconnected, stopProducing, S_disconnected, [])
+    _paths.upon(S_disconnected, subchannel_opened, S_disconnected, [add])
+    _paths.upon(S_disconnected, subchannel_closed, S_disconnected, [remove])
 
     # subchannels stay paused while the queue is resent
-    S_resending.upon(_resent_all, enter=S_flowing, outputs=[caught_up, resume_all])
-    S_resending.upon(pauseProducing, enter=S_resending_paused, outputs=[mark_full])
-    S_resending.upon(resumeProducing, enter=S_resending, outputs=[])
-    S_resending.upon(stopProducing, enter=S_resending, outputs=[])
-    S_resending.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
-    S_resending.upon(subchannel_opened, enter=S_resending, outputs=[add])
-    S_resending.upon(subchannel_closed, enter=S_resending, outputs=[remove])
+    _paths.upon(S_resending, _resent_all, S_flowing, [resume_all])
+    _paths.upon(S_resending, pauseProducing, S_resending_paused, [])
+    _paths.upon(S_resending, resumeProducing, S_resending, [])
+    _paths.upon(S_resending, stopProducing, S_resending, [])
+    _paths.upon(S_resending, stop_using_connection, S_disconnected, [detach])
+    _paths.upon(S_resending, subchannel_opened, S_resending, [add])
+    _paths.upon(S_resending, subchannel_closed, S_resending, [remove])
 
-    S_resending_paused.upon(resumeProducing, enter=S_resending, outputs=[mark_room, resend_some])
+    _paths.upon(S_resending_paused, resumeProducing, S_resending, [resend_some])
     # the last resent record filled the transport: caught up, but full
-    S_resending_paused.upon(_resent_all, enter=S_paused, outputs=[caught_up])
-    S_resending_paused.upon(pauseProducing, enter=S_resending_paused, outputs=[])
-    S_resending_paused.upon(stopProducing, enter=S_resending_paused, outputs=[])
-    S_resending_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
-    S_resending_paused.upon(subchannel_opened, enter=S_resending_paused, outputs=[add])
-    S_resending_paused.upon(subchannel_closed, enter=S_resending_paused, outputs=[remove])
+    _paths.upon(S_resending_paused, _resent_all, S_paused, [])
+    _paths.upon(S_resending_paused, pauseProducing, S_resending_paused, [])
+    _paths.upon(S_resending_paused, stopProducing, S_resending_paused, [])
+    _paths.upon(S_resending_paused, stop_using_connection, S_disconnected, [detach])
+    _paths.upon(S_resending_paused, subchannel_opened, S_resending_paused, [add])
+    _paths.upon(S_resending_paused, subchannel_closed, S_resending_paused, [remove])
 
-    S_flowing.upon(stop_using_connection, enter=S_disconnected, outputs=[detach, pause_all])
-    S_flowing.upon(pauseProducing, enter=S_paused, outputs=[pause_all])
-    S_flowing.upon(resumeProducing, enter=S_flowing, outputs=[])
-    S_flowing.upon(stopProducing, enter=S_flowing, outputs=[])
-    S_flowing.upon(subchannel_opened, enter=S_flowing, outputs=[add])
-    S_flowing.upon(subchannel_closed, enter=S_flowing, outputs=[remove])
+    _paths.upon(S_flowing, stop_using_connection, S_disconnected, [detach, pause_all])
+    _paths.upon(S_flowing, pauseProducing, S_paused, [pause_all])
+    _paths.upon(S_flowing, resumeProducing, S_flowing, [])
+    _paths.upon(S_flowing, stopProducing, S_flowing, [])
+    _paths.upon(S_flowing, subchannel_opened, S_flowing, [add])
+    _paths.upon(S_flowing, subchannel_closed, S_flowing, [remove])
 
     # paused: the transport still takes writes (it buffers); subchannels
     # are asked to stop, and a record they still write is sent, not lost
-    S_paused.upon(stop_using_connection, enter=S_disconnected, outputs=[detach])
-    S_paused.upon(pauseProducing, enter=S_paused, outputs=[])
-    S_paused.upon(resumeProducing, enter=S_flowing, outputs=[resume_all])
-    S_paused.upon(stopProducing, enter=S_paused, outputs=[])
-    S_paused.upon(subchannel_opened, enter=S_paused, outputs=[add])
-    S_paused.upon(subchannel_closed, enter=S_paused, outputs=[remove])
+    _paths.upon(S_paused, stop_using_connection, S_disconnected, [detach])
+    _paths.upon(S_paused, pauseProducing, S_paused, [])
+    _paths.upon(S_paused, resumeProducing, S_flowing, [resume_all])
+    _paths.upon(S_paused, stopProducing, S_paused, [])
+    _paths.upon(S_paused, subchannel_opened, S_paused, [add])
+    _paths.upon(S_paused, subchannel_closed, S_paused, [remove])

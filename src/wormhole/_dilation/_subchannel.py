@@ -26,8 +26,12 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from ._state_paths import StatePaths
 
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
+# the per-message paths of the states that are not "open"/"closing":
+# writes and inbound DATA go through the machine's inputs
+_SLOW_PATHS = {"_on_write": lambda s: s._write, "_on_data": lambda s: s._remote_data}
 
 
 class AlreadyClosedError(Exception):
@@ -63,11 +67,11 @@ class SubChannel:
         self._producer = None
         self._streaming = True
         self._l4_paused = False
-        # per-message hot paths, installed and removed by the machine's
-        # outputs: in "open" a write goes straight to L4 and inbound data
-        # straight to the protocol, without an Automat transition each
-        self._on_write = self._write
-        self._on_data = self._remote_data
+        # per-message hot paths (_on_write, _on_data), set from the
+        # state's row on every transition (_state_paths): in "open" a write
+        # goes straight to L4 and inbound data straight to the protocol,
+        # without an Automat transition each
+        self._paths.install_initial(self, "S_unattached")
 
     # -- ITransport --------------------------------------------------------
 
@@ -111,6 +115,9 @@ class SubChannel:
 
     def remote_data(self, data):
         self._on_data(data)
+
+    def _deliver_data(self, data):
+        self._protocol.dataReceived(data)
 
     def _send_fast(self, data):
         self._outbound.send_data(self._scid, data)
@@ -183,20 +190,6 @@ class SubChannel:
     def abandon(self): pass
 
     # -- outputs -----------------------------------------------------------
-
-    @m.output()
-    def fast_paths(self, protocol):
-        self._on_write = self._send_fast
-        self._on_data = protocol.dataReceived
-
-    @m.output()
-    def slow_write(self):
-        self._on_write = self._write
-
-    @m.output()
-    def slow_paths(self):
-        self._on_write = self._write
-        self._on_data = self._remote_data
 
     @m.output()
     def set_protocol(self, protocol):
@@ -280,38 +273,46 @@ class SubChannel:
 
     # -- transitions -------------------------------------------------------
 
-    # an inbound OPEN whose listener has not listened yet: keep its data
-    S_unattached.upon(attach, enter=S_open, outputs=[fast_paths, set_protocol, deliver_pending])
-    S_unattached.upon(_remote_data, enter=S_unattached, outputs=[keep])
-    S_unattached.upon(remote_close, enter=S_unattached_closed,
-                      outputs=[send_close, forget, count_waiting])
-    S_unattached_closed.upon(attach, enter=S_closed,
-                             outputs=[set_protocol, deliver_pending, release_waiting,
-                                      connection_lost])
+    _paths = StatePaths(m, {
+        "S_unattached": _SLOW_PATHS,
+        "S_unattached_closed": _SLOW_PATHS,
+        "S_open": {"_on_write": lambda s: s._send_fast, "_on_data": lambda s: s._deliver_data},
+        # spec 000: data queued before the peer saw our CLOSE is still delivered
+        "S_closing": {"_on_write": lambda s: s._write, "_on_data": lambda s: s._deliver_data},
+        "S_closed": _SLOW_PATHS,
+    })
 
-    # in "open", writes and inbound DATA take the paths fast_paths installed
-    # (the same behaviour as these two transitions)
-    S_open.upon(_remote_data, enter=S_open, outputs=[deliver])
-    S_open.upon(_write, enter=S_open, outputs=[send_data])
-    S_open.upon(loseConnection, enter=S_closing, outputs=[slow_write, send_close])
-    S_open.upon(remote_close, enter=S_closed,
-                outputs=[slow_paths, send_close, forget, connection_lost])
+    # an inbound OPEN whose listener has not listened yet: keep its data
+    _paths.upon(S_unattached, attach, S_open, [set_protocol, deliver_pending])
+    _paths.upon(S_unattached, _remote_data, S_unattached, [keep])
+    _paths.upon(S_unattached, remote_close, S_unattached_closed,
+                [send_close, forget, count_waiting])
+    _paths.upon(S_unattached_closed, attach, S_closed,
+                [set_protocol, deliver_pending, release_waiting, connection_lost])
+
+    # in "open", writes and inbound DATA take the paths of its row (the
+    # same behaviour as these two transitions)
+    _paths.upon(S_open, _remote_data, S_open, [deliver])
+    _paths.upon(S_open, _write, S_open, [send_data])
+    _paths.upon(S_open, loseConnection, S_closing, [send_close])
+    _paths.upon(S_open, remote_close, S_closed,
+                [send_close, forget, connection_lost])
 
     # spec 000: data queued before the peer saw our CLOSE is still delivered
-    S_closing.upon(_remote_data, enter=S_closing, outputs=[deliver])
-    S_closing.upon(_write, enter=S_closing, outputs=[refuse_write])
-    S_closing.upon(loseConnection, enter=S_closing, outputs=[])
-    S_closing.upon(remote_close, enter=S_closed, outputs=[slow_paths, forget, connection_lost])
+    _paths.upon(S_closing, _remote_data, S_closing, [deliver])
+    _paths.upon(S_closing, _write, S_closing, [refuse_write])
+    _paths.upon(S_closing, loseConnection, S_closing, [])
+    _paths.upon(S_closing, remote_close, S_closed, [forget, connection_lost])
 
-    S_closed.upon(_remote_data, enter=S_closed, outputs=[drop])
-    S_closed.upon(_write, enter=S_closed, outputs=[refuse_write])
-    S_closed.upon(loseConnection, enter=S_closed, outputs=[])
-    S_closed.upon(remote_close, enter=S_closed, outputs=[])
+    _paths.upon(S_closed, _remote_data, S_closed, [drop])
+    _paths.upon(S_closed, _write, S_closed, [refuse_write])
+    _paths.upon(S_closed, loseConnection, S_closed, [])
+    _paths.upon(S_closed, remote_close, S_closed, [])
 
     # the wormhole is closing (spec 000 "L5 subchannels": subchannels end
     # when the wormhole does): no CLOSE handshake, the connection is gone
-    S_unattached.upon(abandon, enter=S_closed, outputs=[release_backlog, forget_quietly])
-    S_unattached_closed.upon(abandon, enter=S_closed, outputs=[release_waiting])
-    S_open.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
-    S_closing.upon(abandon, enter=S_closed, outputs=[slow_paths, forget_quietly, connection_lost])
-    S_closed.upon(abandon, enter=S_closed, outputs=[])
+    _paths.upon(S_unattached, abandon, S_closed, [release_backlog, forget_quietly])
+    _paths.upon(S_unattached_closed, abandon, S_closed, [release_waiting])
+    _paths.upon(S_open, abandon, S_closed, [forget_quietly, connection_lost])
+    _paths.upon(S_closing, abandon, S_closed, [forget_quietly, connection_lost])
+    _paths.upon(S_closed, abandon, S_closed, [])

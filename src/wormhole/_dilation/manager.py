@@ -14,7 +14,7 @@ The module path is public: applications written for the reference import
 import os
 
 import attr
-from automat import MethodicalMachine
+from automat import MethodicalMachine, NoTransition
 from twisted.python import log
 from zope.interface import implementer
 
@@ -110,18 +110,16 @@ class Manager:
 
     def __init__(self, side, use_version, send_dilate, inbound, outbound, registry,
                  make_connector, clock=None, on_status=None, ping_interval=None,
-                 entropy=os.urandom, on_hints=None):
+                 on_hints=None):
         self._side = side
         self._clock = clock
-        # dilate(ping_interval=P), as the reference 0.24 behaves on the
-        # wire: the Leader sends a PING (random 4-byte id) every P seconds
-        # and drops the connection (so reconnects) when the previous PING
-        # got no PONG by the next tick
+        # dilate(ping_interval=P): the L3 connection's keepalive runs every
+        # P seconds and drops a peer silent for 2 P (_connection); here it
+        # only dates a connection's expected expiry for the status
         self._ping_interval = ping_interval
-        self._entropy = entropy
-        self._ping_timer = None
-        self._ping_outstanding = None
-        self._pings_answered = 0  # for tests and debugging
+        # PONGs that answered no send_ping() (the L3 keepalive's): counted
+        # for tests and debugging
+        self._pings_answered = 0
         # on_status(generation, peer_connection): UX only (spec 000
         # "Initiating Dilation", DilationStatus)
         self._on_status = on_status or (lambda generation, peer: None)
@@ -132,11 +130,12 @@ class Manager:
         self._inbound = I.IInbound(inbound)
         self._outbound = I.IOutbound(outbound)
         self._registry = registry
-        self._make_connector = make_connector  # f(is_leader, generation, manager)
+        # f(is_leader, generation, manager); the role comes from the state
+        # whose output calls it (start_leader_connector, ...)
+        self._make_connector = make_connector
         self._connector = None
         self._connection = None
         self._generation = 0
-        self._is_leader = None
         self._pongs = {}
 
     # -- public, validated, routed to inputs --------------------------------
@@ -148,6 +147,18 @@ class Manager:
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.msg(f"Dilation: unparseable DILATE message ignored: {e!r}")
             return
+        try:
+            self._route(kind, msg)
+        except NoTransition as e:
+            if e.symbol not in self._PEER_INPUTS:
+                raise  # a machine further down has a bug: not the peer's fault
+            # a message that has no transition in our state breaks spec 000's
+            # order (a please after the roles are set, reconnect to a
+            # Leader, reconnecting to a Leader that asked for nothing): the
+            # peer's protocol error, said and dropped, never our crash
+            log.msg(f"Dilation: the peer's {kind!r} message is out of order, ignored: {e}")
+
+    def _route(self, kind, msg):
         if kind == "please":
             side = msg.get("side")
             if not isinstance(side, str) or side == self._side:
@@ -179,14 +190,13 @@ class Manager:
         elif isinstance(record, Ping):
             connection.send_record(Pong(record.ping_id))
         elif isinstance(record, Pong):
-            if record.ping_id == self._ping_outstanding:
-                self._ping_outstanding = None
-                self._pings_answered += 1
             waiting = self._pongs.pop(record.ping_id, None)
-            if waiting is not None:
-                on_pong, sent_at = waiting
-                if on_pong is not None:
-                    on_pong(self._now() - sent_at)
+            if waiting is None:
+                self._pings_answered += 1  # the L3 keepalive's PING
+                return
+            on_pong, sent_at = waiting
+            if on_pong is not None:
+                on_pong(self._now() - sent_at)
         elif isinstance(record, Ack):
             self._outbound.handle_ack(record.resp_seqnum)
         else:
@@ -263,6 +273,10 @@ class Manager:
     @m.input()
     def _rx_reconnecting(self): pass
 
+    # the inputs a peer's DILATE message drives (got_dilate)
+    _PEER_INPUTS = (_rx_please_we_lead, _rx_please_they_lead, _rx_hints, _rx_reconnect,
+                    _rx_reconnecting)
+
     @m.input()
     def connector_connection_made(self, connection): pass
 
@@ -282,7 +296,6 @@ class Manager:
     @m.output()
     def be_leader(self, use_version):
         # spec 000: the Leader's use-version wins; ours is the one we sent
-        self._is_leader = True
         self._registry.set_role(True)
 
     @m.output()
@@ -291,23 +304,29 @@ class Manager:
             # an honest Leader never does this (it knew our can-dilate)
             log.msg(f"Dilation: Leader chose version {use_version!r} we lack; "
                     f"continuing with {self._use_version!r}")
-        self._is_leader = False
         self._registry.set_role(False)
 
     def _now(self):
         return self._clock.seconds() if self._clock is not None else 0.0
 
-    @m.output()
-    def start_connector(self):
+    def _start_connector(self, is_leader):
         self._generation += 1
         self._on_status(self._generation, ConnectingPeer(self._now()))
-        self._connector = self._make_connector(self._is_leader, self._generation, self)
+        self._connector = self._make_connector(is_leader, self._generation, self)
         self._connector.start()
 
     @m.output()
+    def start_leader_connector(self):
+        self._start_connector(True)
+
+    @m.output()
+    def start_follower_connector(self):
+        self._start_connector(False)
+
+    @m.output()
     def report_connected(self, connection):
-        # expires_at: with keepalives, a peer silent for two intervals is
-        # presumed gone (the reference's estimate)
+        # expires_at: the L3 keepalive drops a peer silent for two
+        # intervals (the reference's estimate too)
         expires = None
         if self._ping_interval:
             expires = self._now() + 2 * self._ping_interval
@@ -335,27 +354,8 @@ class Manager:
         self._connection = connection
         self._outbound.use_connection(connection)
         self._inbound.use_connection(connection)
-        if self._is_leader and self._ping_interval and self._clock is not None:
-            self._ping_outstanding = None
-            self._ping_timer = self._clock.callLater(self._ping_interval, self._ping_tick)
-
-    def _ping_tick(self):
-        self._ping_timer = None
-        c = self._connection
-        if c is None:
-            return
-        if self._ping_outstanding is not None:
-            log.msg("Dilation: no PONG within ping_interval; dropping the connection")
-            c.disconnect()  # its loss makes us reconnect
-            return
-        self._ping_outstanding = self._entropy(4)
-        c.send_record(Ping(self._ping_outstanding))
-        self._ping_timer = self._clock.callLater(self._ping_interval, self._ping_tick)
 
     def _detach(self):
-        if self._ping_timer is not None and self._ping_timer.active():
-            self._ping_timer.cancel()
-        self._ping_timer = None
         c, self._connection = self._connection, None
         self._outbound.stop_using_connection()
         self._inbound.stop_using_connection()
@@ -378,14 +378,20 @@ class Manager:
         self._send_dilate({"type": "reconnecting"})
 
     # -- transitions -------------------------------------------------------
+    #
+    # Every (state, input) pair below is deliberate; any other raises
+    # automat's NoTransition. Inputs from the peer's DILATE messages that
+    # have no transition are the peer's protocol error (got_dilate logs and
+    # drops them); our own inputs (start, stop, the Connector's and the
+    # connection's reports) never arrive where they have none.
 
     S0_idle.upon(start, enter=S1_wanting, outputs=[send_please])
     S0_idle.upon(stop, enter=S9_stopped, outputs=[])
 
     S1_wanting.upon(_rx_please_we_lead, enter=S2_leader_connecting,
-                    outputs=[be_leader, start_connector])
+                    outputs=[be_leader, start_leader_connector])
     S1_wanting.upon(_rx_please_they_lead, enter=S2_follower_connecting,
-                    outputs=[be_follower, start_connector])
+                    outputs=[be_follower, start_follower_connector])
     S1_wanting.upon(stop, enter=S9_stopped, outputs=[])
 
     S2_leader_connecting.upon(_rx_hints, enter=S2_leader_connecting, outputs=[hints_to_connector])
@@ -393,6 +399,8 @@ class Manager:
                               outputs=[use_connection, report_connected])
     S2_leader_connecting.upon(stop, enter=S9_stopped, outputs=[stop_connector])
 
+    # late: hints the peer sent for this generation before it heard of
+    # the selection (spec 000 sends hints as they are found); none needed
     S3_leader_connected.upon(_rx_hints, enter=S3_leader_connected, outputs=[])
     # spec 000: the Leader alone decides a connection is gone and asks
     # for the next generation; it waits for "reconnecting" before dialling
@@ -401,9 +409,12 @@ class Manager:
                                       report_reconnecting])
     S3_leader_connected.upon(stop, enter=S9_stopped, outputs=[stop_connector, drop_connection])
 
+    # late: hints of the generation that just ended, sent before the
+    # Follower read our reconnect; the next generation's connector will
+    # get the new ones
     S4_leader_flushing.upon(_rx_hints, enter=S4_leader_flushing, outputs=[])
     S4_leader_flushing.upon(_rx_reconnecting, enter=S2_leader_connecting,
-                            outputs=[start_connector])
+                            outputs=[start_leader_connector])
     S4_leader_flushing.upon(stop, enter=S9_stopped, outputs=[])
 
     # the Follower stays "connecting" until the Leader's reconnect, even
@@ -413,34 +424,27 @@ class Manager:
     S2_follower_connecting.upon(connector_connection_made, enter=S3_follower_connected,
                                 outputs=[use_connection, report_connected])
     S2_follower_connecting.upon(_rx_reconnect, enter=S2_follower_connecting,
-                                outputs=[stop_connector, send_reconnecting, start_connector])
+                                outputs=[stop_connector, send_reconnecting,
+                                         start_follower_connector])
     S2_follower_connecting.upon(stop, enter=S9_stopped, outputs=[stop_connector])
 
+    # late: as for the Leader, hints sent before the peer saw the selection
     S3_follower_connected.upon(_rx_hints, enter=S3_follower_connected, outputs=[])
     S3_follower_connected.upon(_l3_lost, enter=S2_follower_connecting,
                                outputs=[stop_using_connection, report_reconnecting])
     S3_follower_connected.upon(_rx_reconnect, enter=S2_follower_connecting,
                                outputs=[drop_connection, stop_connector, send_reconnecting,
-                                        start_connector])
+                                        start_follower_connector])
     S3_follower_connected.upon(stop, enter=S9_stopped, outputs=[stop_connector, drop_connection])
 
+    # late, after stop(): the peer does not know we stopped, so any of its
+    # DILATE messages may still be in the mailbox (the wormhole closes
+    # after us); our own Connector and connection were stopped and
+    # detached by stop(), so they report nothing more
     S9_stopped.upon(_rx_hints, enter=S9_stopped, outputs=[])
     S9_stopped.upon(_rx_please_we_lead, enter=S9_stopped, outputs=[])
     S9_stopped.upon(_rx_please_they_lead, enter=S9_stopped, outputs=[])
     S9_stopped.upon(_rx_reconnect, enter=S9_stopped, outputs=[])
     S9_stopped.upon(_rx_reconnecting, enter=S9_stopped, outputs=[])
-    S9_stopped.upon(connector_connection_made, enter=S9_stopped, outputs=[])
-    S9_stopped.upon(_l3_lost, enter=S9_stopped, outputs=[])
+    # stop() twice: the wormhole's close and the application's (idempotent)
     S9_stopped.upon(stop, enter=S9_stopped, outputs=[])
-
-    # messages that do not belong in a state (a confused or replayed peer)
-    # are ignored rather than crashing the wormhole
-    for _s in (S1_wanting, S2_leader_connecting, S3_leader_connected, S4_leader_flushing,
-               S2_follower_connecting, S3_follower_connected):
-        for _i in (_rx_please_we_lead, _rx_please_they_lead, _rx_reconnect, _rx_reconnecting,
-                   _rx_hints, _l3_lost, connector_connection_made):
-            try:
-                _s.upon(_i, enter=_s, outputs=[])
-            except ValueError:
-                pass  # already has a real transition
-    del _s, _i
