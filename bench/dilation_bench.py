@@ -7,7 +7,14 @@ server (and our Transit relay for relay-only), in a loopback-only network
 namespace (re-executes itself under ``unshare -n``; needs root), because the
 reference listens on and advertises every local address.
 
-  .venv/bin/python bench/dilation_bench.py [--size-mib 1024] [--rounds 1] [--markdown]
+  .venv/bin/python bench/dilation_bench.py [--size-mib 1024] [--rounds 1] [--markdown] [--floor]
+
+``--floor`` measures what Dilation's one subchannel cannot do without on
+this machine (ChaCha20-Poly1305 sealing on the sender, opening on the
+receiver, for every 64 KiB record, and loopback TCP's copies, in this
+process, bench/_floor.py) and prints the highest throughput any
+implementation could reach with each side on a core of its own, and its
+ratio to the reference's measured one-direct throughput.
 
 One machine-readable line per figure:
   dilation impl=ours scenario=one-direct mib=1024 mib_per_s=... send_cpu_s_per_gib=...
@@ -22,6 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _floor  # noqa: E402
 import _netns  # noqa: E402
 from _ports import wait_listening  # noqa: E402
 
@@ -128,6 +136,20 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
             "send_sys_s_per_gib": s["sys_s"] / gib, "recv_sys_s_per_gib": r["sys_s"] / gib}
 
 
+def print_floor(ref):
+    seal, open_ = _floor.chacha20poly1305()
+    total = 512 * 2 ** 20
+    tcp = _floor.loopback_tcp_per_gib()
+    send = _floor.per_gib(seal, _floor.memory_chunks(), total) + tcp / 2
+    recv = _floor.per_gib(lambda _c: open_(), _floor.memory_chunks(), total) + tcp / 2
+    ceiling = 1024 / max(send, recv)
+    line = (f"floor send_cpu_s_per_gib={send:.2f} recv_cpu_s_per_gib={recv:.2f} "
+            f"(of which loopback TCP {tcp / 2:.2f} each) ceiling_mib_per_s={ceiling:.0f}")
+    if ref is not None:
+        line += f" ceiling_ratio_to_ref={ceiling / ref['mib_per_s']:.2f}"
+    print(line, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mib", type=int, default=1024)
@@ -137,6 +159,8 @@ def main():
     ap.add_argument("--cuts", type=int, default=0,
                     help="also measure recovery after this many cuts (relay-only, via a proxy)")
     ap.add_argument("--scenarios", default=",".join(n for n, _, _ in SCENARIOS))
+    ap.add_argument("--floor", action="store_true",
+                    help="the least CPU per GiB each side needs, and the ceiling it sets")
     args = ap.parse_args()
     _netns.reexec_in_namespace(__file__, "DILATION_BENCH_NETNS")
     size = args.size_mib * 2 ** 20
@@ -175,6 +199,8 @@ def main():
         for p in procs:
             p.terminate()
             p.wait()
+    if args.floor:
+        print_floor(results.get(("one-direct", "ref")))
     if args.markdown:
         keys = ["mib_per_s", "send_cpu_s_per_gib", "recv_cpu_s_per_gib", "send_sys_s_per_gib",
                 "recv_sys_s_per_gib", "send_rss_mib", "recv_rss_mib"]

@@ -47,6 +47,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _floor  # noqa: E402
 import _netns  # noqa: E402
 import transfer_bench as tb  # noqa: E402
 
@@ -110,77 +111,29 @@ def make_file(size, workdir):
     return dst
 
 
-_RECORD = 65535  # transfer-v2's largest data payload (spec: 65536 with the kind byte)
-
-
-def _per_gib(fn, src, mib):
-    """CPU seconds per GiB of ``fn(chunk)`` over ``mib`` MiB of ``src``."""
-    t0 = time.process_time()
-    done = 0
-    with open(src, "rb", buffering=0) as f:
-        while done < mib * 2 ** 20:
-            chunk = f.read(_RECORD)
-            if not chunk:
-                f.seek(0)
-                continue
-            fn(chunk)
-            done += len(chunk)
-    return (time.process_time() - t0) * 2 ** 30 / done
-
-
-def _loopback_copy_per_gib(mib):
-    """CPU seconds per GiB that loopback TCP costs both ends together."""
-    import socket
-    import threading
-    server = socket.create_server(("127.0.0.1", 0))
-    a = socket.create_connection(server.getsockname())
-    b, _ = server.accept()
-    block, total = bytes(1 << 20), mib * 2 ** 20
-
-    def drain():
-        left = total
-        while left:
-            left -= len(b.recv(1 << 20))
-    t = threading.Thread(target=drain)
-    t0 = time.process_time()
-    t.start()
-    for _ in range(mib):
-        a.sendall(block)
-    t.join()
-    spent = time.process_time() - t0
-    for sock in (a, b, server):
-        sock.close()
-    return spent * 1024 / mib
-
-
 def floor(src, workdir, mib=512):
-    """Per-GiB CPU of the prescribed work of each protocol, one side at a time."""
-    import hashlib
-    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-    from nacl.secret import SecretBox
-    chacha, box = ChaCha20Poly1305(os.urandom(32)), SecretBox(os.urandom(32))
-    nonce12, nonce24 = bytes(12), bytes(24)
-    sealed_chacha = chacha.encrypt(nonce12, os.urandom(_RECORD), None)
-    sealed_box = box.encrypt(os.urandom(_RECORD), nonce24).ciphertext
+    """Per-GiB CPU of the prescribed work of each protocol, one side at a
+    time: the sender reads, hashes and seals every record, the receiver
+    opens, hashes and writes it."""
     out_path = os.path.join(workdir, f"xferv2bench-floor-{os.getpid()}")
+    total = mib * 2 ** 20
     result = {}
-    for proto, hasher, seal, open_ in (
-            ("v2", lambda: hashlib.blake2b(digest_size=32),
-             lambda c: chacha.encrypt(nonce12, c, None),
-             lambda: chacha.decrypt(nonce12, sealed_chacha, None)),
-            ("classic", hashlib.sha256, lambda c: box.encrypt(c, nonce24),
-             lambda: box.decrypt(sealed_box, nonce24))):
+    for proto, hasher, aead in (("v2", lambda: hashlib.blake2b(digest_size=32),
+                                 _floor.chacha20poly1305),
+                                ("classic", hashlib.sha256, _floor.secretbox)):
+        seal, open_ = aead()
         h = hasher()
-        result[f"{proto}_send"] = _per_gib(lambda c: (h.update(c), seal(c)), src, mib)
+        result[f"{proto}_send"] = _floor.per_gib(lambda c: (h.update(c), seal(c)),
+                                                 _floor.file_chunks(src), total)
         h = hasher()
         with open(out_path, "wb", buffering=0) as out:
-            def receive(_c, out=out, h=h):
+            def receive(_chunk, out=out, h=h):
                 plain = open_()
                 h.update(plain)
                 out.write(plain)
-            result[f"{proto}_recv"] = _per_gib(receive, src, mib)
+            result[f"{proto}_recv"] = _floor.per_gib(receive, _floor.file_chunks(src), total)
         os.unlink(out_path)
-    result["loopback_tcp"] = _loopback_copy_per_gib(mib)
+    result["loopback_tcp"] = _floor.loopback_tcp_per_gib(mib)
     return result
 
 
