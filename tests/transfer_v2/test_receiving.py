@@ -242,7 +242,7 @@ class Resuming(unittest.TestCase):
         self.interrupted_at(4000)
         r, events, results = self.receiver()
         sink = self.sink()
-        self.assertEqual(sink.resume[0], 4000)
+        self.assertEqual((sink.resume.offset, sink.resume.bytes), (4000, 4000))
         r.accept(sink)
         self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))

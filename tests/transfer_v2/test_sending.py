@@ -6,7 +6,7 @@ from twisted.trial import unittest
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._sending import (AcknowledgeMismatch, OfferLost, OfferRejected,
                                            OfferResult, OfferSender)
-from wormhole.transfer_v2._source import SourceChanged
+from wormhole.transfer_v2._source import FROM_START, ResumePoint, SourceChanged
 
 H1, H2 = b"\x01" * 32, b"\x02" * 32
 OFFER = M.DirectoryOffer("d", 5, [["a"], ["b"]])
@@ -150,12 +150,18 @@ class ResumingSender(unittest.TestCase):
         self.prefix.update(b"abcd")
         self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
-                             self.results.append,
-                             lambda n: self.prefix.copy() if n == 4 else None)
+                             self.results.append, self._resume_point)
         self.s.connected()
 
-    def _stream(self, offset=0, hasher=None):
-        self.streams.append((offset, hasher and hasher.copy().digest()))
+    def _resume_point(self, accept):
+        # _source.resume_point's contract (its own test is in test_source)
+        if (accept.resume_offset, accept.resume_hash) == (4, self.prefix.digest()):
+            return ResumePoint(0, 4, self.prefix.copy(), 4), None
+        return FROM_START, "not ours"
+
+    def _stream(self, resume=None):
+        self.streams.append((resume.offset, resume.hasher and resume.hasher.copy().digest())
+                            if resume else (0, None))
         return FakeStreamer(self.events)
 
     def test_matching_prefix(self):
@@ -168,6 +174,7 @@ class ResumingSender(unittest.TestCase):
         self.s.all_sent()
         self.s.got_record(M.encode_record(M.FileAcknowledge(10, H1)))
         self.assertEqual(self.results, [OfferResult(1, 10, 4)])
+        self.assertIsNone(self.results[0].resume_refused)
 
     def test_other_prefix(self):
         """A prefix that is not ours (or longer than our file): from 0."""

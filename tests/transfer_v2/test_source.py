@@ -132,8 +132,8 @@ class Sources(unittest.TestCase):
         self.assertIsNone(S.prefix_hasher(out.files[0], 70001))
         clock, transport, sent, failed, done = task.Clock(), FakeTransport(), [], [], []
         streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
-                              lambda: done.append(True), failed.append, offset=30000,
-                              hasher=hasher)
+                              lambda: done.append(True), failed.append,
+                              resume=S.ResumePoint(0, 30000, hasher, 30000))
         streamer.start()
         self.assertEqual(b"".join(bytes(r.data) for r in transport.records), data[30000:])
         full = M.new_hash()

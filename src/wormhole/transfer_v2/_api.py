@@ -13,6 +13,7 @@ Only Dilation's public API is used: ``w.dilate()``, ``listener_for`` and
 ``connector_for`` with the subprotocol names below, and subchannels as
 record pipes (one ``write`` arrives as one ``dataReceived``).
 """
+import attr
 from twisted.internet import defer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
@@ -61,9 +62,11 @@ class IncomingOffer:
         self._free_space = free_space
         self._resumable = resumable
         self.progress = lambda nbytes: None
-        # after accept(): the byte an earlier session's bytes let us resume
-        # at (0: none), and why kept bytes were thrown away (or None)
+        # after accept(): how many of the offer's bytes (and, for a folder,
+        # whole files) an earlier session left for us to resume after (0:
+        # none); for a file the byte it resumes at
         self.resumed_from = 0
+        self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
 
@@ -90,7 +93,9 @@ class IncomingOffer:
             return
         self.sink = sink
         resume = getattr(sink, "resume", None)
-        self.resumed_from = resume[0] if resume else 0
+        if resume is not None:
+            self.resumed_from = resume.bytes
+            self.resumed_files = resume.files or 0
         self._machine.accept(sink)
 
     @property
@@ -165,6 +170,11 @@ class _OfferInProtocol(_OfferProtocol):
 
     def _ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
+        if (isinstance(offer, M.DirectoryOffer) and offer.folders
+                and _versions.EMPTY_FOLDERS not in self._session.negotiated.features):
+            # an attribute of a feature we did not declare: ignored, like
+            # any unknown key (spec "features")
+            offer = attr.evolve(offer, folders=())
         self.incoming = IncomingOffer(offer, self.machine, self._done,
                                       self._session._free_space, self._session._resume)
         self._session._incoming_offer(self.incoming)
@@ -185,22 +195,24 @@ class _OfferInProtocol(_OfferProtocol):
 class _OfferOutProtocol(_OfferProtocol):
     def __init__(self, session, outgoing, done, progress):
         self._session = session
+        if _versions.EMPTY_FOLDERS not in session.negotiated.features:
+            outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
-        prefix = None
-        if session._resume and not outgoing.is_directory:
-            prefix = lambda n: _source.prefix_hasher(outgoing.files[0], n)  # noqa: E731
+        resume_point = None
+        if session._resume:
+            resume_point = lambda accept: _source.resume_point(outgoing, accept)  # noqa: E731
         self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished, prefix)
+                                            self._start_streaming, self._finished, resume_point)
 
-    def _start_streaming(self, offset=0, hasher=None):
+    def _start_streaming(self, resume=None):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._sent, offset, hasher)
+                                    self.machine.source_failed, self._sent, resume)
         streamer.start()
         return streamer
 

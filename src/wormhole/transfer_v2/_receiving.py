@@ -116,16 +116,33 @@ class OfferReceiver:
 
     def _check_resume_header(self, header):
         """The offering side's answer to our resume: the same file, from our
-        offset (its prefix matched) or from 0 (it did not)."""
-        asked, self._resume_asked = self._resume_asked, None
+        offset (its prefix matched) or from 0 (it did not); in a directory
+        the header of the first file it sends, after the files we hold
+        (``skip``) or from the first."""
+        held, self._resume_asked = self._resume_asked, None
         offer = self._offer
-        if (not isinstance(header, M.FileOffer) or header.offset not in (0, asked)
-                or (header.filename, header.bytes, header.timestamp)
-                != (offer.filename, offer.bytes, offer.timestamp)):
+        if isinstance(offer, M.DirectoryOffer):
+            ok = (isinstance(header, M.FileOffer)
+                  and (header.skip, header.offset) in ((0, 0), (held.files, held.offset))
+                  and header.filename == offer.files[header.skip][-1])
+        else:
+            ok = (isinstance(header, M.FileOffer) and header.skip is None
+                  and header.offset in (0, held.offset)
+                  and (header.filename, header.bytes, header.timestamp)
+                  == (offer.filename, offer.bytes, offer.timestamp))
+        if not ok:
             return self._got_bad(M.MessageError(
-                f"expected the answer to our resume at byte {asked}, got {header!r}"))
+                f"expected the answer to our resume at byte {held.offset}, got {header!r}"))
+        if isinstance(offer, M.DirectoryOffer):
+            kept = self._sink.kept_bytes if header.skip else 0
+            if kept + header.bytes > offer.size:
+                return self._got_bad(M.MessageError(
+                    "the files are larger than the directory offer announced"))
+            self._remaining = [tuple(p) for p in offer.files[header.skip + 1:]]
+            self._announced = kept + header.bytes
+            self._totals = [header.skip, kept]
         try:
-            writer = self._sink.open_file((offer.filename,), header)
+            writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
         return self._got_resume_header(writer)
@@ -151,8 +168,7 @@ class OfferReceiver:
     def accept(self, sink):
         resume = getattr(sink, "resume", None)
         if resume is not None:
-            offset, hasher = resume
-            return self._accept_resuming(sink, offset, hasher.copy().digest())
+            return self._accept_resuming(sink, resume)
         if isinstance(self._offer, M.DirectoryOffer):
             self._remaining = [tuple(p) for p in self._offer.files]
             if not self._remaining:
@@ -188,7 +204,7 @@ class OfferReceiver:
     def R6_awaiting_resume_answer(self): pass  # noqa
 
     @m.input()
-    def _accept_resuming(self, sink, offset, digest): pass  # noqa
+    def _accept_resuming(self, sink, held): pass  # noqa
 
     @m.input()
     def _got_resume_header(self, writer): pass  # noqa
@@ -247,21 +263,21 @@ class OfferReceiver:
         self._accepted()
 
     @m.output()
-    def _send_resume_accept(self, sink, offset, digest):
+    def _send_resume_accept(self, sink, held):
         self._sink = sink
-        self._resume_asked = offset
-        self._write(M.encode_record(M.OfferAccept(offset, digest)))
+        self._resume_asked = held
+        self._write(M.encode_record(held.request()))
         self._accepted()
 
     @m.output()
     def _suspend(self):
-        # lost or cancelled: a resumable file keeps what arrived for a
+        # lost or cancelled: a resumable file or folder keeps what arrived for a
         # later session; anything else is deleted
         self._resume_asked = None
         if self._writer is not None:
             self._writer.suspend()
             self._writer = None
-        self._sink.abort()
+        self._sink.suspend()
 
     @m.output()
     def _use_writer(self, writer):
@@ -305,7 +321,7 @@ class OfferReceiver:
 
     @m.output()
     def _discard_given_sink(self, sink):
-        sink.abort()
+        sink.suspend()  # a resumable sink keeps what an earlier session left
 
     @m.output()
     def _discard_writer(self, writer):
@@ -385,9 +401,9 @@ class OfferReceiver:
     R2_awaiting_header.upon(_got_header, enter=R3_receiving, outputs=[_use_writer])
     R2_awaiting_header.upon(_got_bad, enter=R5_done,
                             outputs=[_discard, _close_subchannel, _fail_bad])
-    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_discard, _fail_lost])
+    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
     R2_awaiting_header.upon(cancel, enter=R5_done,
-                            outputs=[_send_cancel, _discard, _fail_cancelled])
+                            outputs=[_send_cancel, _suspend, _fail_cancelled])
 
     R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_count])
     R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,

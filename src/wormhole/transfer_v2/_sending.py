@@ -11,7 +11,8 @@ cancelling (the spec's "XXX what if Bob clicks cancel", our answer in
 docs/transfer-v2.md).
 
 Neighbours come in at construction: ``write(record)`` and ``close()`` on
-the subchannel, ``start_streaming()`` (returns an object with ``stop()``)
+the subchannel, ``start_streaming(resume=None)`` (returns an object with
+``stop()``)
 and ``finished(result)``: an ``OfferResult`` or an exception.
 """
 import attr
@@ -39,22 +40,28 @@ class OfferLost(TransferError):
 
 @attr.s(frozen=True)
 class OfferResult:
-    """A completed offer: how many files and bytes the peer confirmed, and
-    the byte a resumed file's data started at (0: all of it was sent)."""
+    """A completed offer: how many files and bytes the peer confirmed (for
+    a resumed offer, also the ones it kept from an earlier session), how
+    many of the offer's bytes the receiver already held (0: all of it was
+    sent; for a file the byte its data started at), how many whole files of
+    a directory it held, and why a resume it asked for was refused (None)."""
     files = attr.ib()
     bytes = attr.ib()
     resumed_from = attr.ib(default=0)
+    resumed_files = attr.ib(default=0)
+    resume_refused = attr.ib(default=None)
 
 
 class OfferSender:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, offer, write, close, start_streaming, finished, prefix_hasher=None):
+    def __init__(self, offer, write, close, start_streaming, finished, resume_point=None):
         self._offer = offer
-        # the "resume" feature, when both declared it: prefix_hasher(n) is
-        # the BLAKE2b state after our file's first n bytes, or None
-        self._prefix_hasher = prefix_hasher
+        # the "resume" feature, when both declared it: resume_point(accept)
+        # checks an accept that asks to resume against our files and gives
+        # (_source.ResumePoint, None) or (_source.FROM_START, why)
+        self._resume_point = resume_point
         self._write = write
         self._close = close
         self._start_streaming = start_streaming
@@ -62,7 +69,7 @@ class OfferSender:
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending
         self._confirmed = [0, 0]   # files, bytes
-        self._resumed_from = 0
+        self._resumed = (0, 0, None)  # bytes and files held, why not resumed
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -71,8 +78,9 @@ class OfferSender:
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.OfferAccept):
-            if record.resume_offset is not None and self._prefix_hasher is not None:
-                return self._check_resume(record)
+            if record.resume_offset is not None and self._resume_point is not None:
+                point, why = self._resume_point(record)
+                return self._got_accept_resuming(point, why)
             return self._got_accept()
         if isinstance(record, M.OfferReject):
             return self._got_reject(record.reason)
@@ -91,17 +99,15 @@ class OfferSender:
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the receiving side"))
 
-    def _check_resume(self, accept):
-        """Resume where the receiver's prefix is ours, else from 0 (its
-        bytes belong to another version of the file)."""
-        hasher = self._prefix_hasher(accept.resume_offset)
-        if hasher is not None and hasher.copy().digest() == accept.resume_hash:
-            return self._got_accept_resuming(accept.resume_offset, hasher)
-        return self._got_accept_resuming(0, None)
-
     def file_sent(self, size, digest):
         self._unacknowledged.append(M.FileAcknowledge(size, digest))
         self._file_sent(size, digest)
+
+    def all_sent(self):
+        """The Streamer sent every file (a folder with no file: none)."""
+        if self._unacknowledged:
+            return self._all_sent()
+        return self._all_sent_nothing_pending()
 
     # -- machine --------------------------------------------------------------
     @m.state(initial=True)
@@ -132,7 +138,7 @@ class OfferSender:
     def _got_accept(self): pass  # noqa
 
     @m.input()
-    def _got_accept_resuming(self, offset, hasher): pass  # noqa
+    def _got_accept_resuming(self, point, why): pass  # noqa
 
     @m.input()
     def _got_reject(self, reason): pass  # noqa
@@ -153,7 +159,10 @@ class OfferSender:
     def _file_sent(self, size, digest): pass  # noqa
 
     @m.input()
-    def all_sent(self): pass  # noqa
+    def _all_sent(self): pass  # noqa
+
+    @m.input()
+    def _all_sent_nothing_pending(self): pass  # noqa
 
     @m.input()
     def source_failed(self, error): pass  # noqa
@@ -167,15 +176,17 @@ class OfferSender:
         self._streamer = self._start_streaming()
 
     @m.output()
-    def _answer_resume(self, offset):
-        # the resume feature's header: the same FileOffer, with the offset
-        self._resumed_from = offset
-        self._write(M.encode_record(M.FileOffer(self._offer.filename, self._offer.timestamp,
-                                                self._offer.bytes, offset)))
+    def _answer_resume(self, point, why):
+        # the resume feature's answer: a header with the offset (the
+        # Streamer sends it for a directory, on its first file's header)
+        self._resumed = (point.held, point.skip, why)
+        self._confirmed = [point.skip, point.held - point.offset]
+        if isinstance(self._offer, M.FileOffer):
+            self._write(M.encode_record(attr.evolve(self._offer, offset=point.offset)))
 
     @m.output()
-    def _stream_from(self, offset, hasher):
-        self._streamer = self._start_streaming(offset, hasher)
+    def _stream_from(self, point, why):
+        self._streamer = self._start_streaming(point)
 
     @m.output()
     def _stop_streaming(self):
@@ -191,7 +202,7 @@ class OfferSender:
 
     @m.output()
     def _succeed(self):
-        self._finished(OfferResult(*self._confirmed, self._resumed_from))
+        self._finished(OfferResult(*self._confirmed, *self._resumed))
 
     @m.output()
     def _fail_rejected(self, reason):
@@ -236,7 +247,10 @@ class OfferSender:
     S1_offered.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     S2_sending.upon(_file_sent, enter=S2_sending, outputs=[_send_ack])
-    S2_sending.upon(all_sent, enter=S3_awaiting_acks, outputs=[])
+    S2_sending.upon(_all_sent, enter=S3_awaiting_acks, outputs=[])
+    # no file in the offer (a folder of empty folders): nothing to acknowledge
+    S2_sending.upon(_all_sent_nothing_pending, enter=S4_done,
+                    outputs=[_close_subchannel, _succeed])
     S2_sending.upon(_got_ack, enter=S2_sending, outputs=[])
     S2_sending.upon(_got_ack_caught_up, enter=S2_sending, outputs=[])
     S2_sending.upon(_got_mismatch, enter=S4_done,
@@ -271,7 +285,8 @@ class OfferSender:
 
     # the offer is over: late records and the close we caused change nothing
     for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad, _got_ack,
-                   _got_ack_caught_up, _got_mismatch, _file_sent, all_sent, source_failed):
+                   _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
+                   _all_sent_nothing_pending, source_failed):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])
     del _input

@@ -79,11 +79,13 @@ def prepare(path):
         return Outgoing(f.header, [f])
     if not stat.S_ISDIR(st.st_mode):
         raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
-    files, skipped = [], []
+    files, skipped, folders = [], [], []
     for root, dirs, names in os.walk(path):  # does not descend into dir links
         dirs.sort()
         rel = os.path.relpath(root, path)
         prefix = () if rel == "." else tuple(rel.split(os.sep))
+        if prefix:
+            folders.append(prefix)
         for n in sorted(names):
             full = os.path.join(root, n)
             try:
@@ -96,8 +98,24 @@ def prepare(path):
                 continue
             files.append(_stat_file(full, prefix + (n,)))
     offer = M.DirectoryOffer(name, sum(f.size for f in files),
-                             [list(f.segments) for f in files])
+                             [list(f.segments) for f in files], _empty(folders, files))
     return Outgoing(offer, files, tuple(skipped))
+
+
+def _empty(folders, files):
+    """The folders no file or other folder is created inside (the
+    "empty-folders" feature sends only these: the rest appear anyway)."""
+    holding = {p[:i] for p in folders for i in range(1, len(p))}
+    holding.update(f.segments[:i] for f in files for i in range(1, len(f.segments)))
+    return [list(p) for p in folders if p not in holding]
+
+
+def without_folders(outgoing):
+    """``outgoing`` for a peer without the "empty-folders" feature (spec
+    "features": we send no attribute the peer did not declare)."""
+    if not outgoing.is_directory or not outgoing.offer.folders:
+        return outgoing
+    return attr.evolve(outgoing, offer=attr.evolve(outgoing.offer, folders=()))
 
 
 def _check_unchanged(f):
@@ -134,19 +152,66 @@ def prefix_hasher(f, nbytes):
     return hasher
 
 
+def digest_of(f):
+    """The whole BLAKE2b digest of OutgoingFile ``f``, or None when it
+    changed since the offer."""
+    hasher = prefix_hasher(f, f.size)
+    return None if hasher is None else hasher.digest()
+
+
+@attr.s(frozen=True)
+class ResumePoint:
+    """Where a resumed offer's data starts: ``skip`` whole files are not
+    sent, then the next file from byte ``offset``; ``hasher`` has seen
+    that file's first ``offset`` bytes. ``held`` counts the bytes not sent."""
+    skip = attr.ib()
+    offset = attr.ib()
+    hasher = attr.ib()
+    held = attr.ib()
+
+
+FROM_START = ResumePoint(0, 0, None, 0)
+
+
+def resume_point(outgoing, accept):
+    """Check an OfferAccept asking to resume against our files: a
+    ResumePoint where the receiver's bytes are ours, or (FROM_START, why)."""
+    files = outgoing.files
+    skip = accept.resume_files or 0
+    if outgoing.is_directory != (accept.resume_files is not None):
+        return FROM_START, "the receiver asked to resume something else"
+    if skip >= len(files):
+        return FROM_START, "the receiver claims more files than the offer has"
+    digests = []
+    for f in files[:skip]:
+        digests.append(digest_of(f))
+        if digests[-1] is None:
+            return FROM_START, f"'{f.path}' changed"
+    if skip and M.files_digest(digests) != accept.resume_files_hash:
+        return FROM_START, "the files the receiver kept are not the ones offered now"
+    hasher = prefix_hasher(files[skip], accept.resume_offset)
+    if hasher is None or hasher.copy().digest() != accept.resume_hash:
+        return FROM_START, (f"the start of '{files[skip].path}' is not what the "
+                            "receiver kept")
+    held = sum(f.size for f in files[:skip]) + accept.resume_offset
+    return ResumePoint(skip, accept.resume_offset, hasher, held), None
+
+
 @implementer(interfaces.IPushProducer)
 class Streamer:
     """Sends the files of an accepted offer as records on ``transport``:
     for a directory a FileOffer header before each file, then data records;
     after each file ``file_sent(size, digest)`` (the sender's machine writes
     its FileAcknowledge there), after the last ``all_sent()``. A file that
-    changed since the offer stops everything with ``failed(SourceChanged)``."""
+    changed since the offer stops everything with ``failed(SourceChanged)``.
+    ``resume`` (a ResumePoint): the offer was accepted with a resume; for a
+    directory the first header carries its ``skip`` and ``offset``."""
 
     def __init__(self, clock, transport, outgoing, file_sent, all_sent, failed,
-                 progress=lambda n: None, offset=0, hasher=None):
+                 progress=lambda n: None, resume=None):
         self._clock = clock
         self._transport = transport
-        self._files = list(outgoing.files)
+        self._files = list(outgoing.files)[resume.skip if resume else 0:]
         self._headers = outgoing.is_directory
         self._file_sent = file_sent
         self._all_sent = all_sent
@@ -156,8 +221,7 @@ class Streamer:
         self._stopped = False
         self._current = None  # (OutgoingFile, open file, hasher, bytes sent)
         self._pending_turn = None
-        # a resumed file starts at ``offset``; ``hasher`` has seen the bytes before
-        self._start = (offset, hasher) if offset else None
+        self._resume = resume
 
     def start(self):
         self._transport.registerProducer(self, True)
@@ -206,11 +270,16 @@ class Streamer:
     def _open_next(self):
         f = self._files.pop(0)
         _check_unchanged(f)
+        resume, self._resume = self._resume, None
         if self._headers:
-            self._transport.write(M.encode_record(f.header))
+            header = f.header
+            if resume is not None:  # the answer to the receiver's resume
+                header = attr.evolve(header, offset=resume.offset, skip=resume.skip)
+            self._transport.write(M.encode_record(header))
         fh = open(f.path, "rb")
-        offset, hasher = self._start or (0, M.new_hash())
-        self._start = None
+        offset, hasher = (0, M.new_hash())
+        if resume is not None and resume.offset:
+            offset, hasher = resume.offset, resume.hasher
         fh.seek(offset)
         self._current = [f, fh, hasher, offset]
 
