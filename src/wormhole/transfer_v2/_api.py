@@ -170,8 +170,7 @@ class _OfferInProtocol(_OfferProtocol):
 
     def _ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
-        if (isinstance(offer, M.DirectoryOffer) and offer.folders
-                and _versions.EMPTY_FOLDERS not in self._session.negotiated.features):
+        if isinstance(offer, M.DirectoryOffer) and not self._session._empty_folders:
             # an attribute of a feature we did not declare: ignored, like
             # any unknown key (spec "features")
             offer = attr.evolve(offer, folders=())
@@ -195,7 +194,7 @@ class _OfferInProtocol(_OfferProtocol):
 class _OfferOutProtocol(_OfferProtocol):
     def __init__(self, session, outgoing, done, progress):
         self._session = session
-        if _versions.EMPTY_FOLDERS not in session.negotiated.features:
+        if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
@@ -271,6 +270,7 @@ class TransferSession:
         self._free_space = free_space
         self._offers = set()
         self._resume = False  # both declared the "resume" feature
+        self._empty_folders = False  # both declared "empty-folders"
         self._dilated = None
         self._our_control = None
         self.negotiated = None
@@ -335,6 +335,7 @@ class TransferSession:
     def _start_dilation(self, negotiated):
         self.negotiated = negotiated
         self._resume = _versions.RESUME in negotiated.features
+        self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))
