@@ -320,6 +320,30 @@ class DirectoryResume(_Base):
         self.assertIn("another version", second.sink.discarded)
         self.assertEqual(second.sent, self.total + 3)
 
+    def test_bad_answers_to_a_resume(self):
+        """An answer the receiver did not ask for (other skip or offset,
+        another file's name, data before the header) is a protocol error;
+        the kept files stay for a later try."""
+        self.offer(stop_after=150_000)
+        out = S.prepare(os.path.join(self.src, "tree"))
+        kept = sorted(os.listdir(self.dst))
+        for header in (lambda held: M.FileOffer("2", 0, 200_000, held.offset, 0),
+                       lambda held: M.FileOffer("2", 0, 200_000, 0, 1),
+                       lambda held: M.FileOffer("3", 0, 200_000, held.offset, 1),
+                       lambda held: M.FileOffer("x", 0, 50_000, 0, 2),
+                       lambda held: M.FileData(b"x")):
+            results, written = [], []
+            r = OfferReceiver(lambda b: written.append(M.parse_record(b)), lambda: None,
+                              lambda offer: None, lambda n: None, results.append)
+            r.got_record(M.encode_record(out.offer))
+            sink = _sink.sink_for(out.offer, self.dst, plenty, resumable=True)
+            r.accept(sink)
+            self.assertEqual(written, [sink.resume.request()])
+            r.got_record(M.encode_record(header(sink.resume)))
+            self.assertIsInstance(results[0], ReceiveFailed)
+            self.assertEqual(sorted(os.listdir(self.dst)), kept)
+        self.assertIsInstance(self.offer().receiver_result[0], Received)
+
     def test_not_resumable_peer(self):
         """Without the feature nothing is kept: a cut offer leaves nothing
         behind, the next one is sent in full."""
