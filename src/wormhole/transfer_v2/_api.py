@@ -170,7 +170,8 @@ class _OfferInProtocol(_OfferProtocol):
 
     def _ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
-        if isinstance(offer, M.DirectoryOffer) and not self._session._empty_folders:
+        if (isinstance(offer, M.DirectoryOffer) and offer.folders
+                and not self._session._empty_folders):
             # an attribute of a feature we did not declare: ignored, like
             # any unknown key (spec "features")
             offer = attr.evolve(offer, folders=())
