@@ -11,6 +11,7 @@ from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
+from wormhole.transfer_v2._hashing import synchronous
 from wormhole.transfer_v2 import _source as S
 from wormhole.transfer_v2._receiving import HashMismatch, OfferReceiver, ReceiveFailed, Received
 from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferResult, OfferSender
@@ -81,7 +82,8 @@ class Link:
         self.sender = OfferSender(
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
-            (lambda accept: S.resume_point(outgoing, accept)) if resumable else None)
+            (lambda accept: synchronous(lambda cancelled: S.resume_point(
+                outgoing, accept, cancelled))) if resumable else None)
         self.receiver = OfferReceiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
             self._progress, self.receiver_result.append)

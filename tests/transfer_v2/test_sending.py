@@ -1,6 +1,7 @@
 """The offering side's machine (transfer_v2._sending) with recording fakes:
 offer, accept and reject, both acknowledgements, mismatches, cancels and
 protocol errors."""
+from twisted.internet import defer
 from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
@@ -156,8 +157,8 @@ class ResumingSender(unittest.TestCase):
     def _resume_point(self, accept):
         # _source.resume_point's contract (its own test is in test_source)
         if (accept.resume_offset, accept.resume_hash) == (4, self.prefix.digest()):
-            return ResumePoint(0, 4, self.prefix.copy(), 4), None
-        return FROM_START, "not ours"
+            return defer.succeed((ResumePoint(0, 4, self.prefix.copy(), 4), None))
+        return defer.succeed((FROM_START, "not ours"))
 
     def _stream(self, resume=None):
         self.streams.append((resume.offset, resume.hasher and resume.hasher.copy().digest())

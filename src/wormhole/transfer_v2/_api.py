@@ -24,7 +24,7 @@ from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
-from . import _receiving, _sending, _session, _sink, _source, _versions
+from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -57,6 +57,7 @@ class IncomingOffer:
 
     def __init__(self, offer, machine, done, free_space, resumable):
         self.offer = offer
+        self._answered = None  # accept()'s Deferred, until our answer is out
         self._machine = machine
         self._done = done
         self._free_space = free_space
@@ -83,20 +84,33 @@ class IncomingOffer:
         one, if given); a Refused (exists, no room) becomes a reject: its
         reason is kept in ``refused`` and sent to the peer, or
         ``peer_reason`` is sent instead (the CLI says only "transfer
-        rejected", as classic receive does)."""
+        rejected", as classic receive does). Returns a Deferred that fires
+        with this IncomingOffer once our answer is out: with the "resume"
+        feature that is after what an earlier session left was checked
+        (hashed, in a thread); ``resumed_from``, ``resumed_files`` and
+        ``discarded`` are known from then on."""
+        self._answered = defer.Deferred()
+        answered = self._answered
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
                                   resumable=self._resumable)
         except _sink.Refused as e:
             self.refused = str(e)
             self._machine.reject(peer_reason or self.refused)
-            return
+            return answered
         self.sink = sink
-        resume = getattr(sink, "resume", None)
+        self._machine.accept(sink)
+        return answered
+
+    def _answer_sent(self):
+        """Our accept went out, or the offer ended before it did."""
+        resume = getattr(self.sink, "resume", None)
         if resume is not None:
             self.resumed_from = resume.bytes
             self.resumed_files = resume.files or 0
-        self._machine.accept(sink)
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            answered.callback(self)
 
     @property
     def discarded(self):
@@ -166,7 +180,11 @@ class _OfferInProtocol(_OfferProtocol):
         self._done = OneShotObserver(session._eq)
         self.machine = _receiving.OfferReceiver(
             self._write, self._close, self._ask, self._progress, self._finished,
-            lambda: self._watch("the sender's data"))
+            self._accepted, session._run_hashing)
+
+    def _accepted(self):
+        self._watch("the sender's data")
+        self.incoming._answer_sent()
 
     def _ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
@@ -185,6 +203,8 @@ class _OfferInProtocol(_OfferProtocol):
     def _finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
+        if self.incoming is not None:
+            self.incoming._answer_sent()
         self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
 
     def connectionMade(self):
@@ -200,11 +220,13 @@ class _OfferOutProtocol(_OfferProtocol):
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
-        resume_point = None
+        check_resume = None
         if session._resume:
-            resume_point = lambda accept: _source.resume_point(outgoing, accept)  # noqa: E731
+            def check_resume(accept):
+                return session._run_hashing(
+                    lambda cancelled: _source.resume_point(outgoing, accept, cancelled))
         self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished, resume_point)
+                                            self._start_streaming, self._finished, check_resume)
 
     def _start_streaming(self, resume=None):
         # accepted: from now on the receiver must take our bytes (its flow
@@ -248,13 +270,17 @@ class TransferSession:
     an offer gives up when the peer, connected or not, sends nothing it is
     waiting for that long (the offer, the data, the acknowledgements;
     not while a human decides); ``timeout_hint`` ends that message (the
-    CLI names its option)."""
+    CLI names its option). ``run_hashing``: where the kept bytes of a
+    resumed transfer are hashed (default: the reactor's thread pool; see
+    ``_hashing``)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
-                 timeout_hint=""):
+                 timeout_hint="", run_hashing=None):
         self._reactor = reactor
+        # where the resume feature hashes kept bytes: a thread, not the reactor
+        self._run_hashing = run_hashing or _hashing.in_thread(reactor)
         self._w = w
         self._eq = EventualQueue(reactor)
         self._on_offer = on_offer

@@ -17,12 +17,18 @@ Neighbours come in at construction: ``write(record)``, ``close()``,
 or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
 ``accepted()`` (our accept went out: the wait for the sender's data
 begins). The sink
-given to ``accept`` writes the files (``_sink.py``).
+given to ``accept`` writes the files (``_sink.py``). A resumable sink
+(the "resume" feature) first checks what an earlier session left, which
+means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
+away from the reactor while the machine waits in R7_checking_kept, and
+cancels it when the offer ends first; only then is our answer sent.
 """
 import attr
 from automat import MethodicalMachine
+from twisted.internet.defer import CancelledError
 
 from ..errors import TransferError
+from . import _hashing
 from . import _messages as M
 
 
@@ -54,8 +60,11 @@ class OfferReceiver:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None):
+    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
+                 run_hashing=_hashing.synchronous):
         self._write = write
+        self._run_hashing = run_hashing
+        self._checking = None   # the check of a resumable sink, while it runs
         self._accepted = accepted
         self._close = close
         self._ask = ask
@@ -166,6 +175,21 @@ class OfferReceiver:
         return self._got_ack_last(ours)
 
     def accept(self, sink):
+        if getattr(sink, "check_kept", None) is not None:
+            return self._check_kept_first(sink)
+        return self._answer_with(sink)
+
+    def _kept_checked(self, _):
+        self._checking = None
+        self._answer_with(self._sink)
+
+    def _kept_check_failed(self, f):
+        self._checking = None
+        if not f.check(CancelledError):  # cancelled: the offer is over already
+            self.reject(f"cannot check the bytes kept from an earlier transfer: "
+                        f"{f.getErrorMessage()}")
+
+    def _answer_with(self, sink):
         resume = getattr(sink, "resume", None)
         if resume is not None:
             return self._accept_resuming(sink, resume)
@@ -202,6 +226,12 @@ class OfferReceiver:
 
     @m.state()
     def R6_awaiting_resume_answer(self): pass  # noqa
+
+    @m.state()
+    def R7_checking_kept(self): pass  # noqa
+
+    @m.input()
+    def _check_kept_first(self, sink): pass  # noqa
 
     @m.input()
     def _accept_resuming(self, sink, held): pass  # noqa
@@ -261,6 +291,18 @@ class OfferReceiver:
         self._sink = sink
         self._write(M.encode_record(M.OfferAccept()))
         self._accepted()
+
+    @m.output()
+    def _start_check(self, sink):
+        self._sink = sink
+        self._checking = self._run_hashing(sink.check_kept)
+        self._checking.addCallbacks(self._kept_checked, self._kept_check_failed)
+
+    @m.output()
+    def _stop_check(self):
+        # the thread stops at its next chunk; its result is dropped
+        if self._checking is not None:
+            self._checking.cancel()
 
     @m.output()
     def _send_resume_accept(self, sink, held):
@@ -390,6 +432,22 @@ class OfferReceiver:
     R1_deciding.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
                      outputs=[_send_resume_accept])
 
+    # our answer waits until what an earlier session left is checked
+    R1_deciding.upon(_check_kept_first, enter=R7_checking_kept, outputs=[_start_check])
+    R7_checking_kept.upon(_accept_file, enter=R3_receiving, outputs=[_send_accept, _use_writer])
+    R7_checking_kept.upon(_accept_directory, enter=R2_awaiting_header, outputs=[_send_accept])
+    R7_checking_kept.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
+                          outputs=[_send_resume_accept])
+    # (a sink whose file cannot be opened was aborted already; else it keeps its bytes)
+    R7_checking_kept.upon(reject, enter=R5_done, outputs=[_send_reject, _suspend, _finish_rejected])
+    R7_checking_kept.upon(_got_offer, enter=R5_done,
+                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_second_offer])
+    R7_checking_kept.upon(_got_bad, enter=R5_done,
+                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_bad])
+    R7_checking_kept.upon(lost, enter=R5_done, outputs=[_stop_check, _suspend, _fail_lost])
+    R7_checking_kept.upon(cancel, enter=R5_done,
+                          outputs=[_stop_check, _send_reject, _suspend, _finish_rejected])
+
     R6_awaiting_resume_answer.upon(_got_resume_header, enter=R3_receiving,
                                    outputs=[_use_writer])
     R6_awaiting_resume_answer.upon(_got_bad, enter=R5_done,
@@ -434,6 +492,7 @@ class OfferReceiver:
     R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_accept_empty, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_check_kept_first, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
     for _input in (_got_offer, _got_bad, reject, lost, cancel):
         R5_done.upon(_input, enter=R5_done, outputs=[])

@@ -13,10 +13,15 @@ docs/transfer-v2.md).
 Neighbours come in at construction: ``write(record)`` and ``close()`` on
 the subchannel, ``start_streaming(resume=None)`` (returns an object with
 ``stop()``)
-and ``finished(result)``: an ``OfferResult`` or an exception.
+and ``finished(result)``: an ``OfferResult`` or an exception; with the
+"resume" feature ``check_resume(accept)``, which returns a Deferred of
+the (ResumePoint, why) for an accept that asks to resume: it hashes the
+kept bytes away from the reactor (``_hashing``), and the machine waits
+for it in S1b_checking_resume (cancelled when the offer ends first).
 """
 import attr
 from automat import MethodicalMachine
+from twisted.internet.defer import CancelledError
 
 from ..errors import TransferError
 from . import _messages as M
@@ -56,12 +61,13 @@ class OfferSender:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, offer, write, close, start_streaming, finished, resume_point=None):
+    def __init__(self, offer, write, close, start_streaming, finished, check_resume=None):
         self._offer = offer
-        # the "resume" feature, when both declared it: resume_point(accept)
-        # checks an accept that asks to resume against our files and gives
-        # (_source.ResumePoint, None) or (_source.FROM_START, why)
-        self._resume_point = resume_point
+        # the "resume" feature, when both declared it: check_resume(accept)
+        # checks an accept that asks to resume against our files and fires
+        # with (_source.ResumePoint, None) or (_source.FROM_START, why)
+        self._check_resume = check_resume
+        self._checking = None  # that Deferred, while it runs
         self._write = write
         self._close = close
         self._start_streaming = start_streaming
@@ -78,9 +84,8 @@ class OfferSender:
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.OfferAccept):
-            if record.resume_offset is not None and self._resume_point is not None:
-                point, why = self._resume_point(record)
-                return self._got_accept_resuming(point, why)
+            if record.resume_offset is not None and self._check_resume is not None:
+                return self._got_accept_resuming(record)
             return self._got_accept()
         if isinstance(record, M.OfferReject):
             return self._got_reject(record.reason)
@@ -117,6 +122,9 @@ class OfferSender:
     def S1_offered(self): pass  # noqa
 
     @m.state()
+    def S1b_checking_resume(self): pass  # noqa
+
+    @m.state()
     def S2_sending(self): pass  # noqa
 
     @m.state()
@@ -138,7 +146,10 @@ class OfferSender:
     def _got_accept(self): pass  # noqa
 
     @m.input()
-    def _got_accept_resuming(self, point, why): pass  # noqa
+    def _got_accept_resuming(self, accept): pass  # noqa
+
+    @m.input()
+    def _resume_checked(self, point, why): pass  # noqa
 
     @m.input()
     def _got_reject(self, reason): pass  # noqa
@@ -174,6 +185,26 @@ class OfferSender:
     @m.output()
     def _stream(self):
         self._streamer = self._start_streaming()
+
+    @m.output()
+    def _start_check(self, accept):
+        self._checking = self._check_resume(accept)
+        self._checking.addCallbacks(self._checked, self._check_failed)
+
+    def _checked(self, point_why):
+        self._checking = None
+        self._resume_checked(*point_why)
+
+    def _check_failed(self, f):
+        self._checking = None
+        if not f.check(CancelledError):  # cancelled: the offer is over already
+            self.source_failed(f.value)
+
+    @m.output()
+    def _stop_checking(self):
+        # the thread stops at its next chunk; its result is dropped
+        if self._checking is not None:
+            self._checking.cancel()
 
     @m.output()
     def _answer_resume(self, point, why):
@@ -240,11 +271,27 @@ class OfferSender:
     S0_opening.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     S1_offered.upon(_got_accept, enter=S2_sending, outputs=[_stream])
-    S1_offered.upon(_got_accept_resuming, enter=S2_sending, outputs=[_answer_resume, _stream_from])
+    S1_offered.upon(_got_accept_resuming, enter=S1b_checking_resume, outputs=[_start_check])
     S1_offered.upon(_got_reject, enter=S4_done, outputs=[_close_subchannel, _fail_rejected])
     S1_offered.upon(_got_bad, enter=S4_done, outputs=[_close_subchannel, _fail_bad])
     S1_offered.upon(lost, enter=S4_done, outputs=[_fail_lost])
     S1_offered.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
+
+    # the receiver waits for our answer while we hash what it kept
+    S1b_checking_resume.upon(_resume_checked, enter=S2_sending,
+                             outputs=[_answer_resume, _stream_from])
+    S1b_checking_resume.upon(source_failed, enter=S4_done,
+                             outputs=[_close_subchannel, _fail_source])
+    S1b_checking_resume.upon(_got_reject, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_rejected])
+    S1b_checking_resume.upon(_got_bad, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_bad])
+    for _input in (_got_accept, _got_accept_resuming):
+        S1b_checking_resume.upon(_input, enter=S4_done,
+                                 outputs=[_stop_checking, _close_subchannel, _fail_second_accept])
+    S1b_checking_resume.upon(lost, enter=S4_done, outputs=[_stop_checking, _fail_lost])
+    S1b_checking_resume.upon(cancel, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_cancelled])
 
     S2_sending.upon(_file_sent, enter=S2_sending, outputs=[_send_ack])
     S2_sending.upon(_all_sent, enter=S3_awaiting_acks, outputs=[])
@@ -286,7 +333,7 @@ class OfferSender:
     # the offer is over: late records and the close we caused change nothing
     for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad, _got_ack,
                    _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
-                   _all_sent_nothing_pending, source_failed):
+                   _all_sent_nothing_pending, source_failed, _resume_checked):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])
     del _input

@@ -31,6 +31,7 @@ import tempfile
 import attr
 
 from ..cli import _incoming
+from . import _hashing
 from . import _messages as M
 
 Refused = _incoming.Refused
@@ -95,7 +96,6 @@ def _check(target, directory, needed, free_space):
 RESUME_SUFFIX = ".resume"
 STATE_SUFFIX = ".resume.json"
 _STATE_MAX = 64 * 1024
-_PREFIX_CHUNK = 1 << 20
 
 
 class _ResumablePartial(_incoming.PartialFile):
@@ -157,21 +157,6 @@ def _open_kept(path, flags=0):
     return os.fdopen(os.open(path, os.O_RDWR | os.O_NOFOLLOW | flags, 0o600), "r+b")
 
 
-def _hash_file(path, nbytes=None):
-    """The BLAKE2b state after the first ``nbytes`` (all) of ``path``."""
-    hasher = M.new_hash()
-    with open(path, "rb") as f:
-        left = nbytes
-        while left is None or left:
-            chunk = f.read(_PREFIX_CHUNK if left is None else min(_PREFIX_CHUNK, left))
-            if not chunk:
-                break
-            hasher.update(chunk)
-            if left is not None:
-                left -= len(chunk)
-    return hasher
-
-
 class ResumableFileSink:
     """One offered file, into ``directory``, resumable (the "resume"
     feature, docs/transfer-v2.md "Resume"): the bytes go to
@@ -179,7 +164,9 @@ class ResumableFileSink:
     ``...resume.json`` naming the offer (filename, size, timestamp). When
     an earlier session left bytes for the same offer, ``resume`` is
     (offset, hasher) to ask for the rest; state for another version of the
-    file is discarded, and ``discarded`` says why."""
+    file is discarded, and ``discarded`` says why. Both are known after
+    ``check_kept(cancelled)``, which hashes the kept bytes: run it with a
+    runner of ``_hashing``, away from the reactor."""
 
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
@@ -190,7 +177,10 @@ class ResumableFileSink:
         self._identity = {"filename": offer.filename, "bytes": offer.bytes,
                           "timestamp": offer.timestamp}
         self.discarded = None
-        self.resume = self._find_resumable()
+        self.resume = None
+
+    def check_kept(self, cancelled=_hashing.never):
+        self.resume = self._find_resumable(cancelled)
 
     def _read_state(self):
         try:
@@ -199,7 +189,7 @@ class ResumableFileSink:
         except (OSError, ValueError):
             return None
 
-    def _find_resumable(self):
+    def _find_resumable(self, cancelled):
         if not os.path.exists(self._state) and not os.path.exists(self._partial):
             return None
         state = self._read_state()
@@ -213,7 +203,7 @@ class ResumableFileSink:
             self.discarded = ("the bytes kept from an earlier transfer belong to another "
                               "version of this file: discarded, receiving it in full")
             return None
-        return Held(held, _hash_file(self._partial), held)
+        return Held(held, _hashing.hash_file(self._partial, None, cancelled)[0], held)
 
     def _forget(self):
         _remove(self._partial)
@@ -374,7 +364,9 @@ class ResumableDirectorySink(DirectorySink):
     every kept file is hashed again and checked against the journal, the
     folder must hold nothing else (no links, no other names), and
     ``resume`` is the ``Held`` to ask for the rest; anything else is
-    discarded and ``discarded`` says why."""
+    discarded and ``discarded`` says why. Both are known after
+    ``check_kept(cancelled)``, which does that hashing: run it with a
+    runner of ``_hashing``, away from the reactor."""
 
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
@@ -385,9 +377,11 @@ class ResumableDirectorySink(DirectorySink):
         self._identity = {"base": offer.base, "offer": M.files_digest([listing]).hex()}
         self.discarded = None
         self.resume = None
+
+    def check_kept(self, cancelled=_hashing.never):
         if os.path.lexists(self._tmp) or os.path.lexists(self._journal_path):
             try:
-                self.resume = self._held()
+                self.resume = self._held(cancelled)
             except (_Stale, OSError, ValueError) as e:
                 self.discarded = (f"the files kept from an earlier transfer of this folder "
                                   f"cannot be used ({e}): discarded, receiving it in full")
@@ -431,13 +425,14 @@ class ResumableDirectorySink(DirectorySink):
                 if not ok:
                     raise _Stale(f"it holds '{os.path.join(rel, n)}', which we did not write")
 
-    def _held(self):
+    def _held(self, cancelled):
         done = self._read_journal()
         files = self._offer.files
         self._check_listing(set(files[:len(done) + 1]))
         for (size, digest), path in zip(done, files):
             target = os.path.join(self._tmp, *path)
-            if os.lstat(target).st_size != size or _hash_file(target).digest() != digest:
+            if (os.lstat(target).st_size != size
+                    or _hashing.hash_file(target, None, cancelled)[0].digest() != digest):
                 raise _Stale(f"'{'/'.join(path)}' changed since it was received")
         if len(done) == len(files):
             # interrupted after the last file: ask for its (empty) rest
@@ -448,8 +443,8 @@ class ResumableDirectorySink(DirectorySink):
             self._forget()
             return None
         kept = sum(size for size, _ in done)
-        return Held(offset, _hash_file(partial, offset) if offset else M.new_hash(),
-                    kept + offset, len(done), tuple(d for _, d in done))
+        hasher = _hashing.hash_file(partial, offset, cancelled)[0] if offset else M.new_hash()
+        return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done))
 
     def _forget(self):
         _remove(self._tmp)

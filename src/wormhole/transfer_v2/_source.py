@@ -18,6 +18,7 @@ from twisted.internet import interfaces
 from zope.interface import implementer
 
 from ..errors import TransferError
+from . import _hashing
 from . import _messages as M
 
 # "A good default to choose in 2022 is 16KiB": we take the largest the
@@ -127,35 +128,28 @@ def _check_unchanged(f):
         raise SourceChanged(f"'{f.path}' changed after it was offered")
 
 
-_PREFIX_CHUNK = 1 << 20
-
-
-def prefix_hasher(f, nbytes):
+def prefix_hasher(f, nbytes, cancelled=_hashing.never):
     """The BLAKE2b state after the first ``nbytes`` of OutgoingFile ``f``
     (the "resume" feature), or None when the file changed since the offer
-    or is shorter."""
+    (before or while it was hashed) or is shorter. Raises HashCancelled
+    when ``cancelled()`` says so between chunks."""
     if nbytes > f.size:
         return None
     try:
         _check_unchanged(f)
-        hasher = M.new_hash()
-        with open(f.path, "rb") as fh:
-            left = nbytes
-            while left:
-                chunk = fh.read(min(_PREFIX_CHUNK, left))
-                if not chunk:
-                    return None
-                hasher.update(chunk)
-                left -= len(chunk)
+        hasher, seen = _hashing.hash_file(f.path, nbytes, cancelled)
+        # the bytes just hashed must be the offered ones: a file written
+        # meanwhile has another modification time
+        _check_unchanged(f)
     except (OSError, SourceChanged):
         return None
-    return hasher
+    return hasher if seen == nbytes else None
 
 
-def digest_of(f):
+def digest_of(f, cancelled=_hashing.never):
     """The whole BLAKE2b digest of OutgoingFile ``f``, or None when it
     changed since the offer."""
-    hasher = prefix_hasher(f, f.size)
+    hasher = prefix_hasher(f, f.size, cancelled)
     return None if hasher is None else hasher.digest()
 
 
@@ -173,9 +167,11 @@ class ResumePoint:
 FROM_START = ResumePoint(0, 0, None, 0)
 
 
-def resume_point(outgoing, accept):
+def resume_point(outgoing, accept, cancelled=_hashing.never):
     """Check an OfferAccept asking to resume against our files: a
-    ResumePoint where the receiver's bytes are ours, or (FROM_START, why)."""
+    ResumePoint where the receiver's bytes are ours, or (FROM_START, why).
+    It reads and hashes what the receiver kept: run it with a runner of
+    ``_hashing`` (``cancelled`` stops it between chunks)."""
     files = outgoing.files
     skip = accept.resume_files or 0
     if outgoing.is_directory != (accept.resume_files is not None):
@@ -184,12 +180,12 @@ def resume_point(outgoing, accept):
         return FROM_START, "the receiver claims more files than the offer has"
     digests = []
     for f in files[:skip]:
-        digests.append(digest_of(f))
+        digests.append(digest_of(f, cancelled))
         if digests[-1] is None:
             return FROM_START, f"'{f.path}' changed"
     if skip and M.files_digest(digests) != accept.resume_files_hash:
         return FROM_START, "the files the receiver kept are not the ones offered now"
-    hasher = prefix_hasher(files[skip], accept.resume_offset)
+    hasher = prefix_hasher(files[skip], accept.resume_offset, cancelled)
     if hasher is None or hasher.copy().digest() != accept.resume_hash:
         return FROM_START, (f"the start of '{files[skip].path}' is not what the "
                             "receiver kept")
