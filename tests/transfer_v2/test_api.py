@@ -2,12 +2,14 @@
 subchannel): what the session does with the peer's control messages and
 offers, whatever the peer sends: unknown control kinds, offers a peer in
 its mode may not make, attributes of features we did not declare."""
+import os
+
 import msgpack
-from twisted.internet import task
+from twisted.internet import defer, task
 from twisted.trial import unittest
 
 from wormhole.errors import TransferError
-from wormhole.transfer_v2 import _api
+from wormhole.transfer_v2 import _api, _hashing
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _versions as V
 
@@ -100,3 +102,44 @@ class Features(unittest.TestCase):
         s = session("receive", "send", {"thumbnails": {}, "compression-zstd": {"level": 3}})
         self.assertEqual(s.negotiated.features, frozenset())
         self.assertEqual((s._resume, s._empty_folders), (False, False))
+
+
+class AcceptAnswer(unittest.TestCase):
+    def test_accept_fires_once_the_answer_is_out(self):
+        """With the resume feature accept() returns a Deferred that fires
+        after the kept bytes were checked (in the session's hashing
+        runner) and our resume request went out; resumed_from is known
+        from then on. Before, nothing was sent."""
+        folder = self.mktemp()
+        os.makedirs(folder)
+        offer, data = M.FileOffer("f", 0, 100), bytes(range(100))
+        asked, checks = [], []
+        first = offer_in(session("receive", "send", on_offer=asked.append,
+                                 run_hashing=_hashing.synchronous), offer)
+        self.assertTrue(asked[0].accept(folder).called)
+        first.dataReceived(M.encode_record(M.FileData(data[:40])))
+        first.connectionLost()
+
+        def run(work):
+            checks.append((work, defer.Deferred()))
+            return checks[-1][1]
+        second = offer_in(session("receive", "send", on_offer=asked.append,
+                                  run_hashing=run), offer)
+        answered = asked[1].accept(folder)
+        self.assertNoResult(answered)
+        self.assertEqual((second.transport.records, asked[1].resumed_from), ([], 0))
+        work, d = checks[0]
+        d.callback(work(_hashing.never))
+        self.assertIs(self.successResultOf(answered), asked[1])
+        self.assertEqual(asked[1].resumed_from, 40)
+        self.assertEqual(second.transport.records[0].resume_offset, 40)
+
+    def test_accept_refused_fires_too(self):
+        """An accept refused locally (the target exists) fires at once,
+        with the reason in ``refused``."""
+        folder = self.mktemp()
+        os.makedirs(os.path.join(folder, "f"))
+        asked = []
+        offer_in(session("receive", "send", on_offer=asked.append), M.FileOffer("f", 0, 3))
+        self.successResultOf(asked[0].accept(folder))
+        self.assertIn("f", asked[0].refused)
