@@ -11,7 +11,7 @@ from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
-from wormhole.transfer_v2._hashing import synchronous
+from wormhole.transfer_v2._hashing import never
 from wormhole.transfer_v2 import _source as S
 from wormhole.transfer_v2._receiving import HashMismatch, OfferReceiver, ReceiveFailed, Received
 from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferResult, OfferSender
@@ -82,11 +82,16 @@ class Link:
         self.sender = OfferSender(
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
-            (lambda accept: synchronous(lambda cancelled: S.resume_point(
+            (lambda accept: self._run_hashing(lambda cancelled: S.resume_point(
                 outgoing, accept, cancelled))) if resumable else None)
         self.receiver = OfferReceiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
-            self._progress, self.receiver_result.append)
+            self._progress, self.receiver_result.append, run_hashing=self._run_hashing)
+
+    def _run_hashing(self, work):
+        # the hash is ready on a later clock turn, as from a thread: both
+        # machines wait for it (S1b_checking_resume, R7_checking_kept)
+        return task.deferLater(self.clock, 0, work, never)
 
     def send(self, deliver, data):
         # what was written before a close still arrives; nothing after a cut
