@@ -216,6 +216,33 @@ class Refusals(unittest.TestCase):
         self.assertEqual(M.files_digest([b"\x01" * 32, b"\x02" * 32]),
                          hashlib.blake2b(b"\x01" * 32 + b"\x02" * 32, digest_size=32).digest())
 
+    def test_keeping_what_matches_extension(self):
+        """The second step of the folder resume: the accept's digests of
+        the kept files (32 bytes each, consistent with files_hash) and the
+        answering header's resend list (increasing indexes below skip, at
+        most MAX_RESEND); anything else refused."""
+        digests = [b"\x01" * 32, b"\x02" * 32]
+        accept = M.OfferAccept(10, b"\x07" * 32, 2, M.files_digest(digests), b"".join(digests))
+        raw = M.encode_record(accept)
+        self.assertEqual(msgpack.unpackb(raw[1:])["resume"]["digests"], b"".join(digests))
+        self.assertEqual(M.parse_record(raw), accept)
+        self.assertEqual(accept.digests, digests)
+        for bad in (b"".join(digests)[:-1], digests[0], b"".join(reversed(digests))):
+            self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, 2,
+                              M.files_digest(digests), bad)
+        self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, None, None, b"")
+        header = M.FileOffer("f", 0, 20, 0, 5, [1, 3])
+        raw = M.encode_record(header)
+        self.assertEqual(msgpack.unpackb(raw[1:])["resend"], [1, 3])
+        self.assertEqual(M.parse_record(raw), header)
+        self.assertEqual(M.parse_record(M.encode_record(M.FileOffer("f", 0, 20, 0, 5, []))).resend,
+                         ())
+        for resend in ([3, 1], [1, 1], [5], [-1], ["a"], "ab"):
+            self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, 5, resend)
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, M.MAX_RESEND + 2,
+                          list(range(M.MAX_RESEND + 1)))
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, None, [1])
+
     def test_extra_keys_ignored(self):
         """Unknown extra keys (a feature's extension) do not break parsing."""
         raw = b"\x01" + msgpack.packb({"filename": "a", "timestamp": 0, "bytes": 1,

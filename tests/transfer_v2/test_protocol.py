@@ -6,6 +6,7 @@ for empty folders, resuming a directory offer in a new "session", a source
 that changed, and bytes altered on the way."""
 import os
 
+import attr
 from twisted.internet import task
 from twisted.trial import unittest
 
@@ -65,7 +66,7 @@ class Link:
     """One offer subchannel between a sender and a receiver machine."""
 
     def __init__(self, clock, outgoing, folder, resumable=True, stop_after=None,
-                 alter=None, accept=True):
+                 alter=None, accept=True, old_sender=False, old_receiver=False):
         self.clock = clock
         self.closed = False
         self.cut = False
@@ -83,7 +84,11 @@ class Link:
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
             (lambda accept: self._run_hashing(lambda cancelled: S.resume_point(
-                outgoing, accept, cancelled))) if resumable else None)
+                outgoing, old(accept) if old_sender else accept, cancelled)))
+            if resumable else None)
+        # a peer that knows only the first version of the directory resume
+        # (all or nothing): its accept has no digests, or it ignores them
+        self._old_receiver = old_receiver
         self.receiver = OfferReceiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
             self._progress, self.receiver_result.append, run_hashing=self._run_hashing)
@@ -98,6 +103,10 @@ class Link:
         if not self.closed:
             if self._alter is not None and deliver == self.receiver.got_record:
                 data = self._alter(data)
+            if self._old_receiver and deliver == self.sender.got_record:
+                record = M.parse_record(data)
+                if isinstance(record, M.OfferAccept):
+                    data = M.encode_record(old(record))
             self.clock.callLater(0, lambda: self.cut or deliver(data))
 
     def close(self, cut=False):
@@ -134,6 +143,13 @@ class Link:
         while self.clock.getDelayedCalls():
             self.clock.advance(0)
         return self
+
+
+def old(accept):
+    """An OfferAccept as a peer without the digests sends or reads it."""
+    if accept.resume_digests is None:
+        return accept
+    return attr.evolve(accept, resume_digests=None)
 
 
 class _Base(unittest.TestCase):
@@ -250,36 +266,49 @@ class DirectoryResume(_Base):
         self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
                          read_tree(os.path.join(self.src, "tree")))
 
-    def test_changed_source_sent_in_full(self):
-        """A kept file changed at the source since (size, mtime, bytes): the
-        resume is refused with the reason, everything is sent again, the
-        receiver says why it discarded its files."""
-        self.offer(stop_after=150_000)
-        path = os.path.join(self.src, "tree", "1")
+    def change(self, rel, size):
+        """Rewrite a source file (other bytes, a later mtime)."""
+        path = os.path.join(self.src, "tree", *rel.split("/"))
         with open(path, "wb") as f:
-            f.write(os.urandom(100_000))
+            f.write(os.urandom(size))
         st = os.stat(path)
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10 ** 9))
-        second = self.offer()
-        result = second.sender_result[0]
-        self.assertEqual(second.sent, self.total)
-        self.assertEqual((result.resumed_from, result.resumed_files), (0, 0))
-        self.assertIn("not the ones offered now", result.resume_refused)
-        self.assertIn("no longer matches", second.sink.discarded)
-        self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
-                         read_tree(os.path.join(self.src, "tree")))
 
-    def test_changed_partial_sent_in_full(self):
-        """The partly received file's start changed at the source: refused,
-        sent in full."""
-        self.offer(stop_after=150_000)
-        path = os.path.join(self.src, "tree", "2")
-        with open(path, "r+b") as f:
-            f.write(b"changed")
-        result = self.offer().sender_result[0]
-        self.assertIn("is not what the receiver kept", result.resume_refused)
-        self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
-                         read_tree(os.path.join(self.src, "tree")))
+    def test_changed_source_with_a_first_version_peer(self):
+        """A kept file changed at the source since (size, mtime, bytes) and
+        one peer knows only the first version of the directory resume (no
+        digests): the resume is refused with the reason, everything is
+        sent again, the receiver says why it discarded its files."""
+        for peer in ({"old_sender": True}, {"old_receiver": True}):
+            self.setUp()
+            self.offer(stop_after=150_000)
+            self.change("1", 100_000)
+            second = self.offer(**peer)
+            result = second.sender_result[0]
+            self.assertEqual(second.sent, self.total, peer)
+            self.assertEqual((result.resumed_from, result.resumed_files), (0, 0))
+            self.assertIn("not the ones offered now", result.resume_refused)
+            self.assertIn("no longer matches", second.sink.discarded)
+            self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
+                             read_tree(os.path.join(self.src, "tree")))
+
+    def test_changed_partial_sent_again(self):
+        """The partly received file's start changed at the source: that
+        file is sent in full, the whole files kept before it are not (with
+        a first-version peer: everything, as before)."""
+        for peer, sent in (({}, self.total - 100_000), ({"old_sender": True}, self.total)):
+            self.setUp()
+            self.offer(stop_after=150_000)
+            path = os.path.join(self.src, "tree", "2")
+            with open(path, "r+b") as f:
+                f.write(b"changed")
+            second = self.offer(**peer)
+            self.assertIn("is not what the receiver kept", second.sender_result[0].resume_refused)
+            self.assertEqual(second.sent, sent)
+            self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
+                             read_tree(os.path.join(self.src, "tree")))
+            self.assertEqual(self.kept(), ["tree"])
+
 
     def test_tampered_state_discarded(self):
         """What the first session left is checked before use: a kept file
@@ -401,3 +430,103 @@ class Failures(_Base):
         link = self.offer(accept=False)
         self.assertEqual(link.sender_result[0].reason, "no, thanks")
         self.assertEqual((link.sent, os.listdir(self.dst)), (0, []))
+
+
+# KeepingWhatMatches: files of two data records each; a cut after the
+# first record of the fifth file
+SIZE = 100_000
+FIRST = M.MAX_DATA_PAYLOAD
+CUT_IN_E = 4 * SIZE + 1
+
+
+class KeepingWhatMatches(_Base):
+    """A directory resume between peers that send and read the kept files'
+    digests: kept files that changed at the source travel again, the
+    others stay."""
+
+    def setUp(self):
+        super().setUp()
+        self.files = {name: os.urandom(SIZE) for name in "abcdef"}
+        write_tree(os.path.join(self.src, "tree"), self.files)
+        self.total = 6 * SIZE
+
+    def change(self, name):
+        self.files[name] = os.urandom(SIZE)
+        write_tree(os.path.join(self.src, "tree"), {name: self.files[name]})
+        path = os.path.join(self.src, "tree", name)
+        st = os.stat(path)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10 ** 9))
+
+    def check_tree(self):
+        self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
+                         read_tree(os.path.join(self.src, "tree")))
+        self.assertEqual(sorted(os.listdir(self.dst)), ["tree"])
+
+    def test_only_changed_files_travel(self):
+        """Cut in "e" with a-d kept; "b" and "d" changed: only they, the
+        rest of "e" and "f" are sent; both sides count a and c as kept and
+        say why the others came again."""
+        self.offer(stop_after=CUT_IN_E)
+        self.change("b")
+        self.change("d")
+        second = self.offer()
+        held = second.sink.resume
+        self.assertEqual((held.files, held.offset), (4, FIRST))
+        self.assertEqual(second.sent, 2 * SIZE + (SIZE - FIRST) + SIZE)
+        result = second.sender_result[0]
+        self.assertEqual((result.files, result.bytes), (6, self.total))
+        self.assertEqual((result.resumed_files, result.resumed_from), (2, 2 * SIZE + FIRST))
+        self.assertIn("2 of the files the receiver kept changed", result.resume_refused)
+        self.assertIn("2 of the files kept", second.sink.discarded)
+        received = second.receiver_result[0]
+        self.assertEqual((received.files, received.bytes), (6, self.total))
+        self.check_tree()
+
+    def test_nothing_changed(self):
+        """Nothing changed: the answer lists no file to send again, only
+        the rest travels, nothing is reported."""
+        self.offer(stop_after=CUT_IN_E)
+        second = self.offer()
+        self.assertEqual(second.sent, self.total - 4 * SIZE - FIRST)
+        self.assertIsNone(second.sender_result[0].resume_refused)
+        self.assertIsNone(second.sink.discarded)
+        self.check_tree()
+
+    def test_cut_while_changed_files_come_again(self):
+        """The second session is cut while a changed file comes again: the
+        journal still proves a prefix (the kept files after the changed
+        one are not yet in it and go), and a third session completes the
+        tree exactly."""
+        self.offer(stop_after=CUT_IN_E)
+        self.change("b")
+        second = self.offer(stop_after=1)
+        self.assertIsInstance(second.receiver_result[0], ReceiveFailed)
+        third = self.offer()
+        held = third.sink.resume
+        self.assertEqual((held.files, held.offset), (1, FIRST))
+        self.assertEqual(third.sent, self.total - held.bytes)
+        self.assertIsInstance(third.receiver_result[0], Received)
+        self.check_tree()
+
+    def test_bad_keeping_answers(self):
+        """A keeping answer the receiver cannot take (another skip, the
+        wrong first file, an offset on a file sent again, one past our
+        prefix) is a protocol error; the kept files stay."""
+        self.offer(stop_after=CUT_IN_E)
+        out = S.prepare(os.path.join(self.src, "tree"))
+        kept = sorted(os.listdir(self.dst))
+        for header in (M.FileOffer("a", 0, SIZE, 0, 3, [0]),
+                       M.FileOffer("b", 0, SIZE, 0, 4, [0]),
+                       M.FileOffer("a", 0, SIZE, 7, 4, [0]),
+                       M.FileOffer("e", 0, SIZE, FIRST - 1, 4, []),
+                       M.FileOffer("e", 0, 10 * SIZE, 0, 4, [])):
+            results = []
+            r = OfferReceiver(lambda b: None, lambda: None, lambda offer: None,
+                              lambda n: None, results.append)
+            r.got_record(M.encode_record(out.offer))
+            r.accept(_sink.sink_for(out.offer, self.dst, plenty, resumable=True))
+            r.got_record(M.encode_record(header))
+            self.assertIsInstance(results[0], ReceiveFailed, header)
+            self.assertEqual(sorted(os.listdir(self.dst)), kept)
+        self.offer()
+        self.check_tree()

@@ -33,6 +33,9 @@ MAX_FILES = 200_000
 MAX_FOLDERS = 200_000
 MAX_DEPTH = 64
 MAX_NAME = 1024  # bytes of UTF-8 in one path segment
+# kept files a resumed directory's answer may list as sent again; when
+# more changed, the whole directory is sent (docs/transfer-v2.md "Resume")
+MAX_RESEND = 4096
 HASH_SIZE = 32  # "32-byte Blake2b": BLAKE2b with digest_size=32
 
 KIND_FILE_OFFER = 1
@@ -107,6 +110,10 @@ class FileOffer:
     # the same answer inside a directory offer: how many of its files the
     # receiver keeps and are not sent (0: the whole directory follows)
     skip = attr.ib(default=None)
+    # ... except these (indexes below ``skip``, increasing): kept files
+    # that changed and are sent again first; only to a receiver that sent
+    # its files' digests (OfferAccept.resume_digests)
+    resend = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         check_segment(self.filename)
@@ -118,6 +125,15 @@ class FileOffer:
             _check_int("skip", self.skip)
             if self.offset is None:
                 raise MessageError("a header that skips files needs an offset")
+        if self.resend is not None:
+            if self.skip is None:
+                raise MessageError("files sent again need a skip")
+            if (not isinstance(self.resend, (list, tuple)) or len(self.resend) > MAX_RESEND
+                    or any(_check_int("resent file", i) >= self.skip for i in self.resend)
+                    or list(self.resend) != sorted(set(self.resend))):
+                raise MessageError(f"files sent again must be at most {MAX_RESEND} "
+                                   "increasing indexes below skip")
+            object.__setattr__(self, "resend", tuple(self.resend))
 
 
 def _check_paths(paths, limit, what):
@@ -174,6 +190,9 @@ class OfferAccept:
     # order) and the first ``resume_offset`` bytes of the next one
     resume_files = attr.ib(default=None)
     resume_files_hash = attr.ib(default=None)
+    # and those files' digests, concatenated (32 bytes each): the offering
+    # side can then keep the ones that still match (FileOffer.resend)
+    resume_digests = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         if (self.resume_offset is None) != (self.resume_hash is None):
@@ -188,6 +207,18 @@ class OfferAccept:
         if self.resume_files is not None:
             _check_int("resumed files", self.resume_files)
             _check_hash("a resumed files' hash", self.resume_files_hash)
+        if self.resume_digests is not None:
+            if (self.resume_files is None or not isinstance(self.resume_digests, bytes)
+                    or len(self.resume_digests) != HASH_SIZE * self.resume_files):
+                raise MessageError("a resume's digests must be 32 bytes per resumed file")
+            if files_digest(self.digests) != self.resume_files_hash:
+                raise MessageError("a resume's digests do not match its files' hash")
+
+    @property
+    def digests(self):
+        """``resume_digests`` as one 32-byte digest per kept file."""
+        raw = self.resume_digests
+        return [raw[i:i + HASH_SIZE] for i in range(0, len(raw), HASH_SIZE)]
 
 
 @attr.s(frozen=True)
@@ -269,6 +300,8 @@ def encode_record(record):
             fields["offset"] = record.offset
         if record.skip is not None:
             fields["skip"] = record.skip
+        if record.resend is not None:
+            fields["resend"] = list(record.resend)
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
         fields = {"base": record.base, "size": record.size,
@@ -282,6 +315,8 @@ def encode_record(record):
         resume = {"offset": record.resume_offset, "hash": record.resume_hash}
         if record.resume_files is not None:
             resume.update(files=record.resume_files, files_hash=record.resume_files_hash)
+        if record.resume_digests is not None:
+            resume["digests"] = record.resume_digests
         return bytes((KIND_OFFER_ACCEPT,)) + _pack({"resume": resume})
     if isinstance(record, OfferReject):
         return bytes((KIND_OFFER_REJECT,)) + _pack({"reason": record.reason})
@@ -293,7 +328,7 @@ def encode_record(record):
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
-                     f.get("offset"), f.get("skip"))
+                     f.get("offset"), f.get("skip"), f.get("resend"))
 
 
 def _parse_directory_offer(payload):
@@ -307,11 +342,13 @@ def _parse_accept(payload):
     # read the "resume" one and ignore anything else
     if not payload:
         return OfferAccept()
-    resume = _unpack(payload, MAX_CONTROL_MESSAGE).get("resume")
+    # (up to 32 bytes per offered file: as large as a DirectoryOffer)
+    resume = _unpack(payload, MAX_OFFER_RECORD).get("resume")
     if not isinstance(resume, dict):
         return OfferAccept()
     return OfferAccept(_field(resume, "offset"), _field(resume, "hash"),
-                       resume.get("files"), resume.get("files_hash"))
+                       resume.get("files"), resume.get("files_hash"),
+                       resume.get("digests"))
 
 
 def _parse_reject(payload):

@@ -130,6 +130,8 @@ class OfferReceiver:
         (``skip``) or from the first."""
         held, self._resume_asked = self._resume_asked, None
         offer = self._offer
+        if isinstance(offer, M.DirectoryOffer) and getattr(header, "resend", None) is not None:
+            return self._check_keeping_answer(header, held)
         if isinstance(offer, M.DirectoryOffer):
             ok = (isinstance(header, M.FileOffer)
                   and (header.skip, header.offset) in ((0, 0), (held.files, held.offset))
@@ -150,6 +152,34 @@ class OfferReceiver:
             self._remaining = [tuple(p) for p in offer.files[header.skip + 1:]]
             self._announced = kept + header.bytes
             self._totals = [header.skip, kept]
+        try:
+            writer = self._sink.open_resumed(header)
+        except (OSError, TransferError) as e:
+            return self.cancel(f"cannot write the file: {e}")
+        return self._got_resume_header(writer)
+
+    def _check_keeping_answer(self, header, held):
+        """The answer of a sender that read our kept files' digests: it
+        keeps the first ``skip`` files except ``resend`` (sent first, from
+        byte 0), then sends the rest from file ``skip`` (at our offset, or
+        from 0 when its start differs)."""
+        offer = self._offer
+        first = header.resend[0] if header.resend else header.skip
+        if (header.skip != held.files
+                or header.filename != offer.files[first][-1]
+                or header.offset not in ((0,) if header.resend else (0, held.offset))):
+            return self._got_bad(M.MessageError(
+                f"expected the answer to our resume after {held.files} files, got {header!r}"))
+        again = set(header.resend)
+        kept = [i for i in range(header.skip) if i not in again]
+        kept_bytes = sum(held.sizes[i] for i in kept)
+        if kept_bytes + header.bytes > offer.size:
+            return self._got_bad(M.MessageError(
+                "the files are larger than the directory offer announced"))
+        order = list(header.resend) + list(range(header.skip, len(offer.files)))
+        self._remaining = [tuple(offer.files[i]) for i in order[1:]]
+        self._announced = kept_bytes + header.bytes
+        self._totals = [len(kept), kept_bytes]
         try:
             writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:

@@ -210,8 +210,8 @@ class OfferSender:
     def _answer_resume(self, point, why):
         # the resume feature's answer: a header with the offset (the
         # Streamer sends it for a directory, on its first file's header)
-        self._resumed = (point.held, point.skip, why)
-        self._confirmed = [point.skip, point.held - point.offset]
+        self._resumed = (point.held, point.kept_files, why)
+        self._confirmed = [point.kept_files, point.held - point.offset]
         if isinstance(self._offer, M.FileOffer):
             self._write(M.encode_record(attr.evolve(self._offer, offset=point.offset)))
 

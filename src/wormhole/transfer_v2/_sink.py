@@ -66,19 +66,23 @@ class Held:
     """What an earlier session left that this one can continue: for a
     directory ``files`` whole files (their digests, in order), then the
     first ``offset`` bytes of the next file, which ``hasher`` has seen;
-    ``bytes`` counts all of it. ``files`` is None for a file offer."""
+    ``bytes`` counts all of it. ``files`` is None for a file offer;
+    ``sizes`` are the whole files' sizes."""
     offset = attr.ib()
     hasher = attr.ib()
     bytes = attr.ib()
     files = attr.ib(default=None)
     digests = attr.ib(default=())
+    sizes = attr.ib(default=())
 
     def request(self):
         """The OfferAccept that asks the offering side to continue."""
         if self.files is None:
             return M.OfferAccept(self.offset, self.hasher.copy().digest())
+        # the digests themselves too: a sender that reads them keeps the
+        # files that still match when others changed (FileOffer.resend)
         return M.OfferAccept(self.offset, self.hasher.copy().digest(), self.files,
-                             M.files_digest(self.digests))
+                             M.files_digest(self.digests), b"".join(self.digests))
 
 
 def _plain_target(name, directory):
@@ -377,6 +381,8 @@ class ResumableDirectorySink(DirectorySink):
         self._identity = {"base": offer.base, "offer": M.files_digest([listing]).hex()}
         self.discarded = None
         self.resume = None
+        self._journal_next = 0  # journal lines written (a prefix of the offer)
+        self._kept_later = {}  # index: (size, digest) of kept files journaled later
 
     def check_kept(self, cancelled=_hashing.never):
         if os.path.lexists(self._tmp) or os.path.lexists(self._journal_path):
@@ -428,7 +434,10 @@ class ResumableDirectorySink(DirectorySink):
     def _held(self, cancelled):
         done = self._read_journal()
         files = self._offer.files
-        self._check_listing(set(files[:len(done) + 1]))
+        # files past the journal's next one may be there too (kept files
+        # whose line was not written yet: cut while changed ones came
+        # again); not proven, they are received again over themselves
+        self._check_listing(set(files))
         for (size, digest), path in zip(done, files):
             target = os.path.join(self._tmp, *path)
             if (os.lstat(target).st_size != size
@@ -444,7 +453,8 @@ class ResumableDirectorySink(DirectorySink):
             return None
         kept = sum(size for size, _ in done)
         hasher = _hashing.hash_file(partial, offset, cancelled)[0] if offset else M.new_hash()
-        return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done))
+        return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done),
+                    tuple(size for size, _ in done))
 
     def _forget(self):
         _remove(self._tmp)
@@ -454,6 +464,7 @@ class ResumableDirectorySink(DirectorySink):
         self._forget()
         os.mkdir(self._tmp, 0o700)
         self._write_journal([])
+        self._journal_next = 0
 
     def _write_journal(self, done):
         lines = [json.dumps(self._identity)] + [
@@ -465,21 +476,48 @@ class ResumableDirectorySink(DirectorySink):
 
     def _journal_file(self, size, digest):
         # one short append per verified file: no rewrite, no fsync (a kill
-        # loses at most this line, and that file is then asked for again)
+        # loses at most this line, and that file is then asked for again);
+        # kept files that wait behind one that came again follow it
+        done = [(size, digest)]
+        self._journal_next += 1
+        while self._journal_next in self._kept_later:
+            done.append(self._kept_later.pop(self._journal_next))
+            self._journal_next += 1
         fd = os.open(self._journal_path, os.O_WRONLY | os.O_APPEND)
         try:
-            os.write(fd, (json.dumps({"bytes": size, "hash": digest.hex()}) + "\n").encode())
+            os.write(fd, "".join(json.dumps({"bytes": size, "hash": digest.hex()}) + "\n"
+                                 for size, digest in done).encode())
         finally:
             os.close(fd)
 
     # -- writing ---------------------------------------------------------------
     def open_file(self, path, header):
-        return _JournaledFile(self._folder_for(path), header.bytes, self._journal_file)
+        """A file of the offer from byte 0 (over a kept copy that changed
+        at the sender), or the partly kept one continued at
+        ``header.offset``, which must be where we asked to resume."""
+        offset = header.offset or 0
+        hasher = M.new_hash()
+        if offset:
+            held = self.resume
+            if (held is None or held.offset != offset
+                    or tuple(path) != self._offer.files[held.files]):
+                raise Refused(f"the sender resumes {'/'.join(path)!r} at byte {offset}, "
+                              "which we did not ask for")
+            hasher = held.hasher.copy()
+        target = self._folder_for(path)
+        f = _open_kept(target, os.O_CREAT)  # private folder; never through a link
+        f.seek(offset)
+        f.truncate()
+        return _JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
+                              received=offset)
 
     def open_resumed(self, header):
         """The offering side's answer to our resume request: continue
-        after ``header.skip`` files at ``header.offset``, or start over."""
+        after ``header.skip`` files at ``header.offset`` (sending again
+        first the kept files in ``header.resend``), or start over."""
         held = self.resume
+        if header.resend is not None:
+            return self._keep_matching(header)
         path = self._offer.files[header.skip]
         if header.skip == 0 and header.offset == 0:
             self.discarded = ("the sender's folder no longer matches the files kept from an "
@@ -489,14 +527,36 @@ class ResumableDirectorySink(DirectorySink):
         if (header.skip, header.offset) != (held.files, held.offset):
             raise Refused(f"the sender resumes after {header.skip} files at byte "
                           f"{header.offset}, which we did not ask for")
+        self._write_journal(self._read_journal()[:held.files])
+        self._journal_next = held.files
+        return self.open_file(path, header)
+
+    def _keep_matching(self, header):
+        """The sender kept the files that still match: the others are
+        deleted and come first; the journal stays a prefix of the offer
+        (a kept file's line follows the last changed one before it)."""
+        held = self.resume
+        if header.skip != held.files:
+            raise Refused(f"the sender resumes after {header.skip} files, "
+                          f"where we kept {held.files}")
+        again = set(header.resend)
+        for i in header.resend:
+            _unlink(os.path.join(self._tmp, *self._offer.files[i]))
+        first = header.resend[0] if header.resend else held.files
         kept = self._read_journal()[:held.files]
-        self._write_journal(kept)
-        f = _open_kept(self._folder_for(path), os.O_CREAT)
-        f.seek(held.offset)
-        f.truncate()
-        return _JournaledFile(os.path.join(self._tmp, *path), header.bytes,
-                              self._journal_file, f=f, hasher=held.hasher.copy(),
-                              received=held.offset)
+        self._write_journal(kept[:first])
+        self._journal_next = first
+        self._kept_later = {i: kept[i] for i in range(first, held.files) if i not in again}
+        why = []
+        if again:
+            why.append(f"{len(again)} of the files kept from an earlier transfer changed "
+                       "at the sender")
+        if header.offset != held.offset:
+            why.append(f"the start kept of '{'/'.join(self._offer.files[held.files])}' "
+                       "is not the sender's")
+        if why:
+            self.discarded = "; ".join(why) + ": received again"
+        return self.open_file(self._offer.files[first], header)
 
     @property
     def kept_bytes(self):

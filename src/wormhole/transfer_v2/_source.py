@@ -156,12 +156,19 @@ def digest_of(f, cancelled=_hashing.never):
 @attr.s(frozen=True)
 class ResumePoint:
     """Where a resumed offer's data starts: ``skip`` whole files are not
-    sent, then the next file from byte ``offset``; ``hasher`` has seen
-    that file's first ``offset`` bytes. ``held`` counts the bytes not sent."""
+    sent, except those in ``resend`` (a tuple, when the receiver sent its
+    files' digests: kept files that changed, sent first), then the next
+    file from byte ``offset``; ``hasher`` has seen that file's first
+    ``offset`` bytes. ``held`` counts the bytes not sent."""
     skip = attr.ib()
     offset = attr.ib()
     hasher = attr.ib()
     held = attr.ib()
+    resend = attr.ib(default=None)
+
+    @property
+    def kept_files(self):
+        return self.skip - len(self.resend or ())
 
 
 FROM_START = ResumePoint(0, 0, None, 0)
@@ -183,14 +190,41 @@ def resume_point(outgoing, accept, cancelled=_hashing.never):
         digests.append(digest_of(f, cancelled))
         if digests[-1] is None:
             return FROM_START, f"'{f.path}' changed"
+    hasher = prefix_hasher(files[skip], accept.resume_offset, cancelled)
+    if hasher is not None and hasher.copy().digest() != accept.resume_hash:
+        hasher = None
+    if accept.resume_digests is not None:
+        return _keeping_what_matches(files, accept, digests, hasher)
     if skip and M.files_digest(digests) != accept.resume_files_hash:
         return FROM_START, "the files the receiver kept are not the ones offered now"
-    hasher = prefix_hasher(files[skip], accept.resume_offset, cancelled)
-    if hasher is None or hasher.copy().digest() != accept.resume_hash:
+    if hasher is None:
         return FROM_START, (f"the start of '{files[skip].path}' is not what the "
                             "receiver kept")
     held = sum(f.size for f in files[:skip]) + accept.resume_offset
     return ResumePoint(skip, accept.resume_offset, hasher, held), None
+
+
+def _keeping_what_matches(files, accept, ours, hasher):
+    """The answer to a receiver that sent its kept files' digests: those
+    that differ from ours are sent again, and the next file from its
+    offset when its start matches (else from 0); all at once only when
+    more than MAX_RESEND changed."""
+    skip = accept.resume_files
+    resend = tuple(i for i, (mine, theirs) in enumerate(zip(ours, accept.digests))
+                   if mine != theirs)
+    if len(resend) > M.MAX_RESEND:
+        return FROM_START, f"{len(resend)} of the files the receiver kept changed"
+    why = []
+    if resend:
+        why.append(f"{len(resend)} of the files the receiver kept changed (sent again)")
+    offset = accept.resume_offset
+    if hasher is None:
+        offset = 0
+        why.append(f"the start of '{files[skip].path}' is not what the receiver kept "
+                   "(sent in full)")
+    again = set(resend)
+    held = sum(f.size for i, f in enumerate(files[:skip]) if i not in again) + offset
+    return ResumePoint(skip, offset, hasher, held, resend), "; ".join(why) or None
 
 
 @implementer(interfaces.IPushProducer)
@@ -201,13 +235,21 @@ class Streamer:
     its FileAcknowledge there), after the last ``all_sent()``. A file that
     changed since the offer stops everything with ``failed(SourceChanged)``.
     ``resume`` (a ResumePoint): the offer was accepted with a resume; for a
-    directory the first header carries its ``skip`` and ``offset``."""
+    directory the first header carries its ``skip`` and ``offset`` (and
+    ``resend``: those files go first, then the rest from file ``skip``,
+    whose header carries the ``offset``)."""
 
     def __init__(self, clock, transport, outgoing, file_sent, all_sent, failed,
                  progress=lambda n: None, resume=None):
         self._clock = clock
         self._transport = transport
-        self._files = list(outgoing.files)[resume.skip if resume else 0:]
+        files = list(outgoing.files)
+        self._files = files[resume.skip if resume else 0:]
+        self._resumed_file = None  # the file whose data starts at resume.offset
+        if resume is not None:
+            self._resumed_file = files[resume.skip]
+            self._resume_at = (resume.offset, resume.hasher)
+            self._files[:0] = [files[i] for i in resume.resend or ()]
         self._headers = outgoing.is_directory
         self._file_sent = file_sent
         self._all_sent = all_sent
@@ -266,16 +308,21 @@ class Streamer:
     def _open_next(self):
         f = self._files.pop(0)
         _check_unchanged(f)
-        resume, self._resume = self._resume, None
+        answer, self._resume = self._resume, None  # only on the first file
+        offset, hasher = (0, M.new_hash())
+        resumed = f is self._resumed_file
+        if resumed:
+            self._resumed_file = None
+            if self._resume_at[0]:
+                offset, hasher = self._resume_at
         if self._headers:
             header = f.header
-            if resume is not None:  # the answer to the receiver's resume
-                header = attr.evolve(header, offset=resume.offset, skip=resume.skip)
+            if resumed or answer is not None:  # the answer to the receiver's resume
+                header = attr.evolve(header, offset=offset)
+            if answer is not None:
+                header = attr.evolve(header, skip=answer.skip, resend=answer.resend)
             self._transport.write(M.encode_record(header))
         fh = open(f.path, "rb")
-        offset, hasher = (0, M.new_hash())
-        if resume is not None and resume.offset:
-            offset, hasher = resume.offset, resume.hasher
         fh.seek(offset)
         self._current = [f, fh, hasher, offset]
 
