@@ -49,7 +49,8 @@ class OfferResult:
     a resumed offer, also the ones it kept from an earlier session), how
     many of the offer's bytes the receiver already held (0: all of it was
     sent; for a file the byte its data started at), how many whole files of
-    a directory it held, and why a resume it asked for was refused (None)."""
+    a directory it held, and why a resume it asked for was refused, in
+    whole or in part (kept files that changed and were sent again; None)."""
     files = attr.ib()
     bytes = attr.ib()
     resumed_from = attr.ib(default=0)
