@@ -530,3 +530,17 @@ class KeepingWhatMatches(_Base):
             self.assertEqual(sorted(os.listdir(self.dst)), kept)
         self.offer()
         self.check_tree()
+
+    def test_too_many_changed_means_all(self):
+        """More changed kept files than MAX_RESEND (here 1): the answer is
+        the all-or-nothing one, everything travels, the tree is exact."""
+        self.patch(M, "MAX_RESEND", 1)
+        self.offer(stop_after=CUT_IN_E)
+        self.change("a")
+        self.change("c")
+        second = self.offer()
+        self.assertEqual(second.sent, self.total)
+        self.assertIn("2 of the files the receiver kept changed",
+                      second.sender_result[0].resume_refused)
+        self.assertIn("no longer matches", second.sink.discarded)
+        self.check_tree()
