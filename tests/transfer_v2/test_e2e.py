@@ -25,13 +25,18 @@ def write_tree(root, files):
             f.write(data)
 
 
-def read_tree(root):
+def read_tree(root, folders=False):
+    """{relative path: bytes}; with ``folders`` also {relative path/: None}
+    for every folder."""
     found = {}
-    for dirpath, _dirs, names in os.walk(root):
+    for dirpath, dirs, names in os.walk(root):
         for n in names:
             full = os.path.join(dirpath, n)
             with open(full, "rb") as f:
                 found[os.path.relpath(full, root).replace(os.sep, "/")] = f.read()
+        for n in dirs if folders else ():
+            rel = os.path.relpath(os.path.join(dirpath, n), root)
+            found[rel.replace(os.sep, "/") + "/"] = None
     return found
 
 
@@ -57,8 +62,10 @@ class Sessions(_Base):
     @defer.inlineCallbacks
     def test_files_and_directories_one_session(self):
         """One send session offers two files and a directory (nested,
-        non-ASCII and long names, an empty folder); the receiver accepts
-        all; every byte and name arrives, nothing else is left behind."""
+        non-ASCII and long names, nested empty folders and a folder whose
+        only content is empty folders: the "empty-folders" feature); the
+        receiver accepts all; every byte, name and folder arrives, nothing
+        else is left behind."""
         src, dst = self.mktemp(), self.mktemp()
         os.makedirs(src)
         os.makedirs(dst)
@@ -66,9 +73,9 @@ class Sessions(_Base):
         tree = {"README": b"hello", "src/hello.py": b"print(1)\n" * 1000,
                 "src/deep/\u00e9t\u00e9 \u6587.bin": os.urandom(300_000), long_name: b""}
         write_tree(os.path.join(src, "project"), tree)
-        # empty folders cannot be expressed in a DirectoryOffer (files only,
-        # docs/transfer-v2.md): the offer goes through without them
-        os.makedirs(os.path.join(src, "project", "empty", "emptier"))
+        for folder in ("empty/emptier", "src/deep/nothing", "only-empties/a",
+                       "only-empties/b/c"):
+            os.makedirs(os.path.join(src, "project", *folder.split("/")))
         with open(os.path.join(src, "a.bin"), "wb") as f:
             f.write(os.urandom(1_000_000))
         with open(os.path.join(src, "empty"), "wb"):
@@ -91,6 +98,8 @@ class Sessions(_Base):
         self.assertEqual(sorted(os.path.basename(r.path) for r in received),
                          ["a.bin", "empty", "project"])
         self.assertEqual(read_tree(os.path.join(dst, "project")), tree)
+        self.assertEqual(read_tree(os.path.join(dst, "project"), folders=True),
+                         read_tree(os.path.join(src, "project"), folders=True))
         with open(os.path.join(src, "a.bin"), "rb") as a, \
                 open(os.path.join(dst, "a.bin"), "rb") as b:
             self.assertEqual(hashlib.sha256(a.read()).digest(),
@@ -137,6 +146,35 @@ class Sessions(_Base):
         yield s2.close()
         yield closed1
         self.assertEqual((texts1, texts2), (["hi from 2"], ["hi from 1"]))
+
+    @defer.inlineCallbacks
+    def test_peer_without_empty_folders(self):
+        """A receiver that does not declare "empty-folders" gets the files
+        of a folder and none of its empty folders (the sender sends no
+        attribute the peer did not declare)."""
+        src, dst = self.mktemp(), self.mktemp()
+        os.makedirs(dst)
+        write_tree(src, {"a": b"a", "sub/b": b"b"})
+        os.makedirs(os.path.join(src, "empty"))
+        features = {"resume": {}}
+        w1, w2 = yield self.pair("send", "receive",
+                                 versions2=T.app_versions("receive", features))
+        done = []
+
+        def on_offer(incoming):
+            self.assertEqual(incoming.offer.folders, ())
+            done.append(incoming.when_done())
+            incoming.accept(dst)
+        s1 = self.session(w1, "send")
+        s2 = self.session(w2, "receive", on_offer=on_offer, features=features)
+        yield defer.gatherResults([s1.start(), s2.start()])
+        yield s1.offer(src)
+        received = yield done[0]
+        self.assertEqual(read_tree(received.path, folders=True),
+                         {"a": b"a", "sub/": None, "sub/b": b"b"})
+        closed2 = s2.when_closed()
+        yield s1.close()
+        yield closed2
 
     @defer.inlineCallbacks
     def test_classic_peer(self):
@@ -227,9 +265,8 @@ class Relayed(_Base):
             self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
 
 
-class Resume(_Base):
-    """The "resume" feature end to end: a transfer cut short by the
-    receiving side going away, finished by a new session."""
+class _Attempts(_Base):
+    """Sessions of one offer, some cut short by the receiving side."""
 
     @defer.inlineCallbacks
     def attempt(self, src, dst, stop_at=None):
@@ -277,6 +314,11 @@ class Resume(_Base):
         with open(path, "wb") as f:
             f.write(data)
         return path, dst, data
+
+
+class Resume(_Attempts):
+    """The "resume" feature end to end: a transfer cut short by the
+    receiving side going away, finished by a new session."""
 
     @defer.inlineCallbacks
     def test_resume_after_interruption(self):
@@ -345,6 +387,60 @@ class Resume(_Base):
         self.assertIn("another version", incoming.discarded)
         with open(os.path.join(dst, "big"), "rb") as f:
             self.assertEqual(f.read(), data)
+
+
+class DirectoryResume(_Attempts):
+    """The "resume" feature for a folder end to end: a session cut short
+    by the receiving side, finished by a new session."""
+
+    def tree(self):
+        """A folder of 5 files (about 6 MB) with an empty folder, and an
+        empty destination."""
+        src, dst = self.mktemp(), self.mktemp()
+        os.makedirs(dst)
+        files = {f"f{i}": os.urandom(1_200_000) for i in range(4)}
+        files["sub/last"] = os.urandom(1_000_000)
+        write_tree(src, files)
+        os.makedirs(os.path.join(src, "sub", "empty"))
+        return src, dst, sum(map(len, files.values()))
+
+    @defer.inlineCallbacks
+    def test_resume_directory(self):
+        """Cut at ~50%; the next session skips the files the receiver
+        verified and resumes the one it was in: only the rest is streamed
+        (counted), and the tree arrives exact."""
+        src, dst, total = self.tree()
+        result, _sent, _ = yield self.attempt(src, dst, stop_at=total // 2)
+        self.assertIsInstance(result, TransferError)
+        result, sent, incoming = yield self.attempt(src, dst)
+        self.assertGreaterEqual(result.resumed_files, 1)
+        self.assertGreaterEqual(result.resumed_from, total // 4)
+        self.assertEqual((incoming.resumed_from, incoming.resumed_files),
+                         (result.resumed_from, result.resumed_files))
+        self.assertEqual(sent, total - result.resumed_from)
+        self.assertEqual((result.files, result.bytes), (5, total))
+        self.assertEqual(os.listdir(dst), [os.path.basename(src)])
+        self.assertEqual(read_tree(os.path.join(dst, os.path.basename(src)), folders=True),
+                         read_tree(src, folders=True))
+
+    @defer.inlineCallbacks
+    def test_changed_kept_file_sent_again(self):
+        """A kept file changed at the source between the sessions: that
+        file travels again (both sides say why), the other kept files do
+        not, and the tree arrives exact."""
+        src, dst, total = self.tree()
+        yield self.attempt(src, dst, stop_at=total // 2)
+        with open(os.path.join(src, "f0"), "r+b") as f:
+            f.write(b"changed")
+        result, sent, incoming = yield self.attempt(src, dst)
+        self.assertGreaterEqual(incoming.resumed_files, 1)  # f0 was kept
+        self.assertEqual(result.resumed_files, incoming.resumed_files - 1)
+        self.assertEqual(result.resumed_from, incoming.resumed_from - 1_200_000)
+        self.assertEqual(sent, total - result.resumed_from)
+        self.assertIn("1 of the files the receiver kept changed", result.resume_refused)
+        self.assertIn("1 of the files kept", incoming.discarded)
+        self.assertEqual(read_tree(os.path.join(dst, os.path.basename(src)), folders=True),
+                         read_tree(src, folders=True))
 
 
 class IncomingLimits(unittest.TestCase):

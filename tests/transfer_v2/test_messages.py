@@ -21,9 +21,22 @@ def _no_prefix_conflicts(files):
     return not any(tuple(p[:i]) in seen for p in files for i in range(1, len(p)))
 
 
+def _files_and_folders(entries):
+    """Split conflict-free paths into files and (empty) folders."""
+    return [p for i, p in enumerate(entries) if i % 2], [p for i, p in enumerate(entries)
+                                                         if not i % 2]
+
+
 records = st.one_of(
     st.builds(M.FileOffer, segment, sizes, sizes),
     st.builds(M.DirectoryOffer, segment, sizes, paths.filter(_no_prefix_conflicts)),
+    paths.filter(_no_prefix_conflicts).map(_files_and_folders).flatmap(
+        lambda ff: st.builds(M.DirectoryOffer, segment, sizes, st.just(ff[0]),
+                             st.just(ff[1]))),
+    st.builds(M.OfferAccept, sizes, st.binary(min_size=32, max_size=32), sizes,
+              st.binary(min_size=32, max_size=32)),
+    sizes.flatmap(lambda n: st.builds(M.FileOffer, segment, sizes, st.just(n),
+                                      st.integers(min_value=0, max_value=n), sizes)),
     st.just(M.OfferAccept()),
     st.builds(M.OfferAccept, sizes, st.binary(min_size=32, max_size=32)),
     sizes.flatmap(lambda n: st.builds(M.FileOffer, segment, sizes, st.just(n),
@@ -159,6 +172,76 @@ class Refusals(unittest.TestCase):
         # another feature's payload on an accept is ignored
         self.assertEqual(M.parse_record(b"\x03" + msgpack.packb({"sticker": 1})),
                          M.OfferAccept())
+
+    def test_empty_folders_extension(self):
+        """The "empty-folders" feature's field: sent only when there are
+        folders, checked like file paths (plain names, depth), bounded, and
+        never a path that is also a file, a file's folder, or twice."""
+        raw = M.encode_record(M.DirectoryOffer("p", 0, [["a"]]))
+        self.assertNotIn("folders", msgpack.unpackb(raw[1:]))
+        raw = M.encode_record(M.DirectoryOffer("p", 0, [["a"]], [["e"], ["f", "g"]]))
+        self.assertEqual(msgpack.unpackb(raw[1:])["folders"], [["e"], ["f", "g"]])
+        self.assertEqual(M.parse_record(raw).folders, (("e",), ("f", "g")))
+        for files, folders in [([["a"]], [["a"]]),            # a file and a folder
+                               ([["a", "b"]], [["a"]]),       # a folder that is not empty
+                               ([["a"]], [["a", "b"]]),       # a file used as a folder
+                               ([], [["e"], ["e", "f"]]),     # a folder that holds one
+                               ([], [["e"], ["e"]]),          # twice
+                               ([], [[".."]]), ([], [["a/b"]]), ([], [[]]), ([], "e"),
+                               ([], [["x"] * (M.MAX_DEPTH + 1)])]:
+            self.assertRaises(M.MessageError, M.DirectoryOffer, "p", 0, files, folders)
+            raw = b"\x02" + msgpack.packb({"base": "p", "size": 0, "files": files,
+                                           "folders": folders})
+            self.assertRaises(M.MessageError, M.parse_record, raw)
+        self.patch(M, "MAX_FOLDERS", 3)
+        self.assertRaises(M.MessageError, M.DirectoryOffer, "p", 0, [],
+                          [["a"], ["b"], ["c"], ["d"]])
+        self.assertEqual(len(M.DirectoryOffer("p", 0, [], [["a"], ["b"], ["c"]]).folders), 3)
+
+    def test_directory_resume_extension(self):
+        """The resume feature for folders: the accept's count and digest of
+        whole files, the answering header's skip; incomplete ones refused."""
+        raw = M.encode_record(M.OfferAccept(10, b"\x07" * 32, 3, b"\x08" * 32))
+        self.assertEqual(msgpack.unpackb(raw[1:]),
+                         {"resume": {"offset": 10, "hash": b"\x07" * 32, "files": 3,
+                                     "files_hash": b"\x08" * 32}})
+        self.assertEqual(M.parse_record(raw), M.OfferAccept(10, b"\x07" * 32, 3, b"\x08" * 32))
+        raw = M.encode_record(M.FileOffer("f", 0, 20, 10, 2))
+        self.assertEqual(msgpack.unpackb(raw[1:])["skip"], 2)
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, None, 2)
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, -1)
+        self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, 3, None)
+        self.assertRaises(M.MessageError, M.OfferAccept, None, None, 3, b"\x08" * 32)
+        self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, 3, b"short")
+        self.assertEqual(M.files_digest([b"\x01" * 32, b"\x02" * 32]),
+                         hashlib.blake2b(b"\x01" * 32 + b"\x02" * 32, digest_size=32).digest())
+
+    def test_keeping_what_matches_extension(self):
+        """The second step of the folder resume: the accept's digests of
+        the kept files (32 bytes each, consistent with files_hash) and the
+        answering header's resend list (increasing indexes below skip, at
+        most MAX_RESEND); anything else refused."""
+        digests = [b"\x01" * 32, b"\x02" * 32]
+        accept = M.OfferAccept(10, b"\x07" * 32, 2, M.files_digest(digests), b"".join(digests))
+        raw = M.encode_record(accept)
+        self.assertEqual(msgpack.unpackb(raw[1:])["resume"]["digests"], b"".join(digests))
+        self.assertEqual(M.parse_record(raw), accept)
+        self.assertEqual(accept.digests, digests)
+        for bad in (b"".join(digests)[:-1], digests[0], b"".join(reversed(digests))):
+            self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, 2,
+                              M.files_digest(digests), bad)
+        self.assertRaises(M.MessageError, M.OfferAccept, 10, b"\x07" * 32, None, None, b"")
+        header = M.FileOffer("f", 0, 20, 0, 5, [1, 3])
+        raw = M.encode_record(header)
+        self.assertEqual(msgpack.unpackb(raw[1:])["resend"], [1, 3])
+        self.assertEqual(M.parse_record(raw), header)
+        self.assertEqual(M.parse_record(M.encode_record(M.FileOffer("f", 0, 20, 0, 5, []))).resend,
+                         ())
+        for resend in ([3, 1], [1, 1], [5], [-1], ["a"], "ab"):
+            self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, 5, resend)
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, M.MAX_RESEND + 2,
+                          list(range(M.MAX_RESEND + 1)))
+        self.assertRaises(M.MessageError, M.FileOffer, "f", 0, 20, 0, None, [1])
 
     def test_extra_keys_ignored(self):
         """Unknown extra keys (a feature's extension) do not break parsing."""

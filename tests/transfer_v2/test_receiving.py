@@ -4,6 +4,7 @@ both acknowledgements, hash mismatch (bytes deleted), headers out of
 order, too many bytes, late decisions, unknown record kinds."""
 import os
 
+from twisted.internet import defer
 from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
@@ -214,11 +215,11 @@ class Resuming(unittest.TestCase):
         self.data = os.urandom(10_000)
         self.offer = M.FileOffer("big", 1700000000, len(self.data))
 
-    def receiver(self):
+    def receiver(self, **kw):
         events, results = [], []
         r = OfferReceiver(lambda b: events.append(M.parse_record(b)),
                           lambda: events.append("close"), lambda offer: None,
-                          lambda n: None, results.append)
+                          lambda n: None, results.append, **kw)
         r.got_record(M.encode_record(self.offer))
         return r, events, results
 
@@ -242,8 +243,8 @@ class Resuming(unittest.TestCase):
         self.interrupted_at(4000)
         r, events, results = self.receiver()
         sink = self.sink()
-        self.assertEqual(sink.resume[0], 4000)
         r.accept(sink)
+        self.assertEqual((sink.resume.offset, sink.resume.bytes), (4000, 4000))
         self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
         r.got_record(M.encode_record(M.FileData(self.data[4000:])))
@@ -276,6 +277,7 @@ class Resuming(unittest.TestCase):
         self.interrupted_at(4000)
         self.offer = M.FileOffer("big", 1700000001, len(self.data))
         sink = self.sink()
+        sink.check_kept()
         self.assertIsNone(sink.resume)
         self.assertIn("another version", sink.discarded)
         self.assertEqual(os.listdir(self.dir), [])
@@ -304,3 +306,52 @@ class Resuming(unittest.TestCase):
         r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), b"\x00" * 32)))
         self.assertIsInstance(results[0], HashMismatch)
         self.assertEqual(os.listdir(self.dir), [])
+
+    def checking(self):
+        """A second session whose check of the kept bytes the test fires."""
+        self.interrupted_at(4000)
+        checks, cancelled = [], []
+
+        def run(work):
+            checks.append((work, defer.Deferred(lambda d: cancelled.append(work))))
+            return checks[-1][1]
+        r, events, results = self.receiver(run_hashing=run)
+        sink = self.sink()
+        r.accept(sink)
+        return r, events, results, sink, checks, cancelled
+
+    def test_answer_waits_for_the_check(self):
+        """No answer goes out while the kept bytes are hashed (in
+        R7_checking_kept); once the check ran, the resume request."""
+        r, events, results, sink, checks, cancelled = self.checking()
+        self.assertEqual(events, [])
+        work, d = checks[0]
+        d.callback(work(lambda: False))
+        self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
+
+    def test_offer_ends_while_checking(self):
+        """Cancelled or lost while the kept bytes are hashed: the hash is
+        cancelled, the offer ends once (the peer hears a reject when we
+        cancel), and the kept bytes stay for a later session."""
+        for end, peer_hears, result in ((lambda r: r.cancel("bye"), [M.OfferReject("bye")],
+                                         Rejected),
+                                        (lambda r: r.lost(), [], ReceiveFailed),
+                                        (lambda r: r.got_record(M.encode_record(self.offer)),
+                                         ["close"], ReceiveFailed)):
+            self.setUp()
+            r, events, results, sink, checks, cancelled = self.checking()
+            end(r)
+            self.assertEqual(len(cancelled), 1)
+            self.assertEqual(events, peer_hears)
+            self.assertEqual(len(results), 1)
+            self.assertIsInstance(results[0], result)
+            self.assertEqual(len(os.listdir(self.dir)), 2)  # the bytes and the state file
+
+    def test_check_fails(self):
+        """A check that fails (not cancelled) rejects the offer with why;
+        the kept bytes stay."""
+        r, events, results, sink, checks, cancelled = self.checking()
+        checks[0][1].errback(OSError("disk gone"))
+        self.assertIsInstance(results[0], Rejected)
+        self.assertIn("disk gone", events[0].reason)
+        self.assertEqual(len(os.listdir(self.dir)), 2)

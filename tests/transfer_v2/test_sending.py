@@ -1,12 +1,13 @@
 """The offering side's machine (transfer_v2._sending) with recording fakes:
 offer, accept and reject, both acknowledgements, mismatches, cancels and
 protocol errors."""
+from twisted.internet import defer
 from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._sending import (AcknowledgeMismatch, OfferLost, OfferRejected,
                                            OfferResult, OfferSender)
-from wormhole.transfer_v2._source import SourceChanged
+from wormhole.transfer_v2._source import FROM_START, ResumePoint, SourceChanged
 
 H1, H2 = b"\x01" * 32, b"\x02" * 32
 OFFER = M.DirectoryOffer("d", 5, [["a"], ["b"]])
@@ -150,12 +151,18 @@ class ResumingSender(unittest.TestCase):
         self.prefix.update(b"abcd")
         self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
-                             self.results.append,
-                             lambda n: self.prefix.copy() if n == 4 else None)
+                             self.results.append, self._resume_point)
         self.s.connected()
 
-    def _stream(self, offset=0, hasher=None):
-        self.streams.append((offset, hasher and hasher.copy().digest()))
+    def _resume_point(self, accept):
+        # _source.resume_point's contract (its own test is in test_source)
+        if (accept.resume_offset, accept.resume_hash) == (4, self.prefix.digest()):
+            return defer.succeed((ResumePoint(0, 4, self.prefix.copy(), 4), None))
+        return defer.succeed((FROM_START, "not ours"))
+
+    def _stream(self, resume=None):
+        self.streams.append((resume.offset, resume.hasher and resume.hasher.copy().digest())
+                            if resume else (0, None))
         return FakeStreamer(self.events)
 
     def test_matching_prefix(self):
@@ -168,6 +175,7 @@ class ResumingSender(unittest.TestCase):
         self.s.all_sent()
         self.s.got_record(M.encode_record(M.FileAcknowledge(10, H1)))
         self.assertEqual(self.results, [OfferResult(1, 10, 4)])
+        self.assertIsNone(self.results[0].resume_refused)
 
     def test_other_prefix(self):
         """A prefix that is not ours (or longer than our file): from 0."""
@@ -184,3 +192,55 @@ class ResumingSender(unittest.TestCase):
         s.connected()
         s.got_record(M.encode_record(M.OfferAccept(4, self.prefix.digest())))
         self.assertEqual(self.streams, [(0, None)])
+
+
+class CheckingResume(unittest.TestCase):
+    """The offering side waits in S1b_checking_resume while the receiver's
+    kept bytes are hashed (a Deferred the test fires by hand)."""
+
+    def setUp(self):
+        self.events, self.results, self.checks, self.cancelled = [], [], [], []
+        self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+                             lambda: self.events.append("close"), self._stream,
+                             self.results.append, self._check)
+        self.s.connected()
+        self.s.got_record(M.encode_record(M.OfferAccept(4, H1)))
+
+    def _check(self, accept):
+        d = defer.Deferred(lambda d: self.cancelled.append(accept))
+        self.checks.append(d)
+        return d
+
+    def _stream(self, resume=None):
+        self.events.append(("stream", resume.offset))
+        return FakeStreamer(self.events)
+
+    def test_answer_waits_for_the_hash(self):
+        """Nothing is sent or streamed until the check fires; then the
+        header at the agreed offset and the stream from there."""
+        self.assertEqual(self.events, [M.FileOffer("f", 7, 10)])
+        point = ResumePoint(0, 4, M.new_hash(), 4)
+        self.checks[0].callback((point, None))
+        self.assertEqual(self.events[1:], [M.FileOffer("f", 7, 10, 4), ("stream", 4)])
+
+    def test_offer_ends_while_hashing(self):
+        """Lost, cancelled or rejected while the hash runs: the hash is
+        cancelled, the offer fails once, and nothing streams."""
+        for end, error in ((lambda: self.s.lost(), OfferLost),
+                           (lambda: self.s.cancel("bye"), OfferLost),
+                           (lambda: self.s.got_record(M.encode_record(M.OfferReject("no"))),
+                            OfferRejected),
+                           (lambda: self.s.got_record(M.encode_record(M.OfferAccept())),
+                            M.MessageError)):
+            self.setUp()
+            end()
+            self.assertEqual(len(self.cancelled), 1)
+            self.assertEqual(len(self.results), 1)
+            self.assertIsInstance(self.results[0], error)
+            self.assertNotIn(("stream", 4), self.events)
+
+    def test_check_fails(self):
+        """A hash that fails (not cancelled) fails the offer with its error."""
+        self.checks[0].errback(SourceChanged("unreadable"))
+        self.assertIsInstance(self.results[0], SourceChanged)
+        self.assertEqual(self.events[-1], "close")

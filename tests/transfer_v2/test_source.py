@@ -49,7 +49,68 @@ class Sources(unittest.TestCase):
         self.assertEqual(out.offer.base, "d")
         self.assertEqual(out.offer.files, (("a",), ("b",), ("link",), ("sub", "c")))
         self.assertEqual(out.offer.size, 70013)
+        self.assertEqual(out.offer.folders, (("emptydir",),))
         self.assertRaises(S.TransferError, S.prepare, os.path.join(self.root, "nope"))
+
+    def test_empty_folders(self):
+        """Only the folders nothing else creates are listed: nested empty
+        ones by their deepest path, a folder of empty folders through them;
+        a peer without the feature gets an offer without them."""
+        for rel in ("d/sub/e1", "d/only/x/y", "d/only/z"):
+            os.makedirs(os.path.join(self.root, rel))
+        out = S.prepare(os.path.join(self.root, "d"))
+        self.assertEqual(out.offer.folders, (("emptydir",), ("only", "x", "y"), ("only", "z"),
+                                             ("sub", "e1")))
+        plain = S.without_folders(out)
+        self.assertEqual((plain.offer.folders, plain.offer.files, plain.files),
+                         ((), out.offer.files, out.files))
+        self.assertEqual(S.without_folders(S.prepare(os.path.join(self.root, "f"))).offer.bytes,
+                         10)
+
+    def test_resume_point_directory(self):
+        """An accept asking to resume a folder is checked against our files:
+        the count and digest of whole files and the next file's prefix must
+        all be ours; otherwise from the start, with the reason."""
+        out = S.prepare(os.path.join(self.root, "d"))
+        a, b = out.files[0], out.files[1]
+        da = S.digest_of(a)
+        prefix = S.prefix_hasher(b, 1000).digest()
+        point, why = S.resume_point(out, M.OfferAccept(1000, prefix, 1, M.files_digest([da])))
+        self.assertEqual((point.skip, point.offset, point.held, why), (1, 1000, 1003, None))
+        self.assertEqual(point.hasher.digest(), prefix)
+        cases = [(M.OfferAccept(1000, prefix, 1, M.files_digest([b"\x00" * 32])),
+                  "not the ones offered now"),
+                 (M.OfferAccept(1000, b"\x00" * 32, 1, M.files_digest([da])),
+                  "is not what the receiver kept"),
+                 (M.OfferAccept(0, prefix, 9, M.files_digest([da])), "more files"),
+                 (M.OfferAccept(1000, prefix), "something else"),
+                 (M.OfferAccept(70001, prefix, 1, M.files_digest([da])), "is not what")]
+        for accept, reason in cases:
+            point, why = S.resume_point(out, accept)
+            self.assertIs(point, S.FROM_START)
+            self.assertIn(reason, why)
+        os.utime(a.path, ns=(0, 0))
+        point, why = S.resume_point(out, M.OfferAccept(1000, prefix, 1, M.files_digest([da])))
+        self.assertIn("changed", why)
+
+    def test_stream_resumed_directory(self):
+        """A Streamer resuming a folder skips the kept files; the first
+        header it sends carries skip and offset, data starts there, the
+        file's hash covers all of it."""
+        out = S.prepare(os.path.join(self.root, "d"))
+        b = out.files[1]
+        hasher = S.prefix_hasher(b, 1000)
+        clock, transport, sent, done = task.Clock(), FakeTransport(), [], []
+        S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
+                   lambda: done.append(True), self.fail,
+                   resume=S.ResumePoint(1, 1000, hasher, 1003)).start()
+        headers = [r for r in transport.records if isinstance(r, M.FileOffer)]
+        self.assertEqual(headers[0], M.FileOffer("b", b.mtime_ns // 10 ** 9, 70000, 1000, 1))
+        self.assertEqual([(h.offset, h.skip) for h in headers[1:]], [(None, None)] * 2)
+        self.assertEqual(sent[0], (70000, S.digest_of(b)))
+        self.assertEqual(sum(len(r.data) for r in transport.records
+                             if isinstance(r, M.FileData)), 69000 + 10 + 0)
+        self.assertEqual(done, [True])
 
     def stream(self, path):
         clock = task.Clock()
@@ -132,8 +193,8 @@ class Sources(unittest.TestCase):
         self.assertIsNone(S.prefix_hasher(out.files[0], 70001))
         clock, transport, sent, failed, done = task.Clock(), FakeTransport(), [], [], []
         streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
-                              lambda: done.append(True), failed.append, offset=30000,
-                              hasher=hasher)
+                              lambda: done.append(True), failed.append,
+                              resume=S.ResumePoint(0, 30000, hasher, 30000))
         streamer.start()
         self.assertEqual(b"".join(bytes(r.data) for r in transport.records), data[30000:])
         full = M.new_hash()

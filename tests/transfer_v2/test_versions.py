@@ -10,7 +10,8 @@ class Negotiate(unittest.TestCase):
     def test_app_versions(self):
         """Our app_versions entry carries mode and features."""
         self.assertEqual(V.app_versions("connect"),
-                         {"transfer-v2": {"mode": "connect", "features": {"resume": {}}}})
+                         {"transfer-v2": {"mode": "connect",
+                                          "features": {"resume": {}, "empty-folders": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):

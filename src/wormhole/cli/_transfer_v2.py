@@ -296,7 +296,8 @@ class Receiving:
                 return
         d = incoming.when_done()
         self.done.append(d)
-        incoming.accept(folder, name, peer_reason="transfer rejected")
+        # fires once our answer is out (a resume's kept bytes checked)
+        yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
             print(f"Refused: {escape_text(incoming.refused)}", file=cfg.stderr, flush=True)
         if incoming.discarded:

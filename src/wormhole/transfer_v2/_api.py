@@ -13,6 +13,7 @@ Only Dilation's public API is used: ``w.dilate()``, ``listener_for`` and
 ``connector_for`` with the subprotocol names below, and subchannels as
 record pipes (one ``write`` arrives as one ``dataReceived``).
 """
+import attr
 from twisted.internet import defer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
@@ -23,7 +24,7 @@ from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
-from . import _receiving, _sending, _session, _sink, _source, _versions
+from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -56,14 +57,17 @@ class IncomingOffer:
 
     def __init__(self, offer, machine, done, free_space, resumable):
         self.offer = offer
+        self._answered = None  # accept()'s Deferred, until our answer is out
         self._machine = machine
         self._done = done
         self._free_space = free_space
         self._resumable = resumable
         self.progress = lambda nbytes: None
-        # after accept(): the byte an earlier session's bytes let us resume
-        # at (0: none), and why kept bytes were thrown away (or None)
+        # after accept(): how many of the offer's bytes (and, for a folder,
+        # whole files) an earlier session left for us to resume after (0:
+        # none); for a file the byte it resumes at
         self.resumed_from = 0
+        self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
 
@@ -80,18 +84,33 @@ class IncomingOffer:
         one, if given); a Refused (exists, no room) becomes a reject: its
         reason is kept in ``refused`` and sent to the peer, or
         ``peer_reason`` is sent instead (the CLI says only "transfer
-        rejected", as classic receive does)."""
+        rejected", as classic receive does). Returns a Deferred that fires
+        with this IncomingOffer once our answer is out: with the "resume"
+        feature that is after what an earlier session left was checked
+        (hashed, in a thread); ``resumed_from``, ``resumed_files`` and
+        ``discarded`` are known from then on."""
+        self._answered = defer.Deferred()
+        answered = self._answered
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
                                   resumable=self._resumable)
         except _sink.Refused as e:
             self.refused = str(e)
             self._machine.reject(peer_reason or self.refused)
-            return
+            return answered
         self.sink = sink
-        resume = getattr(sink, "resume", None)
-        self.resumed_from = resume[0] if resume else 0
         self._machine.accept(sink)
+        return answered
+
+    def _answer_sent(self):
+        """Our accept went out, or the offer ended before it did."""
+        resume = getattr(self.sink, "resume", None)
+        if resume is not None:
+            self.resumed_from = resume.bytes
+            self.resumed_files = resume.files or 0
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            answered.callback(self)
 
     @property
     def discarded(self):
@@ -161,10 +180,19 @@ class _OfferInProtocol(_OfferProtocol):
         self._done = OneShotObserver(session._eq)
         self.machine = _receiving.OfferReceiver(
             self._write, self._close, self._ask, self._progress, self._finished,
-            lambda: self._watch("the sender's data"))
+            self._accepted, session._run_hashing)
+
+    def _accepted(self):
+        self._watch("the sender's data")
+        self.incoming._answer_sent()
 
     def _ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
+        if (isinstance(offer, M.DirectoryOffer) and offer.folders
+                and not self._session._empty_folders):
+            # an attribute of a feature we did not declare: ignored, like
+            # any unknown key (spec "features")
+            offer = attr.evolve(offer, folders=())
         self.incoming = IncomingOffer(offer, self.machine, self._done,
                                       self._session._free_space, self._session._resume)
         self._session._incoming_offer(self.incoming)
@@ -175,6 +203,8 @@ class _OfferInProtocol(_OfferProtocol):
     def _finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
+        if self.incoming is not None:
+            self.incoming._answer_sent()
         self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
 
     def connectionMade(self):
@@ -185,22 +215,26 @@ class _OfferInProtocol(_OfferProtocol):
 class _OfferOutProtocol(_OfferProtocol):
     def __init__(self, session, outgoing, done, progress):
         self._session = session
+        if not session._empty_folders:
+            outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
-        prefix = None
-        if session._resume and not outgoing.is_directory:
-            prefix = lambda n: _source.prefix_hasher(outgoing.files[0], n)  # noqa: E731
+        check_resume = None
+        if session._resume:
+            def check_resume(accept):
+                return session._run_hashing(
+                    lambda cancelled: _source.resume_point(outgoing, accept, cancelled))
         self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished, prefix)
+                                            self._start_streaming, self._finished, check_resume)
 
-    def _start_streaming(self, offset=0, hasher=None):
+    def _start_streaming(self, resume=None):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._sent, offset, hasher)
+                                    self.machine.source_failed, self._sent, resume)
         streamer.start()
         return streamer
 
@@ -236,13 +270,17 @@ class TransferSession:
     an offer gives up when the peer, connected or not, sends nothing it is
     waiting for that long (the offer, the data, the acknowledgements;
     not while a human decides); ``timeout_hint`` ends that message (the
-    CLI names its option)."""
+    CLI names its option). ``run_hashing``: where the kept bytes of a
+    resumed transfer are hashed (default: the reactor's thread pool; see
+    ``_hashing``)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
-                 timeout_hint=""):
+                 timeout_hint="", run_hashing=None):
         self._reactor = reactor
+        # where the resume feature hashes kept bytes: a thread, not the reactor
+        self._run_hashing = run_hashing or _hashing.in_thread(reactor)
         self._w = w
         self._eq = EventualQueue(reactor)
         self._on_offer = on_offer
@@ -259,6 +297,7 @@ class TransferSession:
         self._free_space = free_space
         self._offers = set()
         self._resume = False  # both declared the "resume" feature
+        self._empty_folders = False  # both declared "empty-folders"
         self._dilated = None
         self._our_control = None
         self.negotiated = None
@@ -323,6 +362,7 @@ class TransferSession:
     def _start_dilation(self, negotiated):
         self.negotiated = negotiated
         self._resume = _versions.RESUME in negotiated.features
+        self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))

@@ -29,8 +29,13 @@ MAX_DATA_PAYLOAD = 65535
 MAX_CONTROL_MESSAGE = 64 * 1024
 MAX_OFFER_RECORD = 16 * 1024 * 1024
 MAX_FILES = 200_000
+# "empty-folders" feature: the empty folders a DirectoryOffer may list
+MAX_FOLDERS = 200_000
 MAX_DEPTH = 64
 MAX_NAME = 1024  # bytes of UTF-8 in one path segment
+# kept files a resumed directory's answer may list as sent again; when
+# more changed, the whole directory is sent (docs/transfer-v2.md "Resume")
+MAX_RESEND = 4096
 HASH_SIZE = 32  # "32-byte Blake2b": BLAKE2b with digest_size=32
 
 KIND_FILE_OFFER = 1
@@ -48,6 +53,21 @@ class MessageError(TransferError):
 def new_hash():
     """The file hash of FileAcknowledge: BLAKE2b, 32-byte digest."""
     return hashlib.blake2b(digest_size=HASH_SIZE)
+
+
+def files_digest(digests):
+    """The "resume" feature's proof of whole files held (docs/transfer-v2.md
+    "Resume"): BLAKE2b-32 of their 32-byte digests, concatenated in
+    offered order."""
+    hasher = new_hash()
+    for d in digests:
+        hasher.update(d)
+    return hasher.digest()
+
+
+def _check_hash(name, value):
+    if not isinstance(value, bytes) or len(value) != HASH_SIZE:
+        raise MessageError(f"{name} must be {HASH_SIZE} bytes")
 
 
 def _check_int(name, value):
@@ -87,6 +107,13 @@ class FileOffer:
     # offering side sends after an OfferAccept that asked to resume, the
     # byte the data starts at (0: the whole file); None: absent
     offset = attr.ib(default=None)
+    # the same answer inside a directory offer: how many of its files the
+    # receiver keeps and are not sent (0: the whole directory follows)
+    skip = attr.ib(default=None)
+    # ... except these (indexes below ``skip``, increasing): kept files
+    # that changed and are sent again first; only to a receiver that sent
+    # its files' digests (OfferAccept.resume_digests)
+    resend = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         check_segment(self.filename)
@@ -94,27 +121,38 @@ class FileOffer:
         _check_int("bytes", self.bytes)
         if self.offset is not None and _check_int("offset", self.offset) > self.bytes:
             raise MessageError("offset beyond the end of the file")
+        if self.skip is not None:
+            _check_int("skip", self.skip)
+            if self.offset is None:
+                raise MessageError("a header that skips files needs an offset")
+        if self.resend is not None:
+            if self.skip is None:
+                raise MessageError("files sent again need a skip")
+            if (not isinstance(self.resend, (list, tuple)) or len(self.resend) > MAX_RESEND
+                    or any(_check_int("resent file", i) >= self.skip for i in self.resend)
+                    or list(self.resend) != sorted(set(self.resend))):
+                raise MessageError(f"files sent again must be at most {MAX_RESEND} "
+                                   "increasing indexes below skip")
+            object.__setattr__(self, "resend", tuple(self.resend))
 
 
-def _check_files(files):
-    if not isinstance(files, (list, tuple)) or len(files) > MAX_FILES:
-        raise MessageError(f"files must be a list of at most {MAX_FILES} paths")
-    seen = set()
-    for path in files:
+def _check_paths(paths, limit, what):
+    if not isinstance(paths, (list, tuple)) or len(paths) > limit:
+        raise MessageError(f"{what} must be a list of at most {limit} paths")
+    for path in paths:
         if not isinstance(path, (list, tuple)) or not 1 <= len(path) <= MAX_DEPTH:
             raise MessageError(f"a path must be a list of 1 to {MAX_DEPTH} names: {path!r}")
         for segment in path:
             check_segment(segment)
-        seen.add(tuple(path))
-    if len(seen) != len(files):
-        raise MessageError("the same path is offered twice")
-    # a name used both as a file and as a folder cannot be written
-    for path in seen:
-        for i in range(1, len(path)):
-            if path[:i] in seen:
-                raise MessageError(f"{'/'.join(path[:i])!r} is offered as a file "
-                                   "and as a folder")
-    return tuple(tuple(p) for p in files)
+    return tuple(tuple(p) for p in paths)
+
+
+def _check_files(files):
+    return _check_paths(files, MAX_FILES, "files")
+
+
+def _check_folders(folders):
+    return _check_paths(folders, MAX_FOLDERS, "folders")
 
 
 @attr.s(frozen=True)
@@ -122,10 +160,23 @@ class DirectoryOffer:
     base = attr.ib()
     size = attr.ib()
     files = attr.ib(converter=_check_files)
+    # "empty-folders" feature (docs/transfer-v2.md "Empty folders"): the
+    # folders that hold nothing, so that no file creates them; only sent
+    # to a peer that declared the feature
+    folders = attr.ib(default=(), converter=_check_folders)
 
     def __attrs_post_init__(self):
         check_segment(self.base)
         _check_int("size", self.size)
+        entries = set(self.files) | set(self.folders)
+        if len(entries) != len(self.files) + len(self.folders):
+            raise MessageError("the same path is offered twice")
+        # a file cannot also be a folder, and an empty folder holds nothing
+        for path in entries:
+            for i in range(1, len(path)):
+                if path[:i] in entries:
+                    raise MessageError(f"{'/'.join(path[:i])!r} is offered as a file or "
+                                       "an empty folder, and as a folder with content")
 
 
 @attr.s(frozen=True)
@@ -134,14 +185,40 @@ class OfferAccept:
     # bytes, whose BLAKE2b is ``resume_hash``; None: a plain accept
     resume_offset = attr.ib(default=None)
     resume_hash = attr.ib(default=None)
+    # for a directory offer: the receiver holds its first ``resume_files``
+    # files whole (``resume_files_hash``: BLAKE2b of their digests, in
+    # order) and the first ``resume_offset`` bytes of the next one
+    resume_files = attr.ib(default=None)
+    resume_files_hash = attr.ib(default=None)
+    # and those files' digests, concatenated (32 bytes each): the offering
+    # side can then keep the ones that still match (FileOffer.resend)
+    resume_digests = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         if (self.resume_offset is None) != (self.resume_hash is None):
             raise MessageError("a resume needs both an offset and a hash")
+        if (self.resume_files is None) != (self.resume_files_hash is None):
+            raise MessageError("a resume of files needs both a count and a hash")
+        if self.resume_files is not None and self.resume_offset is None:
+            raise MessageError("a resume of files needs an offset and a hash")
         if self.resume_offset is not None:
             _check_int("resume offset", self.resume_offset)
-            if not isinstance(self.resume_hash, bytes) or len(self.resume_hash) != HASH_SIZE:
-                raise MessageError(f"a resume hash must be {HASH_SIZE} bytes")
+            _check_hash("a resume hash", self.resume_hash)
+        if self.resume_files is not None:
+            _check_int("resumed files", self.resume_files)
+            _check_hash("a resumed files' hash", self.resume_files_hash)
+        if self.resume_digests is not None:
+            if (self.resume_files is None or not isinstance(self.resume_digests, bytes)
+                    or len(self.resume_digests) != HASH_SIZE * self.resume_files):
+                raise MessageError("a resume's digests must be 32 bytes per resumed file")
+            if files_digest(self.digests) != self.resume_files_hash:
+                raise MessageError("a resume's digests do not match its files' hash")
+
+    @property
+    def digests(self):
+        """``resume_digests`` as one 32-byte digest per kept file."""
+        raw = self.resume_digests
+        return [raw[i:i + HASH_SIZE] for i in range(0, len(raw), HASH_SIZE)]
 
 
 @attr.s(frozen=True)
@@ -165,8 +242,7 @@ class FileAcknowledge:
 
     def __attrs_post_init__(self):
         _check_int("bytes", self.bytes)
-        if not isinstance(self.hash, bytes) or len(self.hash) != HASH_SIZE:
-            raise MessageError(f"hash must be {HASH_SIZE} bytes")
+        _check_hash("hash", self.hash)
 
 
 def _pack(fields):
@@ -222,16 +298,26 @@ def encode_record(record):
                   "bytes": record.bytes}
         if record.offset is not None:
             fields["offset"] = record.offset
+        if record.skip is not None:
+            fields["skip"] = record.skip
+        if record.resend is not None:
+            fields["resend"] = list(record.resend)
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
-        return bytes((KIND_DIRECTORY_OFFER,)) + _pack(
-            {"base": record.base, "size": record.size,
-             "files": [list(p) for p in record.files]})
+        fields = {"base": record.base, "size": record.size,
+                  "files": [list(p) for p in record.files]}
+        if record.folders:
+            fields["folders"] = [list(p) for p in record.folders]
+        return bytes((KIND_DIRECTORY_OFFER,)) + _pack(fields)
     if isinstance(record, OfferAccept):
         if record.resume_offset is None:
             return bytes((KIND_OFFER_ACCEPT,))
-        return bytes((KIND_OFFER_ACCEPT,)) + _pack(
-            {"resume": {"offset": record.resume_offset, "hash": record.resume_hash}})
+        resume = {"offset": record.resume_offset, "hash": record.resume_hash}
+        if record.resume_files is not None:
+            resume.update(files=record.resume_files, files_hash=record.resume_files_hash)
+        if record.resume_digests is not None:
+            resume["digests"] = record.resume_digests
+        return bytes((KIND_OFFER_ACCEPT,)) + _pack({"resume": resume})
     if isinstance(record, OfferReject):
         return bytes((KIND_OFFER_REJECT,)) + _pack({"reason": record.reason})
     if isinstance(record, FileAcknowledge):
@@ -242,12 +328,13 @@ def encode_record(record):
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
-                     f.get("offset"))
+                     f.get("offset"), f.get("skip"), f.get("resend"))
 
 
 def _parse_directory_offer(payload):
     f = _unpack(payload, MAX_OFFER_RECORD)
-    return DirectoryOffer(_field(f, "base"), _field(f, "size"), _field(f, "files"))
+    return DirectoryOffer(_field(f, "base"), _field(f, "size"), _field(f, "files"),
+                          f.get("folders", ()))
 
 
 def _parse_accept(payload):
@@ -255,10 +342,13 @@ def _parse_accept(payload):
     # read the "resume" one and ignore anything else
     if not payload:
         return OfferAccept()
-    resume = _unpack(payload, MAX_CONTROL_MESSAGE).get("resume")
+    # (up to 32 bytes per offered file: as large as a DirectoryOffer)
+    resume = _unpack(payload, MAX_OFFER_RECORD).get("resume")
     if not isinstance(resume, dict):
         return OfferAccept()
-    return OfferAccept(_field(resume, "offset"), _field(resume, "hash"))
+    return OfferAccept(_field(resume, "offset"), _field(resume, "hash"),
+                       resume.get("files"), resume.get("files_hash"),
+                       resume.get("digests"))
 
 
 def _parse_reject(payload):

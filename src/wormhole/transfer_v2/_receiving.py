@@ -17,12 +17,18 @@ Neighbours come in at construction: ``write(record)``, ``close()``,
 or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
 ``accepted()`` (our accept went out: the wait for the sender's data
 begins). The sink
-given to ``accept`` writes the files (``_sink.py``).
+given to ``accept`` writes the files (``_sink.py``). A resumable sink
+(the "resume" feature) first checks what an earlier session left, which
+means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
+away from the reactor while the machine waits in R7_checking_kept, and
+cancels it when the offer ends first; only then is our answer sent.
 """
 import attr
 from automat import MethodicalMachine
+from twisted.internet.defer import CancelledError
 
 from ..errors import TransferError
+from . import _hashing
 from . import _messages as M
 
 
@@ -54,8 +60,11 @@ class OfferReceiver:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None):
+    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
+                 run_hashing=_hashing.synchronous):
         self._write = write
+        self._run_hashing = run_hashing
+        self._checking = None   # the check of a resumable sink, while it runs
         self._accepted = accepted
         self._close = close
         self._ask = ask
@@ -116,16 +125,63 @@ class OfferReceiver:
 
     def _check_resume_header(self, header):
         """The offering side's answer to our resume: the same file, from our
-        offset (its prefix matched) or from 0 (it did not)."""
-        asked, self._resume_asked = self._resume_asked, None
+        offset (its prefix matched) or from 0 (it did not); in a directory
+        the header of the first file it sends, after the files we hold
+        (``skip``) or from the first."""
+        held, self._resume_asked = self._resume_asked, None
         offer = self._offer
-        if (not isinstance(header, M.FileOffer) or header.offset not in (0, asked)
-                or (header.filename, header.bytes, header.timestamp)
-                != (offer.filename, offer.bytes, offer.timestamp)):
+        if isinstance(offer, M.DirectoryOffer) and getattr(header, "resend", None) is not None:
+            return self._check_keeping_answer(header, held)
+        if isinstance(offer, M.DirectoryOffer):
+            ok = (isinstance(header, M.FileOffer)
+                  and (header.skip, header.offset) in ((0, 0), (held.files, held.offset))
+                  and header.filename == offer.files[header.skip][-1])
+        else:
+            ok = (isinstance(header, M.FileOffer) and header.skip is None
+                  and header.offset in (0, held.offset)
+                  and (header.filename, header.bytes, header.timestamp)
+                  == (offer.filename, offer.bytes, offer.timestamp))
+        if not ok:
             return self._got_bad(M.MessageError(
-                f"expected the answer to our resume at byte {asked}, got {header!r}"))
+                f"expected the answer to our resume at byte {held.offset}, got {header!r}"))
+        if isinstance(offer, M.DirectoryOffer):
+            kept = self._sink.kept_bytes if header.skip else 0
+            if kept + header.bytes > offer.size:
+                return self._got_bad(M.MessageError(
+                    "the files are larger than the directory offer announced"))
+            self._remaining = [tuple(p) for p in offer.files[header.skip + 1:]]
+            self._announced = kept + header.bytes
+            self._totals = [header.skip, kept]
         try:
-            writer = self._sink.open_file((offer.filename,), header)
+            writer = self._sink.open_resumed(header)
+        except (OSError, TransferError) as e:
+            return self.cancel(f"cannot write the file: {e}")
+        return self._got_resume_header(writer)
+
+    def _check_keeping_answer(self, header, held):
+        """The answer of a sender that read our kept files' digests: it
+        keeps the first ``skip`` files except ``resend`` (sent first, from
+        byte 0), then sends the rest from file ``skip`` (at our offset, or
+        from 0 when its start differs)."""
+        offer = self._offer
+        first = header.resend[0] if header.resend else header.skip
+        if (header.skip != held.files
+                or header.filename != offer.files[first][-1]
+                or header.offset not in ((0,) if header.resend else (0, held.offset))):
+            return self._got_bad(M.MessageError(
+                f"expected the answer to our resume after {held.files} files, got {header!r}"))
+        again = set(header.resend)
+        kept = [i for i in range(header.skip) if i not in again]
+        kept_bytes = sum(held.sizes[i] for i in kept)
+        if kept_bytes + header.bytes > offer.size:
+            return self._got_bad(M.MessageError(
+                "the files are larger than the directory offer announced"))
+        order = list(header.resend) + list(range(header.skip, len(offer.files)))
+        self._remaining = [tuple(offer.files[i]) for i in order[1:]]
+        self._announced = kept_bytes + header.bytes
+        self._totals = [len(kept), kept_bytes]
+        try:
+            writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
         return self._got_resume_header(writer)
@@ -149,10 +205,24 @@ class OfferReceiver:
         return self._got_ack_last(ours)
 
     def accept(self, sink):
+        if getattr(sink, "check_kept", None) is not None:
+            return self._check_kept_first(sink)
+        return self._answer_with(sink)
+
+    def _kept_checked(self, _):
+        self._checking = None
+        self._answer_with(self._sink)
+
+    def _kept_check_failed(self, f):
+        self._checking = None
+        if not f.check(CancelledError):  # cancelled: the offer is over already
+            self.reject(f"cannot check the bytes kept from an earlier transfer: "
+                        f"{f.getErrorMessage()}")
+
+    def _answer_with(self, sink):
         resume = getattr(sink, "resume", None)
         if resume is not None:
-            offset, hasher = resume
-            return self._accept_resuming(sink, offset, hasher.copy().digest())
+            return self._accept_resuming(sink, resume)
         if isinstance(self._offer, M.DirectoryOffer):
             self._remaining = [tuple(p) for p in self._offer.files]
             if not self._remaining:
@@ -187,8 +257,14 @@ class OfferReceiver:
     @m.state()
     def R6_awaiting_resume_answer(self): pass  # noqa
 
+    @m.state()
+    def R7_checking_kept(self): pass  # noqa
+
     @m.input()
-    def _accept_resuming(self, sink, offset, digest): pass  # noqa
+    def _check_kept_first(self, sink): pass  # noqa
+
+    @m.input()
+    def _accept_resuming(self, sink, held): pass  # noqa
 
     @m.input()
     def _got_resume_header(self, writer): pass  # noqa
@@ -247,21 +323,33 @@ class OfferReceiver:
         self._accepted()
 
     @m.output()
-    def _send_resume_accept(self, sink, offset, digest):
+    def _start_check(self, sink):
         self._sink = sink
-        self._resume_asked = offset
-        self._write(M.encode_record(M.OfferAccept(offset, digest)))
+        self._checking = self._run_hashing(sink.check_kept)
+        self._checking.addCallbacks(self._kept_checked, self._kept_check_failed)
+
+    @m.output()
+    def _stop_check(self):
+        # the thread stops at its next chunk; its result is dropped
+        if self._checking is not None:
+            self._checking.cancel()
+
+    @m.output()
+    def _send_resume_accept(self, sink, held):
+        self._sink = sink
+        self._resume_asked = held
+        self._write(M.encode_record(held.request()))
         self._accepted()
 
     @m.output()
     def _suspend(self):
-        # lost or cancelled: a resumable file keeps what arrived for a
+        # lost or cancelled: a resumable file or folder keeps what arrived for a
         # later session; anything else is deleted
         self._resume_asked = None
         if self._writer is not None:
             self._writer.suspend()
             self._writer = None
-        self._sink.abort()
+        self._sink.suspend()
 
     @m.output()
     def _use_writer(self, writer):
@@ -305,7 +393,7 @@ class OfferReceiver:
 
     @m.output()
     def _discard_given_sink(self, sink):
-        sink.abort()
+        sink.suspend()  # a resumable sink keeps what an earlier session left
 
     @m.output()
     def _discard_writer(self, writer):
@@ -374,6 +462,22 @@ class OfferReceiver:
     R1_deciding.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
                      outputs=[_send_resume_accept])
 
+    # our answer waits until what an earlier session left is checked
+    R1_deciding.upon(_check_kept_first, enter=R7_checking_kept, outputs=[_start_check])
+    R7_checking_kept.upon(_accept_file, enter=R3_receiving, outputs=[_send_accept, _use_writer])
+    R7_checking_kept.upon(_accept_directory, enter=R2_awaiting_header, outputs=[_send_accept])
+    R7_checking_kept.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
+                          outputs=[_send_resume_accept])
+    # (a sink whose file cannot be opened was aborted already; else it keeps its bytes)
+    R7_checking_kept.upon(reject, enter=R5_done, outputs=[_send_reject, _suspend, _finish_rejected])
+    R7_checking_kept.upon(_got_offer, enter=R5_done,
+                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_second_offer])
+    R7_checking_kept.upon(_got_bad, enter=R5_done,
+                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_bad])
+    R7_checking_kept.upon(lost, enter=R5_done, outputs=[_stop_check, _suspend, _fail_lost])
+    R7_checking_kept.upon(cancel, enter=R5_done,
+                          outputs=[_stop_check, _send_reject, _suspend, _finish_rejected])
+
     R6_awaiting_resume_answer.upon(_got_resume_header, enter=R3_receiving,
                                    outputs=[_use_writer])
     R6_awaiting_resume_answer.upon(_got_bad, enter=R5_done,
@@ -385,9 +489,9 @@ class OfferReceiver:
     R2_awaiting_header.upon(_got_header, enter=R3_receiving, outputs=[_use_writer])
     R2_awaiting_header.upon(_got_bad, enter=R5_done,
                             outputs=[_discard, _close_subchannel, _fail_bad])
-    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_discard, _fail_lost])
+    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
     R2_awaiting_header.upon(cancel, enter=R5_done,
-                            outputs=[_send_cancel, _discard, _fail_cancelled])
+                            outputs=[_send_cancel, _suspend, _fail_cancelled])
 
     R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_count])
     R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,
@@ -418,6 +522,7 @@ class OfferReceiver:
     R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_accept_empty, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
+    R5_done.upon(_check_kept_first, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
     for _input in (_got_offer, _got_bad, reject, lost, cancel):
         R5_done.upon(_input, enter=R5_done, outputs=[])

@@ -11,11 +11,17 @@ cancelling (the spec's "XXX what if Bob clicks cancel", our answer in
 docs/transfer-v2.md).
 
 Neighbours come in at construction: ``write(record)`` and ``close()`` on
-the subchannel, ``start_streaming()`` (returns an object with ``stop()``)
-and ``finished(result)``: an ``OfferResult`` or an exception.
+the subchannel, ``start_streaming(resume=None)`` (returns an object with
+``stop()``)
+and ``finished(result)``: an ``OfferResult`` or an exception; with the
+"resume" feature ``check_resume(accept)``, which returns a Deferred of
+the (ResumePoint, why) for an accept that asks to resume: it hashes the
+kept bytes away from the reactor (``_hashing``), and the machine waits
+for it in S1b_checking_resume (cancelled when the offer ends first).
 """
 import attr
 from automat import MethodicalMachine
+from twisted.internet.defer import CancelledError
 
 from ..errors import TransferError
 from . import _messages as M
@@ -39,22 +45,30 @@ class OfferLost(TransferError):
 
 @attr.s(frozen=True)
 class OfferResult:
-    """A completed offer: how many files and bytes the peer confirmed, and
-    the byte a resumed file's data started at (0: all of it was sent)."""
+    """A completed offer: how many files and bytes the peer confirmed (for
+    a resumed offer, also the ones it kept from an earlier session), how
+    many of the offer's bytes the receiver already held (0: all of it was
+    sent; for a file the byte its data started at), how many whole files of
+    a directory it held, and why a resume it asked for was refused, in
+    whole or in part (kept files that changed and were sent again; None)."""
     files = attr.ib()
     bytes = attr.ib()
     resumed_from = attr.ib(default=0)
+    resumed_files = attr.ib(default=0)
+    resume_refused = attr.ib(default=None)
 
 
 class OfferSender:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, offer, write, close, start_streaming, finished, prefix_hasher=None):
+    def __init__(self, offer, write, close, start_streaming, finished, check_resume=None):
         self._offer = offer
-        # the "resume" feature, when both declared it: prefix_hasher(n) is
-        # the BLAKE2b state after our file's first n bytes, or None
-        self._prefix_hasher = prefix_hasher
+        # the "resume" feature, when both declared it: check_resume(accept)
+        # checks an accept that asks to resume against our files and fires
+        # with (_source.ResumePoint, None) or (_source.FROM_START, why)
+        self._check_resume = check_resume
+        self._checking = None  # that Deferred, while it runs
         self._write = write
         self._close = close
         self._start_streaming = start_streaming
@@ -62,7 +76,7 @@ class OfferSender:
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending
         self._confirmed = [0, 0]   # files, bytes
-        self._resumed_from = 0
+        self._resumed = (0, 0, None)  # bytes and files held, why not resumed
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -71,8 +85,8 @@ class OfferSender:
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.OfferAccept):
-            if record.resume_offset is not None and self._prefix_hasher is not None:
-                return self._check_resume(record)
+            if record.resume_offset is not None and self._check_resume is not None:
+                return self._got_accept_resuming(record)
             return self._got_accept()
         if isinstance(record, M.OfferReject):
             return self._got_reject(record.reason)
@@ -91,17 +105,15 @@ class OfferSender:
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the receiving side"))
 
-    def _check_resume(self, accept):
-        """Resume where the receiver's prefix is ours, else from 0 (its
-        bytes belong to another version of the file)."""
-        hasher = self._prefix_hasher(accept.resume_offset)
-        if hasher is not None and hasher.copy().digest() == accept.resume_hash:
-            return self._got_accept_resuming(accept.resume_offset, hasher)
-        return self._got_accept_resuming(0, None)
-
     def file_sent(self, size, digest):
         self._unacknowledged.append(M.FileAcknowledge(size, digest))
         self._file_sent(size, digest)
+
+    def all_sent(self):
+        """The Streamer sent every file (a folder with no file: none)."""
+        if self._unacknowledged:
+            return self._all_sent()
+        return self._all_sent_nothing_pending()
 
     # -- machine --------------------------------------------------------------
     @m.state(initial=True)
@@ -109,6 +121,9 @@ class OfferSender:
 
     @m.state()
     def S1_offered(self): pass  # noqa
+
+    @m.state()
+    def S1b_checking_resume(self): pass  # noqa
 
     @m.state()
     def S2_sending(self): pass  # noqa
@@ -132,7 +147,10 @@ class OfferSender:
     def _got_accept(self): pass  # noqa
 
     @m.input()
-    def _got_accept_resuming(self, offset, hasher): pass  # noqa
+    def _got_accept_resuming(self, accept): pass  # noqa
+
+    @m.input()
+    def _resume_checked(self, point, why): pass  # noqa
 
     @m.input()
     def _got_reject(self, reason): pass  # noqa
@@ -153,7 +171,10 @@ class OfferSender:
     def _file_sent(self, size, digest): pass  # noqa
 
     @m.input()
-    def all_sent(self): pass  # noqa
+    def _all_sent(self): pass  # noqa
+
+    @m.input()
+    def _all_sent_nothing_pending(self): pass  # noqa
 
     @m.input()
     def source_failed(self, error): pass  # noqa
@@ -167,15 +188,37 @@ class OfferSender:
         self._streamer = self._start_streaming()
 
     @m.output()
-    def _answer_resume(self, offset):
-        # the resume feature's header: the same FileOffer, with the offset
-        self._resumed_from = offset
-        self._write(M.encode_record(M.FileOffer(self._offer.filename, self._offer.timestamp,
-                                                self._offer.bytes, offset)))
+    def _start_check(self, accept):
+        self._checking = self._check_resume(accept)
+        self._checking.addCallbacks(self._checked, self._check_failed)
+
+    def _checked(self, point_why):
+        self._checking = None
+        self._resume_checked(*point_why)
+
+    def _check_failed(self, f):
+        self._checking = None
+        if not f.check(CancelledError):  # cancelled: the offer is over already
+            self.source_failed(f.value)
 
     @m.output()
-    def _stream_from(self, offset, hasher):
-        self._streamer = self._start_streaming(offset, hasher)
+    def _stop_checking(self):
+        # the thread stops at its next chunk; its result is dropped
+        if self._checking is not None:
+            self._checking.cancel()
+
+    @m.output()
+    def _answer_resume(self, point, why):
+        # the resume feature's answer: a header with the offset (the
+        # Streamer sends it for a directory, on its first file's header)
+        self._resumed = (point.held, point.kept_files, why)
+        self._confirmed = [point.kept_files, point.held - point.offset]
+        if isinstance(self._offer, M.FileOffer):
+            self._write(M.encode_record(attr.evolve(self._offer, offset=point.offset)))
+
+    @m.output()
+    def _stream_from(self, point, why):
+        self._streamer = self._start_streaming(point)
 
     @m.output()
     def _stop_streaming(self):
@@ -191,7 +234,7 @@ class OfferSender:
 
     @m.output()
     def _succeed(self):
-        self._finished(OfferResult(*self._confirmed, self._resumed_from))
+        self._finished(OfferResult(*self._confirmed, *self._resumed))
 
     @m.output()
     def _fail_rejected(self, reason):
@@ -229,14 +272,33 @@ class OfferSender:
     S0_opening.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     S1_offered.upon(_got_accept, enter=S2_sending, outputs=[_stream])
-    S1_offered.upon(_got_accept_resuming, enter=S2_sending, outputs=[_answer_resume, _stream_from])
+    S1_offered.upon(_got_accept_resuming, enter=S1b_checking_resume, outputs=[_start_check])
     S1_offered.upon(_got_reject, enter=S4_done, outputs=[_close_subchannel, _fail_rejected])
     S1_offered.upon(_got_bad, enter=S4_done, outputs=[_close_subchannel, _fail_bad])
     S1_offered.upon(lost, enter=S4_done, outputs=[_fail_lost])
     S1_offered.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
+    # the receiver waits for our answer while we hash what it kept
+    S1b_checking_resume.upon(_resume_checked, enter=S2_sending,
+                             outputs=[_answer_resume, _stream_from])
+    S1b_checking_resume.upon(source_failed, enter=S4_done,
+                             outputs=[_close_subchannel, _fail_source])
+    S1b_checking_resume.upon(_got_reject, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_rejected])
+    S1b_checking_resume.upon(_got_bad, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_bad])
+    for _input in (_got_accept, _got_accept_resuming):
+        S1b_checking_resume.upon(_input, enter=S4_done,
+                                 outputs=[_stop_checking, _close_subchannel, _fail_second_accept])
+    S1b_checking_resume.upon(lost, enter=S4_done, outputs=[_stop_checking, _fail_lost])
+    S1b_checking_resume.upon(cancel, enter=S4_done,
+                             outputs=[_stop_checking, _close_subchannel, _fail_cancelled])
+
     S2_sending.upon(_file_sent, enter=S2_sending, outputs=[_send_ack])
-    S2_sending.upon(all_sent, enter=S3_awaiting_acks, outputs=[])
+    S2_sending.upon(_all_sent, enter=S3_awaiting_acks, outputs=[])
+    # no file in the offer (a folder of empty folders): nothing to acknowledge
+    S2_sending.upon(_all_sent_nothing_pending, enter=S4_done,
+                    outputs=[_close_subchannel, _succeed])
     S2_sending.upon(_got_ack, enter=S2_sending, outputs=[])
     S2_sending.upon(_got_ack_caught_up, enter=S2_sending, outputs=[])
     S2_sending.upon(_got_mismatch, enter=S4_done,
@@ -271,7 +333,8 @@ class OfferSender:
 
     # the offer is over: late records and the close we caused change nothing
     for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad, _got_ack,
-                   _got_ack_caught_up, _got_mismatch, _file_sent, all_sent, source_failed):
+                   _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
+                   _all_sent_nothing_pending, source_failed, _resume_checked):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])
     del _input

@@ -11,15 +11,27 @@ its hash is verified.
   temporary folder beside the target, which is renamed to the target once
   the last file matched; on any failure the folder is removed.
 
+With the "resume" feature a file goes to a fixed hidden name and a
+folder to a fixed hidden folder, each with a state file, so that a later
+session can continue (docs/transfer-v2.md "Resume"); what an earlier
+session left is checked before it is used (it may be stale or tampered
+with) and discarded, with the reason in ``discarded``, when it does not
+match. With the "empty-folders" feature a folder's empty folders are made
+before it is renamed into place.
+
 The paths inside a directory offer were checked by ``_messages`` (plain
 segments only), so ``os.path.join`` stays inside the temporary folder.
 """
 import json
 import os
 import shutil
+import stat
 import tempfile
 
+import attr
+
 from ..cli import _incoming
+from . import _hashing
 from . import _messages as M
 
 Refused = _incoming.Refused
@@ -49,6 +61,30 @@ class _VerifiedPartial(_incoming.PartialFile):
         self.abort()  # nothing to resume from: an interrupted file goes
 
 
+@attr.s(frozen=True)
+class Held:
+    """What an earlier session left that this one can continue: for a
+    directory ``files`` whole files (their digests, in order), then the
+    first ``offset`` bytes of the next file, which ``hasher`` has seen;
+    ``bytes`` counts all of it. ``files`` is None for a file offer;
+    ``sizes`` are the whole files' sizes."""
+    offset = attr.ib()
+    hasher = attr.ib()
+    bytes = attr.ib()
+    files = attr.ib(default=None)
+    digests = attr.ib(default=())
+    sizes = attr.ib(default=())
+
+    def request(self):
+        """The OfferAccept that asks the offering side to continue."""
+        if self.files is None:
+            return M.OfferAccept(self.offset, self.hasher.copy().digest())
+        # the digests themselves too: a sender that reads them keeps the
+        # files that still match when others changed (FileOffer.resend)
+        return M.OfferAccept(self.offset, self.hasher.copy().digest(), self.files,
+                             M.files_digest(self.digests), b"".join(self.digests))
+
+
 def _plain_target(name, directory):
     target = _incoming.target_path("file", {"filename": name}, None, directory)
     if os.path.basename(target) != name:
@@ -64,7 +100,6 @@ def _check(target, directory, needed, free_space):
 RESUME_SUFFIX = ".resume"
 STATE_SUFFIX = ".resume.json"
 _STATE_MAX = 64 * 1024
-_PREFIX_CHUNK = 1 << 20
 
 
 class _ResumablePartial(_incoming.PartialFile):
@@ -78,8 +113,9 @@ class _ResumablePartial(_incoming.PartialFile):
         self.target = target
         self.path = path
         self._state_path = state_path
-        # private (0600) while it fills, as PartialFile's mkstemp
-        self._f = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+b")
+        # private (0600) while it fills, as PartialFile's mkstemp; never
+        # through a link someone put in its place
+        self._f = _open_kept(path, os.O_CREAT)
         self._f.seek(offset)
         self._f.truncate()
         self._hash = hasher
@@ -113,6 +149,18 @@ def _unlink(path):
         pass
 
 
+def _remove(path):
+    """Whatever an earlier session left at ``path``: a file, a link or a folder."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        _unlink(path)
+
+
+def _open_kept(path, flags=0):
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_NOFOLLOW | flags, 0o600), "r+b")
+
+
 class ResumableFileSink:
     """One offered file, into ``directory``, resumable (the "resume"
     feature, docs/transfer-v2.md "Resume"): the bytes go to
@@ -120,7 +168,9 @@ class ResumableFileSink:
     ``...resume.json`` naming the offer (filename, size, timestamp). When
     an earlier session left bytes for the same offer, ``resume`` is
     (offset, hasher) to ask for the rest; state for another version of the
-    file is discarded, and ``discarded`` says why."""
+    file is discarded, and ``discarded`` says why. Both are known after
+    ``check_kept(cancelled)``, which hashes the kept bytes: run it with a
+    runner of ``_hashing``, away from the reactor."""
 
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
@@ -131,7 +181,10 @@ class ResumableFileSink:
         self._identity = {"filename": offer.filename, "bytes": offer.bytes,
                           "timestamp": offer.timestamp}
         self.discarded = None
-        self.resume = self._find_resumable()
+        self.resume = None
+
+    def check_kept(self, cancelled=_hashing.never):
+        self.resume = self._find_resumable(cancelled)
 
     def _read_state(self):
         try:
@@ -140,12 +193,13 @@ class ResumableFileSink:
         except (OSError, ValueError):
             return None
 
-    def _find_resumable(self):
+    def _find_resumable(self, cancelled):
         if not os.path.exists(self._state) and not os.path.exists(self._partial):
             return None
         state = self._read_state()
         try:
-            held = os.stat(self._partial).st_size
+            st = os.lstat(self._partial)
+            held = st.st_size if stat.S_ISREG(st.st_mode) else None
         except OSError:
             held = None
         if state != self._identity or held is None or held > self._identity["bytes"]:
@@ -153,21 +207,17 @@ class ResumableFileSink:
             self.discarded = ("the bytes kept from an earlier transfer belong to another "
                               "version of this file: discarded, receiving it in full")
             return None
-        hasher = M.new_hash()
-        with open(self._partial, "rb") as f:
-            for chunk in iter(lambda: f.read(_PREFIX_CHUNK), b""):
-                hasher.update(chunk)
-        return held, hasher
+        return Held(held, _hashing.hash_file(self._partial, None, cancelled)[0], held)
 
     def _forget(self):
-        _unlink(self._partial)
-        _unlink(self._state)
+        _remove(self._partial)
+        _remove(self._state)
 
     def open_file(self, path, header):
         """Continue at ``header.offset`` (the offering side agreed), or start
         over (offset 0 or absent)."""
         offset = header.offset or 0
-        if offset and (self.resume is None or self.resume[0] != offset):
+        if offset and (self.resume is None or self.resume.offset != offset):
             raise Refused(f"the sender resumes at byte {offset}, which we did not ask for")
         if not offset:
             if self.resume is not None:
@@ -178,15 +228,21 @@ class ResumableFileSink:
                 json.dump(self._identity, f)
             hasher = M.new_hash()
         else:
-            hasher = self.resume[1]
+            hasher = self.resume.hasher
         return _ResumablePartial(self.final_path, self._partial, self._state, header.bytes,
                                  offset, hasher)
+
+    def open_resumed(self, header):
+        """The offering side's answer to our resume request."""
+        return self.open_file((header.filename,), header)
 
     def complete(self):
         pass
 
     def abort(self):
         pass  # the writer keeps (suspend) or deletes (abort) its own bytes
+
+    suspend = abort
 
 
 class FileSink:
@@ -205,6 +261,8 @@ class FileSink:
     def abort(self):
         pass  # the machine aborts the writer itself
 
+    suspend = abort
+
 
 class _FolderFile:
     """One file of a directory offer, written under its own name inside
@@ -214,12 +272,12 @@ class _FolderFile:
     an fsync per file made a 2,000-file folder take twice the reference's
     time (docs/performance.md). ``xb``: a name cannot be written twice."""
 
-    def __init__(self, path, expected):
+    def __init__(self, path, expected, f=None, hasher=None, received=0):
         self._path = path
-        self._f = open(path, "xb")
-        self._hash = M.new_hash()
+        self._f = open(path, "xb") if f is None else f
+        self._hash = M.new_hash() if hasher is None else hasher
         self.expected = expected
-        self.received = 0
+        self.received = received
 
     def write(self, data):
         self._f.write(data)
@@ -243,21 +301,31 @@ class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
-        self.final_path = _plain_target(name or offer.base, directory)
-        _check(self.final_path, directory, offer.size, free_space)
+        self._prepare(offer, directory, free_space, name)
         self._tmp = tempfile.mkdtemp(prefix=_incoming.PARTIAL_PREFIX + offer.base + ".",
                                      dir=directory)
-        self._made = {self._tmp}  # folders already created inside it
 
-    def open_file(self, path, header):
+    def _prepare(self, offer, directory, free_space, name):
+        self.final_path = _plain_target(name or offer.base, directory)
+        _check(self.final_path, directory, offer.size, free_space)
+        self._offer = offer
+        self._made = set()  # folders already created inside the temporary one
+
+    def _folder_for(self, path):
         target = os.path.join(self._tmp, *path)
         folder = os.path.dirname(target)
-        if folder not in self._made:
+        if folder != self._tmp and folder not in self._made:
             os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
-        return _FolderFile(target, header.bytes)
+        return target
+
+    def open_file(self, path, header):
+        return _FolderFile(self._folder_for(path), header.bytes)
 
     def complete(self):
+        # the "empty-folders" feature: folders no file created
+        for folder in self._offer.folders:
+            os.makedirs(os.path.join(self._tmp, *folder), exist_ok=True)
         os.chmod(self._tmp, _incoming._default_mode(0o777))
         if os.path.lexists(self.final_path):
             self.abort()
@@ -267,6 +335,250 @@ class DirectorySink:
     def abort(self):
         shutil.rmtree(self._tmp, ignore_errors=True)
 
+    suspend = abort
+
+
+class _JournaledFile(_FolderFile):
+    """A file of a resumable directory offer: once verified, a line in the
+    offer's journal says so; an interrupted one keeps its bytes."""
+
+    def __init__(self, path, expected, journal, **kw):
+        super().__init__(path, expected, **kw)
+        self._journal = journal
+
+    def commit(self):
+        super().commit()
+        self._journal(self.received, self.digest())
+
+    def suspend(self):
+        self._f.close()
+
+
+class _Stale(Exception):
+    """What an earlier session left cannot be used."""
+
+
+class ResumableDirectorySink(DirectorySink):
+    """One offered directory, resumable (docs/transfer-v2.md "Resume"): its
+    files go to the fixed hidden folder ``.wormhole-partial-BASE.resume``
+    beside the target, in offered order, and each verified file adds a
+    line (size, BLAKE2b) to the journal ``...resume.json`` whose first
+    line names the offer (its base and the digest of its file list). When
+    an earlier session left a journal and a folder for the same offer,
+    every kept file is hashed again and checked against the journal, the
+    folder must hold nothing else (no links, no other names), and
+    ``resume`` is the ``Held`` to ask for the rest; anything else is
+    discarded and ``discarded`` says why. Both are known after
+    ``check_kept(cancelled)``, which does that hashing: run it with a
+    runner of ``_hashing``, away from the reactor."""
+
+    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+        self._prepare(offer, directory, free_space, name)
+        folder, base = os.path.split(self.final_path)
+        self._tmp = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + RESUME_SUFFIX)
+        self._journal_path = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + STATE_SUFFIX)
+        listing = M.encode_record(M.DirectoryOffer(offer.base, offer.size, offer.files))
+        self._identity = {"base": offer.base, "offer": M.files_digest([listing]).hex()}
+        self.discarded = None
+        self.resume = None
+        self._journal_next = 0  # journal lines written (a prefix of the offer)
+        self._kept_later = {}  # index: (size, digest) of kept files journaled later
+
+    def check_kept(self, cancelled=_hashing.never):
+        if os.path.lexists(self._tmp) or os.path.lexists(self._journal_path):
+            try:
+                self.resume = self._held(cancelled)
+            except (_Stale, OSError, ValueError) as e:
+                self.discarded = (f"the files kept from an earlier transfer of this folder "
+                                  f"cannot be used ({e}): discarded, receiving it in full")
+        if self.resume is None:
+            self._start_over()
+
+    # -- what an earlier session left ------------------------------------------
+    def _read_journal(self):
+        limit = 1024 + 200 * (len(self._offer.files) + 1)
+        with open(self._journal_path, "rb") as f:
+            raw = f.read(limit + 1)
+        if len(raw) > limit:
+            raise _Stale("its journal is too long")
+        lines = raw.split(b"\n")[:-1]  # a last line without its newline was cut
+        if not lines or json.loads(lines[0]) != self._identity:
+            raise _Stale("they belong to another version of it")
+        done = []
+        for line in lines[1:]:
+            entry = json.loads(line)
+            if (not isinstance(entry, dict) or set(entry) != {"bytes", "hash"}
+                    or not isinstance(entry["bytes"], int) or entry["bytes"] < 0
+                    or not isinstance(entry["hash"], str) or len(entry["hash"]) != 64):
+                raise _Stale("its journal is damaged")
+            done.append((entry["bytes"], bytes.fromhex(entry["hash"])))
+        if len(done) > len(self._offer.files):
+            raise _Stale("its journal lists more files than the offer")
+        return done
+
+    def _check_listing(self, expected):
+        """The folder holds only folders and regular files of ``expected``."""
+        if not stat.S_ISDIR(os.lstat(self._tmp).st_mode):
+            raise _Stale("the kept folder is not a folder")
+        folders = {p[:i] for p in expected for i in range(1, len(p))}
+        for root, dirs, names in os.walk(self._tmp):
+            rel = os.path.relpath(root, self._tmp)
+            prefix = () if rel == "." else tuple(rel.split(os.sep))
+            for n in dirs + names:
+                mode = os.lstat(os.path.join(root, n)).st_mode
+                ok = (stat.S_ISDIR(mode) and prefix + (n,) in folders
+                      or stat.S_ISREG(mode) and prefix + (n,) in expected)
+                if not ok:
+                    raise _Stale(f"it holds '{os.path.join(rel, n)}', which we did not write")
+
+    def _held(self, cancelled):
+        done = self._read_journal()
+        files = self._offer.files
+        # files past the journal's next one may be there too (kept files
+        # whose line was not written yet: cut while changed ones came
+        # again); not proven, they are received again over themselves
+        self._check_listing(set(files))
+        for (size, digest), path in zip(done, files):
+            target = os.path.join(self._tmp, *path)
+            if (os.lstat(target).st_size != size
+                    or _hashing.hash_file(target, None, cancelled)[0].digest() != digest):
+                raise _Stale(f"'{'/'.join(path)}' changed since it was received")
+        if len(done) == len(files):
+            # interrupted after the last file: ask for its (empty) rest
+            done.pop()
+        partial = os.path.join(self._tmp, *files[len(done)])
+        offset = os.lstat(partial).st_size if os.path.lexists(partial) else 0
+        if not done and not offset:
+            self._forget()
+            return None
+        kept = sum(size for size, _ in done)
+        hasher = _hashing.hash_file(partial, offset, cancelled)[0] if offset else M.new_hash()
+        return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done),
+                    tuple(size for size, _ in done))
+
+    def _forget(self):
+        _remove(self._tmp)
+        _remove(self._journal_path)
+
+    def _start_over(self):
+        self._forget()
+        os.mkdir(self._tmp, 0o700)
+        self._write_journal([])
+        self._journal_next = 0
+
+    def _write_journal(self, done):
+        lines = [json.dumps(self._identity)] + [
+            json.dumps({"bytes": size, "hash": digest.hex()}) for size, digest in done]
+        tmp = self._journal_path + ".new"
+        with open(tmp, "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        os.replace(tmp, self._journal_path)
+
+    def _journal_file(self, size, digest):
+        # one short append per verified file: no rewrite, no fsync (a kill
+        # loses at most this line, and that file is then asked for again);
+        # kept files that wait behind one that came again follow it
+        done = [(size, digest)]
+        self._journal_next += 1
+        while self._journal_next in self._kept_later:
+            done.append(self._kept_later.pop(self._journal_next))
+            self._journal_next += 1
+        fd = os.open(self._journal_path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, "".join(json.dumps({"bytes": size, "hash": digest.hex()}) + "\n"
+                                 for size, digest in done).encode())
+        finally:
+            os.close(fd)
+
+    # -- writing ---------------------------------------------------------------
+    def open_file(self, path, header):
+        """A file of the offer from byte 0 (over a kept copy that changed
+        at the sender), or the partly kept one continued at
+        ``header.offset``, which must be where we asked to resume."""
+        offset = header.offset or 0
+        hasher = M.new_hash()
+        if offset:
+            held = self.resume
+            if (held is None or held.offset != offset
+                    or tuple(path) != self._offer.files[held.files]):
+                raise Refused(f"the sender resumes {'/'.join(path)!r} at byte {offset}, "
+                              "which we did not ask for")
+            hasher = held.hasher.copy()
+        target = self._folder_for(path)
+        f = _open_kept(target, os.O_CREAT)  # private folder; never through a link
+        f.seek(offset)
+        f.truncate()
+        return _JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
+                              received=offset)
+
+    def open_resumed(self, header):
+        """The offering side's answer to our resume request: continue
+        after ``header.skip`` files at ``header.offset`` (sending again
+        first the kept files in ``header.resend``), or start over."""
+        held = self.resume
+        if header.resend is not None:
+            return self._keep_matching(header)
+        path = self._offer.files[header.skip]
+        if header.skip == 0 and header.offset == 0:
+            self.discarded = ("the sender's folder no longer matches the files kept from an "
+                              "earlier transfer: discarded, receiving it in full")
+            self._start_over()
+            return self.open_file(path, header)
+        if (header.skip, header.offset) != (held.files, held.offset):
+            raise Refused(f"the sender resumes after {header.skip} files at byte "
+                          f"{header.offset}, which we did not ask for")
+        self._write_journal(self._read_journal()[:held.files])
+        self._journal_next = held.files
+        return self.open_file(path, header)
+
+    def _keep_matching(self, header):
+        """The sender kept the files that still match: the others are
+        deleted and come first; the journal stays a prefix of the offer
+        (a kept file's line follows the last changed one before it)."""
+        held = self.resume
+        if header.skip != held.files:
+            raise Refused(f"the sender resumes after {header.skip} files, "
+                          f"where we kept {held.files}")
+        again = set(header.resend)
+        for i in header.resend:
+            _unlink(os.path.join(self._tmp, *self._offer.files[i]))
+        first = header.resend[0] if header.resend else held.files
+        kept = self._read_journal()[:held.files]
+        self._write_journal(kept[:first])
+        self._journal_next = first
+        self._kept_later = {i: kept[i] for i in range(first, held.files) if i not in again}
+        why = []
+        if again:
+            why.append(f"{len(again)} of the files kept from an earlier transfer changed "
+                       "at the sender")
+        if header.offset != held.offset:
+            why.append(f"the start kept of '{'/'.join(self._offer.files[held.files])}' "
+                       "is not the sender's")
+        if why:
+            self.discarded = "; ".join(why) + ": received again"
+        return self.open_file(self._offer.files[first], header)
+
+    @property
+    def kept_bytes(self):
+        """The bytes of the whole files kept from an earlier session."""
+        return self.resume.bytes - self.resume.offset if self.resume else 0
+
+    def complete(self):
+        super().complete()
+        _unlink(self._journal_path)
+
+    def abort(self):
+        self._forget()
+
+    def suspend(self):
+        # the folder and its journal stay for a later session, unless
+        # nothing arrived at all
+        try:
+            if not os.listdir(self._tmp):
+                self._forget()
+        except OSError:
+            pass
+
 
 def sink_for(offer, directory, free_space=_incoming.default_free_space, name=None,
              resumable=False):
@@ -274,6 +586,8 @@ def sink_for(offer, directory, free_space=_incoming.default_free_space, name=Non
     peer); ``name`` replaces the offered name (``wormhole receive -o``);
     ``resumable`` when both peers declared the "resume" feature."""
     if isinstance(offer, M.DirectoryOffer):
+        if resumable and offer.files:
+            return ResumableDirectorySink(offer, directory, free_space, name)
         return DirectorySink(offer, directory, free_space, name)
     if resumable:
         return ResumableFileSink(offer, directory, free_space, name)

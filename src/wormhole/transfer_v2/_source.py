@@ -18,6 +18,7 @@ from twisted.internet import interfaces
 from zope.interface import implementer
 
 from ..errors import TransferError
+from . import _hashing
 from . import _messages as M
 
 # "A good default to choose in 2022 is 16KiB": we take the largest the
@@ -79,11 +80,13 @@ def prepare(path):
         return Outgoing(f.header, [f])
     if not stat.S_ISDIR(st.st_mode):
         raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
-    files, skipped = [], []
+    files, skipped, folders = [], [], []
     for root, dirs, names in os.walk(path):  # does not descend into dir links
         dirs.sort()
         rel = os.path.relpath(root, path)
         prefix = () if rel == "." else tuple(rel.split(os.sep))
+        if prefix:
+            folders.append(prefix)
         for n in sorted(names):
             full = os.path.join(root, n)
             try:
@@ -96,8 +99,24 @@ def prepare(path):
                 continue
             files.append(_stat_file(full, prefix + (n,)))
     offer = M.DirectoryOffer(name, sum(f.size for f in files),
-                             [list(f.segments) for f in files])
+                             [list(f.segments) for f in files], _empty(folders, files))
     return Outgoing(offer, files, tuple(skipped))
+
+
+def _empty(folders, files):
+    """The folders no file or other folder is created inside (the
+    "empty-folders" feature sends only these: the rest appear anyway)."""
+    holding = {p[:i] for p in folders for i in range(1, len(p))}
+    holding.update(f.segments[:i] for f in files for i in range(1, len(f.segments)))
+    return [list(p) for p in folders if p not in holding]
+
+
+def without_folders(outgoing):
+    """``outgoing`` for a peer without the "empty-folders" feature (spec
+    "features": we send no attribute the peer did not declare)."""
+    if not outgoing.is_directory or not outgoing.offer.folders:
+        return outgoing
+    return attr.evolve(outgoing, offer=attr.evolve(outgoing.offer, folders=()))
 
 
 def _check_unchanged(f):
@@ -109,29 +128,103 @@ def _check_unchanged(f):
         raise SourceChanged(f"'{f.path}' changed after it was offered")
 
 
-_PREFIX_CHUNK = 1 << 20
-
-
-def prefix_hasher(f, nbytes):
+def prefix_hasher(f, nbytes, cancelled=_hashing.never):
     """The BLAKE2b state after the first ``nbytes`` of OutgoingFile ``f``
     (the "resume" feature), or None when the file changed since the offer
-    or is shorter."""
+    (before or while it was hashed) or is shorter. Raises HashCancelled
+    when ``cancelled()`` says so between chunks."""
     if nbytes > f.size:
         return None
     try:
         _check_unchanged(f)
-        hasher = M.new_hash()
-        with open(f.path, "rb") as fh:
-            left = nbytes
-            while left:
-                chunk = fh.read(min(_PREFIX_CHUNK, left))
-                if not chunk:
-                    return None
-                hasher.update(chunk)
-                left -= len(chunk)
+        hasher, seen = _hashing.hash_file(f.path, nbytes, cancelled)
+        # the bytes just hashed must be the offered ones: a file written
+        # meanwhile has another modification time
+        _check_unchanged(f)
     except (OSError, SourceChanged):
         return None
-    return hasher
+    return hasher if seen == nbytes else None
+
+
+def digest_of(f, cancelled=_hashing.never):
+    """The whole BLAKE2b digest of OutgoingFile ``f``, or None when it
+    changed since the offer."""
+    hasher = prefix_hasher(f, f.size, cancelled)
+    return None if hasher is None else hasher.digest()
+
+
+@attr.s(frozen=True)
+class ResumePoint:
+    """Where a resumed offer's data starts: ``skip`` whole files are not
+    sent, except those in ``resend`` (a tuple, when the receiver sent its
+    files' digests: kept files that changed, sent first), then the next
+    file from byte ``offset``; ``hasher`` has seen that file's first
+    ``offset`` bytes. ``held`` counts the bytes not sent."""
+    skip = attr.ib()
+    offset = attr.ib()
+    hasher = attr.ib()
+    held = attr.ib()
+    resend = attr.ib(default=None)
+
+    @property
+    def kept_files(self):
+        return self.skip - len(self.resend or ())
+
+
+FROM_START = ResumePoint(0, 0, None, 0)
+
+
+def resume_point(outgoing, accept, cancelled=_hashing.never):
+    """Check an OfferAccept asking to resume against our files: a
+    ResumePoint where the receiver's bytes are ours, or (FROM_START, why).
+    It reads and hashes what the receiver kept: run it with a runner of
+    ``_hashing`` (``cancelled`` stops it between chunks)."""
+    files = outgoing.files
+    skip = accept.resume_files or 0
+    if outgoing.is_directory != (accept.resume_files is not None):
+        return FROM_START, "the receiver asked to resume something else"
+    if skip >= len(files):
+        return FROM_START, "the receiver claims more files than the offer has"
+    digests = []
+    for f in files[:skip]:
+        digests.append(digest_of(f, cancelled))
+        if digests[-1] is None:
+            return FROM_START, f"'{f.path}' changed"
+    hasher = prefix_hasher(files[skip], accept.resume_offset, cancelled)
+    if hasher is not None and hasher.copy().digest() != accept.resume_hash:
+        hasher = None
+    if accept.resume_digests is not None:
+        return _keeping_what_matches(files, accept, digests, hasher)
+    if skip and M.files_digest(digests) != accept.resume_files_hash:
+        return FROM_START, "the files the receiver kept are not the ones offered now"
+    if hasher is None:
+        return FROM_START, (f"the start of '{files[skip].path}' is not what the "
+                            "receiver kept")
+    held = sum(f.size for f in files[:skip]) + accept.resume_offset
+    return ResumePoint(skip, accept.resume_offset, hasher, held), None
+
+
+def _keeping_what_matches(files, accept, ours, hasher):
+    """The answer to a receiver that sent its kept files' digests: those
+    that differ from ours are sent again, and the next file from its
+    offset when its start matches (else from 0); all at once only when
+    more than MAX_RESEND changed."""
+    skip = accept.resume_files
+    resend = tuple(i for i, (mine, theirs) in enumerate(zip(ours, accept.digests))
+                   if mine != theirs)
+    if len(resend) > M.MAX_RESEND:
+        return FROM_START, f"{len(resend)} of the files the receiver kept changed"
+    why = []
+    if resend:
+        why.append(f"{len(resend)} of the files the receiver kept changed (sent again)")
+    offset = accept.resume_offset
+    if hasher is None:
+        offset = 0
+        why.append(f"the start of '{files[skip].path}' is not what the receiver kept "
+                   "(sent in full)")
+    again = set(resend)
+    held = sum(f.size for i, f in enumerate(files[:skip]) if i not in again) + offset
+    return ResumePoint(skip, offset, hasher, held, resend), "; ".join(why) or None
 
 
 @implementer(interfaces.IPushProducer)
@@ -140,13 +233,23 @@ class Streamer:
     for a directory a FileOffer header before each file, then data records;
     after each file ``file_sent(size, digest)`` (the sender's machine writes
     its FileAcknowledge there), after the last ``all_sent()``. A file that
-    changed since the offer stops everything with ``failed(SourceChanged)``."""
+    changed since the offer stops everything with ``failed(SourceChanged)``.
+    ``resume`` (a ResumePoint): the offer was accepted with a resume; for a
+    directory the first header carries its ``skip`` and ``offset`` (and
+    ``resend``: those files go first, then the rest from file ``skip``,
+    whose header carries the ``offset``)."""
 
     def __init__(self, clock, transport, outgoing, file_sent, all_sent, failed,
-                 progress=lambda n: None, offset=0, hasher=None):
+                 progress=lambda n: None, resume=None):
         self._clock = clock
         self._transport = transport
-        self._files = list(outgoing.files)
+        files = list(outgoing.files)
+        self._files = files[resume.skip if resume else 0:]
+        self._resumed_file = None  # the file whose data starts at resume.offset
+        if resume is not None:
+            self._resumed_file = files[resume.skip]
+            self._resume_at = (resume.offset, resume.hasher)
+            self._files[:0] = [files[i] for i in resume.resend or ()]
         self._headers = outgoing.is_directory
         self._file_sent = file_sent
         self._all_sent = all_sent
@@ -156,8 +259,7 @@ class Streamer:
         self._stopped = False
         self._current = None  # (OutgoingFile, open file, hasher, bytes sent)
         self._pending_turn = None
-        # a resumed file starts at ``offset``; ``hasher`` has seen the bytes before
-        self._start = (offset, hasher) if offset else None
+        self._resume = resume
 
     def start(self):
         self._transport.registerProducer(self, True)
@@ -206,11 +308,21 @@ class Streamer:
     def _open_next(self):
         f = self._files.pop(0)
         _check_unchanged(f)
+        answer, self._resume = self._resume, None  # only on the first file
+        offset, hasher = (0, M.new_hash())
+        resumed = f is self._resumed_file
+        if resumed:
+            self._resumed_file = None
+            if self._resume_at[0]:
+                offset, hasher = self._resume_at
         if self._headers:
-            self._transport.write(M.encode_record(f.header))
+            header = f.header
+            if resumed or answer is not None:  # the answer to the receiver's resume
+                header = attr.evolve(header, offset=offset)
+            if answer is not None:
+                header = attr.evolve(header, skip=answer.skip, resend=answer.resend)
+            self._transport.write(M.encode_record(header))
         fh = open(f.path, "rb")
-        offset, hasher = self._start or (0, M.new_hash())
-        self._start = None
         fh.seek(offset)
         self._current = [f, fh, hasher, offset]
 

@@ -16,8 +16,10 @@ MODES = (SEND, RECEIVE, CONNECT)
 OUR_VERSIONS = (2,)
 # features we implement and accept (spec: "Peers MUST _accept_ messages
 # for any features they declare"): "resume" (docs/transfer-v2.md "Resume")
+# and "empty-folders" (docs/transfer-v2.md "Empty folders")
 RESUME = "resume"
-OUR_FEATURES = {RESUME: {}}
+EMPTY_FOLDERS = "empty-folders"
+OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}}
 _VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
 
 
