@@ -83,7 +83,7 @@ class CLI(_CLIBase):
     def test_reject_one_accept_another(self):
         """The human refuses the first offer and accepts the second: only
         the second is written; the sender reports the rejection; both exit
-        1 (like classic, a refused offer is a failed command)."""
+        3 (like classic, a refused offer is a declined command)."""
         for name in ("no", "yes"):
             with open(os.path.join(self.src, name), "wb") as f:
                 f.write(name.encode() * 10)
@@ -91,15 +91,16 @@ class CLI(_CLIBase):
             self.ours("send", os.path.join(self.src, "no"), os.path.join(self.src, "yes")),
             self.ours("receive"), recv_stdin=b"n\ny\n")
         self.assertEqual(os.listdir(self.dst), ["yes"])
-        self.assertIn(b"Rejected: transfer rejected", send.stderr)
+        self.assertIn(b"Rejected: the receiver declined: transfer rejected", send.stderr)
         self.assertIn(b"Sent file 'yes'", send.stderr)
-        self.assertExit(send, 1)
-        self.assertExit(recv, 1)
+        self.assertIn(b"ERROR: 1 of 2 offers did not complete", send.stderr)
+        self.assertExit(send, 3)
+        self.assertExit(recv, 3)
 
     @defer.inlineCallbacks
     def test_classic_forced(self):
-        """--classic on the sender: the receiver (ours) sees no transfer-v2
-        and receives the classic way."""
+        """--classic on the sender: the receiver (ours) sees no transfer-v2,
+        says it falls back, and receives the classic way."""
         with open(os.path.join(self.src, "f"), "wb") as f:
             f.write(b"classic")
         send, recv = yield self.run_pair(
@@ -107,7 +108,9 @@ class CLI(_CLIBase):
             self.ours("receive", "--accept-file"))
         self.assertExit(send, 0)
         self.assertExit(recv, 0)
-        self.assertNotIn(b"transfer-v2", send.stderr + recv.stderr)
+        self.assertNotIn(b"transfer-v2", send.stderr)
+        self.assertNotIn(V2_USED.encode(), recv.stderr)
+        self.assertIn(CLASSIC_USED.encode(), recv.stderr)
         with open(os.path.join(self.dst, "f"), "rb") as f:
             self.assertEqual(f.read(), b"classic")
 

@@ -300,10 +300,11 @@ def _peer_timeout_option(help):
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
 @click.option("--transfer-v2", "transfer_v2", is_flag=True,
-              help="Offer with Dilated File Transfer when the receiver speaks it (implied "
-                   "by several paths); otherwise the classic protocol is used.")
+              help="Use Dilated File Transfer when the receiver speaks it (the default; "
+                   "kept for scripts): otherwise the classic protocol is used.")
 @click.option("--classic", is_flag=True,
-              help="Use the classic protocol (the default for one path or a text).")
+              help="Use the classic protocol even when the receiver speaks transfer-v2 "
+                   "(one file, directory or text).")
 @_peer_timeout_option("transfer-v2: give up on an offer when the receiver, once it "
                       "accepted, takes or acknowledges nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
@@ -323,9 +324,8 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
         raise click.ClickException("--transfer-v2 and --classic exclude each other")
     cfg.what = what[0] if what else None
     cfg.paths = what
-    # transfer-v2 only when asked for or needed (several paths) until its
-    # CLI says as much as the classic one does (docs/transfer-v2.md)
-    cfg.classic = not (transfer_v2 or len(what) > 1)
+    # transfer-v2 whenever the peer speaks it (docs/transfer-v2.md "The CLI")
+    cfg.classic = classic
     cfg.peer_timeout = peer_timeout
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
