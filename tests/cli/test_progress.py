@@ -1,14 +1,16 @@
 """The progress bar in a real terminal (a pseudo-terminal of a chosen
 width): never wider than the terminal, dropping the bar and then the rate
 when narrow; the path line names the relay; a final summary line gives
-size, time, rate and path. Relay-only through our Transit relay, against
-our Mailbox server and the reference's."""
+size, time, rate and path. The same for the classic protocol and for
+transfer-v2. Relay-only through our Transit relay, against our Mailbox
+server and the reference's."""
 import os
 import re
 
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
 from wormhole.relay.testing import start_transit_relay
 
 from ..files._support import write_file
@@ -30,7 +32,7 @@ class _Progress:
     timeout = 90
 
     @defer.inlineCallbacks
-    def send_in_terminal(self, columns, code):
+    def send_in_terminal(self, columns, code, protocol):
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         src = os.path.abspath(self.mktemp())
@@ -40,7 +42,7 @@ class _Progress:
         os.makedirs(out)
         common = ["--relay-url", self.url, "--transit-helper", relay.hint]
         send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen",
-                                          "--code", code, "data.bin"),
+                                          *protocol, "--code", code, "data.bin"),
                             "sender", cwd=src, columns=columns)
         recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
                                                        "--accept-file", code),
@@ -50,12 +52,13 @@ class _Progress:
         return send, recv, relay
 
     @defer.inlineCallbacks
-    def test_wide_and_narrow(self):
+    def check_wide_and_narrow(self, protocol, used):
         """120 columns: tqdm's full line with its bar; 36 columns: no bar,
         no rate, never more than 35 characters. Both: the path line and
-        the summary name our relay."""
+        the summary name our relay; the receiver says which protocol
+        (``used``) it took."""
         for columns, code in ((120, "41-wide-bar"), (36, "42-narrow-bar")):
-            send, recv, relay = yield self.send_in_terminal(columns, code)
+            send, recv, relay = yield self.send_in_terminal(columns, code, protocol)
             segments = progress_segments(send.stdout)
             self.assertTrue(segments, send.describe())
             self.assertLessEqual(max(len(s) for s in segments), columns - 1, segments)
@@ -73,6 +76,15 @@ class _Progress:
             self.assertRegex(recv.stderr.decode(),
                              r"Received 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via "
                              + re.escape(path))
+            self.assertIn(used.encode(), recv.stderr)
+
+    def test_wide_and_narrow_classic(self):
+        """The classic protocol (--classic): bar, path line, summary."""
+        return self.check_wide_and_narrow(["--classic"], CLASSIC_USED)
+
+    def test_wide_and_narrow_transfer_v2(self):
+        """transfer-v2 (the default between two of ours): the same."""
+        return self.check_wide_and_narrow([], V2_USED)
 
 
 class ProgressOurServer(OurServer, _Progress, unittest.TestCase):

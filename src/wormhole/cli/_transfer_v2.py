@@ -19,6 +19,7 @@ and writes it under the classic receiver's rules (``_incoming``, through
 ``transfer_v2._sink``).
 """
 import os
+import re
 import stat
 
 from twisted.internet import defer
@@ -94,14 +95,27 @@ class ConnectionPath:
     def status_update(self, status):
         connected = isinstance(status.peer_connection, ConnectedPeer)
         if connected:
-            hint = status.peer_connection.hint_description
             # the host names came from the peer's hints
-            self.description = "<-tcp" if hint == self.INBOUND else escape_text(hint)
+            self.description = escape_text(self._as_classic(
+                status.peer_connection.hint_description))
             if self._connected is False:
                 print(f"Reconnected to the peer ({self.description})", file=self._cfg.stderr,
                       flush=True)
         if self._connected is not None or connected:
             self._connected = connected
+
+
+    @classmethod
+    def _as_classic(cls, hint):
+        """Dilation's description in classic Transit's words: a TCP relay
+        is "->relay:tcp:HOST:PORT" there (Dilation leaves out "tcp:"),
+        a connection the peer opened to our listener "<-tcp"."""
+        if hint == cls.INBOUND:
+            return "<-tcp"
+        relayed = hint.startswith("->relay:")
+        if relayed and not re.match(r"->relay:(tcp|tor|wss?):", hint):
+            return "->relay:tcp:" + hint[len("->relay:"):]
+        return hint
 
 
 def _dilate_kwargs(cfg, path):
