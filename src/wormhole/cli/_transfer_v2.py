@@ -366,11 +366,12 @@ def offer_all(reactor, cfg, session, outgoings, path):
 class Receiving:
     """Decides about each incoming offer, one question at a time."""
 
-    def __init__(self, reactor, cfg, ask, path):
+    def __init__(self, reactor, cfg, ask, path=None):
         self._reactor = reactor
         self._cfg = cfg
         self._ask = ask
-        self._path = path     # ConnectionPath of the session
+        # the session's ConnectionPath (given to its w.dilate())
+        self._path = path or ConnectionPath(cfg)
         self._questions = defer.DeferredLock()
         self.cwd = os.path.abspath(cfg.cwd or os.getcwd())
         self.done = []       # when_done() of every accepted offer
