@@ -280,6 +280,12 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg.code = code
 
 
+# transfer-v2 rides on Dilation, which has no Tor support: its direct
+# hints and dials would bypass Tor (docs/transfer-v2.md "The CLI")
+NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2, 'wormhole share') does not "
+                  "go through Tor yet; with --tor, send one file or directory (classic)")
+
+
 def _peer_timeout_option(help):
     """``--peer-timeout``: the silence after which we give up on the peer
     (docs/security.md, "Timeouts")."""
@@ -324,8 +330,11 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
         raise click.ClickException("--transfer-v2 and --classic exclude each other")
     cfg.what = what[0] if what else None
     cfg.paths = what
-    # transfer-v2 whenever the peer speaks it (docs/transfer-v2.md "The CLI")
-    cfg.classic = classic
+    if cfg.tor and (transfer_v2 or len(what) > 1):
+        raise click.ClickException(NO_V2_OVER_TOR)
+    # transfer-v2 whenever the peer speaks it (docs/transfer-v2.md "The
+    # CLI"); never with --tor: Dilation would listen and dial outside Tor
+    cfg.classic = classic or cfg.tor
     cfg.peer_timeout = peer_timeout
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
@@ -377,7 +386,8 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.output_file = output_file
     cfg.allocate = allocate
     cfg.peer_timeout = peer_timeout
-    cfg.classic = classic
+    # with --tor, classic: Dilation would listen and dial outside Tor
+    cfg.classic = classic or cfg.tor
     return _run(ctx, cmd_receive.receive, cfg)
 
 
@@ -418,6 +428,8 @@ def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg = ctx.obj["config"]
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
+    if cfg.tor:
+        raise click.ClickException(NO_V2_OVER_TOR)
     cfg.paths = what
     cfg.accept_file = accept_file
     cfg.peer_timeout = peer_timeout
