@@ -104,7 +104,6 @@ class ConnectionPath:
         if self._connected is not None or connected:
             self._connected = connected
 
-
     @classmethod
     def _as_classic(cls, hint):
         """Dilation's description in classic Transit's words: a TCP relay
