@@ -116,7 +116,7 @@ def share(reactor, cfg):
         yield defer.DeferredList([lines.eof, session.when_closed()], fireOnOneCallback=True)
         yield session.close()
         yield receiving.finished()
-        error = _transfer_v2.outcome(failures, len(outgoings), "our offers")
+        error = _transfer_v2.outcome(failures, len(outgoings), "offers we made")
         if error is not None:
             raise error
         print("Session complete.", file=cfg.stderr, flush=True)
