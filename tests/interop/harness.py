@@ -69,6 +69,15 @@ class InteropTestCase(unittest.TestCase):
         if run.exit_code != code:
             self.fail("expected exit code %r\n%s" % (code, run.describe()))
 
+    def assertOursFellBack(self, *runs_and_argvs):
+        """Each run of our CLI (``(run, argv builder)`` pairs; the
+        reference's are skipped) met a classic peer: it said, in one line,
+        that it uses the classic protocol (docs/transfer-v2.md "The CLI")."""
+        from wormhole.cli._transfer_v2 import CLASSIC_USED
+        for run, argv in runs_and_argvs:
+            if argv is our_cli_argv:
+                self.assertIn(CLASSIC_USED.encode(), run.stderr, run.describe())
+
     @defer.inlineCallbacks
     def exchange_text(self, relay_url, sender_argv, receiver_argv, text,
                       code="4-purple-sausages"):
