@@ -289,7 +289,7 @@ def send_text(reactor, cfg, text):
         print(V2_USED, file=cfg.stderr, flush=True)
         session = T.TransferSession(reactor, w, "send",
                                     dilate_kwargs=_dilate_kwargs(cfg, ConnectionPath(cfg)),
-                                    on_text=_peer_says(cfg), **_timeouts(cfg))
+                                    on_text=peer_says(cfg), **_timeouts(cfg))
         yield session.start()
         try:
             session.send_text(text)
@@ -298,7 +298,8 @@ def send_text(reactor, cfg, text):
     return (yield run_and_close(reactor, w, body))
 
 
-def _peer_says(cfg):
+def peer_says(cfg):
+    """The peer's free-form texts (control messages) on stderr, escaped."""
     return lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True)
 
 
@@ -306,7 +307,7 @@ def _peer_says(cfg):
 def _send_session(reactor, cfg, w, outgoings):
     path = ConnectionPath(cfg)
     session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
-                                on_text=_peer_says(cfg), **_timeouts(cfg))
+                                on_text=peer_says(cfg), **_timeouts(cfg))
     yield session.start()
     try:
         failures = yield offer_all(reactor, cfg, session, outgoings, path)

@@ -100,8 +100,7 @@ def share(reactor, cfg):
         receiving = _transfer_v2.Receiving(reactor, cfg, lines.ask, path)
         session = _transfer_v2.new_session(
             reactor, cfg, w, "connect", receiving,
-            lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True),
-            path)
+            _transfer_v2.peer_says(cfg), path)
         yield session.start()
         print(f"{_transfer_v2.V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
