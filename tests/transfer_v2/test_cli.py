@@ -14,6 +14,7 @@ from wormhole.relay.testing import start_transit_relay
 from wormhole.server.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli
+from ..dilation._proxy import CuttableProxy, _Front
 from ..cli.test_interop import NO_TRANSIT, TEXT, ref
 from .test_e2e import read_tree, write_tree
 
@@ -249,6 +250,61 @@ class CLI(_CLIBase):
         self.assertIn(b"only speaks the classic protocol", send.stderr)
         self.assertIn(b"only speaks the classic protocol", recv.stderr)
         self.assertEqual(os.listdir(self.dst), [])
+
+
+class _CountingFront(_Front):
+    def dataReceived(self, data):
+        self.factory.forwarded += len(data)
+        _Front.dataReceived(self, data)
+        self.factory.maybe_cut()
+
+
+class _CuttingProxy(CuttableProxy):
+    """Cuts every connection each time the bytes it forwarded towards the
+    relay (both peers, every connection) pass the next of ``marks``."""
+    protocol = _CountingFront
+
+    def __init__(self, reactor, host, port, marks):
+        CuttableProxy.__init__(self, reactor, host, port)
+        self.forwarded = 0
+        self.marks = list(marks)
+
+    def maybe_cut(self):
+        if self.marks and self.forwarded >= self.marks[0]:
+            self.marks.pop(0)
+            self.reactor.callLater(0, self.cut)
+
+
+class ReconnectCLI(_CLIBase):
+    @defer.inlineCallbacks
+    def test_three_cuts_mid_file(self):
+        """Relay-only through a proxy that cuts every connection three
+        times while a 24 MB file streams: Dilation reconnects, the sender
+        says so each time (with the path), the file arrives once and
+        intact, both exit 0."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        size = 24 * 1000 * 1000
+        proxy = _CuttingProxy(reactor, "127.0.0.1", relay.port,
+                              [size // 4, size // 2, 3 * size // 4])
+        lp = reactor.listenTCP(0, proxy, interface="127.0.0.1")
+        self.addCleanup(lp.stopListening)
+        self.addCleanup(proxy.cut)
+        hint = f"tcp:127.0.0.1:{lp.getHost().port}"
+        with open(os.path.join(self.src, "big"), "wb") as f:
+            f.write(os.urandom(size))
+        send, recv = yield self.run_pair(
+            self.ours("send", "--no-listen", "--hide-progress", os.path.join(self.src, "big"),
+                      transit=hint),
+            self.ours("receive", "--no-listen", "--hide-progress", "--accept-file",
+                      transit=hint))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertEqual(proxy.cuts, 3)
+        self.assertEqual(send.stderr.count(f"Reconnected to the peer (->relay:{hint})".encode()),
+                         3, send.describe())
+        self.assertEqual(os.listdir(self.dst), ["big"])
+        self.assertSameFile("big")
 
 
 class ResumeCLI(_CLIBase):
