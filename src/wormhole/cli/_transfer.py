@@ -66,18 +66,18 @@ def terminal_width(stream):
     return None
 
 
-def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False):
+def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True):
     """A byte counter with rate and ETA on stderr (none with
     --hide-progress, or ``hidden``), as wide as the terminal: a narrow one
     drops the bar, then the rate, so what is shown is never cut.
-    ``desc`` names it (transfer-v2 shows one per offer and one for the
-    session, the session's at ``position`` 1)."""
+    ``desc`` names it (transfer-v2 shows the session's bar and, below it
+    at ``position`` 1, the current offer's, which does not ``leave``)."""
     width = terminal_width(cfg.stderr)
     ncols = width or DEFAULT_WIDTH
     bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
-    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=True, desc=desc,
+    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
                      file=cfg.stderr, disable=cfg.hide_progress or hidden,
                      ncols=ncols - 1 if width else ncols, bar_format=bar_format,
                      position=position, initial=initial)

@@ -22,6 +22,7 @@ import os
 import re
 import stat
 
+import tqdm
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
@@ -45,6 +46,14 @@ V2_USED = "Using transfer-v2 (Dilated File Transfer)."
 NOT_A_FILE = ("transfer-v2 sends regular files and directories: using the classic "
               "protocol for '{}'.")
 TEXT_SENT = "text message sent"
+
+
+def say(cfg, line):
+    """One line on stderr above the progress bars: tqdm clears them, writes
+    the line and draws them again below it (a plain print would write
+    over a bar, and the session's bar would overwrite the line)."""
+    tqdm.tqdm.write(line, file=cfg.stderr)
+    cfg.stderr.flush()
 
 
 def wormhole_kwargs(cfg, mode):
@@ -99,8 +108,7 @@ class ConnectionPath:
             self.description = escape_text(self._as_classic(
                 status.peer_connection.hint_description))
             if self._connected is False:
-                print(f"Reconnected to the peer ({self.description})", file=self._cfg.stderr,
-                      flush=True)
+                say(self._cfg, f"Reconnected to the peer ({self.description})")
         if self._connected is not None or connected:
             self._connected = connected
 
@@ -134,7 +142,11 @@ class _Meter:
         self._path = path
         self._verbs = verbs  # ("Sending", "Sent") or ("Receiving", "Received")
         self.size = size
-        self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial)
+        # below the session's bar, if any, and gone when done (the summary
+        # line says the rest); alone, it stays, as classic's does
+        below = total is not None and not total.disable
+        self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial,
+                                           position=1 if below else 0, leave=not below)
         self._total = total
         self.moved = 0
         self.initial = initial
@@ -143,10 +155,7 @@ class _Meter:
     def update(self, nbytes):
         if self._started is None:
             self._started = self._reactor.seconds()
-            # above the bar: it redraws itself below
-            self._bar.clear()
-            print(_transfer.path_line(self._verbs[0], self._path.description),
-                  file=self._cfg.stderr, flush=True)
+            say(self._cfg, _transfer.path_line(self._verbs[0], self._path.description))
         self.moved += nbytes
         self._bar.update(nbytes)
         if self._total is not None:
@@ -186,7 +195,7 @@ def prepare_all(cfg):
     """transfer-v2 offers for every path (fails before a code is used)."""
     def warn(outgoing):
         for path, why in outgoing.skipped:
-            print(f"Warning: not sending '{path}': {why}", file=cfg.stderr, flush=True)
+            say(cfg, f"Warning: not sending '{path}': {why}")
     outgoings = [T.prepare_offer(p) for p in _paths(cfg)]
     for o in outgoings:
         warn(o)
@@ -226,7 +235,7 @@ def send_paths(reactor, cfg):
     from ._common import make_wormhole, run_and_close
     paths = _paths(cfg)
     if len(paths) == 1 and _not_a_file(paths[0]):
-        print(NOT_A_FILE.format(escape_text(paths[0])), file=cfg.stderr, flush=True)
+        say(cfg, NOT_A_FILE.format(escape_text(paths[0])))
         yield cmd_send.send_path(reactor, cfg)
         return
     outgoings = prepare_all(cfg)
@@ -247,11 +256,11 @@ def send_paths(reactor, cfg):
                 # a classic receiver waits for an offer: tell it we gave up (spec 9.1)
                 w.send_message(dict_to_bytes({"error": why}))
                 raise TransferError(why)
-            print(CLASSIC_USED, file=cfg.stderr, flush=True)
+            say(cfg, CLASSIC_USED)
             yield cmd_send.send_path(reactor, cfg, w)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        print(V2_USED, file=cfg.stderr, flush=True)
+        say(cfg, V2_USED)
         yield _send_session(reactor, cfg, w, outgoings)
     yield run_and_close(reactor, w, body)
 
@@ -282,11 +291,11 @@ def send_text(reactor, cfg, text):
         yield cmd_send._announce_code(cfg, w)
         versions = yield w.get_versions()
         if not peer_speaks_v2(versions):
-            print(CLASSIC_USED, file=cfg.stderr, flush=True)
+            say(cfg, CLASSIC_USED)
             yield cmd_send.send_text_on(reactor, cfg, w, text)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        print(V2_USED, file=cfg.stderr, flush=True)
+        say(cfg, V2_USED)
         session = T.TransferSession(reactor, w, "send",
                                     dilate_kwargs=_dilate_kwargs(cfg, ConnectionPath(cfg)),
                                     on_text=peer_says(cfg), **_timeouts(cfg))
@@ -300,7 +309,7 @@ def send_text(reactor, cfg, text):
 
 def peer_says(cfg):
     """The peer's free-form texts (control messages) on stderr, escaped."""
-    return lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True)
+    return lambda text: say(cfg, f"peer says: {escape_text(text)}")
 
 
 @defer.inlineCallbacks
@@ -316,7 +325,7 @@ def _send_session(reactor, cfg, w, outgoings):
     error = outcome(failures, len(outgoings), "offers")
     if error is not None:
         raise error
-    print("Transfer complete.", file=cfg.stderr, flush=True)
+    say(cfg, "Transfer complete.")
 
 
 @defer.inlineCallbacks
@@ -326,17 +335,17 @@ def offer_all(reactor, cfg, session, outgoings, path):
     offer, its error is left to the caller to say (the ERROR line)."""
     failures = []
     several = len(outgoings) > 1
-    # a session bar beside each offer's when there is more than one
+    # a session bar above each offer's when there is more than one
     total = _transfer.progress_bar(cfg, sum(o.size for o in outgoings), "total",
-                                   position=1, hidden=not several)
+                                   hidden=not several)
 
     def failed(error, label):
         failures.append(error)
         if several:
-            print(f"{label}: {escape_text(error)}", file=cfg.stderr, flush=True)
+            say(cfg, f"{label}: {escape_text(error)}")
     try:
         for o in outgoings:
-            print(f"Offering {describe(o)}", file=cfg.stderr, flush=True)
+            say(cfg, f"Offering {describe(o)}")
             meter = _Meter(reactor, cfg, path, ("Sending", "Sent"), o.size, "offer", total)
             timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
             try:
@@ -354,9 +363,8 @@ def offer_all(reactor, cfg, session, outgoings, path):
             if result.resumed_from:
                 resumed = (f"; resumed at byte {result.resumed_from}, "
                            f"{o.size - result.resumed_from} bytes sent")
-            print(f"Sent {describe(o)}: {result.files} file(s) confirmed{resumed}",
-                  file=cfg.stderr, flush=True)
-            print(meter.summary(), file=cfg.stderr, flush=True)
+            say(cfg, f"Sent {describe(o)}: {result.files} file(s) confirmed{resumed}")
+            say(cfg, meter.summary())
     finally:
         total.close()
     return failures
@@ -437,7 +445,7 @@ class Receiving:
 
     def _say_unsaid(self):
         for line in self._unsaid:
-            print(line, file=self._cfg.stderr, flush=True)
+            say(self._cfg, line)
         self._unsaid = []
 
     def _target(self, incoming):
@@ -478,7 +486,7 @@ class Receiving:
         else:
             what = f"file '{escape_text(offer.filename)}' ({naturalsize(offer.bytes)})"
         folder, name = self._target(incoming)
-        print(f"Offered {what}", file=cfg.stderr, flush=True)
+        say(cfg, f"Offered {what}")
         if not cfg.accept_file:
             try:
                 answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
@@ -495,10 +503,10 @@ class Receiving:
             self._failed(Declined(incoming.refused), "Refused")
             return
         if incoming.discarded:
-            print(incoming.discarded, file=cfg.stderr, flush=True)
+            say(cfg, incoming.discarded)
         if incoming.resumed_from:
-            print(f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
-                  "an interrupted transfer left)", file=cfg.stderr, flush=True)
+            say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
+                     "an interrupted transfer left)")
         meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
                        incoming.size, "receive", initial=incoming.resumed_from)
         incoming.progress = meter.update
@@ -514,11 +522,11 @@ class Receiving:
         meter.close()
         cfg = self._cfg
         if incoming.discarded and incoming.resumed_from:  # the sender started over
-            print(incoming.discarded, file=cfg.stderr, flush=True)
+            say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
-            print(f"Received {'files' if result.files != 1 else 'file'} written to: "
-                  f"{escape_text(result.path)}", file=cfg.stderr, flush=True)
-            print(meter.summary(), file=cfg.stderr, flush=True)
+            say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
+                     f"{escape_text(result.path)}")
+            say(cfg, meter.summary())
         elif isinstance(result, T.Rejected):
             if not incoming.refused:  # else said already, with the local reason
                 self._failed(TransferError(f"not received: {result.reason}"), "Failed")
@@ -544,7 +552,7 @@ def receive_session(reactor, cfg, w):
     session = new_session(reactor, cfg, w, "receive", receiving,
                           lambda text: print(received_text(text), file=cfg.stdout, flush=True),
                           path)
-    print(V2_USED, file=cfg.stderr, flush=True)
+    say(cfg, V2_USED)
     said = _mailbox_error(w, session)
     try:
         yield session.start()
