@@ -2,11 +2,13 @@
 width): never wider than the terminal, dropping the bar and then the rate
 when narrow; the path line names the relay; a final summary line gives
 size, time, rate and path. The same for the classic protocol and for
-transfer-v2. Relay-only through our Transit relay, against our Mailbox
-server and the reference's."""
+transfer-v2; and transfer-v2's two bars (the session's, the offer's) as
+the terminal shows them in the end (pyte). Relay-only through our Transit
+relay, against our Mailbox server and the reference's."""
 import os
 import re
 
+import pyte
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
@@ -85,6 +87,49 @@ class _Progress:
     def test_wide_and_narrow_transfer_v2(self):
         """transfer-v2 (the default between two of ours): the same."""
         return self.check_wide_and_narrow([], V2_USED)
+
+
+    @defer.inlineCallbacks
+    def test_session_bar_transfer_v2(self):
+        """Two files over transfer-v2 in a 100-column terminal, as the
+        screen shows them at the end (pyte plays the bytes the terminal
+        got): every line whole, nothing written over, each offer's bar
+        gone once its summary is there, the session's bar at 100% above
+        the last line."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        src = os.path.abspath(self.mktemp())
+        os.makedirs(src)
+        for name in ("one.bin", "two.bin"):
+            write_file(os.path.join(src, name), SIZE)
+        out = os.path.abspath(self.mktemp())
+        os.makedirs(out)
+        common = ["--relay-url", self.url, "--transit-helper", relay.hint]
+        send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen", "--code",
+                                          "43-session-bar", "one.bin", "two.bin"),
+                            "sender", cwd=src, columns=100)
+        recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
+                                                       "--accept-file", "43-session-bar"),
+                                name="receiver", cwd=out)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        screen = pyte.Screen(100, 40)
+        pyte.ByteStream(screen).feed(send.stdout)
+        lines = [line.rstrip() for line in screen.display if line.strip()]
+        self.assertIn("Offering file 'one.bin' (3.0 MB)", lines, "\n".join(lines))
+        start = lines.index("Offering file 'one.bin' (3.0 MB)")
+        path = f"->relay:{relay.hint}"
+        summary = r"Sent 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + re.escape(path)
+        expected = []
+        for name in ("one.bin", "two.bin"):
+            expected += [re.escape(f"Offering file '{name}' (3.0 MB)"),
+                         re.escape(f"Sending ({path})..") + "$",
+                         re.escape(f"Sent file '{name}' (3.0 MB): 1 file(s) confirmed") + "$",
+                         summary + "$"]
+        expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$", "Transfer complete\.$"]
+        self.assertEqual(len(lines) - start, len(expected), "\n".join(lines))
+        for line, pattern in zip(lines[start:], expected):
+            self.assertRegex(line, "^" + pattern)
 
 
 class ProgressOurServer(OurServer, _Progress, unittest.TestCase):
