@@ -40,6 +40,24 @@ class Parsing(unittest.TestCase):
                           TRANSIT_RELAY))
         self.assertEqual((cfg.text, cfg.code_length, cfg.verify, cfg.code), ("hi", 2, False, None))
 
+    def test_protocol_choice(self):
+        """transfer-v2 is the default for a text, one path and several;
+        --classic forces classic (one path or a text); --tor means
+        classic, and what needs transfer-v2 is refused with --tor."""
+        for args, classic in ((["send", "--text", "x"], False), (["send", "f"], False),
+                              (["send", "f", "g"], False), (["send", "--classic", "f"], True),
+                              (["send", "--tor", "f"], True), (["receive"], False),
+                              (["receive", "--classic"], True), (["receive", "--tor"], True)):
+            r = self.invoke(args)
+            self.assertEqual(r.exit_code, 0, r.output)
+            self.assertEqual(self.calls[0][1].classic, classic, args)
+        for args in (["send", "--tor", "f", "g"], ["send", "--tor", "--transfer-v2", "f"],
+                     ["share", "--tor"], ["send", "--classic", "f", "g"],
+                     ["send", "--classic", "--transfer-v2", "f"]):
+            r = self.invoke(args)
+            self.assertEqual(r.exit_code, 1, (args, r.output))
+            self.assertEqual(self.calls, [], args)
+
     def test_top_level_options(self):
         """--appid, --relay-url, --transit-helper, --dump-timing go before
         the command."""

@@ -8,6 +8,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
+from wormhole.cli._transfer_v2 import CLASSIC_USED
 from wormhole.errors import KeyFormatError, TransferError, WrongPasswordError
 
 from .fakes import FakeFactory, FakeReactor
@@ -64,7 +65,8 @@ class Receive(unittest.TestCase):
         self.assertEqual(self.cfg.stdout.getvalue(), "hi\\tthere\\n\n")
         self.assertEqual(self.sent(), [{"answer": {"message_ack": "ok"}}])
         self.assertEqual(self.factory.log[-1], ("w.close",))
-        self.assertEqual(self.cfg.stderr.getvalue(), "")
+        # the fake announces no transfer-v2: a classic peer
+        self.assertEqual(self.cfg.stderr.getvalue(), CLASSIC_USED + "\n")
 
     def test_prompted_code(self):
         """No code: the prompt goes to stdout, and a code typed without
@@ -116,14 +118,14 @@ class Receive(unittest.TestCase):
         self.w.got_verifier()
         self.assertEqual([c.getTime() for c in self.reactor.getDelayedCalls()],
                          [self.cfg.peer_timeout])
-        self.assertEqual(self.cfg.stderr.getvalue(), "")
+        self.assertEqual(self.cfg.stderr.getvalue(), CLASSIC_USED + "\n")
 
     def test_verify(self):
         """--verify shows the verifier on stderr; the sender decides."""
         self.start(code="4-purple-sausages", verify=True)
         self.w.got_key()
         self.w.got_verifier(b"\x12\x34")
-        self.assertEqual(self.cfg.stderr.getvalue(), "Verifier 1234.\n")
+        self.assertEqual(self.cfg.stderr.getvalue(), f"Verifier 1234.\n{CLASSIC_USED}\n")
 
     def test_remote_error(self):
         """An error from the sender fails with its text; stdout empty."""

@@ -10,6 +10,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_send
 from wormhole.cli._config import Config
+from wormhole.cli._transfer_v2 import CLASSIC_USED
 from wormhole.errors import TransferError, WrongPasswordError
 
 from .fakes import FakeFactory, FakeReactor, FakeTransits
@@ -62,8 +63,10 @@ class Send(unittest.TestCase):
                          "Wormhole code is: 4-purple-sausages\n"
                          "On the other computer, please run:\n\n"
                          "wormhole receive 4-purple-sausages\n\n"
+                         f"{CLASSIC_USED}\n"
                          "text message sent\n")
-        self.assertEqual(self.factory.create_kwargs[0]["versions"], {})
+        # transfer-v2 offered; the fake peer announces none: classic
+        self.assertEqual(list(self.factory.create_kwargs[0]["versions"]), ["transfer-v2"])
         self.assertEqual(self.factory.create_kwargs[0]["appid"],
                          "lothar.com/wormhole/text-or-file-xfer")
 

@@ -1,14 +1,18 @@
 """The progress bar in a real terminal (a pseudo-terminal of a chosen
 width): never wider than the terminal, dropping the bar and then the rate
 when narrow; the path line names the relay; a final summary line gives
-size, time, rate and path. Relay-only through our Transit relay, against
-our Mailbox server and the reference's."""
+size, time, rate and path. The same for the classic protocol and for
+transfer-v2; and transfer-v2's two bars (the session's, the offer's) as
+the terminal shows them in the end (pyte). Relay-only through our Transit
+relay, against our Mailbox server and the reference's."""
 import os
 import re
 
+import pyte
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
 from wormhole.relay.testing import start_transit_relay
 
 from ..files._support import write_file
@@ -30,7 +34,7 @@ class _Progress:
     timeout = 90
 
     @defer.inlineCallbacks
-    def send_in_terminal(self, columns, code):
+    def send_in_terminal(self, columns, code, protocol):
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         src = os.path.abspath(self.mktemp())
@@ -40,7 +44,7 @@ class _Progress:
         os.makedirs(out)
         common = ["--relay-url", self.url, "--transit-helper", relay.hint]
         send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen",
-                                          "--code", code, "data.bin"),
+                                          *protocol, "--code", code, "data.bin"),
                             "sender", cwd=src, columns=columns)
         recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
                                                        "--accept-file", code),
@@ -50,12 +54,13 @@ class _Progress:
         return send, recv, relay
 
     @defer.inlineCallbacks
-    def test_wide_and_narrow(self):
+    def check_wide_and_narrow(self, protocol, used):
         """120 columns: tqdm's full line with its bar; 36 columns: no bar,
         no rate, never more than 35 characters. Both: the path line and
-        the summary name our relay."""
+        the summary name our relay; the receiver says which protocol
+        (``used``) it took."""
         for columns, code in ((120, "41-wide-bar"), (36, "42-narrow-bar")):
-            send, recv, relay = yield self.send_in_terminal(columns, code)
+            send, recv, relay = yield self.send_in_terminal(columns, code, protocol)
             segments = progress_segments(send.stdout)
             self.assertTrue(segments, send.describe())
             self.assertLessEqual(max(len(s) for s in segments), columns - 1, segments)
@@ -73,6 +78,58 @@ class _Progress:
             self.assertRegex(recv.stderr.decode(),
                              r"Received 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via "
                              + re.escape(path))
+            self.assertIn(used.encode(), recv.stderr)
+
+    def test_wide_and_narrow_classic(self):
+        """The classic protocol (--classic): bar, path line, summary."""
+        return self.check_wide_and_narrow(["--classic"], CLASSIC_USED)
+
+    def test_wide_and_narrow_transfer_v2(self):
+        """transfer-v2 (the default between two of ours): the same."""
+        return self.check_wide_and_narrow([], V2_USED)
+
+
+    @defer.inlineCallbacks
+    def test_session_bar_transfer_v2(self):
+        """Two files over transfer-v2 in a 100-column terminal, as the
+        screen shows them at the end (pyte plays the bytes the terminal
+        got): every line whole, nothing written over, each offer's bar
+        gone once its summary is there, the session's bar at 100% above
+        the last line."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        src = os.path.abspath(self.mktemp())
+        os.makedirs(src)
+        for name in ("one.bin", "two.bin"):
+            write_file(os.path.join(src, name), SIZE)
+        out = os.path.abspath(self.mktemp())
+        os.makedirs(out)
+        common = ["--relay-url", self.url, "--transit-helper", relay.hint]
+        send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen", "--code",
+                                          "43-session-bar", "one.bin", "two.bin"),
+                            "sender", cwd=src, columns=100)
+        recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
+                                                       "--accept-file", "43-session-bar"),
+                                name="receiver", cwd=out)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        screen = pyte.Screen(100, 40)
+        pyte.ByteStream(screen).feed(send.stdout)
+        lines = [line.rstrip() for line in screen.display if line.strip()]
+        self.assertIn("Offering file 'one.bin' (3.0 MB)", lines, "\n".join(lines))
+        start = lines.index("Offering file 'one.bin' (3.0 MB)")
+        path = f"->relay:{relay.hint}"
+        summary = r"Sent 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + re.escape(path)
+        expected = []
+        for name in ("one.bin", "two.bin"):
+            expected += [re.escape(f"Offering file '{name}' (3.0 MB)"),
+                         re.escape(f"Sending ({path})..") + "$",
+                         re.escape(f"Sent file '{name}' (3.0 MB): 1 file(s) confirmed") + "$",
+                         summary + "$"]
+        expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$", "Transfer complete\.$"]
+        self.assertEqual(len(lines) - start, len(expected), "\n".join(lines))
+        for line, pattern in zip(lines[start:], expected):
+            self.assertRegex(line, "^" + pattern)
 
 
 class ProgressOurServer(OurServer, _Progress, unittest.TestCase):

@@ -1,7 +1,8 @@
 """What users of the reference reach for (issue 13, point 8), each with
 real ``wormhole`` processes against our Mailbox server and the reference's
 0.8: receive --allocate, --appid, WORMHOLE_ACCEPT_FILE, --output-file into
-an existing directory, a file that grows while it is sent, a block device."""
+an existing directory, a file that grows while it is sent (classic and
+transfer-v2), a block device."""
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import subprocess
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+from wormhole.cli._transfer_v2 import NOT_A_FILE
 from wormhole.relay.testing import start_transit_relay
 
 from ..files._support import sha256_of, write_file
@@ -95,30 +97,47 @@ class _Habits:
         self.assertEqual(sha256_of(os.path.join(self.out, "inbox", "c.bin")), digest)
 
     @defer.inlineCallbacks
-    def test_growing_file(self):
-        """A file appended to after the offer (a log being written): the
-        offered bytes arrive intact, the sender warns that the rest did
-        not go."""
+    def send_growing(self, code, *protocol):
+        """A file appended to after the offer (a log being written)."""
         path = os.path.join(self.src, "log.txt")
         with open(path, "wb") as f:
             f.write(b"first part\n" * 1000)
-        send = self.spawn("send", "--no-qr", "--code", "74-growing-log", "log.txt",
-                        name="sender", cwd=self.src)
+        send = self.spawn("send", "--no-qr", *protocol, "--code", code, "log.txt",
+                          name="sender", cwd=self.src)
         yield send.wait_for(rb"Wormhole code is")
         with open(path, "ab") as f:
             f.write(b"written later\n" * 1000)
-        recv = self.spawn("receive", "--accept-file", "74-growing-log", name="receiver",
-                        cwd=self.out)
-        yield self.both(send, recv)
+        recv = self.spawn("receive", "--accept-file", code, name="receiver", cwd=self.out)
+        yield defer.gatherResults([send.ended, recv.ended])
+        return send, recv
+
+    @defer.inlineCallbacks
+    def test_growing_file_classic(self):
+        """Classic: the offered bytes arrive intact, the sender warns
+        that the rest did not go (the reference's habit)."""
+        send, recv = yield self.send_growing("74-growing-log", "--classic")
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
         with open(os.path.join(self.out, "log.txt"), "rb") as f:
             self.assertEqual(f.read(), b"first part\n" * 1000)
         self.assertIn(b"Warning: 'log.txt' grew while it was sent: only its first "
                       b"11.0 kB (its size when offered) went", send.stderr)
 
     @defer.inlineCallbacks
+    def test_growing_file_transfer_v2(self):
+        """transfer-v2: the spec makes the sender compare size and mtime
+        with the offer's ("Making an Offer"): the offer fails with one
+        line saying the file changed, both exit 1, and nothing is left
+        under the final name (docs/cli.md)."""
+        send, recv = yield self.send_growing("76-growing-log")
+        self.assertEqual((send.status, recv.status), (1, 1), send.describe() + recv.describe())
+        self.assertIn(b"ERROR: 'log.txt' changed after it was offered", send.stderr)
+        self.assertNotIn("log.txt", os.listdir(self.out))
+
+    @defer.inlineCallbacks
     def test_block_device(self):
         """A block device (a loop device over a 1 MB file) is sent as a
-        file of its size, as the reference does."""
+        file of its size, as the reference does (by the classic protocol:
+        transfer-v2 offers regular files and directories)."""
         backing = os.path.join(self.src, "disk.img")
         digest = write_file(backing, 1 << 20)
         losetup = shutil.which("losetup")
@@ -134,6 +153,7 @@ class _Habits:
         yield self.both(send, recv)
         name = os.path.basename(device)
         self.assertIn(f"Sending 1.0 MB file named '{name}'".encode(), send.stderr)
+        self.assertIn(NOT_A_FILE.format(device).encode(), send.stderr)
         self.assertEqual(sha256_of(os.path.join(self.out, name)), digest)
 
 

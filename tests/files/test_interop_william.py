@@ -51,6 +51,14 @@ def assert_ok(testcase, send, recv):
     s.assert_ok(testcase, send, recv)
 
 
+def assert_fell_back(testcase, **runs):
+    """Our side (``ours=run``) met wormhole-william, which announces no
+    transfer-v2: it said, in one line, that it uses the classic protocol
+    (docs/transfer-v2.md "The CLI")."""
+    from wormhole.cli._transfer_v2 import CLASSIC_USED
+    testcase.assertIn(CLASSIC_USED.encode(), runs["ours"].stderr, runs["ours"].describe())
+
+
 class WormholeWilliam(unittest.TestCase):
     timeout = 120
 
@@ -73,6 +81,7 @@ class WormholeWilliam(unittest.TestCase):
                        f"{receiver} receiver", ns=self.ns, env=s._env(receiver))
         yield s.wait_both(send, recv)
         s.assert_ok(self, send, recv)
+        assert_fell_back(self, **{sender: send, receiver: recv})
         self.assertEqual(recv.stdout.decode("utf-8").strip(), TEXT)
 
     def test_text_ours_to_william(self):
@@ -92,6 +101,7 @@ class WormholeWilliam(unittest.TestCase):
         send, recv, out = yield s.transfer(self, self.servers, sender, receiver, path,
                                            ns=self.ns)
         assert_ok(self, send, recv)
+        assert_fell_back(self, **{sender: send, receiver: recv})
         self.assertEqual(os.listdir(out), ["payload.bin"])
         self.assertEqual(s.sha256_of(os.path.join(out, "payload.bin")), digest)
 
@@ -111,6 +121,7 @@ class WormholeWilliam(unittest.TestCase):
         send, recv, out = yield s.transfer(self, self.servers, "ww", "ours", tree,
                                            ns=self.ns)
         assert_ok(self, send, recv)
+        assert_fell_back(self, ours=recv)
         self.assertEqual(s.tree_of(os.path.join(out, "tree")), s.tree_of(tree))
 
     @defer.inlineCallbacks
@@ -122,4 +133,5 @@ class WormholeWilliam(unittest.TestCase):
         send, recv, out = yield s.transfer(self, self.servers, "ours", "ww", tree,
                                            ns=self.ns)
         s.assert_ok(self, send, recv)
+        assert_fell_back(self, ours=send)
         self.assertEqual(s.tree_of(os.path.join(out, "tree")), s.tree_of(tree))

@@ -15,7 +15,8 @@ from .processes import (CRASH_SIGNS, POLL_INTERVAL, PROCESS_TIMEOUT,
                         spawn, wait_all)
 from .reference import (CLI_APPID, NO_TRANSIT, REF_PEER,
                         REF_VENV_ENV, REPO_ROOT, cli_text_stdout,
-                        our_cli_argv, ref_bin, ref_cli_argv, ref_peer_argv,
+                        our_classic_cli_argv, our_cli_argv, ref_bin, ref_cli_argv,
+                        ref_peer_argv,
                         reference_venv)
 from .servers import (RefMailboxServer, TwistdMailboxServer,
                       mailbox_moods, our_twistd, start_our_server,
@@ -26,7 +27,7 @@ __all__ = [
     "POLL_INTERVAL", "PROCESS_TIMEOUT", "ProcessFailed", "ProcessRun",
     "REF_PEER", "REF_VENV_ENV", "REPO_ROOT", "RefMailboxServer",
     "STOP_GRACE", "TwistdMailboxServer", "cli_text_stdout", "mailbox_moods",
-    "new_dir", "our_cli_argv", "our_twistd", "ref_bin", "ref_cli_argv",
+    "new_dir", "our_classic_cli_argv", "our_cli_argv", "our_twistd", "ref_bin", "ref_cli_argv",
     "ref_peer_argv", "reference_venv", "spawn", "start_our_server",
     "start_twistd", "wait_all", "wait_for_moods", "wait_until_listening",
 ]
@@ -67,6 +68,15 @@ class InteropTestCase(unittest.TestCase):
         whole output."""
         if run.exit_code != code:
             self.fail("expected exit code %r\n%s" % (code, run.describe()))
+
+    def assertOursFellBack(self, *runs_and_argvs):
+        """Each run of our CLI (``(run, argv builder)`` pairs; the
+        reference's are skipped) met a classic peer: it said, in one line,
+        that it uses the classic protocol (docs/transfer-v2.md "The CLI")."""
+        from wormhole.cli._transfer_v2 import CLASSIC_USED
+        for run, argv in runs_and_argvs:
+            if argv is our_cli_argv:
+                self.assertIn(CLASSIC_USED.encode(), run.stderr, run.describe())
 
     @defer.inlineCallbacks
     def exchange_text(self, relay_url, sender_argv, receiver_argv, text,

@@ -55,6 +55,13 @@ def our_cli_argv(relay_url, *args):
                    "--transit-helper", NO_TRANSIT] + list(args)
 
 
+def our_classic_cli_argv(relay_url, command, *args):
+    """``our_cli_argv`` for ``send``/``receive`` with --classic: what the
+    classic protocol does between two of ours (by default they would use
+    transfer-v2, docs/transfer-v2.md "The CLI")."""
+    return our_cli_argv(relay_url, command, "--classic", *args)
+
+
 def ref_peer_argv(script):
     """argv for tests/interop/ref_peer.py under the reference python."""
     return [ref_bin("python"), REF_PEER, json.dumps(script)]

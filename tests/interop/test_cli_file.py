@@ -62,6 +62,7 @@ class CLIFile(InteropTestCase):
         yield self.wait_all([send, recv])
         self.assertExited(send)
         self.assertExited(recv)
+        self.assertOursFellBack((send, sender), (recv, receiver))
         return send, recv, out
 
     def make_file(self):

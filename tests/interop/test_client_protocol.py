@@ -26,28 +26,35 @@ class CLIProtocol:
         {"offer": {"message": TEXT}} as json.dumps with its default
         separators and ASCII escapes (the bytes pinned exactly)."""
         srv = yield self.start_ref_server()
-        send = self.spawn(self.cli_argv(srv.url, "send", "--text", TEXT,
-                                        "--code", "4-purple-sausages"),
+        r = yield self.text_to_raw_peer(self.classic, "4-purple-sausages")
+        self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
+
+    @defer.inlineCallbacks
+    def text_to_raw_peer(self, options, code):
+        """`wormhole send --text` with ``options`` to a raw classic peer:
+        the offer bytes are pinned exactly; returns the raw peer's run."""
+        srv = yield self.start_ref_server()
+        send = self.spawn(self.cli_argv(srv.url, "send", *options, "--text", TEXT,
+                                        "--code", code),
                           "sender")
-        r = yield run_raw_peer(reactor, srv.url, CLI_APPID,
-                               "4-purple-sausages", to_send=[ANSWER],
+        r = yield run_raw_peer(reactor, srv.url, CLI_APPID, code, to_send=[ANSWER],
                                expect=1)
         yield send.ended()
         self.assertExited(send)
-        self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
         self.assertEqual(
             r.peer_messages,
             [b'{"offer": {"message": "Gr\\u00fc\\u00dfe \\u2713\\nline two"}}'])
         self.assertEqual(json.loads(r.peer_messages[0]),
                          {"offer": {"message": TEXT}})
         self.assertEqual(r.mood, "happy")
+        return r
 
     @defer.inlineCallbacks
     def test_cli_receiver_answer(self):
         """`wormhole receive` answers a text offer with exactly
         {"answer": {"message_ack": "ok"}} (phase 0) and prints the text."""
         srv = yield self.start_ref_server()
-        recv = self.spawn(self.cli_argv(srv.url, "receive", *self.classic_receiver,
+        recv = self.spawn(self.cli_argv(srv.url, "receive", *self.classic,
                                         "5-purple-sausages"),
                           "receiver")
         offer = json.dumps({"offer": {"message": "plain"}}).encode("utf-8")
@@ -64,15 +71,25 @@ class CLIProtocol:
 class ReferenceCLIProtocol(CLIProtocol, InteropTestCase):
     """The reference CLI: these pin the bytes."""
     cli_argv = staticmethod(ref_cli_argv)
-    classic_receiver = ()
+    classic = ()
 
 
 class OurCLIProtocol(CLIProtocol, InteropTestCase):
-    """Our CLI must say exactly the same bytes (our receiver with
-    --classic: by default it also announces transfer-v2 in its version
-    message, docs/transfer-v2.md)."""
+    """Our CLI must say exactly the same bytes (with --classic: by default
+    it also announces transfer-v2 in its version message,
+    docs/transfer-v2.md)."""
     cli_argv = staticmethod(our_cli_argv)
-    classic_receiver = ("--classic",)
+    classic = ("--classic",)
+
+    @defer.inlineCallbacks
+    def test_cli_sender_falls_back(self):
+        """Without --classic our sender announces transfer-v2 (and
+        Dilation) in its version; to a peer that announces neither it
+        sends the classic offer, the same bytes."""
+        r = yield self.text_to_raw_peer((), "7-purple-sausages")
+        versions = json.loads(r.peer_version_bytes)
+        self.assertIn("transfer-v2", versions["app_versions"])
+        self.assertIn("can-dilate", versions)
 
 
 class ReferenceLibraryProtocol(InteropTestCase):

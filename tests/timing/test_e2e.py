@@ -93,12 +93,14 @@ class TextTransfer(TimedTransfers, unittest.TestCase):
     def test_ours_both_sides(self):
         """Our sender and receiver, each with --dump-timing: the bundles
         say who wrote them (role, side) and the version milestone; the
-        timeline has both clients' text-mode phases in order."""
+        timeline has both clients' text-mode phases in order (the classic
+        protocol's: --classic, or two of ours would use transfer-v2)."""
         sb, rb = self.path("sender.json"), self.path("receiver.json")
-        send = self.spawn(self.ours("--dump-timing", sb, "send", "--code", "7-ab-cd",
-                                    "--text", "timed"), "sender")
+        send = self.spawn(self.ours("--dump-timing", sb, "send", "--classic", "--code",
+                                    "7-ab-cd", "--text", "timed"), "sender")
         yield send.wait_for(rb"Wormhole code is")  # the receiver comes second
-        recv = self.spawn(self.ours("--dump-timing", rb, "receive", "7-ab-cd"), "receiver")
+        recv = self.spawn(self.ours("--dump-timing", rb, "receive", "--classic", "7-ab-cd"),
+                          "receiver")
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
         self.assertEqual(recv.stdout, b"timed\n")

@@ -10,13 +10,20 @@ from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
 from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
+from wormhole.relay.testing import start_transit_relay
 from wormhole.server.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli
-from ..cli.test_interop import NO_TRANSIT, ref
+from ..dilation._proxy import CuttableProxy, _Front
+from ..cli.test_interop import NO_TRANSIT, TEXT, ref
 from .test_e2e import read_tree, write_tree
 
 ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+# the longest name most file systems take: 255 bytes of UTF-8
+LONGEST_NAME = "\u00e9" * 127 + "x"
+# the path line of a direct connection: we dialled the peer, or it us
+DIRECT = rb"\((->tcp:127\.0\.0\.1:\d+|<-tcp)\)\.\."
+SUMMARY = rb"%s [\d.]+ [kM]?B(ytes)? in \d+\.\d\d s \(.+\) via "
 
 
 class _CLIBase(unittest.TestCase):
@@ -35,8 +42,8 @@ class _CLIBase(unittest.TestCase):
         return CLIProcess.spawn(self, reactor, argv, stdin=stdin, name=name, env=ENV,
                                 cwd=cwd)
 
-    def ours(self, *args):
-        return our_cli("--relay-url", self.srv.url, "--transit-helper", NO_TRANSIT, *args)
+    def ours(self, *args, transit=NO_TRANSIT):
+        return our_cli("--relay-url", self.srv.url, "--transit-helper", transit, *args)
 
     @defer.inlineCallbacks
     def run_pair(self, send_argv, recv_argv, recv_stdin=None):
@@ -51,16 +58,23 @@ class _CLIBase(unittest.TestCase):
     def assertExit(self, run, status):
         self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
 
+    def assertSameFile(self, name):
+        with open(os.path.join(self.src, name), "rb") as a, \
+                open(os.path.join(self.dst, name), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
 
 
 class CLI(_CLIBase):
     @defer.inlineCallbacks
     def test_several_paths(self):
-        """Two files and a directory (nested, non-ASCII, a 200-character
-        name) in one session; the receiver (--accept-file) gets them all,
-        both say transfer-v2 was used, both exit 0."""
+        """Two files and a directory (nested, non-ASCII, a 255-byte name)
+        in one session, over a direct connection; the receiver
+        (--accept-file) gets them all, both say transfer-v2 was used and
+        how the data went (direct), both exit 0."""
         tree = {"README": b"read me", "s\u00fcb/\u6587\u4ef6.txt": b"x" * 100_000,
-                "deep/er/" + "n" * 200: os.urandom(5000)}
+                "deep/er/" + LONGEST_NAME: os.urandom(5000)}
+        self.assertEqual(len(LONGEST_NAME.encode()), 255)
         write_tree(os.path.join(self.src, "proj"), tree)
         for name, size in (("one.bin", 300_000), ("two", 0)):
             with open(os.path.join(self.src, name), "wb") as f:
@@ -75,15 +89,94 @@ class CLI(_CLIBase):
         self.assertIn(V2_USED.encode(), recv.stderr)
         self.assertEqual(sorted(os.listdir(self.dst)), ["one.bin", "proj", "two"])
         self.assertEqual(read_tree(os.path.join(self.dst, "proj")), tree)
-        with open(os.path.join(self.src, "one.bin"), "rb") as a, \
-                open(os.path.join(self.dst, "one.bin"), "rb") as b:
-            self.assertEqual(a.read(), b.read())
+        self.assertSameFile("one.bin")
+        self.assertRegex(send.stderr, rb"Sending " + DIRECT)
+        self.assertRegex(recv.stderr, rb"Receiving " + DIRECT)
+        self.assertEqual(len(re.findall(SUMMARY % b"Sent", send.stderr)), 3)
+        self.assertEqual(len(re.findall(SUMMARY % b"Received", recv.stderr)), 3)
+
+    @defer.inlineCallbacks
+    def test_relay_only(self):
+        """Neither side listens (--no-listen: no direct hints), so the
+        session goes through our Transit relay: a file with a non-ASCII
+        name and a directory holding a 255-byte name arrive, and both
+        sides name the relay in the path line and the summary."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        name = "\u00fcber \u6587\u4ef6.bin"
+        with open(os.path.join(self.src, name), "wb") as f:
+            f.write(os.urandom(200_000))
+        tree = {"a": b"A" * 3000, "b/" + LONGEST_NAME: b"C"}
+        write_tree(os.path.join(self.src, "dir"), tree)
+        send, recv = yield self.run_pair(
+            self.ours("send", "--no-listen", os.path.join(self.src, name),
+                      os.path.join(self.src, "dir"), transit=relay.hint),
+            self.ours("receive", "--no-listen", "--accept-file", transit=relay.hint))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertSameFile(name)
+        self.assertEqual(read_tree(os.path.join(self.dst, "dir")), tree)
+        path = f"(->relay:{relay.hint})".encode()
+        self.assertIn(b"Sending " + path + b"..", send.stderr)
+        self.assertIn(b"Receiving " + path + b"..", recv.stderr)
+        self.assertRegex(send.stderr, SUMMARY % b"Sent" + re.escape(path[1:-1]))
+        self.assertRegex(recv.stderr, SUMMARY % b"Received" + re.escape(path[1:-1]))
+
+    @defer.inlineCallbacks
+    def test_text(self):
+        """A text between two of ours goes as transfer-v2's control
+        message: printed on stdout exactly as classic prints it (escaped),
+        also by a receiver with --only-text; both say transfer-v2."""
+        send, recv = yield self.run_pair(
+            self.ours("send", "--text", TEXT),
+            self.ours("receive", "--only-text"))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        # classic's (and the reference's) stdout: repr() without its quotes
+        self.assertEqual(recv.stdout,
+                         b"it\\'s \"quoted\"\\ttab\\nline \\x1b[0m \xe2\x9c\x93\n")
+        self.assertIn(V2_USED.encode(), send.stderr)
+        self.assertIn(V2_USED.encode(), recv.stderr)
+        self.assertIn(b"text message sent", send.stderr)
+
+    @defer.inlineCallbacks
+    def test_one_offer_declined(self):
+        """The human says no to the only offer: nothing is written, one
+        ERROR line on each side, both exit 3 (declined), as classic."""
+        with open(os.path.join(self.src, "f"), "wb") as f:
+            f.write(b"unwanted")
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "f")),
+            self.ours("receive"), recv_stdin=b"n\n")
+        self.assertExit(send, 3)
+        self.assertExit(recv, 3)
+        self.assertIn(b"ERROR: the receiver declined: transfer rejected\n", send.stderr)
+        self.assertIn(b"ERROR: transfer rejected\n", recv.stderr)
+        self.assertEqual(os.listdir(self.dst), [])
+
+    @defer.inlineCallbacks
+    def test_existing_name_refused(self):
+        """Our receiver refuses to overwrite: it says why, the sender hears
+        "transfer rejected"; both exit 3; the existing file is intact."""
+        with open(os.path.join(self.src, "f"), "wb") as f:
+            f.write(b"new")
+        with open(os.path.join(self.dst, "f"), "wb") as f:
+            f.write(b"old")
+        send, recv = yield self.run_pair(
+            self.ours("send", os.path.join(self.src, "f")),
+            self.ours("receive", "--accept-file"))
+        self.assertExit(send, 3)
+        self.assertExit(recv, 3)
+        self.assertIn(b"ERROR: the receiver declined: transfer rejected\n", send.stderr)
+        self.assertRegex(recv.stderr, rb"ERROR: .*overwrite")
+        with open(os.path.join(self.dst, "f"), "rb") as f:
+            self.assertEqual(f.read(), b"old")
 
     @defer.inlineCallbacks
     def test_reject_one_accept_another(self):
         """The human refuses the first offer and accepts the second: only
         the second is written; the sender reports the rejection; both exit
-        1 (like classic, a refused offer is a failed command)."""
+        3 (like classic, a refused offer is a declined command)."""
         for name in ("no", "yes"):
             with open(os.path.join(self.src, name), "wb") as f:
                 f.write(name.encode() * 10)
@@ -91,15 +184,16 @@ class CLI(_CLIBase):
             self.ours("send", os.path.join(self.src, "no"), os.path.join(self.src, "yes")),
             self.ours("receive"), recv_stdin=b"n\ny\n")
         self.assertEqual(os.listdir(self.dst), ["yes"])
-        self.assertIn(b"Rejected: transfer rejected", send.stderr)
+        self.assertIn(b"Rejected: the receiver declined: transfer rejected", send.stderr)
         self.assertIn(b"Sent file 'yes'", send.stderr)
-        self.assertExit(send, 1)
-        self.assertExit(recv, 1)
+        self.assertIn(b"ERROR: 1 of 2 offers did not complete", send.stderr)
+        self.assertExit(send, 3)
+        self.assertExit(recv, 3)
 
     @defer.inlineCallbacks
     def test_classic_forced(self):
-        """--classic on the sender: the receiver (ours) sees no transfer-v2
-        and receives the classic way."""
+        """--classic on the sender: the receiver (ours) sees no transfer-v2,
+        says it falls back, and receives the classic way."""
         with open(os.path.join(self.src, "f"), "wb") as f:
             f.write(b"classic")
         send, recv = yield self.run_pair(
@@ -107,7 +201,9 @@ class CLI(_CLIBase):
             self.ours("receive", "--accept-file"))
         self.assertExit(send, 0)
         self.assertExit(recv, 0)
-        self.assertNotIn(b"transfer-v2", send.stderr + recv.stderr)
+        self.assertNotIn(b"transfer-v2", send.stderr)
+        self.assertNotIn(V2_USED.encode(), recv.stderr)
+        self.assertIn(CLASSIC_USED.encode(), recv.stderr)
         with open(os.path.join(self.dst, "f"), "rb") as f:
             self.assertEqual(f.read(), b"classic")
 
@@ -154,6 +250,61 @@ class CLI(_CLIBase):
         self.assertIn(b"only speaks the classic protocol", send.stderr)
         self.assertIn(b"only speaks the classic protocol", recv.stderr)
         self.assertEqual(os.listdir(self.dst), [])
+
+
+class _CountingFront(_Front):
+    def dataReceived(self, data):
+        self.factory.forwarded += len(data)
+        _Front.dataReceived(self, data)
+        self.factory.maybe_cut()
+
+
+class _CuttingProxy(CuttableProxy):
+    """Cuts every connection each time the bytes it forwarded towards the
+    relay (both peers, every connection) pass the next of ``marks``."""
+    protocol = _CountingFront
+
+    def __init__(self, reactor, host, port, marks):
+        CuttableProxy.__init__(self, reactor, host, port)
+        self.forwarded = 0
+        self.marks = list(marks)
+
+    def maybe_cut(self):
+        if self.marks and self.forwarded >= self.marks[0]:
+            self.marks.pop(0)
+            self.reactor.callLater(0, self.cut)
+
+
+class ReconnectCLI(_CLIBase):
+    @defer.inlineCallbacks
+    def test_three_cuts_mid_file(self):
+        """Relay-only through a proxy that cuts every connection three
+        times while a 24 MB file streams: Dilation reconnects, the sender
+        says so each time (with the path), the file arrives once and
+        intact, both exit 0."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        size = 24 * 1000 * 1000
+        proxy = _CuttingProxy(reactor, "127.0.0.1", relay.port,
+                              [size // 4, size // 2, 3 * size // 4])
+        lp = reactor.listenTCP(0, proxy, interface="127.0.0.1")
+        self.addCleanup(lp.stopListening)
+        self.addCleanup(proxy.cut)
+        hint = f"tcp:127.0.0.1:{lp.getHost().port}"
+        with open(os.path.join(self.src, "big"), "wb") as f:
+            f.write(os.urandom(size))
+        send, recv = yield self.run_pair(
+            self.ours("send", "--no-listen", "--hide-progress", os.path.join(self.src, "big"),
+                      transit=hint),
+            self.ours("receive", "--no-listen", "--hide-progress", "--accept-file",
+                      transit=hint))
+        self.assertExit(send, 0)
+        self.assertExit(recv, 0)
+        self.assertEqual(proxy.cuts, 3)
+        self.assertEqual(send.stderr.count(f"Reconnected to the peer (->relay:{hint})".encode()),
+                         3, send.describe())
+        self.assertEqual(os.listdir(self.dst), ["big"])
+        self.assertSameFile("big")
 
 
 class ResumeCLI(_CLIBase):

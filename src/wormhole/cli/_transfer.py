@@ -66,16 +66,26 @@ def terminal_width(stream):
     return None
 
 
-def progress_bar(cfg, total):
+def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True):
     """A byte counter with rate and ETA on stderr (none with
-    --hide-progress), as wide as the terminal: a narrow one drops the bar,
-    then the rate, so what is shown is never cut."""
+    --hide-progress, or ``hidden``), as wide as the terminal: a narrow one
+    drops the bar, then the rate, so what is shown is never cut.
+    ``desc`` names it (transfer-v2 shows the session's bar and, below it
+    at ``position`` 1, the current offer's, which does not ``leave``)."""
     width = terminal_width(cfg.stderr)
     ncols = width or DEFAULT_WIDTH
-    bar_format = next(f for least, f in _FORMATS if ncols >= least)
-    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=True,
-                     file=cfg.stderr, disable=cfg.hide_progress,
-                     ncols=ncols - 1 if width else ncols, bar_format=bar_format)
+    bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
+    if desc and not bar_format.startswith("{l_bar}"):
+        bar_format = "{desc}: " + bar_format
+    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
+                     file=cfg.stderr, disable=cfg.hide_progress or hidden,
+                     ncols=ncols - 1 if width else ncols, bar_format=bar_format,
+                     position=position, initial=initial)
+
+
+def path_line(verb, path):
+    """The line that says how the data goes: "Sending (->tcp:host:port).."."""
+    return f"{verb} ({path}).."
 
 
 def summary(verb, size, seconds, path):
@@ -83,6 +93,14 @@ def summary(verb, size, seconds, path):
     ->relay:tcp:host:4001"."""
     rate = naturalsize(int(size / seconds)) + "/s" if seconds > 0 else "-"
     return f"{verb} {naturalsize(size)} in {seconds:.2f} s ({rate}) via {path}"
+
+
+def peer_left(who, done, total, how="closed the connection"):
+    """A peer gone mid-transfer, in one line: "the receiver closed the
+    connection after 4.2 MB of 8.0 MB were sent" (``who``: "receiver" on
+    the sending side, "sender" on the receiving side)."""
+    moved = "were sent" if who == "receiver" else "arrived"
+    return f"the {who} {how} after {_of(done, total)} {moved}"
 
 
 # 64 KiB: where SecretBox is fastest on this kind of machine (larger
@@ -239,8 +257,7 @@ def send_file(pipe, fileobj, progress, total, clock=None):
                             f"{_of(streamer.sent, total)}: "
                             f"{reason.strerror or reason}") from None
     except (error.ConnectionClosed, error.ConnectionLost, ConnectionError):
-        raise TransferError(f"the receiver closed the connection after "
-                            f"{_of(streamer.sent, total)} were sent") from None
+        raise TransferError(peer_left("receiver", streamer.sent, total)) from None
     return hasher.hexdigest()
 
 
@@ -344,8 +361,7 @@ def receive_file(pipe, partial, size, progress, clock=None, timeout=None):
                 yield done
             except error.ConnectionClosed:
                 if sink.error is None:
-                    raise TransferError(f"the sender closed the connection after "
-                                        f"{_of(partial.size, size)} arrived") from None
+                    raise TransferError(peer_left("sender", partial.size, size)) from None
             except Exception as e:
                 if sink.error is None:
                     raise TransferError(f"the transfer was interrupted: {e}") from None

@@ -1,38 +1,59 @@
-"""``wormhole send PATH...`` and ``wormhole receive`` over Dilated File
-Transfer (transfer-v2, docs/transfer-v2.md "The CLI"), with the classic
-protocol as fallback.
+"""``wormhole send``, ``wormhole receive`` and ``wormhole share`` over
+Dilated File Transfer (transfer-v2, docs/transfer-v2.md "The CLI"), with
+the classic protocol as fallback.
 
 Both sides announce ``transfer-v2`` in their ``app_versions`` (unless
 ``--classic``) and wait for the peer's: when the peer announces it too,
-the paths are offered one by one on a transfer-v2 session; when it does
-not (the reference 0.24, wormhole-william, older clients), the classic
-protocol runs on the same wormhole, and we say which one was used.
+a text goes as a control message and the paths are offered one by one on
+a transfer-v2 session; when it does not (the reference 0.24,
+wormhole-william, older clients), the classic protocol runs on the same
+wormhole, and we say which one was used.
+
+What the user sees is the classic CLI's (``_transfer``'s words): the path
+line (``Sending (->relay:...)..``), a progress bar per offer (and one for
+the session), the summary line, one line when the peer goes away
+mid-transfer, and the same exit statuses (docs/cli.md "Exit status").
 
 The receiving side asks about each offer (``--accept-file`` accepts all)
 and writes it under the classic receiver's rules (``_incoming``, through
 ``transfer_v2._sink``).
 """
 import os
+import re
+import stat
 
 import tqdm
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._status import ConnectedPeer
 from ..errors import TransferError
 from .._inactivity import Watchdog, silence
 from .._transit._hints import parse_relay_string
 from ..transfer_v2 import _versions
 from ..util import dict_to_bytes
-from ._display import escape_text, naturalsize
-from ._transfer import PEER_TIMEOUT_HINT
-from ._text import VERIFICATION_REJECTED
+from . import _transfer
+from ._display import escape_text, naturalsize, received_text
+from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
 
 # how long a session survives without any connection to the peer (a peer
 # that was killed never closes; Dilation would try to reconnect forever):
-# then it ends, and a resumable file keeps its bytes for the next attempt
+# then it ends, and a resumable file keeps its bytes for the next attempt.
+# A shorter --peer-timeout shortens it too.
 PEER_TIMEOUT = 60.0
 CLASSIC_USED = "The peer does not speak transfer-v2: using the classic protocol."
 V2_USED = "Using transfer-v2 (Dilated File Transfer)."
+NOT_A_FILE = ("transfer-v2 sends regular files and directories: using the classic "
+              "protocol for '{}'.")
+TEXT_SENT = "text message sent"
+
+
+def say(cfg, line):
+    """One line on stderr above the progress bars: tqdm clears them, writes
+    the line and draws them again below it (a plain print would write
+    over a bar, and the session's bar would overwrite the line)."""
+    tqdm.tqdm.write(line, file=cfg.stderr)
+    cfg.stderr.flush()
 
 
 def wormhole_kwargs(cfg, mode):
@@ -57,24 +78,105 @@ def check_transit_helper(cfg):
 
 
 def _timeouts(cfg):
-    """A session's timeouts: Dilation without the peer for PEER_TIMEOUT,
-    and an offer's silence of ``--peer-timeout`` (docs/security.md)."""
-    return {"peer_timeout": PEER_TIMEOUT, "inactivity_timeout": cfg.peer_timeout,
-            "timeout_hint": PEER_TIMEOUT_HINT}
+    """A session's timeouts: Dilation without the peer for PEER_TIMEOUT
+    (or --peer-timeout if shorter), and an offer's silence of
+    ``--peer-timeout`` (docs/security.md)."""
+    unreachable = PEER_TIMEOUT
+    if cfg.peer_timeout is not None:
+        unreachable = min(PEER_TIMEOUT, cfg.peer_timeout)
+    return {"peer_timeout": unreachable, "inactivity_timeout": cfg.peer_timeout,
+            "timeout_hint": _transfer.PEER_TIMEOUT_HINT}
 
 
-def _dilate_kwargs(cfg):
-    kwargs = {"no_listen": not cfg.listen}
+class ConnectionPath:
+    """How the data goes, from Dilation's status (``ConnectedPeer``'s
+    hint description: ``->tcp:host:port``, ``->relay:...``); says so again
+    when Dilation reconnects after losing the connection."""
+
+    # Dilation's name for a connection the peer opened to our listener
+    INBOUND = "inbound"
+
+    def __init__(self, cfg):
+        self._cfg = cfg
+        self.description = "?"
+        self._connected = None  # None: never; then whether we are now
+
+    def status_update(self, status):
+        connected = isinstance(status.peer_connection, ConnectedPeer)
+        if connected:
+            # the host names came from the peer's hints
+            self.description = escape_text(self._as_classic(
+                status.peer_connection.hint_description))
+            if self._connected is False:
+                say(self._cfg, f"Reconnected to the peer ({self.description})")
+        if self._connected is not None or connected:
+            self._connected = connected
+
+    @classmethod
+    def _as_classic(cls, hint):
+        """Dilation's description in classic Transit's words: a TCP relay
+        is "->relay:tcp:HOST:PORT" there (Dilation leaves out "tcp:"),
+        a connection the peer opened to our listener "<-tcp"."""
+        if hint == cls.INBOUND:
+            return "<-tcp"
+        relayed = hint.startswith("->relay:")
+        if relayed and not re.match(r"->relay:(tcp|tor|wss?):", hint):
+            return "->relay:tcp:" + hint[len("->relay:"):]
+        return hint
+
+
+def _dilate_kwargs(cfg, path):
+    kwargs = {"no_listen": not cfg.listen, "status_update": path.status_update}
     if cfg.transit_helper:
         kwargs["transit_relay_location"] = cfg.transit_helper
     return kwargs
 
 
-def _bar(cfg, total, desc, position=0, hidden=False, initial=0):
-    """Bytes with rate and ETA on stderr (none with --hide-progress)."""
-    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=True, desc=desc,
-                     file=cfg.stderr, disable=cfg.hide_progress or hidden,
-                     dynamic_ncols=False, ncols=80, position=position, initial=initial)
+class _Meter:
+    """One offer's bytes: its progress bar (and the session's), the path
+    line when its first bytes move, and what to say when it ends."""
+
+    def __init__(self, reactor, cfg, path, verbs, size, desc, total=None, initial=0):
+        self._reactor = reactor
+        self._cfg = cfg
+        self._path = path
+        self._verbs = verbs  # ("Sending", "Sent") or ("Receiving", "Received")
+        self.size = size
+        # below the session's bar, if any, and gone when done (the summary
+        # line says the rest); alone, it stays, as classic's does
+        below = total is not None and not total.disable
+        self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial,
+                                           position=1 if below else 0, leave=not below)
+        self._total = total
+        self.moved = 0
+        self.initial = initial
+        self._started = None
+
+    def update(self, nbytes):
+        if self._started is None:
+            self._started = self._reactor.seconds()
+            say(self._cfg, _transfer.path_line(self._verbs[0], self._path.description))
+        self.moved += nbytes
+        self._bar.update(nbytes)
+        if self._total is not None:
+            self._total.update(nbytes)
+
+    def close(self):
+        self._bar.close()
+
+    def summary(self):
+        started = self._started if self._started is not None else self._reactor.seconds()
+        return _transfer.summary(self._verbs[1], self.moved, self._reactor.seconds() - started,
+                                 self._path.description)
+
+    def lost(self, who, error):
+        """The error for an offer that ended before it completed: once
+        bytes moved, it says how far it got (like classic's "the receiver
+        closed the connection after X of Y were sent")."""
+        if self._started is None or not isinstance(error, (T.OfferLost, T.ReceiveFailed)):
+            return error
+        return TransferError(_transfer.peer_left(who, self.initial + self.moved, self.size,
+                                                 "went away") + f" ({error})")
 
 
 def describe(outgoing):
@@ -93,11 +195,35 @@ def prepare_all(cfg):
     """transfer-v2 offers for every path (fails before a code is used)."""
     def warn(outgoing):
         for path, why in outgoing.skipped:
-            print(f"Warning: not sending '{path}': {why}", file=cfg.stderr, flush=True)
+            say(cfg, f"Warning: not sending '{path}': {why}")
     outgoings = [T.prepare_offer(p) for p in _paths(cfg)]
     for o in outgoings:
         warn(o)
     return outgoings
+
+
+def _not_a_file(path):
+    """Whether ``path`` is something transfer-v2 does not send but classic
+    does: a block device, read as a file of its size (the reference's habit)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # prepare_offer says what is wrong
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def outcome(failures, offers, what):
+    """The error of a session in which ``failures`` (exceptions) of
+    ``offers`` offers did not complete: the failure itself when there was
+    one offer, else a count; declined (exit 3) when every failure was."""
+    if not failures:
+        return None
+    if offers == 1 and len(failures) == 1:
+        return failures[0]
+    message = f"{len(failures)} of {offers} {what} did not complete"
+    if all(isinstance(f, Declined) for f in failures):
+        return Declined(message)
+    return TransferError(message)
 
 
 # -- sending ---------------------------------------------------------------------
@@ -107,6 +233,11 @@ def send_paths(reactor, cfg):
     otherwise (one path only)."""
     from . import cmd_send
     from ._common import make_wormhole, run_and_close
+    paths = _paths(cfg)
+    if len(paths) == 1 and _not_a_file(paths[0]):
+        say(cfg, NOT_A_FILE.format(escape_text(paths[0])))
+        yield cmd_send.send_path(reactor, cfg)
+        return
     outgoings = prepare_all(cfg)
     check_transit_helper(cfg)
     note = cmd_send._ConsumedNote(cfg.stdout)
@@ -125,70 +256,115 @@ def send_paths(reactor, cfg):
                 # a classic receiver waits for an offer: tell it we gave up (spec 9.1)
                 w.send_message(dict_to_bytes({"error": why}))
                 raise TransferError(why)
-            print(CLASSIC_USED, file=cfg.stderr, flush=True)
+            say(cfg, CLASSIC_USED)
             yield cmd_send.send_path(reactor, cfg, w)
             return
-        if not (yield cmd_send._verified(reactor, cfg, w)):
-            w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
-            raise TransferError(VERIFICATION_REJECTED)
-        print(V2_USED, file=cfg.stderr, flush=True)
+        yield _verified_or_declined(reactor, cfg, w)
+        say(cfg, V2_USED)
         yield _send_session(reactor, cfg, w, outgoings)
     yield run_and_close(reactor, w, body)
 
 
-def _peer_says(cfg):
-    return lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True)
+@defer.inlineCallbacks
+def _verified_or_declined(reactor, cfg, w):
+    """With --verify, the human's word on the verifier; a no tells the
+    peer and ends the command as declined (exit 3)."""
+    from . import cmd_send
+    if not (yield cmd_send._verified(reactor, cfg, w)):
+        w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
+        raise Declined(VERIFICATION_REJECTED)
+
+
+@defer.inlineCallbacks
+def send_text(reactor, cfg, text):
+    """``wormhole send --text``: the text as transfer-v2's control message
+    (spec "Control Channel Messages") when the peer has it, classic
+    otherwise. Fires with True once it went, False if interrupted."""
+    from . import cmd_send
+    from ._common import make_wormhole, run_and_close
+    note = cmd_send._ConsumedNote(cfg.stdout)
+    w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update,
+                      **wormhole_kwargs(cfg, "send"))
+
+    @defer.inlineCallbacks
+    def body():
+        yield cmd_send._announce_code(cfg, w)
+        versions = yield w.get_versions()
+        if not peer_speaks_v2(versions):
+            say(cfg, CLASSIC_USED)
+            yield cmd_send.send_text_on(reactor, cfg, w, text)
+            return
+        yield _verified_or_declined(reactor, cfg, w)
+        say(cfg, V2_USED)
+        session = T.TransferSession(reactor, w, "send",
+                                    dilate_kwargs=_dilate_kwargs(cfg, ConnectionPath(cfg)),
+                                    on_text=peer_says(cfg), **_timeouts(cfg))
+        yield session.start()
+        try:
+            session.send_text(text)
+        finally:
+            yield session.close()
+    return (yield run_and_close(reactor, w, body))
+
+
+def peer_says(cfg):
+    """The peer's free-form texts (control messages) on stderr, escaped."""
+    return lambda text: say(cfg, f"peer says: {escape_text(text)}")
 
 
 @defer.inlineCallbacks
 def _send_session(reactor, cfg, w, outgoings):
-    session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg),
-                                on_text=_peer_says(cfg), **_timeouts(cfg))
+    path = ConnectionPath(cfg)
+    session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
+                                on_text=peer_says(cfg), **_timeouts(cfg))
     yield session.start()
     try:
-        failures = yield offer_all(cfg, session, outgoings)
+        failures = yield offer_all(reactor, cfg, session, outgoings, path)
     finally:
         yield session.close()
-    if failures:
-        raise TransferError(f"{len(failures)} of {len(outgoings)} offers did not complete")
-    print("Transfer complete.", file=cfg.stderr, flush=True)
+    error = outcome(failures, len(outgoings), "offers")
+    if error is not None:
+        raise error
+    say(cfg, "Transfer complete.")
 
 
 @defer.inlineCallbacks
-def offer_all(cfg, session, outgoings):
+def offer_all(reactor, cfg, session, outgoings, path):
     """Offer each Outgoing in turn, with progress; fires with the errors
-    of those that did not complete (rejected ones included)."""
+    of those that did not complete (rejected ones included). With one
+    offer, its error is left to the caller to say (the ERROR line)."""
     failures = []
-    # a session bar beside each offer's when there is more than one
-    total = _bar(cfg, sum(o.size for o in outgoings), "total", position=1,
-                 hidden=len(outgoings) < 2)
+    several = len(outgoings) > 1
+    # a session bar above each offer's when there is more than one
+    total = _transfer.progress_bar(cfg, sum(o.size for o in outgoings), "total",
+                                   hidden=not several)
+
+    def failed(error, label):
+        failures.append(error)
+        if several:
+            say(cfg, f"{label}: {escape_text(error)}")
     try:
         for o in outgoings:
-            print(f"Offering {describe(o)}", file=cfg.stderr, flush=True)
-            bar = _bar(cfg, o.size, "offer")
+            say(cfg, f"Offering {describe(o)}")
+            meter = _Meter(reactor, cfg, path, ("Sending", "Sent"), o.size, "offer", total)
             timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
-
-            def progress(n, bar=bar):
-                bar.update(n)
-                total.update(n)
             try:
-                with bar:
-                    result = yield session.offer_prepared(o, progress)
+                result = yield session.offer_prepared(o, meter.update)
             except T.OfferRejected as e:
-                failures.append(e)
-                print(f"Rejected: {escape_text(e.reason)}", file=cfg.stderr, flush=True)
+                failed(peer_gave_up("receiver", e.reason), "Rejected")
                 continue
             except TransferError as e:
-                failures.append(e)
-                print(f"Failed: {escape_text(e)}", file=cfg.stderr, flush=True)
+                failed(meter.lost("receiver", e), "Failed")
                 continue
+            finally:
+                meter.close()
             timed.finish()
             resumed = ""
             if result.resumed_from:
                 resumed = (f"; resumed at byte {result.resumed_from}, "
                            f"{o.size - result.resumed_from} bytes sent")
-            print(f"Sent {describe(o)}: {result.files} file(s) confirmed{resumed}",
-                  file=cfg.stderr, flush=True)
+            say(cfg, f"Sent {describe(o)}: {result.files} file(s) confirmed{resumed}")
+            say(cfg, meter.summary())
     finally:
         total.close()
     return failures
@@ -198,14 +374,18 @@ def offer_all(cfg, session, outgoings):
 class Receiving:
     """Decides about each incoming offer, one question at a time."""
 
-    def __init__(self, reactor, cfg, ask):
+    def __init__(self, reactor, cfg, ask, path=None):
         self._reactor = reactor
         self._cfg = cfg
         self._ask = ask
+        # the session's ConnectionPath (given to its w.dilate())
+        self._path = path or ConnectionPath(cfg)
         self._questions = defer.DeferredLock()
         self.cwd = os.path.abspath(cfg.cwd or os.getcwd())
         self.done = []       # when_done() of every accepted offer
-        self.failures = []
+        self.failures = []   # an exception per offer that did not complete
+        self._unsaid = []    # the first one's line, kept while it is the only offer
+        self.offers = 0
         self._named = False  # -o names the first offer only
         self._session = None  # set by expect_offers (receive, not share)
         self._between = None  # Watchdog while no offer is under way
@@ -228,7 +408,8 @@ class Receiving:
 
     def _no_offer(self, seconds):
         self._between = None
-        self.gave_up = silence("the sender's next offer", seconds, PEER_TIMEOUT_HINT)
+        self.gave_up = silence("the sender's next offer", seconds,
+                               _transfer.PEER_TIMEOUT_HINT)
         self._session.close()
 
     def _offer_over(self, result):
@@ -245,10 +426,27 @@ class Receiving:
 
     @defer.inlineCallbacks
     def finished(self):
-        """Once every accepted offer ended: fails if any was refused or failed."""
+        """Once every accepted offer ended: fails if any was refused or
+        failed (declined, exit 3, when every one was refused)."""
         yield defer.DeferredList(self.done)
-        if self.failures:
-            raise TransferError(f"{len(self.failures)} offer(s) were not received")
+        error = outcome(self.failures, self.offers, "offers")
+        if error is not None and error is not self.failures[0]:
+            self._say_unsaid()
+        if error is not None:
+            raise error
+
+    def _failed(self, error, label):
+        """An offer did not complete: said at once, except while it is the
+        only offer (then the command's ERROR line says it, once)."""
+        self.failures.append(error)
+        self._unsaid.append(f"{label}: {escape_text(error)}")
+        if self.offers > 1:
+            self._say_unsaid()
+
+    def _say_unsaid(self):
+        for line in self._unsaid:
+            say(self._cfg, line)
+        self._unsaid = []
 
     def _target(self, incoming):
         """(folder, name or None) for this offer."""
@@ -265,6 +463,9 @@ class Receiving:
         if self._between is not None:
             self._between.stop()
             self._between = None
+        self.offers += 1
+        if self.offers > 1:
+            self._say_unsaid()
         self._under_way += 1
         incoming.when_done().addBoth(self._offer_over)
         self._questions.run(self._decide, incoming).addErrback(
@@ -285,7 +486,7 @@ class Receiving:
         else:
             what = f"file '{escape_text(offer.filename)}' ({naturalsize(offer.bytes)})"
         folder, name = self._target(incoming)
-        print(f"Offered {what}", file=cfg.stderr, flush=True)
+        say(cfg, f"Offered {what}")
         if not cfg.accept_file:
             try:
                 answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
@@ -299,63 +500,88 @@ class Receiving:
         # fires once our answer is out (a resume's kept bytes checked)
         yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
-            print(f"Refused: {escape_text(incoming.refused)}", file=cfg.stderr, flush=True)
+            # our rules refused it (it would overwrite, no room): declined
+            self._failed(Declined(incoming.refused), "Refused")
+            return
         if incoming.discarded:
-            print(incoming.discarded, file=cfg.stderr, flush=True)
+            say(cfg, incoming.discarded)
         if incoming.resumed_from:
-            print(f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
-                  "an interrupted transfer left)", file=cfg.stderr, flush=True)
-        bar = _bar(cfg, incoming.size, "receive", initial=incoming.resumed_from)
-        incoming.progress = bar.update
-        d.addBoth(self._report, bar, incoming)
+            say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
+                     "an interrupted transfer left)")
+        meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
+                       incoming.size, "receive", initial=incoming.resumed_from)
+        incoming.progress = meter.update
+        d.addBoth(self._report, meter, incoming)
 
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
+        # (declined: exit 3)
         incoming.reject(reason)
-        self.failures.append(reason)
-        print(f"Refused: {why or reason}", file=self._cfg.stderr, flush=True)
+        self._failed(Declined(why or reason), "Refused")
 
-    def _report(self, result, bar, incoming):
-        bar.close()
+    def _report(self, result, meter, incoming):
+        meter.close()
         cfg = self._cfg
         if incoming.discarded and incoming.resumed_from:  # the sender started over
-            print(incoming.discarded, file=cfg.stderr, flush=True)
+            say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
-            print(f"Received {'files' if result.files != 1 else 'file'} written to: "
-                  f"{escape_text(result.path)}", file=cfg.stderr, flush=True)
+            say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
+                     f"{escape_text(result.path)}")
+            say(cfg, meter.summary())
         elif isinstance(result, T.Rejected):
-            self.failures.append(result.reason)
             if not incoming.refused:  # else said already, with the local reason
-                print(f"Not received: {escape_text(result.reason)}", file=cfg.stderr,
-                      flush=True)
+                self._failed(TransferError(f"not received: {result.reason}"), "Failed")
         else:
-            self.failures.append(result.getErrorMessage())
-            print(f"Failed: {escape_text(result.getErrorMessage())}", file=cfg.stderr,
-                  flush=True)
+            self._failed(meter.lost("sender", result.value), "Failed")
 
 
-def new_session(reactor, cfg, w, mode, receiving, on_text):
+def new_session(reactor, cfg, w, mode, receiving, on_text, path):
     """A TransferSession with the CLI's Dilation options; offers go to
-    ``receiving`` (a ``Receiving``)."""
+    ``receiving`` (a ``Receiving``), ``path`` follows the connection."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
-                             dilate_kwargs=_dilate_kwargs(cfg), free_space=cfg.free_space,
-                             **_timeouts(cfg))
+                             dilate_kwargs=_dilate_kwargs(cfg, path),
+                             free_space=cfg.free_space, **_timeouts(cfg))
 
 
 @defer.inlineCallbacks
 def receive_session(reactor, cfg, w):
-    """The transfer-v2 side of ``wormhole receive``: until the sender closes."""
+    """The transfer-v2 side of ``wormhole receive``: until the sender
+    closes. A text (control message) is printed on stdout like classic's."""
     from ._common import ask
-    receiving = Receiving(reactor, cfg, ask)
+    path = ConnectionPath(cfg)
+    receiving = Receiving(reactor, cfg, ask, path)
     session = new_session(reactor, cfg, w, "receive", receiving,
-                          lambda text: print(escape_text(text), file=cfg.stdout, flush=True))
-    print(V2_USED, file=cfg.stderr, flush=True)
-    yield session.start()
+                          lambda text: print(received_text(text), file=cfg.stdout, flush=True),
+                          path)
+    say(cfg, V2_USED)
+    said = _mailbox_error(w, session)
+    try:
+        yield session.start()
+    except Exception:
+        if said:
+            raise said[0] from None
+        raise
     receiving.expect_offers(session)
     yield session.when_closed()
     receiving.stop_waiting()
+    if said:
+        raise said[0]
     if receiving.gave_up is not None:
         raise receiving.gave_up
     yield receiving.finished()
 
 
+def _mailbox_error(w, session):
+    """The sender may still end it all through the mailbox (spec 9.1's
+    ``error``: its human rejected the verifier, before any dilation):
+    that closes the session; the returned list then holds the error."""
+    said = []
+
+    def got(body):
+        message = _parse(body)
+        if isinstance(message, dict) and "error" in message:
+            said.append(peer_gave_up("sender", str(message["error"])))
+            session.close()
+    # a wormhole closed with the message still awaited fails it: nothing to say
+    w.get_message().addCallbacks(got, lambda f: None)
+    return said

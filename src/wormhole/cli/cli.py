@@ -280,6 +280,12 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg.code = code
 
 
+# transfer-v2 rides on Dilation, which has no Tor support: its direct
+# hints and dials would bypass Tor (docs/transfer-v2.md "The CLI")
+NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2, 'wormhole share') does not "
+                  "go through Tor yet; with --tor, send one file or directory (classic)")
+
+
 def _peer_timeout_option(help):
     """``--peer-timeout``: the silence after which we give up on the peer
     (docs/security.md, "Timeouts")."""
@@ -300,10 +306,11 @@ def _peer_timeout_option(help):
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
 @click.option("--transfer-v2", "transfer_v2", is_flag=True,
-              help="Offer with Dilated File Transfer when the receiver speaks it (implied "
-                   "by several paths); otherwise the classic protocol is used.")
+              help="Use Dilated File Transfer when the receiver speaks it (the default; "
+                   "kept for scripts): otherwise the classic protocol is used.")
 @click.option("--classic", is_flag=True,
-              help="Use the classic protocol (the default for one path or a text).")
+              help="Use the classic protocol even when the receiver speaks transfer-v2 "
+                   "(one file, directory or text).")
 @_peer_timeout_option("transfer-v2: give up on an offer when the receiver, once it "
                       "accepted, takes or acknowledges nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
@@ -323,9 +330,11 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
         raise click.ClickException("--transfer-v2 and --classic exclude each other")
     cfg.what = what[0] if what else None
     cfg.paths = what
-    # transfer-v2 only when asked for or needed (several paths) until its
-    # CLI says as much as the classic one does (docs/transfer-v2.md)
-    cfg.classic = not (transfer_v2 or len(what) > 1)
+    if cfg.tor and (transfer_v2 or len(what) > 1):
+        raise click.ClickException(NO_V2_OVER_TOR)
+    # transfer-v2 whenever the peer speaks it (docs/transfer-v2.md "The
+    # CLI"); never with --tor: Dilation would listen and dial outside Tor
+    cfg.classic = classic or cfg.tor
     cfg.peer_timeout = peer_timeout
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
@@ -377,7 +386,8 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.output_file = output_file
     cfg.allocate = allocate
     cfg.peer_timeout = peer_timeout
-    cfg.classic = classic
+    # with --tor, classic: Dilation would listen and dial outside Tor
+    cfg.classic = classic or cfg.tor
     return _run(ctx, cmd_receive.receive, cfg)
 
 
@@ -418,6 +428,8 @@ def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch
     cfg = ctx.obj["config"]
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
+    if cfg.tor:
+        raise click.ClickException(NO_V2_OVER_TOR)
     cfg.paths = what
     cfg.accept_file = accept_file
     cfg.peer_timeout = peer_timeout

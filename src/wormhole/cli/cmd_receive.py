@@ -88,9 +88,11 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     if cfg.verify:
         # the sender decides (it asks its human); we only show ours
         print(f"Verifier {verifier.hex()}.", file=cfg.stderr, flush=True)
-    if not cfg.classic and _transfer_v2.peer_speaks_v2((yield w.get_versions())):
-        yield _transfer_v2.receive_session(reactor, cfg, w)
-        return
+    if not cfg.classic:
+        if _transfer_v2.peer_speaks_v2((yield w.get_versions())):
+            yield _transfer_v2.receive_session(reactor, cfg, w)
+            return
+        print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
 
     finished = defer.Deferred()
 
@@ -209,8 +211,8 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         partial.abort()
     try:
         # the hint's host name came from the peer
-        print(f"Receiving ({escape_text(pipe.describe())})..", file=cfg.stderr,
-              flush=True)
+        print(_transfer.path_line("Receiving", escape_text(pipe.describe())),
+              file=cfg.stderr, flush=True)
         timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
         started = reactor.seconds()
         with _transfer.progress_bar(cfg, size) as progress:

@@ -78,11 +78,14 @@ def send(reactor, cfg):
         return
     text = yield _get_text(reactor, cfg)
     print(f"Sending text message ({naturalsize(len(text))})", file=cfg.stderr)
-    note = _ConsumedNote(cfg.stdout)
-    w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
-    completed = yield run_and_close(reactor, w, lambda: _send_on(reactor, cfg, w, text))
+    if cfg.classic:
+        note = _ConsumedNote(cfg.stdout)
+        w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
+        completed = yield run_and_close(reactor, w, lambda: _send_on(reactor, cfg, w, text))
+    else:  # transfer-v2's text message when the peer has it, else classic
+        completed = yield _transfer_v2.send_text(reactor, cfg, text)
     if completed:
-        print("text message sent", file=cfg.stderr)
+        print(_transfer_v2.TEXT_SENT, file=cfg.stderr)
 
 
 @defer.inlineCallbacks
@@ -112,7 +115,12 @@ def _verified(reactor, cfg, w):
 @defer.inlineCallbacks
 def _send_on(reactor, cfg, w, text):
     yield _announce_code(cfg, w)
+    yield send_text_on(reactor, cfg, w, text)
 
+
+@defer.inlineCallbacks
+def send_text_on(reactor, cfg, w, text):
+    """The classic text offer (spec 9.1) on ``w``, whose code was announced."""
     finished = defer.Deferred()
 
     def done(error):
@@ -191,7 +199,7 @@ def _offer_path(reactor, cfg, w, outgoing, transit):
     close_early(w)  # the file_ack was the last mailbox message (spec 9.3)
     pipe = yield transit.connect()
     try:
-        print(f"Sending ({pipe.describe()})..", file=cfg.stderr, flush=True)
+        print(_transfer.path_line("Sending", pipe.describe()), file=cfg.stderr, flush=True)
         progress = _transfer.progress_bar(cfg, outgoing.size)
         timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
         started = reactor.seconds()

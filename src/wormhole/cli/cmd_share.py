@@ -17,7 +17,7 @@ from ..util import dict_to_bytes
 from . import _transfer_v2
 from ._common import make_wormhole, read_line, run_and_close
 from ._display import escape_text
-from ._text import VERIFICATION_REJECTED
+from ._text import VERIFICATION_REJECTED, Declined
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
@@ -95,18 +95,19 @@ def share(reactor, cfg):
                 answer = "no"
             if answer.strip().lower() not in ("yes", "y"):
                 w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
-                raise TransferError(VERIFICATION_REJECTED)
-        receiving = _transfer_v2.Receiving(reactor, cfg, lines.ask)
+                raise Declined(VERIFICATION_REJECTED)
+        path = _transfer_v2.ConnectionPath(cfg)
+        receiving = _transfer_v2.Receiving(reactor, cfg, lines.ask, path)
         session = _transfer_v2.new_session(
             reactor, cfg, w, "connect", receiving,
-            lambda text: print(f"peer says: {escape_text(text)}", file=cfg.stderr, flush=True))
+            _transfer_v2.peer_says(cfg), path)
         yield session.start()
         print(f"{_transfer_v2.V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
         failures = []
         if outgoings:
             if session.negotiated.we_may_offer:
-                failures = yield _transfer_v2.offer_all(cfg, session, outgoings)
+                failures = yield _transfer_v2.offer_all(reactor, cfg, session, outgoings, path)
             else:
                 failures = [T.IncompatibleModes("the peer only sends")]
                 print(f"Not offering: the peer is in '{escape_text(session.negotiated.their_mode)}' mode",
@@ -114,7 +115,8 @@ def share(reactor, cfg):
         yield defer.DeferredList([lines.eof, session.when_closed()], fireOnOneCallback=True)
         yield session.close()
         yield receiving.finished()
-        if failures:
-            raise TransferError(f"{len(failures)} of {len(outgoings)} offers did not complete")
+        error = _transfer_v2.outcome(failures, len(outgoings), "offers we made")
+        if error is not None:
+            raise error
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)

@@ -1,0 +1,112 @@
+"""What the transfer-v2 CLI says, piece by piece, with a Clock: the path
+line from Dilation's status (in classic Transit's words), the summary,
+the one line for a peer gone mid-offer, and the session's outcome (exit
+3 only when every failure was a decline)."""
+import io
+
+from twisted.internet.task import Clock
+from twisted.trial import unittest
+
+from wormhole import transfer_v2 as T
+from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
+from wormhole.cli._config import Config
+from wormhole.cli._text import Declined
+from wormhole.cli._transfer_v2 import ConnectionPath, _Meter, outcome
+from wormhole.errors import TransferError
+
+
+def status(peer):
+    return DilationStatus(mailbox=None, generation=1, peer_connection=peer)
+
+
+class Path(unittest.TestCase):
+
+    def setUp(self):
+        self.cfg = Config(stderr=io.StringIO(), hide_progress=True)
+        self.path = ConnectionPath(self.cfg)
+
+    def connected(self, hint):
+        self.path.status_update(status(ConnectedPeer(0.0, None, hint)))
+        return self.path.description
+
+    def test_classic_words(self):
+        """Direct and WebSocket relay descriptions pass as they are; a TCP
+        relay gains classic's "tcp:"; a connection the peer opened is
+        "<-tcp"."""
+        self.assertEqual(self.connected("->tcp:192.0.2.7:4000"), "->tcp:192.0.2.7:4000")
+        self.assertEqual(self.connected("->relay:127.0.0.1:4001"),
+                         "->relay:tcp:127.0.0.1:4001")
+        self.assertEqual(self.connected("->relay:tcp:127.0.0.1:4001"),
+                         "->relay:tcp:127.0.0.1:4001")
+        self.assertEqual(self.connected("->relay:wss://relay.example/t"),
+                         "->relay:wss://relay.example/t")
+        self.assertEqual(self.connected("inbound"), "<-tcp")
+
+    def test_peer_text_escaped(self):
+        """The host name came from the peer's hints: escaped."""
+        self.assertEqual(self.connected("->tcp:evil\x1b[2J:1"), "->tcp:evil\\x1b[2J:1")
+
+    def test_reconnection_said(self):
+        """The first connection is silent (the path line says it); after a
+        lost one, a new connection is announced once."""
+        self.path.status_update(status(ConnectingPeer(0.0)))
+        self.connected("->tcp:192.0.2.7:4000")
+        self.assertEqual(self.cfg.stderr.getvalue(), "")
+        self.path.status_update(status(ConnectingPeer(1.0)))
+        self.connected("->relay:127.0.0.1:4001")
+        self.assertEqual(self.cfg.stderr.getvalue(),
+                         "Reconnected to the peer (->relay:tcp:127.0.0.1:4001)\n")
+
+
+class Meter(unittest.TestCase):
+
+    def setUp(self):
+        self.clock = Clock()
+        self.cfg = Config(stderr=io.StringIO(), hide_progress=True)
+        self.path = ConnectionPath(self.cfg)
+        self.path.status_update(status(ConnectedPeer(0.0, None, "->tcp:192.0.2.7:4000")))
+
+    def test_path_line_then_summary(self):
+        """The path line comes with the first bytes, once; the summary
+        counts the bytes from then on."""
+        meter = _Meter(self.clock, self.cfg, self.path, ("Sending", "Sent"), 4_000_000, "offer")
+        self.assertEqual(self.cfg.stderr.getvalue(), "")
+        self.clock.advance(5)  # waiting for the peer's decision is not counted
+        meter.update(1_000_000)
+        self.clock.advance(2)
+        meter.update(3_000_000)
+        meter.close()
+        self.assertEqual(self.cfg.stderr.getvalue(), "Sending (->tcp:192.0.2.7:4000)..\n")
+        self.assertEqual(meter.summary(),
+                         "Sent 4.0 MB in 2.00 s (2.0 MB/s) via ->tcp:192.0.2.7:4000")
+
+    def test_peer_gone(self):
+        """An offer lost after bytes moved says how far it got, and why;
+        before any byte, or for another error, the error is kept."""
+        meter = _Meter(self.clock, self.cfg, self.path, ("Receiving", "Received"),
+                       16_000_000, "receive", initial=2_000_000)
+        lost = T.ReceiveFailed("cancelled: the peer has been unreachable for 60 s")
+        self.assertIs(meter.lost("sender", lost), lost)
+        meter.update(6_000_000)
+        self.assertEqual(str(meter.lost("sender", lost)),
+                         "the sender went away after 8.0 MB of 16.0 MB arrived "
+                         "(cancelled: the peer has been unreachable for 60 s)")
+        mismatch = T.HashMismatch("the hash differs")
+        self.assertIs(meter.lost("sender", mismatch), mismatch)
+
+
+class Outcome(unittest.TestCase):
+
+    def test_outcomes(self):
+        """No failure: None; one offer: its own error; several: a count,
+        declined (exit 3) only when every failure was a decline."""
+        no = Declined("the receiver declined: transfer rejected")
+        broken = TransferError("the sender went away")
+        self.assertIsNone(outcome([], 3, "offers"))
+        self.assertIs(outcome([broken], 1, "offers"), broken)
+        both = outcome([no, no], 3, "offers")
+        self.assertIsInstance(both, Declined)
+        self.assertEqual(str(both), "2 of 3 offers did not complete")
+        mixed = outcome([no, broken], 2, "offers we made")
+        self.assertNotIsInstance(mixed, Declined)
+        self.assertEqual(str(mixed), "2 of 2 offers we made did not complete")
