@@ -355,3 +355,62 @@ class Resuming(unittest.TestCase):
         self.assertIsInstance(results[0], Rejected)
         self.assertIn("disk gone", events[0].reason)
         self.assertEqual(len(os.listdir(self.dir)), 2)
+
+
+class LongNames(unittest.TestCase):
+    """A 255-byte name (the most a file system allows) is received, kept
+    for resume and resumed like any other: the hidden names beside it fit."""
+
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+
+    def test_kept_paths_fit_and_differ(self):
+        """Names of kept bytes and state fit NAME_MAX, are the same for the
+        same name, and differ for two long names with a common start."""
+        a, b = "é" * 126 + "ab", "é" * 126 + "ac"  # 254 bytes each
+        paths = {n: [_sink.kept_path(self.dir, n, suffix)
+                     for suffix in (_sink.RESUME_SUFFIX, _sink.STATE_SUFFIX)] for n in (a, b)}
+        for path in paths[a] + paths[b]:
+            self.assertLessEqual(len(os.path.basename(path).encode("utf-8")), 255)
+        self.assertEqual(paths[a], [_sink.kept_path(self.dir, a, s)
+                                    for s in (_sink.RESUME_SUFFIX, _sink.STATE_SUFFIX)])
+        self.assertNotEqual(paths[a], paths[b])
+        self.assertEqual(_sink.kept_path(self.dir, "big", ".resume"),
+                         os.path.join(self.dir, ".wormhole-partial-big.resume"))
+
+    def test_resume_a_255_byte_name(self):
+        """Interrupted and resumed under a 255-byte name: the file arrives whole."""
+        name = "é" * 127 + "x"
+        self.assertEqual(len(name.encode("utf-8")), 255)
+        data = os.urandom(5000)
+        offer = M.FileOffer(name, 1700000000, len(data))
+
+        def receiver():
+            events, results = [], []
+            r = OfferReceiver(lambda b: events.append(M.parse_record(b)), lambda: None,
+                              lambda offer: None, lambda n: None, results.append)
+            r.got_record(M.encode_record(offer))
+            return r, events, results
+        r, events, results = receiver()
+        r.accept(_sink.sink_for(offer, self.dir, plenty, resumable=True))
+        r.got_record(M.encode_record(M.FileData(data[:2000])))
+        r.lost()
+        r, events, results = receiver()
+        sink = _sink.sink_for(offer, self.dir, plenty, resumable=True)
+        r.accept(sink)
+        self.assertEqual(events, [M.OfferAccept(2000, digest(data[:2000]))])
+        r.got_record(M.encode_record(M.FileOffer(name, 1700000000, len(data), 2000)))
+        r.got_record(M.encode_record(M.FileData(data[2000:])))
+        r.got_record(M.encode_record(M.FileAcknowledge(len(data), digest(data))))
+        r.lost()
+        self.assertIsInstance(results[0], Received)
+        self.assertEqual(os.listdir(self.dir), [name])
+
+    def test_directory_with_a_255_byte_name(self):
+        """A directory offer whose own name is 255 bytes gets a temporary
+        folder that fits beside it."""
+        name = "d" * 255
+        sink = _sink.sink_for(M.DirectoryOffer(name, 1, [["f"]]), self.dir, plenty)
+        self.assertTrue(os.path.isdir(sink._tmp))
+        sink.abort()

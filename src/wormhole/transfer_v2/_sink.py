@@ -22,6 +22,7 @@ before it is renamed into place.
 The paths inside a directory offer were checked by ``_messages`` (plain
 segments only), so ``os.path.join`` stays inside the temporary folder.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -30,7 +31,7 @@ import tempfile
 
 import attr
 
-from ..cli import _incoming
+from ..cli import _incoming, _names
 from . import _hashing
 from . import _messages as M
 
@@ -100,6 +101,22 @@ def _check(target, directory, needed, free_space):
 RESUME_SUFFIX = ".resume"
 STATE_SUFFIX = ".resume.json"
 _STATE_MAX = 64 * 1024
+
+
+def kept_path(folder, base, suffix):
+    """The fixed hidden name beside ``folder``/``base`` where an interrupted
+    offer's bytes (``RESUME_SUFFIX``) or their state (``STATE_SUFFIX``) are
+    kept. A name too long for that (a 255-byte file name) keeps a prefix and
+    gains a digest of the whole name, so it fits NAME_MAX and stays the
+    same for the same offer in the next session."""
+    name = _incoming.PARTIAL_PREFIX + base + suffix
+    if len(name.encode("utf-8")) <= _names.NAME_MAX:
+        return os.path.join(folder, name)
+    digest = "~" + hashlib.blake2b(base.encode("utf-8"), digest_size=8).hexdigest()
+    room = (_names.NAME_MAX - len(_incoming.PARTIAL_PREFIX.encode("utf-8"))
+            - len(digest) - len(suffix))
+    short = base.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return os.path.join(folder, _incoming.PARTIAL_PREFIX + short + digest + suffix)
 
 
 class _ResumablePartial(_incoming.PartialFile):
@@ -176,8 +193,8 @@ class ResumableFileSink:
         self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
         folder, base = os.path.split(self.final_path)
-        self._partial = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + RESUME_SUFFIX)
-        self._state = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + STATE_SUFFIX)
+        self._partial = kept_path(folder, base, RESUME_SUFFIX)
+        self._state = kept_path(folder, base, STATE_SUFFIX)
         self._identity = {"filename": offer.filename, "bytes": offer.bytes,
                           "timestamp": offer.timestamp}
         self.discarded = None
@@ -302,7 +319,7 @@ class DirectorySink:
 
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
-        self._tmp = tempfile.mkdtemp(prefix=_incoming.PARTIAL_PREFIX + offer.base + ".",
+        self._tmp = tempfile.mkdtemp(prefix=_incoming.temporary_prefix(offer.base),
                                      dir=directory)
 
     def _prepare(self, offer, directory, free_space, name):
@@ -375,8 +392,8 @@ class ResumableDirectorySink(DirectorySink):
     def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
         folder, base = os.path.split(self.final_path)
-        self._tmp = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + RESUME_SUFFIX)
-        self._journal_path = os.path.join(folder, _incoming.PARTIAL_PREFIX + base + STATE_SUFFIX)
+        self._tmp = kept_path(folder, base, RESUME_SUFFIX)
+        self._journal_path = kept_path(folder, base, STATE_SUFFIX)
         listing = M.encode_record(M.DirectoryOffer(offer.base, offer.size, offer.files))
         self._identity = {"base": offer.base, "offer": M.files_digest([listing]).hex()}
         self.discarded = None
