@@ -85,3 +85,25 @@ def loopback_tcp_per_gib(mib=512):
     for sock in (a, b, server):
         sock.close()
     return spent * 1024 / mib
+
+
+# the libraries the design prescribes for a client (DESIGN.md): any
+# wormhole CLI built on them imports at least these before its first byte
+PRESCRIBED_IMPORTS = """
+import twisted.internet.reactor, twisted.internet.endpoints
+import autobahn.twisted.websocket, spake2, nacl.secret, noise.connection
+import msgpack, automat, attr, zope.interface, click
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+"""
+
+
+def import_cpu(python, rounds=3):
+    """The least CPU seconds one process of ``python`` spends starting and
+    importing the prescribed libraries (best of ``rounds``)."""
+    import subprocess
+    code = PRESCRIBED_IMPORTS + (
+        "import resource\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(r.ru_utime + r.ru_stime)\n")
+    return min(float(subprocess.run([python, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout) for _ in range(rounds))

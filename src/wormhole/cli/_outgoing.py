@@ -164,11 +164,11 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
     return Outgoing("directory", offer, zipsize, zpath, temporary=True)
 
 
-# A file whose first bytes do not shrink by a tenth at zlib's fastest
+# A file whose first 16 KiB do not shrink by a tenth at zlib's fastest
 # level (photos, video, archives, encrypted data) is stored rather than
 # deflated: deflating such bytes costs ~18 ms per MB and saves nothing
 # (the reference stores every entry). Receivers read both methods.
-_SAMPLE = 1 << 16
+_SAMPLE = 1 << 14
 _WORTH_DEFLATING = 0.9
 
 
