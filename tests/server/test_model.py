@@ -179,6 +179,17 @@ class Mailboxes(Base):
                               None, 1)
         self.assertIn("mailbox is full", str(e))
 
+    def test_byte_limit(self):
+        """A mailbox holds at most max_bytes_per_mailbox bytes of bodies,
+        however few the messages; a body that fits still goes in."""
+        app = AppNamespace("a", self.store, self.usage, random.Random(1),
+                           Limits(max_bytes_per_mailbox=10))
+        app.open("mb", "a", Listener(), 1)
+        app.add("mb", "a", "0", "00" * 4, 1, None, 1)
+        e = self.assertRaises(ModelError, app.add, "mb", "a", "1", "00" * 2, 1, None, 1)
+        self.assertIn("10 bytes", str(e))
+        app.add("mb", "a", "2", "00", 1, None, 1)  # 8 + 2 = 10: fits
+
     def test_stop_listening(self):
         """A listener that left gets no more messages; the side stays."""
         la = Listener()

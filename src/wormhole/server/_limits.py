@@ -14,8 +14,13 @@ class Limits:
     # deepest nesting of JSON arrays/objects in one client message, checked
     # before parsing (spec 003 messages nest 3 levels at most)
     max_json_depth = attr.ib(default=32)
-    # messages kept in one mailbox
-    max_messages_per_mailbox = attr.ib(default=1000)
+    # messages, and bytes of their bodies, kept in one mailbox: Dilation
+    # adds two messages per side for every reconnection, so a long-lived
+    # dilated session (days of a laptop sleeping and waking) needs room for
+    # thousands of small messages, while the bytes bound what one mailbox
+    # can cost whatever its messages' size
+    max_messages_per_mailbox = attr.ib(default=10000)
+    max_bytes_per_mailbox = attr.ib(default=16 * 1024 * 1024)
     # bytes we queue for a client that does not read before we close it
     max_send_buffer = attr.ib(default=8 * 1024 * 1024)
     # seconds without any message from a bound client before we close it

@@ -96,7 +96,7 @@ class Nameplate:
 
 class Mailbox:
     __slots__ = ("mailbox_id", "for_nameplate", "created", "updated",
-                 "sides", "messages", "listeners", "crowded")
+                 "sides", "messages", "nbytes", "listeners", "crowded")
 
     def __init__(self, mailbox_id, for_nameplate, created):
         self.mailbox_id = mailbox_id
@@ -105,6 +105,7 @@ class Mailbox:
         self.updated = created
         self.sides = {}
         self.messages = []
+        self.nbytes = 0  # of the messages' bodies
         self.listeners = []  # objects with deliver(Message); few per mailbox
         self.crowded = False
 
@@ -330,12 +331,18 @@ class AppNamespace:
         if entry is None or not entry.active:
             raise ModelError("your side has not opened this mailbox (or has "
                              "closed it); open it before adding")
-        if len(mb.messages) >= self._limits.max_messages_per_mailbox:
+        limits = self._limits
+        if len(mb.messages) >= limits.max_messages_per_mailbox:
             raise ModelError(
-                f"mailbox is full ({self._limits.max_messages_per_mailbox} "
+                f"mailbox is full ({limits.max_messages_per_mailbox} "
+                "messages); this server does not keep more per mailbox")
+        if mb.nbytes + len(body) > limits.max_bytes_per_mailbox:
+            raise ModelError(
+                f"mailbox is full ({limits.max_bytes_per_mailbox} bytes of "
                 "messages); this server does not keep more per mailbox")
         msg = Message(side, phase, body, server_rx, msg_id)
         mb.messages.append(msg)
+        mb.nbytes += len(body)
         mb.updated = now
         self._store.message_added(self.app_id, mailbox_id, msg)
         for listener in list(mb.listeners):
@@ -422,6 +429,7 @@ class AppNamespace:
         mb = self.mailboxes.get(mailbox_id)
         if mb is not None:
             mb.messages.append(msg)
+            mb.nbytes += len(msg.body)
 
 
 class Model:

@@ -34,6 +34,8 @@ _LIMIT_OPTIONS = [
      "deepest nesting of JSON arrays/objects in a client message"),
     ("max-messages-per-mailbox", "max_messages_per_mailbox", int,
      "messages one mailbox may hold"),
+    ("max-bytes-per-mailbox", "max_bytes_per_mailbox", int,
+     "bytes of message bodies one mailbox may hold"),
     ("max-send-buffer", "max_send_buffer", int,
      "bytes queued for a client that does not read before it is dropped"),
     ("idle-timeout", "idle_timeout", float,
