@@ -16,6 +16,7 @@ from . import _interfaces
 from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
+from ._mailbox import MAX_PROCESSED
 from ._observer import OneShotObserver, SequenceObserver
 from ._unread import MAX_UNREAD, MAX_UNREAD_BYTES, UnreadBudget
 from ._version import client_version
@@ -262,7 +263,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
            on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
-           _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES):
+           _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES,
+           _max_phases=MAX_PROCESSED):
     """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
@@ -273,7 +275,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     how the Mailbox connection is made; ``_dilation_side`` forces the
     Dilation side (tests choose Leader or Follower with it);
     ``_max_unread``/``_max_unread_bytes`` bound the peer's messages the
-    application has not read (docs/security.md "Mailbox client").
+    application has not read, ``_max_phases`` the distinct phases of the
+    peer remembered for de-duplication (docs/security.md "Mailbox client").
     """
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
@@ -299,7 +302,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
                     reconnect_delay=_reconnect_delay, reconnect_max_delay=_reconnect_max_delay,
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
                     dilation_options=dilation_options,
-                    unread=UnreadBudget(_max_unread, _max_unread_bytes))
+                    unread=UnreadBudget(_max_unread, _max_unread_bytes),
+                    max_phases=_max_phases)
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,
