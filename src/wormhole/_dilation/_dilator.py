@@ -143,7 +143,8 @@ class Dilator:
         self._publish()
         self._inbound = Inbound()
         self._outbound = Outbound()
-        self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols)
+        self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols,
+                                            clock=self._reactor)
         self._inbound.wire(self._outbound, self._registry)
         self._registry.wire(self._inbound, self._outbound)
         self._dilated = DilatedWormhole(self._registry, self._when_dilated.when_fired)
