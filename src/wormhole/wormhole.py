@@ -106,15 +106,19 @@ class _WormholeBase:
 
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
                ping_interval=None, expected_subprotocols=None, *, status_update=None,
-               _listen_addresses=None):
+               _listen_addresses=None, **limits):
         """Start Dilation (spec 000 "Initiating Dilation"); returns the
         DilatedWormhole. The arguments are the reference 0.24's, in its
         order; ``status_update`` is spec 000's name for ``on_status_update``.
-        A second call raises CanOnlyDilateOnceError."""
+        Our additions, keyword-only: the limits ``max_peer_subchannels``,
+        ``max_backlog``, ``max_unacked``, ``close_timeout`` (docs/api.md,
+        docs/security.md "Dilation"). A second call raises
+        CanOnlyDilateOnceError."""
         return self._boss.dilate(
             transit_relay_location=transit_relay_location, no_listen=no_listen,
             on_status_update=on_status_update or status_update, ping_interval=ping_interval,
-            expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses)
+            expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses,
+            **limits)
 
     def _stop_dilation(self):
         self._boss.stop_dilation()
