@@ -25,9 +25,10 @@ from .errors import PhaseOverflow
 
 # far above honest use: Dilation adds two phases per side for each new
 # connection generation (reconnect or reconnecting, then connection-hints,
-# spec 000 "Reconnection"), so a session reconnecting once a minute for a
-# month stays under it. An entry costs about 220 bytes (measured, with its
-# two strings), so the record stays under ~22 MB
+# spec 000 "Reconnection"; measured: 20 reconnections, 40 phases a side),
+# so a session reconnecting once a minute for a month stays under it. An
+# entry costs about 220 bytes (measured, with its two strings), so the
+# record stays under ~22 MB
 MAX_PROCESSED = 100_000
 
 
