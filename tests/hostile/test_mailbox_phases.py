@@ -29,6 +29,18 @@ class PhaseFlood(unittest.TestCase):
         return wormhole.create(APPID, URL, self.clock,
                                _endpoint_factory=self.server.endpoint_factory, **kwargs)
 
+    def paired(self, **victim_options):
+        """A victim and the hostile peer, with the key and versions
+        exchanged."""
+        victim = self.create(**victim_options)
+        peer = self.create()
+        victim.set_code("5-a-b")
+        peer.set_code("5-a-b")
+        versions = victim.get_versions()
+        self.server.pump()
+        self.successResultOf(versions)
+        return victim, peer
+
     def test_dilate_phases_without_end(self):
         """The peer sends 2000 ``dilate-N`` phases (the route Dilation's own
         messages take, which an application that never dilates ignores)
@@ -37,13 +49,7 @@ class PhaseFlood(unittest.TestCase):
         application sees from get_message() and close(); the record holds
         500 phases, not 2000, while the server kept all 2000."""
         self.assertEqual(MAX_PROCESSED, 100_000)
-        victim = self.create(_max_phases=500)
-        peer = self.create()
-        victim.set_code("5-a-b")
-        peer.set_code("5-a-b")
-        versions = victim.get_versions()
-        self.server.pump()
-        self.successResultOf(versions)
+        victim, peer = self.paired(_max_phases=500)
         pending = victim.get_message()
         for n in range(2000):
             peer._boss.send_dilate_phase(f"dilate-{n}", b'{"type": "x"}')
@@ -75,13 +81,7 @@ class PhaseFlood(unittest.TestCase):
         bundle ends with one event counting what was dropped."""
         self.assertEqual((MAX_EVENTS, MAX_BYTES), (100_000, 16 * 1024 * 1024))
         timing = DebugTiming(max_bytes=200_000)
-        victim = self.create(timing=timing)
-        peer = self.create()
-        victim.set_code("5-a-b")
-        peer.set_code("5-a-b")
-        versions = victim.get_versions()
-        self.server.pump()
-        self.successResultOf(versions)
+        victim, peer = self.paired(timing=timing)
         peer._boss.send_dilate_phase("dilate-0", b"x" * 10000)
         self.server.pump()
         [mailbox] = self.server.mailboxes.values()
