@@ -20,7 +20,7 @@ from ._dilator_hook import NullDilator
 from ._input import Input
 from ._key import Key
 from ._lister import Lister
-from ._mailbox import Mailbox
+from ._mailbox import MAX_PROCESSED, Mailbox
 from ._nameplate import Nameplate
 from ._order import Order
 from ._receive import Receive
@@ -55,13 +55,15 @@ class Boss:
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
                  entropy_f=None, on_status_update=None, dilator=None,
-                 dilation_options=None, unread=None):
+                 dilation_options=None, unread=None, max_phases=MAX_PROCESSED):
         """``dilator``: a ready IDilator (tests); by default the Boss builds
         the Dilator itself when ``dilation`` is true (``dilation_options``
         go to its constructor), else the null one. ``unread``: the
         UnreadBudget bounding the peer's messages not yet read (default:
         ``_unread.MAX_UNREAD`` messages, ``MAX_UNREAD_BYTES``); the facade
-        calls ``message_taken`` as the application takes each one."""
+        calls ``message_taken`` as the application takes each one.
+        ``max_phases``: how many distinct phases of the peer the Mailbox
+        machine remembers before it ends the wormhole with PhaseOverflow."""
         self._W = _interfaces.IWormholeEvents(wormhole)
         self._side = side
         self._appid = appid
@@ -88,7 +90,7 @@ class Boss:
                                   self._status, tor=tor, **(dilation_options or {}))
         self._D = _interfaces.IDilator(dilator)
         self._N = Nameplate(self._status)
-        self._M = Mailbox(side)
+        self._M = Mailbox(side, max_phases)
         self._O = Order()
         self._K = Key(appid, versions, side, extra, timing, entropy_f)
         self._R = Receive(side, timing)
@@ -106,7 +108,7 @@ class Boss:
 
         # the whole graph, in one place
         self._N.wire(self._M, self._I, self._RC, self._T)
-        self._M.wire(self._N, self._RC, self._O, self._T)
+        self._M.wire(self._N, self._RC, self._O, self._T, self)
         self._O.wire(self._K, self._R)
         self._K.wire(self, self._M, self._R, self._O)
         self._R.wire(self, self._S)

@@ -32,7 +32,8 @@ class NullDilator:
         pass
 
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
-               ping_interval=None, expected_subprotocols=None, listen_addresses=None):
+               ping_interval=None, expected_subprotocols=None, listen_addresses=None,
+               **limits):
         raise DilationNotEnabledError("dilate() needs wormhole.create(..., dilation=True)")
 
     def stop(self):

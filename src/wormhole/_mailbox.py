@@ -6,6 +6,14 @@ have seen its echo, so after a reconnection ``open`` is sent again and
 everything not yet echoed is re-added (spec 004 7.8 "Persistence").
 Inbound messages from the peer are de-duplicated by phase here; the first
 one tells the Nameplate to release (spec 004 7.5).
+
+The record of phases already delivered is bounded (issue 11,
+docs/security.md "Mailbox client"): every phase the peer adds is remembered
+for the life of the wormhole, and a server without a per-mailbox limit (the
+reference's) lets a peer add phases without end. An honest peer sends a
+handful of phases for a transfer, and Dilation about two per side for each
+reconnection; one phase more than ``max_processed`` closes the wormhole with
+PhaseOverflow (a ProtocolError, mood ``errory``).
 """
 
 from automat import MethodicalMachine
@@ -13,6 +21,15 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._tracing import trace_hook
+from .errors import PhaseOverflow
+
+# far above honest use: Dilation adds two phases per side for each new
+# connection generation (reconnect or reconnecting, then connection-hints,
+# spec 000 "Reconnection"; measured: 20 reconnections, 40 phases a side),
+# so a session reconnecting once a minute for a month stays under it. An
+# entry costs about 220 bytes (measured, with its two strings), so the
+# record stays under ~22 MB
+MAX_PROCESSED = 100_000
 
 
 @implementer(_interfaces.IMailbox)
@@ -20,14 +37,16 @@ class Mailbox:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
-    def __init__(self, side):
+    def __init__(self, side, max_processed=MAX_PROCESSED):
         self._side = side
+        self._max_processed = max_processed
         self._mailbox = None
         self._pending_outbound = {}  # phase -> body, until echoed
         self._processed = set()  # (side, phase) seen from the peer
         self._mood = None
 
-    def wire(self, nameplate, rendezvous_connector, ordering, terminator):
+    def wire(self, nameplate, rendezvous_connector, ordering, terminator, boss):
+        self._B = _interfaces.IBoss(boss)  # hears PhaseOverflow
         self._N = _interfaces.INameplate(nameplate)
         self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
         self._O = _interfaces.IOrder(ordering)
@@ -82,6 +101,8 @@ class Mailbox:
             self._rx_ours(phase)
         elif (side, phase) in self._processed:
             self._rx_duplicate()
+        elif len(self._processed) >= self._max_processed:
+            self._rx_too_many(side, phase)
         else:
             self._rx_theirs(side, phase, body)
 
@@ -93,6 +114,9 @@ class Mailbox:
 
     @m.input()
     def _rx_duplicate(self): pass  # noqa
+
+    @m.input()
+    def _rx_too_many(self, side, phase): pass  # noqa
 
     @m.input()
     def rx_closed(self): pass  # noqa
@@ -141,6 +165,14 @@ class Mailbox:
         self._O.got_message(side, phase, body)
 
     @m.output()
+    def report_overflow(self, side, phase):
+        # the Boss closes us (mood errory): we go to S3B, which drops the rest
+        self._B.error(PhaseOverflow(
+            f"the peer sent more than {self._max_processed} distinct phases "
+            f"(the last was {phase[:40]!r}); the limit is {self._max_processed} "
+            "(docs/security.md)"))
+
+    @m.output()
     def record_mood(self, mood):
         self._mood = mood
 
@@ -178,6 +210,7 @@ class Mailbox:
     S2B.upon(_rx_ours, enter=S2B, outputs=[dequeue])
     S2B.upon(_rx_theirs, enter=S2B, outputs=[release_nameplate, deliver])
     S2B.upon(_rx_duplicate, enter=S2B, outputs=[])
+    S2B.upon(_rx_too_many, enter=S2B, outputs=[report_overflow])
     S2B.upon(close, enter=S3B, outputs=[record_mood, tx_close_with_mood])
 
     S3A.upon(connected, enter=S3B, outputs=[tx_close])
@@ -188,6 +221,7 @@ class Mailbox:
     S3B.upon(_rx_ours, enter=S3B, outputs=[])
     S3B.upon(_rx_theirs, enter=S3B, outputs=[])
     S3B.upon(_rx_duplicate, enter=S3B, outputs=[])
+    S3B.upon(_rx_too_many, enter=S3B, outputs=[])
     S3B.upon(rx_closed, enter=S4B, outputs=[mailbox_done])
     S3B.upon(close, enter=S3B, outputs=[])
 
@@ -199,5 +233,6 @@ class Mailbox:
     S4B.upon(_rx_ours, enter=S4B, outputs=[])
     S4B.upon(_rx_theirs, enter=S4B, outputs=[])
     S4B.upon(_rx_duplicate, enter=S4B, outputs=[])
+    S4B.upon(_rx_too_many, enter=S4B, outputs=[])
     S4B.upon(rx_closed, enter=S4B, outputs=[])
     S4B.upon(close, enter=S4B, outputs=[])

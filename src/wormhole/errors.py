@@ -129,6 +129,12 @@ class ProtocolError(WormholeError):
     message); the wormhole is closed with mood ``errory``."""
 
 
+class PhaseOverflow(ProtocolError):
+    """The peer added more distinct phases to the mailbox than the Mailbox
+    machine remembers (``create(_max_phases=)``, docs/security.md "Mailbox
+    client"); the wormhole is closed with mood ``errory``."""
+
+
 class UnreadOverflow(ProtocolError):
     """The peer sent more messages than the application has read, beyond
     ``create(_max_unread=, _max_unread_bytes=)`` (docs/security.md

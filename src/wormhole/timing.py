@@ -21,6 +21,15 @@ Who records what (the names ``wormhole._timeline`` looks for):
 
 Times come from an injectable clock (``time.time`` by default) so tests can
 drive it.
+
+What is kept is bounded (issue 11, docs/security.md "Mailbox client"):
+``ws_receive`` holds every message the server delivers, including repeats
+of a phase that the Mailbox machine drops, and the CLI records always. A
+peer adding the same phase again and again through a server without a
+per-mailbox limit grew our memory by its body's size each time. Past
+``max_events`` events or ``max_bytes`` of their text, events are no longer
+kept (they still work as context managers), and the bundle ends with one
+``timing records dropped`` event that counts them.
 """
 
 import json
@@ -29,6 +38,24 @@ import time
 from zope.interface import implementer
 
 from ._interfaces import ITiming
+
+# far above a transfer's few dozen events and a long Dilation session's
+# handful per reconnection
+MAX_EVENTS = 100_000
+MAX_BYTES = 16 * 1024 * 1024
+EVENT_COST = 200  # what an event counts besides its details' text
+
+
+def _text_size(details):
+    """The length of the strings in ``details`` and in the dicts it holds
+    (a server message is one), as a cheap estimate of what they keep."""
+    size = 0
+    for value in details.values():
+        if isinstance(value, dict):
+            value = " ".join(v for v in value.values() if isinstance(v, str))
+        if isinstance(value, (str, bytes)):
+            size += len(value)
+    return size
 
 
 class Event:
@@ -71,18 +98,33 @@ class DebugTiming:
     manager too: ``with timing.add("pake1"): ...`` times the block).
     """
 
-    def __init__(self, clock=time.time):
+    def __init__(self, clock=time.time, max_events=MAX_EVENTS, max_bytes=MAX_BYTES):
         self._clock = clock
         self._events = []
+        self._max_events = max_events
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._dropped = 0
 
     def add(self, name, when=None, **details):
         start = self._clock() if when is None else when
         ev = Event(name, start, self._clock, details)
-        self._events.append(ev)
+        cost = EVENT_COST + _text_size(details)
+        if len(self._events) < self._max_events and self._bytes + cost <= self._max_bytes:
+            self._events.append(ev)
+            self._bytes += cost
+        else:
+            self._dropped += 1
         return ev
 
     def events(self):
-        return [ev.to_json() for ev in self._events]
+        kept = [ev.to_json() for ev in self._events]
+        if self._dropped:
+            kept.append({"name": "timing records dropped", "start": self._clock(),
+                         "stop": None, "details": {
+                             "events": self._dropped,
+                             "limits": {"events": self._max_events, "bytes": self._max_bytes}}})
+        return kept
 
     def write(self, fn, stderr):
         with open(fn, "wt") as f:

@@ -16,6 +16,7 @@ from . import _interfaces
 from ._boss import Boss
 from ._crypto import derive_key
 from ._eventual import EventualQueue
+from ._mailbox import MAX_PROCESSED
 from ._observer import OneShotObserver, SequenceObserver
 from ._unread import MAX_UNREAD, MAX_UNREAD_BYTES, UnreadBudget
 from ._version import client_version
@@ -105,15 +106,19 @@ class _WormholeBase:
 
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
                ping_interval=None, expected_subprotocols=None, *, status_update=None,
-               _listen_addresses=None):
+               _listen_addresses=None, **limits):
         """Start Dilation (spec 000 "Initiating Dilation"); returns the
         DilatedWormhole. The arguments are the reference 0.24's, in its
         order; ``status_update`` is spec 000's name for ``on_status_update``.
-        A second call raises CanOnlyDilateOnceError."""
+        Our additions, keyword-only: the limits ``max_peer_subchannels``,
+        ``max_backlog``, ``max_unacked``, ``close_timeout`` (docs/api.md,
+        docs/security.md "Dilation"). A second call raises
+        CanOnlyDilateOnceError."""
         return self._boss.dilate(
             transit_relay_location=transit_relay_location, no_listen=no_listen,
             on_status_update=on_status_update or status_update, ping_interval=ping_interval,
-            expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses)
+            expected_subprotocols=expected_subprotocols, listen_addresses=_listen_addresses,
+            **limits)
 
     def _stop_dilation(self):
         self._boss.stop_dilation()
@@ -262,7 +267,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
            on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
-           _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES):
+           _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES,
+           _max_phases=MAX_PROCESSED):
     """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
@@ -273,7 +279,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     how the Mailbox connection is made; ``_dilation_side`` forces the
     Dilation side (tests choose Leader or Follower with it);
     ``_max_unread``/``_max_unread_bytes`` bound the peer's messages the
-    application has not read (docs/security.md "Mailbox client").
+    application has not read, ``_max_phases`` the distinct phases of the
+    peer remembered for de-duplication (docs/security.md "Mailbox client").
     """
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
@@ -299,7 +306,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
                     reconnect_delay=_reconnect_delay, reconnect_max_delay=_reconnect_max_delay,
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
                     dilation_options=dilation_options,
-                    unread=UnreadBudget(_max_unread, _max_unread_bytes))
+                    unread=UnreadBudget(_max_unread, _max_unread_bytes),
+                    max_phases=_max_phases)
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,

@@ -3,21 +3,22 @@
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole import _interfaces
-from wormhole._mailbox import Mailbox
+from wormhole import _interfaces, errors
+from wormhole._mailbox import MAX_PROCESSED, Mailbox
 
 from .common import make_fake
 
 
 class MailboxTests(unittest.TestCase):
-    def build(self):
+    def build(self, **kwargs):
         events = []
-        m = Mailbox("side1")
+        m = Mailbox("side1", **kwargs)
         n = make_fake(_interfaces.INameplate, "n", events)
         rc = make_fake(_interfaces.IRendezvousConnector, "rc", events)
         o = make_fake(_interfaces.IOrder, "o", events)
         t = make_fake(_interfaces.ITerminator, "t", events)
-        m.wire(n, rc, o, t)
+        b = make_fake(_interfaces.IBoss, "b", events)
+        m.wire(n, rc, o, t, b)
         return m, events
 
     def test_provides_interface(self):
@@ -120,3 +121,34 @@ class MailboxTests(unittest.TestCase):
         m2.got_mailbox("mb1")
         m2.close("lonely")
         self.assertEqual(events2, [("t.mailbox_done",)])
+
+    def test_phases_remembered_bounded(self):
+        """Issue 11: the record of the peer's phases (kept to drop repeats)
+        holds at most ``max_processed`` entries; one new phase more tells
+        the Boss PhaseOverflow (the exact text) and is not delivered. The
+        Boss then closes us; what comes after is dropped."""
+        self.assertEqual(MAX_PROCESSED, 100_000)
+        m, events = self.build(max_processed=3)
+        m.connected()
+        m.got_mailbox("mb1")
+        for phase in ["pake", "version", "0"]:
+            m.rx_message("side2", phase, b"x")
+        del events[:]
+        m.rx_message("side2", "0", b"x")  # a repeat is still only dropped
+        self.assertEqual(events, [])
+        m.rx_message("side2", "dilate-7" + "\x1b" * 100, b"x")
+        [(name, err)] = events
+        self.assertEqual(name, "b.error")
+        self.assertIsInstance(err, errors.PhaseOverflow)
+        self.assertIsInstance(err, errors.ProtocolError)
+        self.assertEqual(str(err), (
+            "the peer sent more than 3 distinct phases (the last was "
+            "'dilate-7\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b"
+            "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b"
+            "\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b'); the limit is 3 (docs/security.md)"))
+        self.assertEqual(len(m._processed), 3)
+        m.close("errory")  # what the Boss does
+        del events[:]
+        m.rx_message("side2", "9", b"x")
+        self.assertEqual(events, [])
+        self.assertEqual(len(m._processed), 3)

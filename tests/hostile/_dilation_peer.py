@@ -57,7 +57,8 @@ class Victim:
         self.queue = []
         self.inbound = Inbound()
         self.outbound = Outbound()
-        self.registry = SubchannelRegistry(lambda f, *a: self.queue.append((f, a)))
+        self.registry = SubchannelRegistry(lambda f, *a: self.queue.append((f, a)),
+                                           clock=self.clock)
         self.inbound.wire(self.outbound, self.registry)
         self.registry.wire(self.inbound, self.outbound)
         self.connector = _Connector()

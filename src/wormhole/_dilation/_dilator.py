@@ -30,8 +30,9 @@ from ._connection import DEFAULT_KEEPALIVE_INTERVAL
 from ._connector import Connector
 from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
-from ._inbound import Inbound
-from ._outbound import Outbound
+from ._inbound import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_PEER_SUBCHANNELS, Inbound
+from ._outbound import DEFAULT_MAX_UNACKED, Outbound
+from ._subchannel import CLOSE_TIMEOUT
 from .manager import (
     CanOnlyDilateOnceError,
     DilatedWormhole,
@@ -116,7 +117,15 @@ class Dilator:
     # -- the application ---------------------------------------------------
 
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
-               ping_interval=None, expected_subprotocols=None, listen_addresses=None):
+               ping_interval=None, expected_subprotocols=None, listen_addresses=None,
+               max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
+               max_backlog=DEFAULT_MAX_BACKLOG, max_unacked=DEFAULT_MAX_UNACKED,
+               close_timeout=CLOSE_TIMEOUT):
+        """The limits (docs/security.md "Dilation"): ``max_peer_subchannels``
+        the peer may have open at once, ``max_backlog`` bytes waiting for
+        a listener, ``max_unacked`` bytes of our records the peer has not
+        acknowledged, ``close_timeout`` seconds a subchannel we closed
+        waits for the peer's CLOSE."""
         if self._dilated is not None:
             # the reference 0.24 refuses a second dilate() the same way
             raise CanOnlyDilateOnceError("dilate() can only be called once per wormhole")
@@ -131,6 +140,12 @@ class Dilator:
                 or ping_interval <= 0):
             raise ValueError(f"ping_interval must be a positive number of seconds, "
                              f"not {ping_interval!r}")
+        for name, value, kind in (("max_peer_subchannels", max_peer_subchannels, int),
+                                  ("max_backlog", max_backlog, int),
+                                  ("max_unacked", max_unacked, int),
+                                  ("close_timeout", close_timeout, (int, float))):
+            if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
+                raise ValueError(f"{name} must be a positive number, not {value!r}")
         if expected_subprotocols is not None:
             if isinstance(expected_subprotocols, str) or not all(
                     isinstance(name, str) for name in expected_subprotocols):
@@ -141,9 +156,12 @@ class Dilator:
         self._status_update = on_status_update
         self._status = DilationStatus(self._tracker.current, 0)
         self._publish()
-        self._inbound = Inbound()
-        self._outbound = Outbound()
-        self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols)
+        self._inbound = Inbound(max_peer_subchannels=max_peer_subchannels,
+                                max_backlog=max_backlog,
+                                max_refused_opens=max_peer_subchannels)
+        self._outbound = Outbound(max_unacked=max_unacked)
+        self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols,
+                                            clock=self._reactor, close_timeout=close_timeout)
         self._inbound.wire(self._outbound, self._registry)
         self._registry.wire(self._inbound, self._outbound)
         self._dilated = DilatedWormhole(self._registry, self._when_dilated.when_fired)

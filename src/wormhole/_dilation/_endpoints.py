@@ -26,7 +26,7 @@ from twisted.internet.interfaces import (
 from zope.interface import implementer
 
 from . import _interfaces as I
-from ._subchannel import SubChannel, SubchannelAddress
+from ._subchannel import CLOSE_TIMEOUT, SubChannel, SubchannelAddress
 
 
 @implementer(I.ISubchannelListener)
@@ -34,8 +34,13 @@ class SubchannelRegistry:
     """Creates subchannels in both directions and keeps the listeners'
     factories. Not a protocol layer: it only routes and allocates."""
 
-    def __init__(self, eventually, expected_subprotocols=None):
+    def __init__(self, eventually, expected_subprotocols=None, clock=None,
+                 close_timeout=CLOSE_TIMEOUT):
+        """``clock`` and ``close_timeout`` bound how long a subchannel we
+        closed waits for the peer's CLOSE (``SubChannel``)."""
         self._eventually = eventually
+        self._clock = clock
+        self._close_timeout = close_timeout
         self._expected = expected_subprotocols  # None: any name may wait
         self._role_waiters = []
         self._is_leader = None
@@ -97,7 +102,7 @@ class SubchannelRegistry:
 
     def _new(self, scid, subprotocol):
         sc = SubChannel(scid, subprotocol, self._outbound, self._inbound,
-                        self._closed, self._eventually)
+                        self._closed, self._eventually, self._clock, self._close_timeout)
         self._open[scid] = sc
         self._outbound.subchannel_opened(sc)
         return sc

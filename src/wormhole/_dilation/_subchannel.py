@@ -16,6 +16,10 @@ pile up waiting subchannels without bound.
 Close handshake: loseConnection() sends CLOSE and enters "closing", where
 inbound DATA is still delivered; the peer's CLOSE then ends it. A CLOSE from
 the peer while open is answered with our own CLOSE and ends it at once.
+A peer that never answers our CLOSE would keep a subchannel "closing" for
+the rest of the session, so "closing" waits at most ``close_timeout``
+seconds (on the registry's clock), then forgets the subchannel as if the
+answer had come, logging one line (issue 11, docs/security.md "Dilation").
 """
 
 import attr
@@ -29,6 +33,10 @@ from . import _interfaces as I
 from ._state_paths import StatePaths
 
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
+# how long "closing" waits for the peer's CLOSE: the order of the other
+# waits on a peer (--peer-timeout), long enough for a reconnection in
+# between (our CLOSE waits in L4 and is resent on the next connection)
+CLOSE_TIMEOUT = 300.0
 # the per-message paths of the states that are not "open"/"closing":
 # writes and inbound DATA go through the machine's inputs
 _SLOW_PATHS = {"_on_write": lambda s: s._write, "_on_data": lambda s: s._remote_data}
@@ -53,13 +61,20 @@ class SubChannel:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, scid, subprotocol, outbound, inbound, on_closed, eventually):
+    def __init__(self, scid, subprotocol, outbound, inbound, on_closed, eventually,
+                 clock=None, close_timeout=CLOSE_TIMEOUT):
+        """``clock`` (an IReactorTime) bounds "closing" to
+        ``close_timeout`` seconds; without one it waits as long as the
+        session lasts."""
         self._scid = scid
         self._address = SubchannelAddress(subprotocol, scid)
         self._outbound = I.IOutbound(outbound)
         self._inbound = I.IInbound(inbound)
         self._on_closed = on_closed  # the registry forgets us
         self._eventually = eventually
+        self._clock = clock
+        self._close_timeout = close_timeout
+        self._close_timer = None  # the wait for the peer's CLOSE
         self._protocol = None
         self._pending = []  # DATA that arrived before a protocol was attached
         # the application's producer and whether L4 has paused us: data of
@@ -189,6 +204,9 @@ class SubChannel:
     @m.input()
     def abandon(self): pass
 
+    @m.input()
+    def _close_unanswered(self): pass
+
     # -- outputs -----------------------------------------------------------
 
     @m.output()
@@ -248,6 +266,24 @@ class SubChannel:
         self._outbound.send_close(self._scid)
 
     @m.output()
+    def start_close_timer(self):
+        if self._clock is not None:
+            self._close_timer = self._clock.callLater(self._close_timeout,
+                                                      self._close_unanswered)
+
+    @m.output()
+    def stop_close_timer(self):
+        timer, self._close_timer = self._close_timer, None
+        if timer is not None and timer.active():
+            timer.cancel()
+
+    @m.output()
+    def log_unanswered(self):
+        self._close_timer = None
+        log.msg(f"Dilation: the peer never answered our CLOSE of subchannel {self._scid} "
+                f"within {self._close_timeout:g} s; forgetting it (docs/security.md)")
+
+    @m.output()
     def forget(self):
         self._outbound.subchannel_closed(self)
         self._inbound.subchannel_closed(self._scid)
@@ -294,7 +330,7 @@ class SubChannel:
     # same behaviour as these two transitions)
     _paths.upon(S_open, _remote_data, S_open, [deliver])
     _paths.upon(S_open, _write, S_open, [send_data])
-    _paths.upon(S_open, loseConnection, S_closing, [send_close])
+    _paths.upon(S_open, loseConnection, S_closing, [send_close, start_close_timer])
     _paths.upon(S_open, remote_close, S_closed,
                 [send_close, forget, connection_lost])
 
@@ -302,7 +338,10 @@ class SubChannel:
     _paths.upon(S_closing, _remote_data, S_closing, [deliver])
     _paths.upon(S_closing, _write, S_closing, [refuse_write])
     _paths.upon(S_closing, loseConnection, S_closing, [])
-    _paths.upon(S_closing, remote_close, S_closed, [forget, connection_lost])
+    _paths.upon(S_closing, remote_close, S_closed, [stop_close_timer, forget, connection_lost])
+    # the peer never answered: forgotten as if it had
+    _paths.upon(S_closing, _close_unanswered, S_closed,
+                [log_unanswered, forget, connection_lost])
 
     _paths.upon(S_closed, _remote_data, S_closed, [drop])
     _paths.upon(S_closed, _write, S_closed, [refuse_write])
@@ -314,5 +353,6 @@ class SubChannel:
     _paths.upon(S_unattached, abandon, S_closed, [release_backlog, forget_quietly])
     _paths.upon(S_unattached_closed, abandon, S_closed, [release_waiting])
     _paths.upon(S_open, abandon, S_closed, [forget_quietly, connection_lost])
-    _paths.upon(S_closing, abandon, S_closed, [forget_quietly, connection_lost])
+    _paths.upon(S_closing, abandon, S_closed,
+                [stop_close_timer, forget_quietly, connection_lost])
     _paths.upon(S_closed, abandon, S_closed, [])
