@@ -20,6 +20,8 @@ One machine-readable line per figure:
   dilation impl=ours scenario=one-direct mib=1024 mib_per_s=... send_cpu_s_per_gib=...
         recv_cpu_s_per_gib=... send_rss_mib=... recv_rss_mib=... send_sys_s_per_gib=...
         recv_sys_s_per_gib=... (the system part of the CPU)
+        send_kfaults_per_gib=... recv_kfaults_per_gib=... (minor page faults,
+        thousands: fresh buffers the allocator took from the kernel)
 """
 
 import argparse
@@ -133,7 +135,9 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
     return {"gaps": r.get("gaps", []), "mib_per_s": size / 2 ** 20 / secs, "seconds": secs,
             "send_cpu_s_per_gib": s["cpu_s"] / gib, "recv_cpu_s_per_gib": r["cpu_s"] / gib,
             "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024,
-            "send_sys_s_per_gib": s["sys_s"] / gib, "recv_sys_s_per_gib": r["sys_s"] / gib}
+            "send_sys_s_per_gib": s["sys_s"] / gib, "recv_sys_s_per_gib": r["sys_s"] / gib,
+            "send_kfaults_per_gib": s["minflt"] / 1000 / gib,
+            "recv_kfaults_per_gib": r["minflt"] / 1000 / gib}
 
 
 def print_floor(ref):

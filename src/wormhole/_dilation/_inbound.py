@@ -45,8 +45,11 @@ from ._state_paths import StatePaths
 DEFAULT_MAX_PEER_SUBCHANNELS = 1024
 DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
 # DATA bytes per ACK; far below what makes an Outbound pause for ACKs
-# (half of its 16 MiB max_unacked), so a peer of ours never waits for one
-ACK_EVERY = 256 * 1024
+# (its 16 MiB max_unacked), so a peer of ours never waits for one. Each
+# ACK costs both sides a record, a send() and a wake-up: 1 MiB rather than
+# 256 KiB took ~0.06 s/GiB off each side's CPU (docs/performance.md,
+# "Dilation")
+ACK_EVERY = 1024 * 1024
 # complaints about one connection's records that reach the log: a peer
 # must not be able to fill the operator's disk one bad record at a time
 LOGGED_COMPLAINTS = 10

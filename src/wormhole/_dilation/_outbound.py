@@ -35,6 +35,9 @@ from . import _interfaces as I
 from ._records import Ack, Close, Data, Open, data_unchecked
 from ._state_paths import StatePaths
 
+# A peer of ours ACKs once per _inbound.ACK_EVERY (1 MiB) of DATA, so a
+# bound near or below that would stall on an ACK that never comes: keep
+# any max_unacked a user could set well above it
 DEFAULT_MAX_UNACKED = 16 * 1024 * 1024
 # what a queued record costs beyond its payload: the Python objects
 # (record, bytes header, seqnum int, deque slot): ~140 bytes for a
