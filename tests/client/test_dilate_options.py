@@ -50,9 +50,9 @@ class DilateOptions(unittest.TestCase):
         """Each option is the value the layer it bounds was built with; the
         registry's clock is the wormhole's reactor."""
         w = self.create(dilation=True)
-        w.dilate(max_peer_subchannels=10, max_backlog=1000, max_unacked=2000,
+        w.dilate(max_peer_subchannels=10, max_backlog=1000, max_unacked=5 * 2 ** 20,
                  close_timeout=7.5)
-        self.assertEqual(self.limits(w), (10, 10, 1000, 2000, 7.5))
+        self.assertEqual(self.limits(w), (10, 10, 1000, 5 * 2 ** 20, 7.5))
         self.assertIs(w._boss._D._registry._clock, self.clock)
 
     def test_bad_values_refused(self):
@@ -66,6 +66,11 @@ class DilateOptions(unittest.TestCase):
                 self.assertEqual(str(cm.exception),
                                  f"{name} must be a positive number, not {bad!r}")
         self.assertRaises(ValueError, self.create(dilation=True).dilate, max_backlog=1.5)
+        # a peer of ours ACKs once per MiB of DATA: a smaller window would
+        # pause the producers for good
+        with self.assertRaises(ValueError) as cm:
+            self.create(dilation=True).dilate(max_unacked=2 ** 20)
+        self.assertIn("at least 4194304 bytes", str(cm.exception))
         self.assertRaises(TypeError, self.create(dilation=True).dilate, max_frames=3)
 
     def test_without_dilation(self):
