@@ -11,7 +11,7 @@ from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
 from wormhole.cli._text import Declined
-from wormhole.cli._transfer_v2 import ConnectionPath, _Meter, outcome
+from wormhole.cli._transfer_v2 import ConnectionPath, _Meter, file_label, outcome
 from wormhole.errors import TransferError
 
 
@@ -93,6 +93,28 @@ class Meter(unittest.TestCase):
                          "(cancelled: the peer has been unreachable for 60 s)")
         mismatch = T.HashMismatch("the hash differs")
         self.assertIs(meter.lost("sender", mismatch), mismatch)
+
+
+class FileLabel(unittest.TestCase):
+
+    def test_short_names_whole(self):
+        """A path that fits a third of the terminal is shown whole, its
+        segments joined by "/"."""
+        self.assertEqual(file_label(("sub", "a.txt"), 100), "sub/a.txt")
+
+    def test_escaped(self):
+        """The peer's names are escaped: a control sequence cannot move
+        the cursor or write over another bar."""
+        self.assertEqual(file_label(("a\x1b[2Jb",), 100), "a\\x1b[2Jb")
+
+    def test_cut_from_the_left(self):
+        """A long path keeps its end (the file's name) after "...", within
+        a third of the columns; wide characters count two columns."""
+        self.assertEqual(file_label(("x" * 50, "name.bin"), 60), "...xxxxxxxx/name.bin")
+        wide = file_label(("\u6587" * 40,), 60)
+        self.assertEqual(wide, "..." + "\u6587" * 8)
+        # never less than 8 columns, however narrow the terminal
+        self.assertEqual(file_label(("abcdefghijklmnop",), 12), "...lmnop")
 
 
 class Outcome(unittest.TestCase):

@@ -31,9 +31,11 @@ class Receiving(unittest.TestCase):
         self.results = []
         self.asked = []
         self.progress = []
+        self.started = []
         self.r = OfferReceiver(lambda b: self.events.append(M.parse_record(b)),
                                lambda: self.events.append("close"), self.asked.append,
-                               self.progress.append, self.results.append)
+                               self.progress.append, self.results.append,
+                               file_started=lambda *started: self.started.append(started))
 
     def rec(self, record):
         self.r.got_record(M.encode_record(record))
@@ -68,8 +70,9 @@ class Receiving(unittest.TestCase):
         self.assertEqual(sum(self.progress), len(data))
 
     def test_directory(self):
-        """A directory offer: each file after its header, in order; the
-        folder appears (renamed from a temporary one) after the last ack."""
+        """A directory offer: each file after its header, in order (each
+        header says which file begins); the folder appears (renamed from a
+        temporary one) after the last ack."""
         files = {("a",): b"AAA", ("sub", "b"): b"BB"}
         offer = M.DirectoryOffer("d", 5, [list(p) for p in files])
         self.rec(offer)
@@ -84,6 +87,7 @@ class Receiving(unittest.TestCase):
             self.assertEqual(f.read(), b"BB")
         self.r.lost()
         self.assertEqual((self.results[0].files, self.results[0].bytes), (2, 5))
+        self.assertEqual(self.started, [(("a",), 3, 0), (("sub", "b"), 2, 0)])
 
     def test_empty_directory_offer(self):
         """A directory offer with no files completes as an empty folder."""

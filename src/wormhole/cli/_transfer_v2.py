@@ -23,6 +23,7 @@ import re
 import stat
 
 import tqdm
+from tqdm.utils import disp_len
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
@@ -132,9 +133,26 @@ def _dilate_kwargs(cfg, path):
     return kwargs
 
 
+def file_label(segments, columns):
+    """A file's path inside a directory offer as the name of its bar: the
+    peer's text escaped, and cut from the left ("...") to at most a third
+    of the terminal's ``columns`` (display width: wide characters count
+    two), so that the bar, counts and rate still fit on the line."""
+    label = escape_text("/".join(segments))
+    room = max(columns // 3, 8)
+    if disp_len(label) <= room:
+        return label
+    while disp_len(label) > room - 3:
+        label = label[1:]
+    return "..." + label
+
+
 class _Meter:
     """One offer's bytes: its progress bar (and the session's), the path
-    line when its first bytes move, and what to say when it ends."""
+    line when its first bytes move, and what to say when it ends. For a
+    directory, ``file_started`` adds the current file's bar below the
+    offer's (named by the file, gone when the next begins or the offer
+    ends)."""
 
     def __init__(self, reactor, cfg, path, verbs, size, desc, total=None, initial=0):
         self._reactor = reactor
@@ -145,9 +163,11 @@ class _Meter:
         # below the session's bar, if any, and gone when done (the summary
         # line says the rest); alone, it stays, as classic's does
         below = total is not None and not total.disable
+        self._position = 1 if below else 0
         self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial,
-                                           position=1 if below else 0, leave=not below)
+                                           position=self._position, leave=not below)
         self._total = total
+        self._file = None  # the current file's bar, in a directory offer
         self.moved = 0
         self.initial = initial
         self._started = None
@@ -158,10 +178,27 @@ class _Meter:
             say(self._cfg, _transfer.path_line(self._verbs[0], self._path.description))
         self.moved += nbytes
         self._bar.update(nbytes)
+        if self._file is not None:
+            self._file.update(nbytes)
         if self._total is not None:
             self._total.update(nbytes)
 
+    def file_started(self, segments, size, offset):
+        """The next file of a directory offer begins (from byte ``offset``
+        after a resume): its bar replaces the previous file's."""
+        self._close_file()
+        columns = _transfer.terminal_width(self._cfg.stderr) or _transfer.DEFAULT_WIDTH
+        self._file = _transfer.progress_bar(self._cfg, size, file_label(segments, columns),
+                                            initial=offset, position=self._position + 1,
+                                            leave=False)
+
+    def _close_file(self):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
     def close(self):
+        self._close_file()
         self._bar.close()
 
     def summary(self):
@@ -349,7 +386,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
             meter = _Meter(reactor, cfg, path, ("Sending", "Sent"), o.size, "offer", total)
             timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
             try:
-                result = yield session.offer_prepared(o, meter.update)
+                result = yield session.offer_prepared(o, meter.update, meter.file_started)
             except T.OfferRejected as e:
                 failed(peer_gave_up("receiver", e.reason), "Rejected")
                 continue
@@ -511,6 +548,7 @@ class Receiving:
         meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
                        incoming.size, "receive", initial=incoming.resumed_from)
         incoming.progress = meter.update
+        incoming.file_started = meter.file_started
         d.addBoth(self._report, meter, incoming)
 
     def _refuse(self, incoming, reason, why=None):

@@ -53,7 +53,10 @@ class IncomingOffer:
     """An offer from the peer, handed to ``on_offer``. Call ``accept(folder)``
     or ``reject(reason)`` (now or later); ``when_done()`` fires with a
     ``Received`` or ``Rejected`` or fails (``HashMismatch``, ...).
-    ``progress`` may be replaced by a callable taking a byte count."""
+    ``progress`` may be replaced by a callable taking a byte count, and
+    ``file_started`` by one taking (path segments, size, offset): each file
+    of a directory offer as it begins (its bytes from ``offset`` on then
+    come as ``progress``)."""
 
     def __init__(self, offer, machine, done, free_space, resumable):
         self.offer = offer
@@ -63,6 +66,7 @@ class IncomingOffer:
         self._free_space = free_space
         self._resumable = resumable
         self.progress = lambda nbytes: None
+        self.file_started = lambda segments, size, offset: None
         # after accept(): how many of the offer's bytes (and, for a folder,
         # whole files) an earlier session left for us to resume after (0:
         # none); for a file the byte it resumes at
@@ -180,7 +184,8 @@ class _OfferInProtocol(_OfferProtocol):
         self._done = OneShotObserver(session._eq)
         self.machine = _receiving.OfferReceiver(
             self._write, self._close, self._ask, self._progress, self._finished,
-            self._accepted, session._run_hashing)
+            self._accepted, session._run_hashing,
+            lambda *started: self.incoming.file_started(*started))
 
     def _accepted(self):
         self._watch("the sender's data")
@@ -213,13 +218,14 @@ class _OfferInProtocol(_OfferProtocol):
 
 
 class _OfferOutProtocol(_OfferProtocol):
-    def __init__(self, session, outgoing, done, progress):
+    def __init__(self, session, outgoing, done, progress, file_started):
         self._session = session
         if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
+        self._file_started = file_started
         check_resume = None
         if session._resume:
             def check_resume(accept):
@@ -234,7 +240,8 @@ class _OfferOutProtocol(_OfferProtocol):
         self._watch("the receiver to take or acknowledge the data")
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._sent, resume)
+                                    self.machine.source_failed, self._sent, resume,
+                                    self._file_started)
         streamer.start()
         return streamer
 
@@ -331,9 +338,11 @@ class TransferSession:
             raise TransferError("the session is not open")
         self._our_control.transport.write(M.encode_control(M.Text(message)))
 
-    def offer(self, path, progress=lambda nbytes: None):
+    def offer(self, path, progress=lambda nbytes: None, file_started=None):
         """Offer a file or a directory; fires with an OfferResult, or fails
-        (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost)."""
+        (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost).
+        ``progress(nbytes)`` counts the bytes sent; ``file_started(segments,
+        size, offset)`` says when each file of a directory begins."""
         if self.negotiated is None:
             return defer.fail(TransferError("the session is not open"))
         if not self.negotiated.we_may_offer:
@@ -344,13 +353,13 @@ class TransferSession:
             outgoing = _source.prepare(path)
         except TransferError:
             return defer.fail()
-        return self.offer_prepared(outgoing, progress)
+        return self.offer_prepared(outgoing, progress, file_started)
 
-    def offer_prepared(self, outgoing, progress=lambda nbytes: None):
+    def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None):
         """Offer an ``Outgoing`` made by ``prepare_offer`` (to show it first)."""
         done = defer.Deferred()
         factory = Factory.forProtocol(
-            lambda: _OfferOutProtocol(self, outgoing, done, progress))
+            lambda: _OfferOutProtocol(self, outgoing, done, progress, file_started))
         d = self._dilated.connector_for(OFFER_SUBPROTOCOL).connect(factory)
         d.addErrback(lambda f: done.called or done.errback(f))
         return done

@@ -61,8 +61,11 @@ class OfferReceiver:
     set_trace = m._setTrace
 
     def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
-                 run_hashing=_hashing.synchronous):
+                 run_hashing=_hashing.synchronous, file_started=None):
         self._write = write
+        # a directory's next file begins: (its path, its size, the byte its
+        # data starts at: what the writer holds), for a display per file
+        self._file_started = file_started or (lambda path, size, offset: None)
         self._run_hashing = run_hashing
         self._checking = None   # the check of a resumable sink, while it runs
         self._accepted = accepted
@@ -121,6 +124,7 @@ class OfferReceiver:
             return self.cancel(f"cannot write {'/'.join(path)!r}: {e}")
         self._announced += header.bytes
         self._remaining.pop(0)
+        self._file_started(path, header.bytes, writer.received)
         return self._got_header(path, writer)
 
     def _check_resume_header(self, header):
@@ -156,6 +160,8 @@ class OfferReceiver:
             writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
+        if isinstance(offer, M.DirectoryOffer):
+            self._file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_keeping_answer(self, header, held):
@@ -184,6 +190,7 @@ class OfferReceiver:
             writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
+        self._file_started(tuple(offer.files[first]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_ack(self, theirs):
