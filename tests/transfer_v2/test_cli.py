@@ -71,7 +71,8 @@ class CLI(_CLIBase):
         """Two files and a directory (nested, non-ASCII, a 255-byte name)
         in one session, over a direct connection; the receiver
         (--accept-file) gets them all, both say transfer-v2 was used and
-        how the data went (direct), both exit 0."""
+        how the data went (direct), the receiver sums the session up in
+        one line, both exit 0."""
         tree = {"README": b"read me", "s\u00fcb/\u6587\u4ef6.txt": b"x" * 100_000,
                 "deep/er/" + LONGEST_NAME: os.urandom(5000)}
         self.assertEqual(len(LONGEST_NAME.encode()), 255)
@@ -94,6 +95,9 @@ class CLI(_CLIBase):
         self.assertRegex(recv.stderr, rb"Receiving " + DIRECT)
         self.assertEqual(len(re.findall(SUMMARY % b"Sent", send.stderr)), 3)
         self.assertEqual(len(re.findall(SUMMARY % b"Received", recv.stderr)), 3)
+        # the receiver's session line: it could not know the total beforehand
+        self.assertRegex(recv.stderr, rb"Session: 3 of 3 offers received \(5 files\); "
+                                      + SUMMARY % b"received")
 
     @defer.inlineCallbacks
     def test_relay_only(self):

@@ -4,6 +4,7 @@ the one line for a peer gone mid-offer, and the session's outcome (exit
 3 only when every failure was a decline)."""
 import io
 
+from twisted.internet import defer
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
@@ -11,7 +12,8 @@ from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
 from wormhole.cli._text import Declined
-from wormhole.cli._transfer_v2 import ConnectionPath, _Meter, file_label, outcome
+from wormhole.cli._transfer_v2 import ConnectionPath, Receiving, _Meter, file_label, outcome
+from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError
 
 
@@ -93,6 +95,80 @@ class Meter(unittest.TestCase):
                          "(cancelled: the peer has been unreachable for 60 s)")
         mismatch = T.HashMismatch("the hash differs")
         self.assertIs(meter.lost("sender", mismatch), mismatch)
+
+
+class FakeIncoming:
+    """What ``Receiving`` uses of an IncomingOffer: a file offer that is
+    accepted at once and ends when the test says."""
+
+    is_directory = False
+    refused = None
+    discarded = None
+    resumed_from = 0
+
+    def __init__(self, name, size):
+        self.offer = M.FileOffer(name, 0, size)
+        self.size = size
+        self.done = defer.Deferred()
+        self.rejected = None
+
+    def accept(self, folder, name=None, peer_reason=None):
+        return defer.succeed(self)
+
+    def reject(self, reason):
+        self.rejected = reason
+        self.done.callback(T.Rejected(self.offer, reason))
+
+    def when_done(self):
+        d = defer.Deferred()
+        self.done.addBoth(lambda r: (d.callback(r), r)[1])
+        return d
+
+
+class SessionLine(unittest.TestCase):
+
+    def test_several_offers(self):
+        """The receiver cannot know the session's total in advance (offers
+        come one at a time): with more than one offer, it ends with one
+        line counting the offers and files received, their bytes, the time
+        from the first byte to the last offer's end, and the rate."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), hide_progress=True, accept_file=True,
+                     cwd=self.mktemp(), peer_timeout=None)
+        path = ConnectionPath(cfg)
+        path.status_update(status(ConnectedPeer(0.0, None, "->tcp:192.0.2.7:4000")))
+        receiving = Receiving(clock, cfg, ask=None, path=path)
+        one, two, three = (FakeIncoming(n, 2_000_000) for n in ("one", "two", "three"))
+        receiving.on_offer(one)
+        clock.advance(3)  # before the first byte: not counted
+        one.progress(2_000_000)
+        clock.advance(1)
+        one.done.callback(T.Received(one.offer, "/x/one", 1, 2_000_000))
+        receiving.on_offer(two)
+        two.progress(1_000_000)
+        two.done.errback(T.ReceiveFailed("the sender went away"))
+        receiving.on_offer(three)
+        three.progress(2_000_000)
+        clock.advance(1)
+        three.done.callback(T.Received(three.offer, "/x/three", 1, 2_000_000))
+        failed = self.failureResultOf(receiving.finished(), TransferError)
+        self.assertEqual(str(failed.value), "1 of 3 offers did not complete")
+        lines = cfg.stderr.getvalue().splitlines()
+        self.assertIn("Session: 2 of 3 offers received (2 files); received 4.0 MB in "
+                      "2.00 s (2.0 MB/s) via ->tcp:192.0.2.7:4000", lines)
+
+    def test_one_offer(self):
+        """One offer: its own summary says it all, no session line."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), hide_progress=True, accept_file=True,
+                     cwd=self.mktemp(), peer_timeout=None)
+        receiving = Receiving(clock, cfg, ask=None)
+        one = FakeIncoming("one", 10)
+        receiving.on_offer(one)
+        one.progress(10)
+        one.done.callback(T.Received(one.offer, "/x/one", 1, 10))
+        self.successResultOf(receiving.finished())
+        self.assertNotIn("Session:", cfg.stderr.getvalue())
 
 
 class FileLabel(unittest.TestCase):

@@ -201,6 +201,11 @@ class _Meter:
         self._close_file()
         self._bar.close()
 
+    @property
+    def started(self):
+        """When the first bytes moved (reactor seconds), or None."""
+        return self._started
+
     def summary(self):
         started = self._started if self._started is not None else self._reactor.seconds()
         return _transfer.summary(self._verbs[1], self.moved, self._reactor.seconds() - started,
@@ -428,6 +433,9 @@ class Receiving:
         self._between = None  # Watchdog while no offer is under way
         self._under_way = 0   # offers not yet done (asked, or being received)
         self.gave_up = None   # PeerTimeout: the sender offered nothing more
+        # what the offers received whole add up to, for the session's line
+        # (the sender announces no total: offers come one at a time)
+        self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
 
     def expect_offers(self, session):
         """``wormhole receive``: the sender offers at once, one offer after
@@ -466,11 +474,35 @@ class Receiving:
         """Once every accepted offer ended: fails if any was refused or
         failed (declined, exit 3, when every one was refused)."""
         yield defer.DeferredList(self.done)
+        if self.offers > 1:
+            say(self._cfg, self.session_line())
         error = outcome(self.failures, self.offers, "offers")
         if error is not None and error is not self.failures[0]:
             self._say_unsaid()
         if error is not None:
             raise error
+
+    def session_line(self):
+        """The session in one line, when more than one offer came (each
+        has its own summary): "Session: 2 of 3 offers received (5 files);
+        received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time from the
+        first byte to the end of the last offer received."""
+        got = self._received
+        seconds = 0.0
+        if got["first"] is not None:
+            seconds = got["last"] - got["first"]
+        return (f"Session: {got['offers']} of {self.offers} offers received "
+                f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
+                + _transfer.summary("received", got["bytes"], seconds, self._path.description))
+
+    def _count_received(self, result, meter):
+        got = self._received
+        got["offers"] += 1
+        got["files"] += result.files
+        got["bytes"] += meter.moved
+        if meter.started is not None and (got["first"] is None or meter.started < got["first"]):
+            got["first"] = meter.started
+        got["last"] = self._reactor.seconds()
 
     def _failed(self, error, label):
         """An offer did not complete: said at once, except while it is the
@@ -563,6 +595,7 @@ class Receiving:
         if incoming.discarded and incoming.resumed_from:  # the sender started over
             say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
+            self._count_received(result, meter)
             say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
                      f"{escape_text(result.path)}")
             say(cfg, meter.summary())
