@@ -104,7 +104,7 @@ class FakeIncoming:
     is_directory = False
     refused = None
     discarded = None
-    resumed_from = 0
+    resumed_from = held = 0
 
     def __init__(self, name, size):
         self.offer = M.FileOffer(name, 0, size)
@@ -169,6 +169,37 @@ class SessionLine(unittest.TestCase):
         one.done.callback(T.Received(one.offer, "/x/one", 1, 10))
         self.successResultOf(receiving.finished())
         self.assertNotIn("Session:", cfg.stderr.getvalue())
+
+
+class ResumeAnswer(unittest.TestCase):
+
+    def test_bar_follows_the_answer(self):
+        """We asked to resume at 3 MB of 4 MB; the sender's answer keeps
+        only 1 MB (IncomingOffer.held changes after accept): the
+        bar starts from 1 MB, ends at exactly 4 MB (100%), and why the
+        kept bytes went is said at the end."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), accept_file=True, cwd=self.mktemp(),
+                     peer_timeout=None)
+        receiving = Receiving(clock, cfg, ask=None)
+        incoming = FakeIncoming("big", 4_000_000)
+        incoming.resumed_from = incoming.held = 3_000_000
+        receiving.on_offer(incoming)
+        incoming.held = 1_000_000  # the answer
+        incoming.discarded = "the start kept is not the sender's: received again"
+        for _ in range(3):
+            clock.advance(1)
+            incoming.progress(1_000_000)
+        incoming.done.callback(T.Received(incoming.offer, "/x/big", 1, 4_000_000))
+        self.successResultOf(receiving.finished())
+        shown = cfg.stderr.getvalue()
+        last_bar = [seg for seg in shown.replace("\n", "\r").split("\r") if "receive:" in seg][-1]
+        self.assertIn("100%", last_bar)
+        self.assertIn("4.00M/4.00M", last_bar)
+        self.assertNotIn("6.00M", shown)
+        self.assertIn("Resuming at byte 3000000 of 4000000", shown)
+        self.assertIn("the start kept is not the sender's: received again", shown)
+        self.assertIn("Received 3.0 MB in", shown)
 
 
 class FileLabel(unittest.TestCase):

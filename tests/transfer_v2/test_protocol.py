@@ -82,6 +82,7 @@ class Link:
         self.sink = None
         # each side's file_started calls: (path segments, size, offset)
         self.started = {"sender": [], "receiver": []}
+        self.resumed = []  # the receiver's kept bytes, as the sender's headers say
         self.sender = OfferSender(
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
@@ -94,7 +95,8 @@ class Link:
         self.receiver = OfferReceiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
             self._progress, self.receiver_result.append, run_hashing=self._run_hashing,
-            file_started=lambda *started: self.started["receiver"].append(started))
+            file_started=lambda *started: self.started["receiver"].append(started),
+            resumed=self.resumed.append)
 
     def _run_hashing(self, work):
         # the hash is ready on a later clock turn, as from a thread: both
@@ -248,6 +250,7 @@ class DirectoryResume(_Base):
                           (("3", "y"), 0, 0)])
         self.assertEqual(sum(size - offset for _, size, offset in second.started["sender"]),
                          second.sent)
+        self.assertEqual(second.resumed, [held.bytes])
 
     def test_resume_between_files(self):
         """Cut right after a file was verified: the next offer starts at the
@@ -493,6 +496,11 @@ class KeepingWhatMatches(_Base):
         received = second.receiver_result[0]
         self.assertEqual((received.files, received.bytes), (6, self.total))
         self.check_tree()
+        # the receiver's kept bytes follow the answer: a and c, then the
+        # start of "e" once its header says it continues; in the end what
+        # the sender says it did not send
+        self.assertEqual(second.resumed, [2 * SIZE, 2 * SIZE + FIRST])
+        self.assertEqual(second.resumed[-1], self.total - second.sent)
         # the changed files first, whole, then "e" from the offset and "f"
         self.assertEqual(second.started["sender"], second.started["receiver"])
         self.assertEqual(second.started["receiver"],

@@ -242,15 +242,18 @@ class Resuming(unittest.TestCase):
 
     def test_resume(self):
         """Bytes kept after a lost subchannel are offered back with their
-        hash; the sender's header at that offset continues the file; both
-        acks cover the whole file; nothing is left but the file."""
+        hash; the sender's header at that offset continues the file (and
+        ``resumed`` says the 4000 bytes are kept); both acks cover the
+        whole file; nothing is left but the file."""
         self.interrupted_at(4000)
-        r, events, results = self.receiver()
+        resumed = []
+        r, events, results = self.receiver(resumed=resumed.append)
         sink = self.sink()
         r.accept(sink)
         self.assertEqual((sink.resume.offset, sink.resume.bytes), (4000, 4000))
         self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        self.assertEqual(resumed, [4000])
         r.got_record(M.encode_record(M.FileData(self.data[4000:])))
         r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
         self.assertEqual(events[-1], M.FileAcknowledge(len(self.data), digest(self.data)))
@@ -262,12 +265,15 @@ class Resuming(unittest.TestCase):
 
     def test_sender_says_from_zero(self):
         """The sender's prefix differs (offset 0 in its header): the kept
-        bytes are discarded, the file comes in full, the reason is kept."""
+        bytes are discarded (``resumed`` says none are kept), the file
+        comes in full, the reason is kept."""
         self.interrupted_at(4000)
-        r, events, results = self.receiver()
+        resumed = []
+        r, events, results = self.receiver(resumed=resumed.append)
         sink = self.sink()
         r.accept(sink)
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 0)))
+        self.assertEqual(resumed, [0])
         r.got_record(M.encode_record(M.FileData(self.data)))
         r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
         r.lost()

@@ -22,11 +22,13 @@ import os
 import re
 import stat
 
+import attrs
 import tqdm
 from tqdm.utils import disp_len
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._dilation.manager import OldPeerCannotDilateError
 from .._status import ConnectedPeer
 from ..errors import TransferError
 from .._inactivity import Watchdog, silence
@@ -44,6 +46,8 @@ from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
 PEER_TIMEOUT = 60.0
 CLASSIC_USED = "The peer does not speak transfer-v2: using the classic protocol."
 V2_USED = "Using transfer-v2 (Dilated File Transfer)."
+CANNOT_DILATE = ("The peer announces transfer-v2 but cannot dilate (no Dilation version we "
+                 "share): using the classic protocol.")
 NOT_A_FILE = ("transfer-v2 sends regular files and directories: using the classic "
               "protocol for '{}'.")
 TEXT_SENT = "text message sent"
@@ -183,6 +187,21 @@ class _Meter:
         if self._total is not None:
             self._total.update(nbytes)
 
+    def follow(self, start):
+        """After a resume, the sender's answer says how many bytes we keep
+        (``start``; fewer than we asked when kept files changed at the
+        sender): the bar's starting value follows, without counting the
+        difference as bytes that moved (tqdm's ``initial`` and last
+        printed count move with it, so the rate stays true)."""
+        delta = start - self.initial
+        if delta:
+            self.initial = start
+            bar = self._bar
+            bar.n += delta
+            bar.initial += delta
+            bar.last_print_n += delta
+            bar.refresh()
+
     def file_started(self, segments, size, offset):
         """The next file of a directory offer begins (from byte ``offset``
         after a resume): its bar replaces the previous file's."""
@@ -302,9 +321,43 @@ def send_paths(reactor, cfg):
             yield cmd_send.send_path(reactor, cfg, w)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        say(cfg, V2_USED)
-        yield _send_session(reactor, cfg, w, outgoings)
+        path = ConnectionPath(cfg)
+        session = sending_session(reactor, cfg, w, path)
+        if not (yield started(cfg, session)):
+            if len(outgoings) != 1:
+                why = ("the receiver cannot dilate, so only the classic protocol is left, which "
+                       f"sends one file or directory per code; {len(outgoings)} were given")
+                w.send_message(dict_to_bytes({"error": why}))
+                raise TransferError(why)
+            # the human already said yes to the verifier
+            yield cmd_send.send_path(reactor, attrs.evolve(cfg, verify=False), w)
+            return
+        yield _send_session(reactor, cfg, session, outgoings, path)
     yield run_and_close(reactor, w, body)
+
+
+def sending_session(reactor, cfg, w, path):
+    """The TransferSession of ``wormhole send`` (mode ``send``)."""
+    return T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
+                             on_text=peer_says(cfg), **_timeouts(cfg))
+
+
+@defer.inlineCallbacks
+def started(cfg, session):
+    """Start ``session``: True once it is open (we say transfer-v2 is
+    used), False when the peer announced transfer-v2 but cannot dilate:
+    its version message has no ``can-dilate`` version we share. The
+    library gives applications no accessor for that message, but
+    ``w.dilate()`` finds out at once, from it, before any Dilation
+    message is sent; we say the classic protocol is used, and the caller
+    falls back to it on the same wormhole."""
+    try:
+        yield session.start()
+    except OldPeerCannotDilateError:
+        say(cfg, CANNOT_DILATE)
+        return False
+    say(cfg, V2_USED)
+    return True
 
 
 @defer.inlineCallbacks
@@ -337,11 +390,11 @@ def send_text(reactor, cfg, text):
             yield cmd_send.send_text_on(reactor, cfg, w, text)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        say(cfg, V2_USED)
-        session = T.TransferSession(reactor, w, "send",
-                                    dilate_kwargs=_dilate_kwargs(cfg, ConnectionPath(cfg)),
-                                    on_text=peer_says(cfg), **_timeouts(cfg))
-        yield session.start()
+        session = sending_session(reactor, cfg, w, ConnectionPath(cfg))
+        if not (yield started(cfg, session)):
+            # the human already said yes to the verifier
+            yield cmd_send.send_text_on(reactor, attrs.evolve(cfg, verify=False), w, text)
+            return
         try:
             session.send_text(text)
         finally:
@@ -355,11 +408,7 @@ def peer_says(cfg):
 
 
 @defer.inlineCallbacks
-def _send_session(reactor, cfg, w, outgoings):
-    path = ConnectionPath(cfg)
-    session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
-                                on_text=peer_says(cfg), **_timeouts(cfg))
-    yield session.start()
+def _send_session(reactor, cfg, session, outgoings, path):
     try:
         failures = yield offer_all(reactor, cfg, session, outgoings, path)
     finally:
@@ -572,16 +621,27 @@ class Receiving:
             # our rules refused it (it would overwrite, no room): declined
             self._failed(Declined(incoming.refused), "Refused")
             return
-        if incoming.discarded:
-            say(cfg, incoming.discarded)
+        said = incoming.discarded
+        if said:
+            say(cfg, said)
         if incoming.resumed_from:
             say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
                      "an interrupted transfer left)")
         meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
                        incoming.size, "receive", initial=incoming.resumed_from)
-        incoming.progress = meter.update
-        incoming.file_started = meter.file_started
-        d.addBoth(self._report, meter, incoming)
+
+        # the sender's answer to a resume may keep fewer bytes than we
+        # asked (IncomingOffer.held follows it): the bar too
+        def progress(nbytes):
+            meter.follow(incoming.held)
+            meter.update(nbytes)
+
+        def file_started(*started):
+            meter.follow(incoming.held)
+            meter.file_started(*started)
+        incoming.progress = progress
+        incoming.file_started = file_started
+        d.addBoth(self._report, meter, incoming, said)
 
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
@@ -589,10 +649,10 @@ class Receiving:
         incoming.reject(reason)
         self._failed(Declined(why or reason), "Refused")
 
-    def _report(self, result, meter, incoming):
+    def _report(self, result, meter, incoming, said):
         meter.close()
         cfg = self._cfg
-        if incoming.discarded and incoming.resumed_from:  # the sender started over
+        if incoming.discarded and incoming.discarded != said:  # from the sender's answer
             say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
             self._count_received(result, meter)
@@ -617,42 +677,81 @@ def new_session(reactor, cfg, w, mode, receiving, on_text, path):
 @defer.inlineCallbacks
 def receive_session(reactor, cfg, w):
     """The transfer-v2 side of ``wormhole receive``: until the sender
-    closes. A text (control message) is printed on stdout like classic's."""
+    closes. A text (control message) is printed on stdout like classic's.
+    Fires with None, or, when the sender cannot dilate after all, with
+    the ``SenderMailbox`` whose ``first_message()`` the classic receiver
+    reads first."""
     from ._common import ask
     path = ConnectionPath(cfg)
     receiving = Receiving(reactor, cfg, ask, path)
     session = new_session(reactor, cfg, w, "receive", receiving,
                           lambda text: print(received_text(text), file=cfg.stdout, flush=True),
                           path)
-    say(cfg, V2_USED)
-    said = _mailbox_error(w, session)
+    mailbox = SenderMailbox(w, session)
     try:
-        yield session.start()
+        if not (yield started(cfg, session)):
+            mailbox.hand_over()
+            return mailbox
     except Exception:
-        if said:
-            raise said[0] from None
+        if mailbox.error is not None:
+            raise mailbox.error from None
         raise
     receiving.expect_offers(session)
     yield session.when_closed()
     receiving.stop_waiting()
-    if said:
-        raise said[0]
+    if mailbox.error is not None:
+        raise mailbox.error
     if receiving.gave_up is not None:
         raise receiving.gave_up
     yield receiving.finished()
+    return None
 
 
-def _mailbox_error(w, session):
-    """The sender may still end it all through the mailbox (spec 9.1's
+class SenderMailbox:
+    """The sender's first mailbox message, read while the transfer-v2
+    session starts. The sender may still end it all there (spec 9.1's
     ``error``: its human rejected the verifier, before any dilation):
-    that closes the session; the returned list then holds the error."""
-    said = []
+    that closes the session and ``error`` says why. When we fall back to
+    the classic protocol instead (``hand_over()``), the message is the
+    classic receiver's: ``first_message()`` gives it (or its failure)."""
 
-    def got(body):
+    def __init__(self, w, session):
+        self.error = None
+        self._session = session
+        self._arrived = None  # (True, body) or (False, Failure)
+        self._waiting = []
+        w.get_message().addCallbacks(self._got, self._failed)
+
+    def hand_over(self):
+        """The session is not used: the message is no longer ours."""
+        self._session = None
+
+    def _got(self, body):
         message = _parse(body)
-        if isinstance(message, dict) and "error" in message:
-            said.append(peer_gave_up("sender", str(message["error"])))
-            session.close()
-    # a wormhole closed with the message still awaited fails it: nothing to say
-    w.get_message().addCallbacks(got, lambda f: None)
-    return said
+        if self._session is not None and isinstance(message, dict) and "error" in message:
+            self.error = peer_gave_up("sender", str(message["error"]))
+            self._session.close()
+        self._arrive((True, body))
+
+    def _failed(self, f):
+        # a wormhole closed with the message still awaited fails it: the
+        # session says what happened, or the classic receiver gets it
+        self._arrive((False, f))
+
+    def _arrive(self, arrived):
+        self._arrived = arrived
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            self._fire(d)
+
+    def _fire(self, d):
+        ok, result = self._arrived
+        d.callback(result) if ok else d.errback(result)
+
+    def first_message(self):
+        d = defer.Deferred()
+        if self._arrived is None:
+            self._waiting.append(d)
+        else:
+            self._fire(d)
+        return d

@@ -71,6 +71,10 @@ class IncomingOffer:
         # whole files) an earlier session left for us to resume after (0:
         # none); for a file the byte it resumes at
         self.resumed_from = 0
+        # the bytes of the offer this session does not receive: what we
+        # asked (resumed_from), then what the sender's answer keeps (less
+        # when kept files changed at the sender or it starts over)
+        self.held = 0
         self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
@@ -106,15 +110,21 @@ class IncomingOffer:
         self._machine.accept(sink)
         return answered
 
+    def _resumed(self, nbytes):
+        """The sender's answer to our resume (or a later header) says how
+        many bytes of the offer we keep: ``held`` follows."""
+        self.held = nbytes
+
     def _answer_sent(self):
         """Our accept went out, or the offer ended before it did."""
+        answered, self._answered = self._answered, None
+        if answered is None:  # said already (or never accepted)
+            return
         resume = getattr(self.sink, "resume", None)
         if resume is not None:
-            self.resumed_from = resume.bytes
+            self.resumed_from = self.held = resume.bytes
             self.resumed_files = resume.files or 0
-        answered, self._answered = self._answered, None
-        if answered is not None:
-            answered.callback(self)
+        answered.callback(self)
 
     @property
     def discarded(self):
@@ -185,7 +195,8 @@ class _OfferInProtocol(_OfferProtocol):
         self.machine = _receiving.OfferReceiver(
             self._write, self._close, self._ask, self._progress, self._finished,
             self._accepted, session._run_hashing,
-            lambda *started: self.incoming.file_started(*started))
+            lambda *started: self.incoming.file_started(*started),
+            lambda nbytes: self.incoming._resumed(nbytes))
 
     def _accepted(self):
         self._watch("the sender's data")
