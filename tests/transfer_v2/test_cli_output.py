@@ -27,14 +27,15 @@ class Path(unittest.TestCase):
         self.cfg = Config(stderr=io.StringIO(), hide_progress=True)
         self.path = ConnectionPath(self.cfg)
 
-    def connected(self, hint):
-        self.path.status_update(status(ConnectedPeer(0.0, None, hint)))
+    def connected(self, hint, peer_address=None):
+        self.path.status_update(status(ConnectedPeer(0.0, None, hint, peer_address)))
         return self.path.description
 
     def test_classic_words(self):
         """Direct and WebSocket relay descriptions pass as they are; a TCP
         relay gains classic's "tcp:"; a connection the peer opened is
-        "<-tcp"."""
+        "<-tcp:HOST:PORT" with the address Dilation's status gives, "<-tcp"
+        without it."""
         self.assertEqual(self.connected("->tcp:192.0.2.7:4000"), "->tcp:192.0.2.7:4000")
         self.assertEqual(self.connected("->relay:127.0.0.1:4001"),
                          "->relay:tcp:127.0.0.1:4001")
@@ -43,6 +44,7 @@ class Path(unittest.TestCase):
         self.assertEqual(self.connected("->relay:wss://relay.example/t"),
                          "->relay:wss://relay.example/t")
         self.assertEqual(self.connected("inbound"), "<-tcp")
+        self.assertEqual(self.connected("inbound", "192.0.2.8:51515"), "<-tcp:192.0.2.8:51515")
 
     def test_peer_text_escaped(self):
         """The host name came from the peer's hints: escaped."""

@@ -111,19 +111,21 @@ class ConnectionPath:
         if connected:
             # the host names came from the peer's hints
             self.description = escape_text(self._as_classic(
-                status.peer_connection.hint_description))
+                status.peer_connection.hint_description, status.peer_connection.peer_address))
             if self._connected is False:
                 say(self._cfg, f"Reconnected to the peer ({self.description})")
         if self._connected is not None or connected:
             self._connected = connected
 
     @classmethod
-    def _as_classic(cls, hint):
+    def _as_classic(cls, hint, peer_address=None):
         """Dilation's description in classic Transit's words: a TCP relay
         is "->relay:tcp:HOST:PORT" there (Dilation leaves out "tcp:"),
-        a connection the peer opened to our listener "<-tcp"."""
+        a connection the peer opened to our listener "<-tcp:HOST:PORT"
+        (where it came from: our status's ``peer_address``; "<-tcp" when
+        unknown)."""
         if hint == cls.INBOUND:
-            return "<-tcp"
+            return f"<-tcp:{peer_address}" if peer_address else "<-tcp"
         relayed = hint.startswith("->relay:")
         if relayed and not re.match(r"->relay:(tcp|tor|wss?):", hint):
             return "->relay:tcp:" + hint[len("->relay:"):]
