@@ -6,6 +6,7 @@ import io
 
 from twisted.internet import defer
 from twisted.internet.task import Clock
+from twisted.python import failure
 from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
@@ -111,7 +112,7 @@ class FakeIncoming:
     def __init__(self, name, size):
         self.offer = M.FileOffer(name, 0, size)
         self.size = size
-        self.done = defer.Deferred()
+        self._observers = []
         self.rejected = None
 
     def accept(self, folder, name=None, peer_reason=None):
@@ -119,11 +120,20 @@ class FakeIncoming:
 
     def reject(self, reason):
         self.rejected = reason
-        self.done.callback(T.Rejected(self.offer, reason))
+        self.finish(T.Rejected(self.offer, reason))
+
+    def finish(self, result):
+        """The offer ends: ``when_done()`` fires with ``result`` (or fails
+        with it, an exception)."""
+        for d in self._observers:
+            if isinstance(result, Exception):
+                d.errback(failure.Failure(result))
+            else:
+                d.callback(result)
 
     def when_done(self):
         d = defer.Deferred()
-        self.done.addBoth(lambda r: (d.callback(r), r)[1])
+        self._observers.append(d)
         return d
 
 
@@ -145,14 +155,14 @@ class SessionLine(unittest.TestCase):
         clock.advance(3)  # before the first byte: not counted
         one.progress(2_000_000)
         clock.advance(1)
-        one.done.callback(T.Received(one.offer, "/x/one", 1, 2_000_000))
+        one.finish(T.Received(one.offer, "/x/one", 1, 2_000_000))
         receiving.on_offer(two)
         two.progress(1_000_000)
-        two.done.errback(T.ReceiveFailed("the sender went away"))
+        two.finish(T.ReceiveFailed("the sender went away"))
         receiving.on_offer(three)
         three.progress(2_000_000)
         clock.advance(1)
-        three.done.callback(T.Received(three.offer, "/x/three", 1, 2_000_000))
+        three.finish(T.Received(three.offer, "/x/three", 1, 2_000_000))
         failed = self.failureResultOf(receiving.finished(), TransferError)
         self.assertEqual(str(failed.value), "1 of 3 offers did not complete")
         lines = cfg.stderr.getvalue().splitlines()
@@ -168,7 +178,7 @@ class SessionLine(unittest.TestCase):
         one = FakeIncoming("one", 10)
         receiving.on_offer(one)
         one.progress(10)
-        one.done.callback(T.Received(one.offer, "/x/one", 1, 10))
+        one.finish(T.Received(one.offer, "/x/one", 1, 10))
         self.successResultOf(receiving.finished())
         self.assertNotIn("Session:", cfg.stderr.getvalue())
 
@@ -192,7 +202,7 @@ class ResumeAnswer(unittest.TestCase):
         for _ in range(3):
             clock.advance(1)
             incoming.progress(1_000_000)
-        incoming.done.callback(T.Received(incoming.offer, "/x/big", 1, 4_000_000))
+        incoming.finish(T.Received(incoming.offer, "/x/big", 1, 4_000_000))
         self.successResultOf(receiving.finished())
         shown = cfg.stderr.getvalue()
         last_bar = [seg for seg in shown.replace("\n", "\r").split("\r") if "receive:" in seg][-1]
