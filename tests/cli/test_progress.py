@@ -91,11 +91,12 @@ class _Progress:
 
     @defer.inlineCallbacks
     def test_session_bar_transfer_v2(self):
-        """Two files over transfer-v2 in a 100-column terminal, as the
-        screen shows them at the end (pyte plays the bytes the terminal
+        """Two files over transfer-v2 in 100-column terminals, as the
+        screens show them at the end (pyte plays the bytes the terminal
         got): every line whole, nothing written over, each offer's bar
         gone once its summary is there, the session's bar at 100% above
-        the last line."""
+        the last line; on the receiving side too, from the sender's
+        "session-totals", with the session's line last."""
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         src = os.path.abspath(self.mktemp())
@@ -108,11 +109,11 @@ class _Progress:
         send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen", "--code",
                                           "43-session-bar", "one.bin", "two.bin"),
                             "sender", cwd=src, columns=100)
-        recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
-                                                       "--accept-file", "43-session-bar"),
-                                name="receiver", cwd=out)
+        recv = spawn_in_pty(self, our_cli(*common, "receive", "--no-listen", "--accept-file",
+                                          "43-session-bar"), "receiver", cwd=out, columns=100)
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        self.check_receiver_screen(recv, out, relay)
         screen = pyte.Screen(100, 40)
         pyte.ByteStream(screen).feed(send.stdout)
         lines = [line.rstrip() for line in screen.display if line.strip()]
@@ -128,6 +129,35 @@ class _Progress:
                          summary + "$"]
         expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$", "Transfer complete\.$"]
         self.assertEqual(len(lines) - start, len(expected), "\n".join(lines))
+        for line, pattern in zip(lines[start:], expected):
+            self.assertRegex(line, "^" + pattern)
+
+    def check_receiver_screen(self, recv, out, relay):
+        screen = pyte.Screen(100, 40)
+        pyte.ByteStream(screen).feed(recv.stdout)
+        # a line that filled the row went on in the next one: join them
+        lines, carry = [], ""
+        for row in screen.display:
+            if len(row.rstrip()) == 100:
+                carry += row
+                continue
+            if (carry + row).strip():
+                lines.append((carry + row).rstrip())
+            carry = ""
+        shown = "\n".join(lines)
+        path = re.escape(f"->relay:{relay.hint}")
+        summary = r"Received 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + path + "$"
+        start = lines.index(V2_USED)
+        expected = [re.escape(V2_USED)]
+        for name in ("one.bin", "two.bin"):
+            expected += [re.escape(f"Offered file '{name}' (3.0 MB)") + "$",
+                         re.escape(f"Receiving (->relay:{relay.hint})..") + "$",
+                         re.escape("Received file written to: " + os.path.join(out, name)) + "$",
+                         summary]
+        expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$",
+                     r"Session: 2 of 2 offers received \(2 files\); received 6\.0 MB in "
+                     r"\d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + path + "$"]
+        self.assertEqual(len(lines) - start, len(expected), shown)
         for line, pattern in zip(lines[start:], expected):
             self.assertRegex(line, "^" + pattern)
 

@@ -428,9 +428,11 @@ def offer_all(reactor, cfg, session, outgoings, path):
     offer, its error is left to the caller to say (the ERROR line)."""
     failures = []
     several = len(outgoings) > 1
-    # a session bar above each offer's when there is more than one
-    total = _transfer.progress_bar(cfg, sum(o.size for o in outgoings), "total",
-                                   hidden=not several)
+    size = sum(o.size for o in outgoings)
+    # a session bar above each offer's when there is more than one; the
+    # receiver gets the totals for its own (a peer with "session-totals")
+    total = _transfer.progress_bar(cfg, size, "total", hidden=not several)
+    session.announce_totals(len(outgoings), size)
 
     def failed(error, label):
         failures.append(error)
@@ -487,6 +489,19 @@ class Receiving:
         # what the offers received whole add up to, for the session's line
         # (the sender announces no total: offers come one at a time)
         self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
+        self._total = None  # the session's bar, when the sender said its totals
+
+    def totals(self, offers, nbytes):
+        """The sender's "session-totals" (before its first offer): with
+        more than one offer coming, a session bar above each offer's, as
+        the sender shows it. Totals that come after an offer, or a second
+        time, are ignored (the bars are placed already)."""
+        if self._total is None and self.offers == 0 and offers > 1:
+            self._total = _transfer.progress_bar(self._cfg, nbytes, "total")
+
+    def _close_total(self):
+        if self._total is not None:
+            self._total.close()
 
     def expect_offers(self, session):
         """``wormhole receive``: the sender offers at once, one offer after
@@ -515,6 +530,7 @@ class Receiving:
 
     def stop_waiting(self):
         """The session is over: no more offers to wait for."""
+        self._close_total()
         if self._between is not None:
             self._between.stop()
             self._between = None
@@ -525,6 +541,7 @@ class Receiving:
         """Once every accepted offer ended: fails if any was refused or
         failed (declined, exit 3, when every one was refused)."""
         yield defer.DeferredList(self.done)
+        self._close_total()
         if self.offers > 1:
             say(self._cfg, self.session_line())
         error = outcome(self.failures, self.offers, "offers")
@@ -630,7 +647,8 @@ class Receiving:
             say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
                      "an interrupted transfer left)")
         meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
-                       incoming.size, "receive", initial=incoming.resumed_from)
+                       incoming.size, "receive", total=self._total,
+                       initial=incoming.resumed_from)
 
         # the sender's answer to a resume may keep fewer bytes than we
         # asked (IncomingOffer.held follows it): the bar too
@@ -672,7 +690,7 @@ def new_session(reactor, cfg, w, mode, receiving, on_text, path):
     """A TransferSession with the CLI's Dilation options; offers go to
     ``receiving`` (a ``Receiving``), ``path`` follows the connection."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
-                             dilate_kwargs=_dilate_kwargs(cfg, path),
+                             on_totals=receiving.totals, dilate_kwargs=_dilate_kwargs(cfg, path),
                              free_space=cfg.free_space, **_timeouts(cfg))
 
 

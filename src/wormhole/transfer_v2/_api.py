@@ -279,7 +279,9 @@ class TransferSession:
 
     ``on_offer(IncomingOffer)`` decides about the peer's offers (without it
     every offer is rejected); ``on_text(str)`` gets the peer's text
-    messages. ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
+    messages, ``on_totals(offers, nbytes)`` what the peer says it is about
+    to offer (the "session-totals" feature; see ``announce_totals``).
+    ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
     what ``app_versions(mode, features)`` announced (default: all we have).
     ``peer_timeout`` (seconds): end the session when Dilation has had no
     connection to the peer for that long (it would otherwise reconnect
@@ -295,7 +297,7 @@ class TransferSession:
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
-                 timeout_hint="", run_hashing=None):
+                 timeout_hint="", run_hashing=None, on_totals=None):
         self._reactor = reactor
         # where the resume feature hashes kept bytes: a thread, not the reactor
         self._run_hashing = run_hashing or _hashing.in_thread(reactor)
@@ -303,6 +305,7 @@ class TransferSession:
         self._eq = EventualQueue(reactor)
         self._on_offer = on_offer
         self._on_text = on_text or (lambda text: None)
+        self._on_totals = on_totals or (lambda offers, nbytes: None)
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._peer_timeout = peer_timeout
         self._inactivity_timeout = inactivity_timeout
@@ -315,6 +318,7 @@ class TransferSession:
         self._free_space = free_space
         self._offers = set()
         self._resume = False  # both declared the "resume" feature
+        self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
         self._dilated = None
         self._our_control = None
@@ -348,6 +352,17 @@ class TransferSession:
         if self._our_control is None:
             raise TransferError("the session is not open")
         self._our_control.transport.write(M.encode_control(M.Text(message)))
+
+    def announce_totals(self, offers, nbytes):
+        """Tell the peer how many offers (and bytes) we are about to make
+        ("session-totals" feature): True if it went, False when the peer
+        did not declare the feature (nothing is sent)."""
+        if self._our_control is None:
+            raise TransferError("the session is not open")
+        if not self._totals:
+            return False
+        self._our_control.transport.write(M.encode_control(M.SessionTotals(offers, nbytes)))
+        return True
 
     def offer(self, path, progress=lambda nbytes: None, file_started=None):
         """Offer a file or a directory; fires with an OfferResult, or fails
@@ -383,6 +398,7 @@ class TransferSession:
         self.negotiated = negotiated
         self._resume = _versions.RESUME in negotiated.features
         self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
+        self._totals = _versions.SESSION_TOTALS in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))
@@ -421,6 +437,10 @@ class TransferSession:
             message = M.parse_control(data)
         except M.MessageError:
             return  # ignored: a later version's control message (docs/transfer-v2.md)
+        if isinstance(message, M.SessionTotals):
+            if self._totals:  # else a feature we did not agree on: ignored
+                self._on_totals(message.offers, message.bytes)
+            return
         self._on_text(message.message)
 
     def _control_lost(self, ours):
