@@ -119,6 +119,9 @@ class ConnectedPeer:
     connected_at: float
     expires_at: Optional[float]
     hint_description: str
+    # ours, not the reference's: for a connection the peer opened to our
+    # listener (hint_description "inbound"), where it came from, "HOST:PORT"
+    peer_address: Optional[str] = None
 
 
 @frozen

@@ -91,11 +91,12 @@ class _Progress:
 
     @defer.inlineCallbacks
     def test_session_bar_transfer_v2(self):
-        """Two files over transfer-v2 in a 100-column terminal, as the
-        screen shows them at the end (pyte plays the bytes the terminal
+        """Two files over transfer-v2 in 100-column terminals, as the
+        screens show them at the end (pyte plays the bytes the terminal
         got): every line whole, nothing written over, each offer's bar
         gone once its summary is there, the session's bar at 100% above
-        the last line."""
+        the last line; on the receiving side too, from the sender's
+        "session-totals", with the session's line last."""
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         src = os.path.abspath(self.mktemp())
@@ -108,11 +109,11 @@ class _Progress:
         send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen", "--code",
                                           "43-session-bar", "one.bin", "two.bin"),
                             "sender", cwd=src, columns=100)
-        recv = CLIProcess.spawn(self, reactor, our_cli(*common, "receive", "--no-listen",
-                                                       "--accept-file", "43-session-bar"),
-                                name="receiver", cwd=out)
+        recv = spawn_in_pty(self, our_cli(*common, "receive", "--no-listen", "--accept-file",
+                                          "43-session-bar"), "receiver", cwd=out, columns=100)
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        self.check_receiver_screen(recv, out, relay)
         screen = pyte.Screen(100, 40)
         pyte.ByteStream(screen).feed(send.stdout)
         lines = [line.rstrip() for line in screen.display if line.strip()]
@@ -130,6 +131,87 @@ class _Progress:
         self.assertEqual(len(lines) - start, len(expected), "\n".join(lines))
         for line, pattern in zip(lines[start:], expected):
             self.assertRegex(line, "^" + pattern)
+
+    def check_receiver_screen(self, recv, out, relay):
+        screen = pyte.Screen(100, 40)
+        pyte.ByteStream(screen).feed(recv.stdout)
+        # a line that filled the row went on in the next one: join them
+        lines, carry = [], ""
+        for row in screen.display:
+            if len(row.rstrip()) == 100:
+                carry += row
+                continue
+            if (carry + row).strip():
+                lines.append((carry + row).rstrip())
+            carry = ""
+        shown = "\n".join(lines)
+        path = re.escape(f"->relay:{relay.hint}")
+        summary = r"Received 3\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + path + "$"
+        start = lines.index(V2_USED)
+        expected = [re.escape(V2_USED)]
+        for name in ("one.bin", "two.bin"):
+            expected += [re.escape(f"Offered file '{name}' (3.0 MB)") + "$",
+                         re.escape(f"Receiving (->relay:{relay.hint})..") + "$",
+                         re.escape("Received file written to: " + os.path.join(out, name)) + "$",
+                         summary]
+        expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$",
+                     r"Session: 2 of 2 offers received \(2 files\); received 6\.0 MB in "
+                     r"\d+\.\d\d s \([\d.]+ [kMG]B/s\) via " + path + "$"]
+        self.assertEqual(len(lines) - start, len(expected), shown)
+        for line, pattern in zip(lines[start:], expected):
+            self.assertRegex(line, "^" + pattern)
+
+    @defer.inlineCallbacks
+    def test_file_bars_of_a_folder(self):
+        """A folder over transfer-v2, both sides in 100-column terminals:
+        while it moves, each file has its own bar (its path inside the
+        folder) below the offer's, never wider than the terminal; at the
+        end (pyte) every line is whole and the file bars are gone."""
+        relay = yield start_transit_relay(reactor, port=0)
+        self.addCleanup(relay.stop)
+        src = os.path.abspath(self.mktemp())
+        os.makedirs(os.path.join(src, "tree", "sub"))
+        for name in ("first.bin", "sub/second.bin"):
+            write_file(os.path.join(src, "tree", *name.split("/")), SIZE)
+        out = os.path.abspath(self.mktemp())
+        os.makedirs(out)
+        common = ["--relay-url", self.url, "--transit-helper", relay.hint]
+        code = "44-file-bars"
+        send = spawn_in_pty(self, our_cli(*common, "send", "--no-qr", "--no-listen", "--code",
+                                          code, "tree"), "sender", cwd=src, columns=100)
+        recv = spawn_in_pty(self, our_cli(*common, "receive", "--no-listen", "--accept-file",
+                                          code), "receiver", cwd=out, columns=100)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        path = re.escape(f"->relay:{relay.hint}")
+        for run, bar, verbs in ((send, "offer", ("Sending", "Sent")),
+                                (recv, "receive", ("Receiving", "Received"))):
+            segments = progress_segments(run.stdout)
+            self.assertLessEqual(max(len(s) for s in segments), 99, segments)
+            for name in ("first.bin", "sub/second.bin"):
+                self.assertTrue([s for s in segments if s.startswith(f"{name}: ")],
+                                run.describe())
+            screen = pyte.Screen(100, 40)
+            pyte.ByteStream(screen).feed(run.stdout)
+            lines = [line.rstrip() for line in screen.display if line.strip()]
+            shown = "\n".join(lines)
+            self.assertFalse([line for line in lines if ".bin:" in line], shown)
+            summary = (rf"{verbs[1]} 6\.0 MB in \d+\.\d\d s \([\d.]+ [kMG]B/s\) via "
+                       + path + "$")
+            self.assertTrue([line for line in lines if re.match(summary, line)], shown)
+            self.assertTrue([line for line in lines if re.match(
+                re.escape(f"{verbs[0]} (->relay:{relay.hint})..") + "$", line)], shown)
+            self.assertTrue([line for line in lines if re.match(
+                rf"{bar}: 100%\|█+\| 6\.00M/6\.00M \[.*\]$", line)], shown)
+            # nothing else: every line is one the commands write whole
+            whole = (r"Using transfer-v2|Offering directory|Offered directory|Sending|"
+                     r"Receiving|Sent|Received|Transfer complete|offer: |receive: |"
+                     r"Wormhole code is|wormhole receive|On the other computer|"
+                     r"Note: code has been consumed|Waiting for sender")
+            # (a long "written to" path wraps: its tail is the next line)
+            strays = [line for line in lines if not re.match(whole, line)
+                      and not os.path.join(out, "tree").endswith(line)]
+            self.assertEqual(strays, [], shown)
 
 
 class ProgressOurServer(OurServer, _Progress, unittest.TestCase):

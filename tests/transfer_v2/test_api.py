@@ -33,6 +33,7 @@ def session(our_mode, their_mode, their_features=None, **kw):
     s.negotiated = V.negotiate(our_mode, theirs)
     s._resume = V.RESUME in s.negotiated.features
     s._empty_folders = V.EMPTY_FOLDERS in s.negotiated.features
+    s._totals = V.SESSION_TOTALS in s.negotiated.features
     return s
 
 
@@ -55,6 +56,39 @@ class Control(unittest.TestCase):
         s._got_control(b"\xc1garbage")
         s._got_control(M.encode_control(M.Text("hello")))
         self.assertEqual(texts, ["hello"])
+
+
+class Totals(unittest.TestCase):
+    def control(self, s):
+        p = _api._ControlProtocol(s, ours=True)
+        p.transport = FakeSubchannel()
+        p.transport.write = lambda data: p.transport.records.append(M.parse_control(data))
+        s._our_control = p
+        return p.transport
+
+    def test_both_declared(self):
+        """Both declared "session-totals": announce_totals writes the
+        control message, the peer's reaches on_totals."""
+        got = []
+        s = session("send", "receive", on_totals=lambda *totals: got.append(totals))
+        ours = self.control(s)
+        self.assertTrue(s.announce_totals(3, 6_000_000))
+        self.assertEqual(ours.records, [M.SessionTotals(3, 6_000_000)])
+        s._got_control(M.encode_control(M.SessionTotals(2, 10)))
+        self.assertEqual(got, [(2, 10)])
+
+    def test_peer_without_the_feature(self):
+        """A peer that did not declare it gets nothing from
+        announce_totals (False), and its totals, if it sends them anyway,
+        are ignored (spec "features": only what both declared)."""
+        got = []
+        s = session("send", "receive", their_features={"resume": {}},
+                    on_totals=lambda *totals: got.append(totals))
+        ours = self.control(s)
+        self.assertFalse(s.announce_totals(3, 6_000_000))
+        self.assertEqual(ours.records, [])
+        s._got_control(M.encode_control(M.SessionTotals(2, 10)))
+        self.assertEqual(got, [])
 
 
 class Modes(unittest.TestCase):

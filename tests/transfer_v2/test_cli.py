@@ -22,7 +22,8 @@ ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
 # the longest name most file systems take: 255 bytes of UTF-8
 LONGEST_NAME = "\u00e9" * 127 + "x"
 # the path line of a direct connection: we dialled the peer, or it us
-DIRECT = rb"\((->tcp:127\.0\.0\.1:\d+|<-tcp)\)\.\."
+# (then where it came from, as classic says it)
+DIRECT = rb"\((->tcp|<-tcp):127\.0\.0\.1:\d+\)\.\."
 SUMMARY = rb"%s [\d.]+ [kM]?B(ytes)? in \d+\.\d\d s \(.+\) via "
 
 
@@ -71,7 +72,9 @@ class CLI(_CLIBase):
         """Two files and a directory (nested, non-ASCII, a 255-byte name)
         in one session, over a direct connection; the receiver
         (--accept-file) gets them all, both say transfer-v2 was used and
-        how the data went (direct), both exit 0."""
+        how the data went (direct: one side dialled, the other names the
+        address the connection came from), the receiver sums the session up in
+        one line, both exit 0."""
         tree = {"README": b"read me", "s\u00fcb/\u6587\u4ef6.txt": b"x" * 100_000,
                 "deep/er/" + LONGEST_NAME: os.urandom(5000)}
         self.assertEqual(len(LONGEST_NAME.encode()), 255)
@@ -90,10 +93,16 @@ class CLI(_CLIBase):
         self.assertEqual(sorted(os.listdir(self.dst)), ["one.bin", "proj", "two"])
         self.assertEqual(read_tree(os.path.join(self.dst, "proj")), tree)
         self.assertSameFile("one.bin")
-        self.assertRegex(send.stderr, rb"Sending " + DIRECT)
-        self.assertRegex(recv.stderr, rb"Receiving " + DIRECT)
+        sending = re.search(rb"Sending " + DIRECT, send.stderr)
+        receiving = re.search(rb"Receiving " + DIRECT, recv.stderr)
+        self.assertTrue(sending and receiving, "\n".join(r.describe() for r in self.runs))
+        # one side dialled, the other accepted the same connection
+        self.assertEqual({sending.group(1), receiving.group(1)}, {b"->tcp", b"<-tcp"})
         self.assertEqual(len(re.findall(SUMMARY % b"Sent", send.stderr)), 3)
         self.assertEqual(len(re.findall(SUMMARY % b"Received", recv.stderr)), 3)
+        # the receiver's session line: it could not know the total beforehand
+        self.assertRegex(recv.stderr, rb"Session: 3 of 3 offers received \(5 files\); "
+                                      + SUMMARY % b"received")
 
     @defer.inlineCallbacks
     def test_relay_only(self):

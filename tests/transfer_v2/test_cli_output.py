@@ -4,14 +4,17 @@ the one line for a peer gone mid-offer, and the session's outcome (exit
 3 only when every failure was a decline)."""
 import io
 
+from twisted.internet import defer
 from twisted.internet.task import Clock
+from twisted.python import failure
 from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
 from wormhole.cli._text import Declined
-from wormhole.cli._transfer_v2 import ConnectionPath, _Meter, outcome
+from wormhole.cli._transfer_v2 import ConnectionPath, Receiving, _Meter, file_label, outcome
+from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError
 
 
@@ -25,14 +28,15 @@ class Path(unittest.TestCase):
         self.cfg = Config(stderr=io.StringIO(), hide_progress=True)
         self.path = ConnectionPath(self.cfg)
 
-    def connected(self, hint):
-        self.path.status_update(status(ConnectedPeer(0.0, None, hint)))
+    def connected(self, hint, peer_address=None):
+        self.path.status_update(status(ConnectedPeer(0.0, None, hint, peer_address)))
         return self.path.description
 
     def test_classic_words(self):
         """Direct and WebSocket relay descriptions pass as they are; a TCP
         relay gains classic's "tcp:"; a connection the peer opened is
-        "<-tcp"."""
+        "<-tcp:HOST:PORT" with the address Dilation's status gives, "<-tcp"
+        without it."""
         self.assertEqual(self.connected("->tcp:192.0.2.7:4000"), "->tcp:192.0.2.7:4000")
         self.assertEqual(self.connected("->relay:127.0.0.1:4001"),
                          "->relay:tcp:127.0.0.1:4001")
@@ -41,6 +45,7 @@ class Path(unittest.TestCase):
         self.assertEqual(self.connected("->relay:wss://relay.example/t"),
                          "->relay:wss://relay.example/t")
         self.assertEqual(self.connected("inbound"), "<-tcp")
+        self.assertEqual(self.connected("inbound", "192.0.2.8:51515"), "<-tcp:192.0.2.8:51515")
 
     def test_peer_text_escaped(self):
         """The host name came from the peer's hints: escaped."""
@@ -93,6 +98,142 @@ class Meter(unittest.TestCase):
                          "(cancelled: the peer has been unreachable for 60 s)")
         mismatch = T.HashMismatch("the hash differs")
         self.assertIs(meter.lost("sender", mismatch), mismatch)
+
+
+class FakeIncoming:
+    """What ``Receiving`` uses of an IncomingOffer: a file offer that is
+    accepted at once and ends when the test says."""
+
+    is_directory = False
+    refused = None
+    discarded = None
+    resumed_from = held = 0
+
+    def __init__(self, name, size):
+        self.offer = M.FileOffer(name, 0, size)
+        self.size = size
+        self._observers = []
+        self.rejected = None
+
+    def accept(self, folder, name=None, peer_reason=None):
+        return defer.succeed(self)
+
+    def reject(self, reason):
+        self.rejected = reason
+        self.finish(T.Rejected(self.offer, reason))
+
+    def finish(self, result):
+        """The offer ends: ``when_done()`` fires with ``result`` (or fails
+        with it, an exception)."""
+        for d in self._observers:
+            if isinstance(result, Exception):
+                d.errback(failure.Failure(result))
+            else:
+                d.callback(result)
+
+    def when_done(self):
+        d = defer.Deferred()
+        self._observers.append(d)
+        return d
+
+
+class SessionLine(unittest.TestCase):
+
+    def test_several_offers(self):
+        """The receiver cannot know the session's total in advance (offers
+        come one at a time): with more than one offer, it ends with one
+        line counting the offers and files received, their bytes, the time
+        from the first byte to the last offer's end, and the rate."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), hide_progress=True, accept_file=True,
+                     cwd=self.mktemp(), peer_timeout=None)
+        path = ConnectionPath(cfg)
+        path.status_update(status(ConnectedPeer(0.0, None, "->tcp:192.0.2.7:4000")))
+        receiving = Receiving(clock, cfg, ask=None, path=path)
+        one, two, three = (FakeIncoming(n, 2_000_000) for n in ("one", "two", "three"))
+        receiving.on_offer(one)
+        clock.advance(3)  # before the first byte: not counted
+        one.progress(2_000_000)
+        clock.advance(1)
+        one.finish(T.Received(one.offer, "/x/one", 1, 2_000_000))
+        receiving.on_offer(two)
+        two.progress(1_000_000)
+        two.finish(T.ReceiveFailed("the sender went away"))
+        receiving.on_offer(three)
+        three.progress(2_000_000)
+        clock.advance(1)
+        three.finish(T.Received(three.offer, "/x/three", 1, 2_000_000))
+        failed = self.failureResultOf(receiving.finished(), TransferError)
+        self.assertEqual(str(failed.value), "1 of 3 offers did not complete")
+        lines = cfg.stderr.getvalue().splitlines()
+        self.assertIn("Session: 2 of 3 offers received (2 files); received 4.0 MB in "
+                      "2.00 s (2.0 MB/s) via ->tcp:192.0.2.7:4000", lines)
+
+    def test_one_offer(self):
+        """One offer: its own summary says it all, no session line."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), hide_progress=True, accept_file=True,
+                     cwd=self.mktemp(), peer_timeout=None)
+        receiving = Receiving(clock, cfg, ask=None)
+        one = FakeIncoming("one", 10)
+        receiving.on_offer(one)
+        one.progress(10)
+        one.finish(T.Received(one.offer, "/x/one", 1, 10))
+        self.successResultOf(receiving.finished())
+        self.assertNotIn("Session:", cfg.stderr.getvalue())
+
+
+class ResumeAnswer(unittest.TestCase):
+
+    def test_bar_follows_the_answer(self):
+        """We asked to resume at 3 MB of 4 MB; the sender's answer keeps
+        only 1 MB (IncomingOffer.held changes after accept): the
+        bar starts from 1 MB, ends at exactly 4 MB (100%), and why the
+        kept bytes went is said at the end."""
+        clock = Clock()
+        cfg = Config(stderr=io.StringIO(), accept_file=True, cwd=self.mktemp(),
+                     peer_timeout=None)
+        receiving = Receiving(clock, cfg, ask=None)
+        incoming = FakeIncoming("big", 4_000_000)
+        incoming.resumed_from = incoming.held = 3_000_000
+        receiving.on_offer(incoming)
+        incoming.held = 1_000_000  # the answer
+        incoming.discarded = "the start kept is not the sender's: received again"
+        for _ in range(3):
+            clock.advance(1)
+            incoming.progress(1_000_000)
+        incoming.finish(T.Received(incoming.offer, "/x/big", 1, 4_000_000))
+        self.successResultOf(receiving.finished())
+        shown = cfg.stderr.getvalue()
+        last_bar = [seg for seg in shown.replace("\n", "\r").split("\r") if "receive:" in seg][-1]
+        self.assertIn("100%", last_bar)
+        self.assertIn("4.00M/4.00M", last_bar)
+        self.assertNotIn("6.00M", shown)
+        self.assertIn("Resuming at byte 3000000 of 4000000", shown)
+        self.assertIn("the start kept is not the sender's: received again", shown)
+        self.assertIn("Received 3.0 MB in", shown)
+
+
+class FileLabel(unittest.TestCase):
+
+    def test_short_names_whole(self):
+        """A path that fits a third of the terminal is shown whole, its
+        segments joined by "/"."""
+        self.assertEqual(file_label(("sub", "a.txt"), 100), "sub/a.txt")
+
+    def test_escaped(self):
+        """The peer's names are escaped: a control sequence cannot move
+        the cursor or write over another bar."""
+        self.assertEqual(file_label(("a\x1b[2Jb",), 100), "a\\x1b[2Jb")
+
+    def test_cut_from_the_left(self):
+        """A long path keeps its end (the file's name) after "...", within
+        a third of the columns; wide characters count two columns."""
+        self.assertEqual(file_label(("x" * 50, "name.bin"), 60), "...xxxxxxxx/name.bin")
+        wide = file_label(("\u6587" * 40,), 60)
+        self.assertEqual(wide, "..." + "\u6587" * 8)
+        # never less than 8 columns, however narrow the terminal
+        self.assertEqual(file_label(("abcdefghijklmnop",), 12), "...lmnop")
 
 
 class Outcome(unittest.TestCase):

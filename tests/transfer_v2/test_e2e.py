@@ -426,8 +426,9 @@ class DirectoryResume(_Attempts):
     @defer.inlineCallbacks
     def test_changed_kept_file_sent_again(self):
         """A kept file changed at the source between the sessions: that
-        file travels again (both sides say why), the other kept files do
-        not, and the tree arrives exact."""
+        file travels again (both sides say why; the receiver's ``held``
+        follows the answer), the other kept files do not, and the tree
+        arrives exact."""
         src, dst, total = self.tree()
         yield self.attempt(src, dst, stop_at=total // 2)
         with open(os.path.join(src, "f0"), "r+b") as f:
@@ -436,6 +437,7 @@ class DirectoryResume(_Attempts):
         self.assertGreaterEqual(incoming.resumed_files, 1)  # f0 was kept
         self.assertEqual(result.resumed_files, incoming.resumed_files - 1)
         self.assertEqual(result.resumed_from, incoming.resumed_from - 1_200_000)
+        self.assertEqual(incoming.held, result.resumed_from)  # followed the answer
         self.assertEqual(sent, total - result.resumed_from)
         self.assertIn("1 of the files the receiver kept changed", result.resume_refused)
         self.assertIn("1 of the files kept", incoming.discarded)

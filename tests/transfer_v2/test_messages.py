@@ -248,3 +248,17 @@ class Refusals(unittest.TestCase):
         raw = b"\x01" + msgpack.packb({"filename": "a", "timestamp": 0, "bytes": 1,
                                        "thumbnail": b"png"})
         self.assertEqual(M.parse_record(raw), M.FileOffer("a", 0, 1))
+
+    def test_session_totals_extension(self):
+        """The "session-totals" control message: a msgpack map with kind,
+        offers and bytes, round-tripped; counts that are not non-negative
+        integers (or absent) are refused."""
+        raw = M.encode_control(M.SessionTotals(3, 6_000_000))
+        self.assertEqual(msgpack.unpackb(raw),
+                         {"kind": "session-totals", "offers": 3, "bytes": 6_000_000})
+        self.assertEqual(M.parse_control(raw), M.SessionTotals(3, 6_000_000))
+        for fields in [{"offers": -1, "bytes": 0}, {"offers": 1, "bytes": True},
+                       {"offers": "2", "bytes": 0}, {"offers": 1}, {"bytes": 1},
+                       {"offers": 1, "bytes": 2 ** 63}]:
+            raw = msgpack.packb({"kind": "session-totals", **fields})
+            self.assertRaises(M.MessageError, M.parse_control, raw)

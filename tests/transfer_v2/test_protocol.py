@@ -80,6 +80,9 @@ class Link:
         self._folder = folder
         self._resumable = resumable
         self.sink = None
+        # each side's file_started calls: (path segments, size, offset)
+        self.started = {"sender": [], "receiver": []}
+        self.resumed = []  # the receiver's kept bytes, as the sender's headers say
         self.sender = OfferSender(
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
@@ -91,7 +94,9 @@ class Link:
         self._old_receiver = old_receiver
         self.receiver = OfferReceiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
-            self._progress, self.receiver_result.append, run_hashing=self._run_hashing)
+            self._progress, self.receiver_result.append, run_hashing=self._run_hashing,
+            file_started=lambda *started: self.started["receiver"].append(started),
+            resumed=self.resumed.append)
 
     def _run_hashing(self, work):
         # the hash is ready on a later clock turn, as from a thread: both
@@ -134,7 +139,8 @@ class Link:
     def _start_streaming(self, resume=None):
         streamer = S.Streamer(self.clock, _Transport(self), self._outgoing,
                               self.sender.file_sent, self.sender.all_sent,
-                              self.sender.source_failed, self._sent, resume)
+                              self.sender.source_failed, self._sent, resume,
+                              lambda *started: self.started["sender"].append(started))
         streamer.start()
         return streamer
 
@@ -236,6 +242,15 @@ class DirectoryResume(_Base):
         self.assertEqual(self.kept(), ["tree"])
         self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
                          read_tree(os.path.join(self.src, "tree")))
+        # each side saw the same files begin: the second from the offset,
+        # then the rest whole; together exactly the bytes that were sent
+        self.assertEqual(second.started["sender"], second.started["receiver"])
+        self.assertEqual(second.started["sender"],
+                         [(("2",), 200_000, held.offset), (("3", "x"), 50_000, 0),
+                          (("3", "y"), 0, 0)])
+        self.assertEqual(sum(size - offset for _, size, offset in second.started["sender"]),
+                         second.sent)
+        self.assertEqual(second.resumed, [held.bytes])
 
     def test_resume_between_files(self):
         """Cut right after a file was verified: the next offer starts at the
@@ -481,6 +496,16 @@ class KeepingWhatMatches(_Base):
         received = second.receiver_result[0]
         self.assertEqual((received.files, received.bytes), (6, self.total))
         self.check_tree()
+        # the receiver's kept bytes follow the answer: a and c, then the
+        # start of "e" once its header says it continues; in the end what
+        # the sender says it did not send
+        self.assertEqual(second.resumed, [2 * SIZE, 2 * SIZE + FIRST])
+        self.assertEqual(second.resumed[-1], self.total - second.sent)
+        # the changed files first, whole, then "e" from the offset and "f"
+        self.assertEqual(second.started["sender"], second.started["receiver"])
+        self.assertEqual(second.started["receiver"],
+                         [(("b",), SIZE, 0), (("d",), SIZE, 0), (("e",), SIZE, FIRST),
+                          (("f",), SIZE, 0)])
 
     def test_nothing_changed(self):
         """Nothing changed: the answer lists no file to send again, only

@@ -31,9 +31,11 @@ class Receiving(unittest.TestCase):
         self.results = []
         self.asked = []
         self.progress = []
+        self.started = []
         self.r = OfferReceiver(lambda b: self.events.append(M.parse_record(b)),
                                lambda: self.events.append("close"), self.asked.append,
-                               self.progress.append, self.results.append)
+                               self.progress.append, self.results.append,
+                               file_started=lambda *started: self.started.append(started))
 
     def rec(self, record):
         self.r.got_record(M.encode_record(record))
@@ -68,8 +70,9 @@ class Receiving(unittest.TestCase):
         self.assertEqual(sum(self.progress), len(data))
 
     def test_directory(self):
-        """A directory offer: each file after its header, in order; the
-        folder appears (renamed from a temporary one) after the last ack."""
+        """A directory offer: each file after its header, in order (each
+        header says which file begins); the folder appears (renamed from a
+        temporary one) after the last ack."""
         files = {("a",): b"AAA", ("sub", "b"): b"BB"}
         offer = M.DirectoryOffer("d", 5, [list(p) for p in files])
         self.rec(offer)
@@ -84,6 +87,7 @@ class Receiving(unittest.TestCase):
             self.assertEqual(f.read(), b"BB")
         self.r.lost()
         self.assertEqual((self.results[0].files, self.results[0].bytes), (2, 5))
+        self.assertEqual(self.started, [(("a",), 3, 0), (("sub", "b"), 2, 0)])
 
     def test_empty_directory_offer(self):
         """A directory offer with no files completes as an empty folder."""
@@ -238,15 +242,18 @@ class Resuming(unittest.TestCase):
 
     def test_resume(self):
         """Bytes kept after a lost subchannel are offered back with their
-        hash; the sender's header at that offset continues the file; both
-        acks cover the whole file; nothing is left but the file."""
+        hash; the sender's header at that offset continues the file (and
+        ``resumed`` says the 4000 bytes are kept); both acks cover the
+        whole file; nothing is left but the file."""
         self.interrupted_at(4000)
-        r, events, results = self.receiver()
+        resumed = []
+        r, events, results = self.receiver(resumed=resumed.append)
         sink = self.sink()
         r.accept(sink)
         self.assertEqual((sink.resume.offset, sink.resume.bytes), (4000, 4000))
         self.assertEqual(events, [M.OfferAccept(4000, digest(self.data[:4000]))])
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 4000)))
+        self.assertEqual(resumed, [4000])
         r.got_record(M.encode_record(M.FileData(self.data[4000:])))
         r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
         self.assertEqual(events[-1], M.FileAcknowledge(len(self.data), digest(self.data)))
@@ -258,12 +265,15 @@ class Resuming(unittest.TestCase):
 
     def test_sender_says_from_zero(self):
         """The sender's prefix differs (offset 0 in its header): the kept
-        bytes are discarded, the file comes in full, the reason is kept."""
+        bytes are discarded (``resumed`` says none are kept), the file
+        comes in full, the reason is kept."""
         self.interrupted_at(4000)
-        r, events, results = self.receiver()
+        resumed = []
+        r, events, results = self.receiver(resumed=resumed.append)
         sink = self.sink()
         r.accept(sink)
         r.got_record(M.encode_record(M.FileOffer("big", 1700000000, len(self.data), 0)))
+        self.assertEqual(resumed, [0])
         r.got_record(M.encode_record(M.FileData(self.data)))
         r.got_record(M.encode_record(M.FileAcknowledge(len(self.data), digest(self.data))))
         r.lost()

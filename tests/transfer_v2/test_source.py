@@ -117,13 +117,16 @@ class Sources(unittest.TestCase):
         transport = FakeTransport()
         sent, failed, done = [], [], []
         out = S.prepare(path)
+        self.started = []
         streamer = S.Streamer(clock, transport, out, lambda n, h: sent.append((n, h)),
-                              lambda: done.append(True), failed.append)
+                              lambda: done.append(True), failed.append,
+                              file_started=lambda *started: self.started.append(started))
         return clock, transport, streamer, sent, failed, done
 
     def test_stream_directory(self):
-        """Every file: a FileOffer header, data records of at most 65535
-        bytes, then file_sent with its size and BLAKE2b; all_sent at the end."""
+        """Every file: a FileOffer header (file_started says which file
+        begins), data records of at most 65535 bytes, then file_sent with
+        its size and BLAKE2b; all_sent at the end."""
         clock, transport, streamer, sent, failed, done = self.stream(
             os.path.join(self.root, "d"))
         streamer.start()
@@ -137,6 +140,8 @@ class Sources(unittest.TestCase):
             h.update(f.read())
         self.assertEqual(sent[1], (70000, h.digest()))
         self.assertEqual([n for n, _ in sent], [3, 70000, 10, 0])
+        self.assertEqual(self.started, [(("a",), 3, 0), (("b",), 70000, 0),
+                                        (("link",), 10, 0), (("sub", "c"), 0, 0)])
         self.assertIsNone(transport.producer)
 
     def test_pause_resume(self):

@@ -11,7 +11,8 @@ class Negotiate(unittest.TestCase):
         """Our app_versions entry carries mode and features."""
         self.assertEqual(V.app_versions("connect"),
                          {"transfer-v2": {"mode": "connect",
-                                          "features": {"resume": {}, "empty-folders": {}}}})
+                                          "features": {"resume": {}, "empty-folders": {},
+                                                       "session-totals": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):

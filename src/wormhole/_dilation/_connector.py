@@ -13,6 +13,7 @@ the others are dropped, pending dials cancelled, listeners closed.
 """
 
 from automat import MethodicalMachine
+from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory
 from twisted.python import log
@@ -110,6 +111,19 @@ class Connector:
         self._direct_pending = set()  # direct dials not yet failed or proven
         self._held = None   # the relay candidate the Leader is holding
         self._keepalive_interval = keepalive_interval
+        self.selected_peer_address = None  # set by _made
+
+    def _made(self, connection):
+        """``connection`` is selected: remember where an inbound one came
+        from (``selected_peer_address``, for Dilation's status), then tell
+        the Manager."""
+        self.selected_peer_address = None
+        if getattr(connection, "_dial_key", None) is None:  # the peer dialled us
+            transport = getattr(connection, "transport", None)
+            peer = transport.getPeer() if transport is not None else None
+            if isinstance(peer, (IPv4Address, IPv6Address)):
+                self.selected_peer_address = f"{peer.host}:{peer.port}"
+        self._manager.connector_connection_made(connection)
 
     def _build(self, relay_line, description, dial_key=None):
         p = DilatedConnectionProtocol(self._key, self._is_leader, self, self._clock,
@@ -320,7 +334,7 @@ class Connector:
 
     @m.output()
     def report(self, connection):
-        self._manager.connector_connection_made(connection)
+        self._made(connection)
 
     @m.output()
     def forget(self, connection):
@@ -350,7 +364,7 @@ class Connector:
         c, self._held = self._held, None
         c.select(self._manager)
         self._stop_all(keep=c)
-        self._manager.connector_connection_made(c)
+        self._made(c)
 
     @m.output()
     def release_held(self):

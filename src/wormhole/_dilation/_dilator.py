@@ -84,6 +84,7 @@ class Dilator:
         self._max_early_bytes = max_early_bytes
         self._dilated = None
         self._manager = None
+        self._connector = None  # the latest generation's
         self._options = None
         self._status_update = None
         self._status = None  # the latest DilationStatus, once dilate() ran
@@ -193,10 +194,12 @@ class Dilator:
         opts = self._options
 
         def make_connector(is_leader, generation, manager):
-            return Connector(dilation_key, is_leader, side, self._reactor, self._reactor,
-                             manager, relay_hint=opts["relay"], addresses=addresses,
-                             no_listen=opts["no_listen"], tor=self._tor,
-                             keepalive_interval=opts["ping_interval"])
+            # the latest generation's: it says where an inbound connection came from
+            self._connector = Connector(
+                dilation_key, is_leader, side, self._reactor, self._reactor, manager,
+                relay_hint=opts["relay"], addresses=addresses, no_listen=opts["no_listen"],
+                tor=self._tor, keepalive_interval=opts["ping_interval"])
+            return self._connector
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,
                                 self._registry, make_connector, clock=self._reactor,
@@ -213,6 +216,9 @@ class Dilator:
         if isinstance(peer_connection, ConnectedPeer):
             # when_dilated(): the first L3 connection exists
             self._when_dilated.fire_if_not_fired(None)
+            address = self._connector and self._connector.selected_peer_address
+            if address is not None and peer_connection.peer_address is None:
+                peer_connection = evolve(peer_connection, peer_address=address)
         self._evolve(generation=generation, peer_connection=peer_connection)
 
     def _hints_heard(self, hints):

@@ -22,10 +22,13 @@ import os
 import re
 import stat
 
+import attrs
 import tqdm
+from tqdm.utils import disp_len
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._dilation.manager import OldPeerCannotDilateError
 from .._status import ConnectedPeer
 from ..errors import TransferError
 from .._inactivity import Watchdog, silence
@@ -43,6 +46,8 @@ from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
 PEER_TIMEOUT = 60.0
 CLASSIC_USED = "The peer does not speak transfer-v2: using the classic protocol."
 V2_USED = "Using transfer-v2 (Dilated File Transfer)."
+CANNOT_DILATE = ("The peer announces transfer-v2 but cannot dilate (no Dilation version we "
+                 "share): using the classic protocol.")
 NOT_A_FILE = ("transfer-v2 sends regular files and directories: using the classic "
               "protocol for '{}'.")
 TEXT_SENT = "text message sent"
@@ -106,19 +111,21 @@ class ConnectionPath:
         if connected:
             # the host names came from the peer's hints
             self.description = escape_text(self._as_classic(
-                status.peer_connection.hint_description))
+                status.peer_connection.hint_description, status.peer_connection.peer_address))
             if self._connected is False:
                 say(self._cfg, f"Reconnected to the peer ({self.description})")
         if self._connected is not None or connected:
             self._connected = connected
 
     @classmethod
-    def _as_classic(cls, hint):
+    def _as_classic(cls, hint, peer_address=None):
         """Dilation's description in classic Transit's words: a TCP relay
         is "->relay:tcp:HOST:PORT" there (Dilation leaves out "tcp:"),
-        a connection the peer opened to our listener "<-tcp"."""
+        a connection the peer opened to our listener "<-tcp:HOST:PORT"
+        (where it came from: our status's ``peer_address``; "<-tcp" when
+        unknown)."""
         if hint == cls.INBOUND:
-            return "<-tcp"
+            return f"<-tcp:{peer_address}" if peer_address else "<-tcp"
         relayed = hint.startswith("->relay:")
         if relayed and not re.match(r"->relay:(tcp|tor|wss?):", hint):
             return "->relay:tcp:" + hint[len("->relay:"):]
@@ -132,9 +139,26 @@ def _dilate_kwargs(cfg, path):
     return kwargs
 
 
+def file_label(segments, columns):
+    """A file's path inside a directory offer as the name of its bar: the
+    peer's text escaped, and cut from the left ("...") to at most a third
+    of the terminal's ``columns`` (display width: wide characters count
+    two), so that the bar, counts and rate still fit on the line."""
+    label = escape_text("/".join(segments))
+    room = max(columns // 3, 8)
+    if disp_len(label) <= room:
+        return label
+    while disp_len(label) > room - 3:
+        label = label[1:]
+    return "..." + label
+
+
 class _Meter:
     """One offer's bytes: its progress bar (and the session's), the path
-    line when its first bytes move, and what to say when it ends."""
+    line when its first bytes move, and what to say when it ends. For a
+    directory, ``file_started`` adds the current file's bar below the
+    offer's (named by the file, gone when the next begins or the offer
+    ends)."""
 
     def __init__(self, reactor, cfg, path, verbs, size, desc, total=None, initial=0):
         self._reactor = reactor
@@ -145,9 +169,11 @@ class _Meter:
         # below the session's bar, if any, and gone when done (the summary
         # line says the rest); alone, it stays, as classic's does
         below = total is not None and not total.disable
+        self._position = 1 if below else 0
         self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial,
-                                           position=1 if below else 0, leave=not below)
+                                           position=self._position, leave=not below)
         self._total = total
+        self._file = None  # the current file's bar, in a directory offer
         self.moved = 0
         self.initial = initial
         self._started = None
@@ -158,11 +184,48 @@ class _Meter:
             say(self._cfg, _transfer.path_line(self._verbs[0], self._path.description))
         self.moved += nbytes
         self._bar.update(nbytes)
+        if self._file is not None:
+            self._file.update(nbytes)
         if self._total is not None:
             self._total.update(nbytes)
 
+    def follow(self, start):
+        """After a resume, the sender's answer says how many bytes we keep
+        (``start``; fewer than we asked when kept files changed at the
+        sender): the bar's starting value follows, without counting the
+        difference as bytes that moved (tqdm's ``initial`` and last
+        printed count move with it, so the rate stays true)."""
+        delta = start - self.initial
+        if delta:
+            self.initial = start
+            bar = self._bar
+            bar.n += delta
+            bar.initial += delta
+            bar.last_print_n += delta
+            bar.refresh()
+
+    def file_started(self, segments, size, offset):
+        """The next file of a directory offer begins (from byte ``offset``
+        after a resume): its bar replaces the previous file's."""
+        self._close_file()
+        columns = _transfer.terminal_width(self._cfg.stderr) or _transfer.DEFAULT_WIDTH
+        self._file = _transfer.progress_bar(self._cfg, size, file_label(segments, columns),
+                                            initial=offset, position=self._position + 1,
+                                            leave=False)
+
+    def _close_file(self):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
     def close(self):
+        self._close_file()
         self._bar.close()
+
+    @property
+    def started(self):
+        """When the first bytes moved (reactor seconds), or None."""
+        return self._started
 
     def summary(self):
         started = self._started if self._started is not None else self._reactor.seconds()
@@ -260,9 +323,43 @@ def send_paths(reactor, cfg):
             yield cmd_send.send_path(reactor, cfg, w)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        say(cfg, V2_USED)
-        yield _send_session(reactor, cfg, w, outgoings)
+        path = ConnectionPath(cfg)
+        session = sending_session(reactor, cfg, w, path)
+        if not (yield started(cfg, session)):
+            if len(outgoings) != 1:
+                why = ("the receiver cannot dilate, so only the classic protocol is left, which "
+                       f"sends one file or directory per code; {len(outgoings)} were given")
+                w.send_message(dict_to_bytes({"error": why}))
+                raise TransferError(why)
+            # the human already said yes to the verifier
+            yield cmd_send.send_path(reactor, attrs.evolve(cfg, verify=False), w)
+            return
+        yield _send_session(reactor, cfg, session, outgoings, path)
     yield run_and_close(reactor, w, body)
+
+
+def sending_session(reactor, cfg, w, path):
+    """The TransferSession of ``wormhole send`` (mode ``send``)."""
+    return T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
+                             on_text=peer_says(cfg), **_timeouts(cfg))
+
+
+@defer.inlineCallbacks
+def started(cfg, session):
+    """Start ``session``: True once it is open (we say transfer-v2 is
+    used), False when the peer announced transfer-v2 but cannot dilate:
+    its version message has no ``can-dilate`` version we share. The
+    library gives applications no accessor for that message, but
+    ``w.dilate()`` finds out at once, from it, before any Dilation
+    message is sent; we say the classic protocol is used, and the caller
+    falls back to it on the same wormhole."""
+    try:
+        yield session.start()
+    except OldPeerCannotDilateError:
+        say(cfg, CANNOT_DILATE)
+        return False
+    say(cfg, V2_USED)
+    return True
 
 
 @defer.inlineCallbacks
@@ -295,11 +392,11 @@ def send_text(reactor, cfg, text):
             yield cmd_send.send_text_on(reactor, cfg, w, text)
             return
         yield _verified_or_declined(reactor, cfg, w)
-        say(cfg, V2_USED)
-        session = T.TransferSession(reactor, w, "send",
-                                    dilate_kwargs=_dilate_kwargs(cfg, ConnectionPath(cfg)),
-                                    on_text=peer_says(cfg), **_timeouts(cfg))
-        yield session.start()
+        session = sending_session(reactor, cfg, w, ConnectionPath(cfg))
+        if not (yield started(cfg, session)):
+            # the human already said yes to the verifier
+            yield cmd_send.send_text_on(reactor, attrs.evolve(cfg, verify=False), w, text)
+            return
         try:
             session.send_text(text)
         finally:
@@ -313,11 +410,7 @@ def peer_says(cfg):
 
 
 @defer.inlineCallbacks
-def _send_session(reactor, cfg, w, outgoings):
-    path = ConnectionPath(cfg)
-    session = T.TransferSession(reactor, w, "send", dilate_kwargs=_dilate_kwargs(cfg, path),
-                                on_text=peer_says(cfg), **_timeouts(cfg))
-    yield session.start()
+def _send_session(reactor, cfg, session, outgoings, path):
     try:
         failures = yield offer_all(reactor, cfg, session, outgoings, path)
     finally:
@@ -335,9 +428,11 @@ def offer_all(reactor, cfg, session, outgoings, path):
     offer, its error is left to the caller to say (the ERROR line)."""
     failures = []
     several = len(outgoings) > 1
-    # a session bar above each offer's when there is more than one
-    total = _transfer.progress_bar(cfg, sum(o.size for o in outgoings), "total",
-                                   hidden=not several)
+    size = sum(o.size for o in outgoings)
+    # a session bar above each offer's when there is more than one; the
+    # receiver gets the totals for its own (a peer with "session-totals")
+    total = _transfer.progress_bar(cfg, size, "total", hidden=not several)
+    session.announce_totals(len(outgoings), size)
 
     def failed(error, label):
         failures.append(error)
@@ -349,7 +444,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
             meter = _Meter(reactor, cfg, path, ("Sending", "Sent"), o.size, "offer", total)
             timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
             try:
-                result = yield session.offer_prepared(o, meter.update)
+                result = yield session.offer_prepared(o, meter.update, meter.file_started)
             except T.OfferRejected as e:
                 failed(peer_gave_up("receiver", e.reason), "Rejected")
                 continue
@@ -391,6 +486,22 @@ class Receiving:
         self._between = None  # Watchdog while no offer is under way
         self._under_way = 0   # offers not yet done (asked, or being received)
         self.gave_up = None   # PeerTimeout: the sender offered nothing more
+        # what the offers received whole add up to, for the session's line
+        # (the sender announces no total: offers come one at a time)
+        self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
+        self._total = None  # the session's bar, when the sender said its totals
+
+    def totals(self, offers, nbytes):
+        """The sender's "session-totals" (before its first offer): with
+        more than one offer coming, a session bar above each offer's, as
+        the sender shows it. Totals that come after an offer, or a second
+        time, are ignored (the bars are placed already)."""
+        if self._total is None and self.offers == 0 and offers > 1:
+            self._total = _transfer.progress_bar(self._cfg, nbytes, "total")
+
+    def _close_total(self):
+        if self._total is not None:
+            self._total.close()
 
     def expect_offers(self, session):
         """``wormhole receive``: the sender offers at once, one offer after
@@ -419,6 +530,7 @@ class Receiving:
 
     def stop_waiting(self):
         """The session is over: no more offers to wait for."""
+        self._close_total()
         if self._between is not None:
             self._between.stop()
             self._between = None
@@ -429,11 +541,36 @@ class Receiving:
         """Once every accepted offer ended: fails if any was refused or
         failed (declined, exit 3, when every one was refused)."""
         yield defer.DeferredList(self.done)
+        self._close_total()
+        if self.offers > 1:
+            say(self._cfg, self.session_line())
         error = outcome(self.failures, self.offers, "offers")
         if error is not None and error is not self.failures[0]:
             self._say_unsaid()
         if error is not None:
             raise error
+
+    def session_line(self):
+        """The session in one line, when more than one offer came (each
+        has its own summary): "Session: 2 of 3 offers received (5 files);
+        received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time from the
+        first byte to the end of the last offer received."""
+        got = self._received
+        seconds = 0.0
+        if got["first"] is not None:
+            seconds = got["last"] - got["first"]
+        return (f"Session: {got['offers']} of {self.offers} offers received "
+                f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
+                + _transfer.summary("received", got["bytes"], seconds, self._path.description))
+
+    def _count_received(self, result, meter):
+        got = self._received
+        got["offers"] += 1
+        got["files"] += result.files
+        got["bytes"] += meter.moved
+        if meter.started is not None and (got["first"] is None or meter.started < got["first"]):
+            got["first"] = meter.started
+        got["last"] = self._reactor.seconds()
 
     def _failed(self, error, label):
         """An offer did not complete: said at once, except while it is the
@@ -503,15 +640,28 @@ class Receiving:
             # our rules refused it (it would overwrite, no room): declined
             self._failed(Declined(incoming.refused), "Refused")
             return
-        if incoming.discarded:
-            say(cfg, incoming.discarded)
+        said = incoming.discarded
+        if said:
+            say(cfg, said)
         if incoming.resumed_from:
             say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
                      "an interrupted transfer left)")
         meter = _Meter(self._reactor, cfg, self._path, ("Receiving", "Received"),
-                       incoming.size, "receive", initial=incoming.resumed_from)
-        incoming.progress = meter.update
-        d.addBoth(self._report, meter, incoming)
+                       incoming.size, "receive", total=self._total,
+                       initial=incoming.resumed_from)
+
+        # the sender's answer to a resume may keep fewer bytes than we
+        # asked (IncomingOffer.held follows it): the bar too
+        def progress(nbytes):
+            meter.follow(incoming.held)
+            meter.update(nbytes)
+
+        def file_started(*started):
+            meter.follow(incoming.held)
+            meter.file_started(*started)
+        incoming.progress = progress
+        incoming.file_started = file_started
+        d.addBoth(self._report, meter, incoming, said)
 
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
@@ -519,12 +669,13 @@ class Receiving:
         incoming.reject(reason)
         self._failed(Declined(why or reason), "Refused")
 
-    def _report(self, result, meter, incoming):
+    def _report(self, result, meter, incoming, said):
         meter.close()
         cfg = self._cfg
-        if incoming.discarded and incoming.resumed_from:  # the sender started over
+        if incoming.discarded and incoming.discarded != said:  # from the sender's answer
             say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
+            self._count_received(result, meter)
             say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
                      f"{escape_text(result.path)}")
             say(cfg, meter.summary())
@@ -539,49 +690,88 @@ def new_session(reactor, cfg, w, mode, receiving, on_text, path):
     """A TransferSession with the CLI's Dilation options; offers go to
     ``receiving`` (a ``Receiving``), ``path`` follows the connection."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
-                             dilate_kwargs=_dilate_kwargs(cfg, path),
+                             on_totals=receiving.totals, dilate_kwargs=_dilate_kwargs(cfg, path),
                              free_space=cfg.free_space, **_timeouts(cfg))
 
 
 @defer.inlineCallbacks
 def receive_session(reactor, cfg, w):
     """The transfer-v2 side of ``wormhole receive``: until the sender
-    closes. A text (control message) is printed on stdout like classic's."""
+    closes. A text (control message) is printed on stdout like classic's.
+    Fires with None, or, when the sender cannot dilate after all, with
+    the ``SenderMailbox`` whose ``first_message()`` the classic receiver
+    reads first."""
     from ._common import ask
     path = ConnectionPath(cfg)
     receiving = Receiving(reactor, cfg, ask, path)
     session = new_session(reactor, cfg, w, "receive", receiving,
                           lambda text: print(received_text(text), file=cfg.stdout, flush=True),
                           path)
-    say(cfg, V2_USED)
-    said = _mailbox_error(w, session)
+    mailbox = SenderMailbox(w, session)
     try:
-        yield session.start()
+        if not (yield started(cfg, session)):
+            mailbox.hand_over()
+            return mailbox
     except Exception:
-        if said:
-            raise said[0] from None
+        if mailbox.error is not None:
+            raise mailbox.error from None
         raise
     receiving.expect_offers(session)
     yield session.when_closed()
     receiving.stop_waiting()
-    if said:
-        raise said[0]
+    if mailbox.error is not None:
+        raise mailbox.error
     if receiving.gave_up is not None:
         raise receiving.gave_up
     yield receiving.finished()
+    return None
 
 
-def _mailbox_error(w, session):
-    """The sender may still end it all through the mailbox (spec 9.1's
+class SenderMailbox:
+    """The sender's first mailbox message, read while the transfer-v2
+    session starts. The sender may still end it all there (spec 9.1's
     ``error``: its human rejected the verifier, before any dilation):
-    that closes the session; the returned list then holds the error."""
-    said = []
+    that closes the session and ``error`` says why. When we fall back to
+    the classic protocol instead (``hand_over()``), the message is the
+    classic receiver's: ``first_message()`` gives it (or its failure)."""
 
-    def got(body):
+    def __init__(self, w, session):
+        self.error = None
+        self._session = session
+        self._arrived = None  # (True, body) or (False, Failure)
+        self._waiting = []
+        w.get_message().addCallbacks(self._got, self._failed)
+
+    def hand_over(self):
+        """The session is not used: the message is no longer ours."""
+        self._session = None
+
+    def _got(self, body):
         message = _parse(body)
-        if isinstance(message, dict) and "error" in message:
-            said.append(peer_gave_up("sender", str(message["error"])))
-            session.close()
-    # a wormhole closed with the message still awaited fails it: nothing to say
-    w.get_message().addCallbacks(got, lambda f: None)
-    return said
+        if self._session is not None and isinstance(message, dict) and "error" in message:
+            self.error = peer_gave_up("sender", str(message["error"]))
+            self._session.close()
+        self._arrive((True, body))
+
+    def _failed(self, f):
+        # a wormhole closed with the message still awaited fails it: the
+        # session says what happened, or the classic receiver gets it
+        self._arrive((False, f))
+
+    def _arrive(self, arrived):
+        self._arrived = arrived
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            self._fire(d)
+
+    def _fire(self, d):
+        ok, result = self._arrived
+        d.callback(result) if ok else d.errback(result)
+
+    def first_message(self):
+        d = defer.Deferred()
+        if self._arrived is None:
+            self._waiting.append(d)
+        else:
+            self._fire(d)
+        return d

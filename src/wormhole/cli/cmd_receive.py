@@ -88,11 +88,17 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     if cfg.verify:
         # the sender decides (it asks its human); we only show ours
         print(f"Verifier {verifier.hex()}.", file=cfg.stderr, flush=True)
+    # the sender's first message, when a transfer-v2 session read it
+    # before we fell back to classic (a sender that cannot dilate)
+    first = None
     if not cfg.classic:
         if _transfer_v2.peer_speaks_v2((yield w.get_versions())):
-            yield _transfer_v2.receive_session(reactor, cfg, w)
-            return
-        print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
+            mailbox = yield _transfer_v2.receive_session(reactor, cfg, w)
+            if mailbox is None:
+                return
+            first = mailbox.first_message()
+        else:
+            print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
 
     finished = defer.Deferred()
 
@@ -111,7 +117,8 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     # a file offer stops the mailbox loop: the decision (and the human)
     # come next, and the sender reads nothing until our answer
     while not finished.called and not offers:
-        body = yield _from_sender(reactor, cfg, w.get_message(), "the sender's offer")
+        message, first = (first if first is not None else w.get_message()), None
+        body = yield _from_sender(reactor, cfg, message, "the sender's offer")
         receiver.got_message(body)
     if offers:
         kind, offer = offers[0]

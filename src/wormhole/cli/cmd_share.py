@@ -12,6 +12,7 @@ told to use ``wormhole send``/``receive``.
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._dilation.manager import OldPeerCannotDilateError
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _transfer_v2
@@ -21,6 +22,8 @@ from ._text import VERIFICATION_REJECTED, Declined
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
+NO_DILATION = ("the peer announces transfer-v2 but cannot dilate, which 'wormhole share' "
+               "needs: use 'wormhole send' and 'wormhole receive'")
 
 
 class _Lines:
@@ -101,7 +104,12 @@ def share(reactor, cfg):
         session = _transfer_v2.new_session(
             reactor, cfg, w, "connect", receiving,
             _transfer_v2.peer_says(cfg), path)
-        yield session.start()
+        try:
+            yield session.start()
+        except OldPeerCannotDilateError:
+            # it announced transfer-v2 but has no Dilation version we share
+            w.send_message(dict_to_bytes({"error": NO_DILATION}))
+            raise TransferError(NO_DILATION) from None
         print(f"{_transfer_v2.V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
         failures = []

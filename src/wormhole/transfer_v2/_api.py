@@ -53,7 +53,10 @@ class IncomingOffer:
     """An offer from the peer, handed to ``on_offer``. Call ``accept(folder)``
     or ``reject(reason)`` (now or later); ``when_done()`` fires with a
     ``Received`` or ``Rejected`` or fails (``HashMismatch``, ...).
-    ``progress`` may be replaced by a callable taking a byte count."""
+    ``progress`` may be replaced by a callable taking a byte count, and
+    ``file_started`` by one taking (path segments, size, offset): each file
+    of a directory offer as it begins (its bytes from ``offset`` on then
+    come as ``progress``)."""
 
     def __init__(self, offer, machine, done, free_space, resumable):
         self.offer = offer
@@ -63,10 +66,15 @@ class IncomingOffer:
         self._free_space = free_space
         self._resumable = resumable
         self.progress = lambda nbytes: None
+        self.file_started = lambda segments, size, offset: None
         # after accept(): how many of the offer's bytes (and, for a folder,
         # whole files) an earlier session left for us to resume after (0:
         # none); for a file the byte it resumes at
         self.resumed_from = 0
+        # the bytes of the offer this session does not receive: what we
+        # asked (resumed_from), then what the sender's answer keeps (less
+        # when kept files changed at the sender or it starts over)
+        self.held = 0
         self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
@@ -102,15 +110,21 @@ class IncomingOffer:
         self._machine.accept(sink)
         return answered
 
+    def _resumed(self, nbytes):
+        """The sender's answer to our resume (or a later header) says how
+        many bytes of the offer we keep: ``held`` follows."""
+        self.held = nbytes
+
     def _answer_sent(self):
         """Our accept went out, or the offer ended before it did."""
+        answered, self._answered = self._answered, None
+        if answered is None:  # said already (or never accepted)
+            return
         resume = getattr(self.sink, "resume", None)
         if resume is not None:
-            self.resumed_from = resume.bytes
+            self.resumed_from = self.held = resume.bytes
             self.resumed_files = resume.files or 0
-        answered, self._answered = self._answered, None
-        if answered is not None:
-            answered.callback(self)
+        answered.callback(self)
 
     @property
     def discarded(self):
@@ -180,7 +194,9 @@ class _OfferInProtocol(_OfferProtocol):
         self._done = OneShotObserver(session._eq)
         self.machine = _receiving.OfferReceiver(
             self._write, self._close, self._ask, self._progress, self._finished,
-            self._accepted, session._run_hashing)
+            self._accepted, session._run_hashing,
+            lambda *started: self.incoming.file_started(*started),
+            lambda nbytes: self.incoming._resumed(nbytes))
 
     def _accepted(self):
         self._watch("the sender's data")
@@ -213,13 +229,14 @@ class _OfferInProtocol(_OfferProtocol):
 
 
 class _OfferOutProtocol(_OfferProtocol):
-    def __init__(self, session, outgoing, done, progress):
+    def __init__(self, session, outgoing, done, progress, file_started):
         self._session = session
         if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
         self._progress = progress
+        self._file_started = file_started
         check_resume = None
         if session._resume:
             def check_resume(accept):
@@ -234,7 +251,8 @@ class _OfferOutProtocol(_OfferProtocol):
         self._watch("the receiver to take or acknowledge the data")
         streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._sent, resume)
+                                    self.machine.source_failed, self._sent, resume,
+                                    self._file_started)
         streamer.start()
         return streamer
 
@@ -261,7 +279,9 @@ class TransferSession:
 
     ``on_offer(IncomingOffer)`` decides about the peer's offers (without it
     every offer is rejected); ``on_text(str)`` gets the peer's text
-    messages. ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
+    messages, ``on_totals(offers, nbytes)`` what the peer says it is about
+    to offer (the "session-totals" feature; see ``announce_totals``).
+    ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
     what ``app_versions(mode, features)`` announced (default: all we have).
     ``peer_timeout`` (seconds): end the session when Dilation has had no
     connection to the peer for that long (it would otherwise reconnect
@@ -277,7 +297,7 @@ class TransferSession:
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
-                 timeout_hint="", run_hashing=None):
+                 timeout_hint="", run_hashing=None, on_totals=None):
         self._reactor = reactor
         # where the resume feature hashes kept bytes: a thread, not the reactor
         self._run_hashing = run_hashing or _hashing.in_thread(reactor)
@@ -285,6 +305,7 @@ class TransferSession:
         self._eq = EventualQueue(reactor)
         self._on_offer = on_offer
         self._on_text = on_text or (lambda text: None)
+        self._on_totals = on_totals or (lambda offers, nbytes: None)
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._peer_timeout = peer_timeout
         self._inactivity_timeout = inactivity_timeout
@@ -297,6 +318,7 @@ class TransferSession:
         self._free_space = free_space
         self._offers = set()
         self._resume = False  # both declared the "resume" feature
+        self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
         self._dilated = None
         self._our_control = None
@@ -331,9 +353,22 @@ class TransferSession:
             raise TransferError("the session is not open")
         self._our_control.transport.write(M.encode_control(M.Text(message)))
 
-    def offer(self, path, progress=lambda nbytes: None):
+    def announce_totals(self, offers, nbytes):
+        """Tell the peer how many offers (and bytes) we are about to make
+        ("session-totals" feature): True if it went, False when the peer
+        did not declare the feature (nothing is sent)."""
+        if self._our_control is None:
+            raise TransferError("the session is not open")
+        if not self._totals:
+            return False
+        self._our_control.transport.write(M.encode_control(M.SessionTotals(offers, nbytes)))
+        return True
+
+    def offer(self, path, progress=lambda nbytes: None, file_started=None):
         """Offer a file or a directory; fires with an OfferResult, or fails
-        (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost)."""
+        (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost).
+        ``progress(nbytes)`` counts the bytes sent; ``file_started(segments,
+        size, offset)`` says when each file of a directory begins."""
         if self.negotiated is None:
             return defer.fail(TransferError("the session is not open"))
         if not self.negotiated.we_may_offer:
@@ -344,13 +379,13 @@ class TransferSession:
             outgoing = _source.prepare(path)
         except TransferError:
             return defer.fail()
-        return self.offer_prepared(outgoing, progress)
+        return self.offer_prepared(outgoing, progress, file_started)
 
-    def offer_prepared(self, outgoing, progress=lambda nbytes: None):
+    def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None):
         """Offer an ``Outgoing`` made by ``prepare_offer`` (to show it first)."""
         done = defer.Deferred()
         factory = Factory.forProtocol(
-            lambda: _OfferOutProtocol(self, outgoing, done, progress))
+            lambda: _OfferOutProtocol(self, outgoing, done, progress, file_started))
         d = self._dilated.connector_for(OFFER_SUBPROTOCOL).connect(factory)
         d.addErrback(lambda f: done.called or done.errback(f))
         return done
@@ -363,6 +398,7 @@ class TransferSession:
         self.negotiated = negotiated
         self._resume = _versions.RESUME in negotiated.features
         self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
+        self._totals = _versions.SESSION_TOTALS in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))
@@ -401,6 +437,10 @@ class TransferSession:
             message = M.parse_control(data)
         except M.MessageError:
             return  # ignored: a later version's control message (docs/transfer-v2.md)
+        if isinstance(message, M.SessionTotals):
+            if self._totals:  # else a feature we did not agree on: ignored
+                self._on_totals(message.offers, message.bytes)
+            return
         self._on_text(message.message)
 
     def _control_lost(self, ours):

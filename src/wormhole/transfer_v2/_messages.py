@@ -99,6 +99,21 @@ class Text:
 
 
 @attr.s(frozen=True)
+class SessionTotals:
+    """Control message ``{"kind": "session-totals", "offers": int, "bytes":
+    int}`` ("session-totals" feature, docs/transfer-v2.md "Session
+    totals"): what the sender is about to offer, for a session-wide
+    progress display. Only a display hint: offers are still decided and
+    checked one by one."""
+    offers = attr.ib()
+    bytes = attr.ib()
+
+    def __attrs_post_init__(self):
+        _check_int("offers", self.offers)
+        _check_int("bytes", self.bytes)
+
+
+@attr.s(frozen=True)
 class FileOffer:
     filename = attr.ib()
     timestamp = attr.ib()
@@ -274,6 +289,9 @@ def _field(fields, name):
 def encode_control(message):
     if isinstance(message, Text):
         return _pack({"kind": "text", "message": message.message})
+    if isinstance(message, SessionTotals):
+        return _pack({"kind": "session-totals", "offers": message.offers,
+                      "bytes": message.bytes})
     raise TypeError(f"not a control message: {message!r}")
 
 
@@ -285,6 +303,8 @@ def parse_control(payload):
         if not isinstance(message, str):
             raise MessageError("a text message must be a string")
         return Text(message)
+    if kind == "session-totals":
+        return SessionTotals(_field(fields, "offers"), _field(fields, "bytes"))
     raise MessageError(f"unknown control message kind {kind!r}")
 
 

@@ -61,8 +61,16 @@ class OfferReceiver:
     set_trace = m._setTrace
 
     def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
-                 run_hashing=_hashing.synchronous):
+                 run_hashing=_hashing.synchronous, file_started=None, resumed=None):
         self._write = write
+        # after a resume, the bytes of the offer we hold and will not
+        # receive again, each time the sender's headers change them (its
+        # answer; a partial file continued after the changed ones)
+        self._resumed = resumed or (lambda nbytes: None)
+        self._held = 0
+        # a directory's next file begins: (its path, its size, the byte its
+        # data starts at: what the writer holds), for a display per file
+        self._file_started = file_started or (lambda path, size, offset: None)
         self._run_hashing = run_hashing
         self._checking = None   # the check of a resumable sink, while it runs
         self._accepted = accepted
@@ -121,6 +129,10 @@ class OfferReceiver:
             return self.cancel(f"cannot write {'/'.join(path)!r}: {e}")
         self._announced += header.bytes
         self._remaining.pop(0)
+        if writer.received:  # the partial file, after the changed ones came again
+            self._held += writer.received
+            self._resumed(self._held)
+        self._file_started(path, header.bytes, writer.received)
         return self._got_header(path, writer)
 
     def _check_resume_header(self, header):
@@ -156,6 +168,11 @@ class OfferReceiver:
             writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
+        self._held = (self._totals[1] if isinstance(offer, M.DirectoryOffer) else 0) \
+            + writer.received
+        self._resumed(self._held)
+        if isinstance(offer, M.DirectoryOffer):
+            self._file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_keeping_answer(self, header, held):
@@ -184,6 +201,9 @@ class OfferReceiver:
             writer = self._sink.open_resumed(header)
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
+        self._held = kept_bytes + writer.received
+        self._resumed(self._held)
+        self._file_started(tuple(offer.files[first]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_ack(self, theirs):

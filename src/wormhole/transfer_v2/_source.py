@@ -237,10 +237,12 @@ class Streamer:
     ``resume`` (a ResumePoint): the offer was accepted with a resume; for a
     directory the first header carries its ``skip`` and ``offset`` (and
     ``resend``: those files go first, then the rest from file ``skip``,
-    whose header carries the ``offset``)."""
+    whose header carries the ``offset``). ``file_started(segments, size,
+    offset)``: a directory's next file begins (its bytes from ``offset``
+    on follow as ``progress``), for a display per file."""
 
     def __init__(self, clock, transport, outgoing, file_sent, all_sent, failed,
-                 progress=lambda n: None, resume=None):
+                 progress=lambda n: None, resume=None, file_started=None):
         self._clock = clock
         self._transport = transport
         files = list(outgoing.files)
@@ -255,6 +257,7 @@ class Streamer:
         self._all_sent = all_sent
         self._failed = failed
         self._progress = progress
+        self._file_started = file_started or (lambda segments, size, offset: None)
         self._paused = False
         self._stopped = False
         self._current = None  # (OutgoingFile, open file, hasher, bytes sent)
@@ -322,6 +325,7 @@ class Streamer:
             if answer is not None:
                 header = attr.evolve(header, skip=answer.skip, resend=answer.resend)
             self._transport.write(M.encode_record(header))
+            self._file_started(f.segments, f.size, offset)
         fh = open(f.path, "rb")
         fh.seek(offset)
         self._current = [f, fh, hasher, offset]

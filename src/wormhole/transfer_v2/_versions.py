@@ -15,11 +15,13 @@ SEND, RECEIVE, CONNECT = "send", "receive", "connect"
 MODES = (SEND, RECEIVE, CONNECT)
 OUR_VERSIONS = (2,)
 # features we implement and accept (spec: "Peers MUST _accept_ messages
-# for any features they declare"): "resume" (docs/transfer-v2.md "Resume")
-# and "empty-folders" (docs/transfer-v2.md "Empty folders")
+# for any features they declare"): "resume" (docs/transfer-v2.md "Resume"),
+# "empty-folders" (docs/transfer-v2.md "Empty folders") and
+# "session-totals" (docs/transfer-v2.md "Session totals")
 RESUME = "resume"
 EMPTY_FOLDERS = "empty-folders"
-OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}}
+SESSION_TOTALS = "session-totals"
+OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}, SESSION_TOTALS: {}}
 _VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
 
 
