@@ -229,7 +229,7 @@ class _OfferInProtocol(_OfferProtocol):
 
 
 class _OfferOutProtocol(_OfferProtocol):
-    def __init__(self, session, outgoing, done, progress, file_started):
+    def __init__(self, session, outgoing, done, progress, file_started=None):
         self._session = session
         if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
