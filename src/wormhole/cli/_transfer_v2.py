@@ -295,7 +295,6 @@ def send_paths(reactor, cfg):
     """``wormhole send PATH...``: transfer-v2 when the peer has it, classic
     otherwise (one path only)."""
     from . import cmd_send
-    from ._common import make_wormhole, run_and_close
     paths = _paths(cfg)
     if len(paths) == 1 and _not_a_file(paths[0]):
         say(cfg, NOT_A_FILE.format(escape_text(paths[0])))
@@ -303,6 +302,22 @@ def send_paths(reactor, cfg):
         return
     outgoings = prepare_all(cfg)
     check_transit_helper(cfg)
+    yield _send_v2_or_classic(
+        reactor, cfg,
+        classic=lambda cfg, w: cmd_send.send_path(reactor, cfg, w),
+        over_v2=lambda session, path: _send_session(reactor, cfg, session, outgoings, path),
+        refuse_classic=lambda w, reason: _one_path_for_classic(w, outgoings, reason))
+
+
+@defer.inlineCallbacks
+def _send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=lambda w, reason: None):
+    """What the sending commands share: announce the code, then
+    ``over_v2(session, path)`` once a transfer-v2 session is open, or
+    ``classic(cfg, w)`` on the same wormhole when the peer does not speak
+    transfer-v2 or cannot dilate (``refuse_classic(w, reason)`` may refuse
+    that first). Fires with run_and_close's result."""
+    from . import cmd_send
+    from ._common import make_wormhole, run_and_close
     note = cmd_send._ConsumedNote(cfg.stdout)
     w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update,
                       **wormhole_kwargs(cfg, "send"))
@@ -310,32 +325,32 @@ def send_paths(reactor, cfg):
     @defer.inlineCallbacks
     def body():
         yield cmd_send._announce_code(cfg, w)
-        versions = yield w.get_versions()
-        if not peer_speaks_v2(versions):
-            if len(outgoings) != 1:
-                why = ("the receiver only speaks the classic protocol, which sends one file "
-                       f"or directory per code; {len(outgoings)} were given (send a folder "
-                       "holding them, or one at a time)")
-                # a classic receiver waits for an offer: tell it we gave up (spec 9.1)
-                w.send_message(dict_to_bytes({"error": why}))
-                raise TransferError(why)
+        if not peer_speaks_v2((yield w.get_versions())):
+            refuse_classic(w, "the receiver only speaks the classic protocol")
             say(cfg, CLASSIC_USED)
-            yield cmd_send.send_path(reactor, cfg, w)
+            yield classic(cfg, w)
             return
         yield _verified_or_declined(reactor, cfg, w)
         path = ConnectionPath(cfg)
         session = sending_session(reactor, cfg, w, path)
         if not (yield started(cfg, session)):
-            if len(outgoings) != 1:
-                why = ("the receiver cannot dilate, so only the classic protocol is left, which "
-                       f"sends one file or directory per code; {len(outgoings)} were given")
-                w.send_message(dict_to_bytes({"error": why}))
-                raise TransferError(why)
+            refuse_classic(w, "the receiver cannot dilate, so only the classic protocol is left")
             # the human already said yes to the verifier
-            yield cmd_send.send_path(reactor, attrs.evolve(cfg, verify=False), w)
+            yield classic(attrs.evolve(cfg, verify=False), w)
             return
-        yield _send_session(reactor, cfg, session, outgoings, path)
-    yield run_and_close(reactor, w, body)
+        yield over_v2(session, path)
+    return (yield run_and_close(reactor, w, body))
+
+
+def _one_path_for_classic(w, outgoings, reason):
+    """The classic protocol sends one file or directory per code: with
+    several, tell the waiting classic receiver we gave up (spec 9.1) and
+    fail saying ``reason``."""
+    if len(outgoings) != 1:
+        why = (f"{reason}, which sends one file or directory per code; {len(outgoings)} "
+               "were given (send a folder holding them, or one at a time)")
+        w.send_message(dict_to_bytes({"error": why}))
+        raise TransferError(why)
 
 
 def sending_session(reactor, cfg, w, path):
@@ -378,30 +393,16 @@ def send_text(reactor, cfg, text):
     (spec "Control Channel Messages") when the peer has it, classic
     otherwise. Fires with True once it went, False if interrupted."""
     from . import cmd_send
-    from ._common import make_wormhole, run_and_close
-    note = cmd_send._ConsumedNote(cfg.stdout)
-    w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update,
-                      **wormhole_kwargs(cfg, "send"))
 
     @defer.inlineCallbacks
-    def body():
-        yield cmd_send._announce_code(cfg, w)
-        versions = yield w.get_versions()
-        if not peer_speaks_v2(versions):
-            say(cfg, CLASSIC_USED)
-            yield cmd_send.send_text_on(reactor, cfg, w, text)
-            return
-        yield _verified_or_declined(reactor, cfg, w)
-        session = sending_session(reactor, cfg, w, ConnectionPath(cfg))
-        if not (yield started(cfg, session)):
-            # the human already said yes to the verifier
-            yield cmd_send.send_text_on(reactor, attrs.evolve(cfg, verify=False), w, text)
-            return
+    def over_v2(session, path):
         try:
             session.send_text(text)
         finally:
             yield session.close()
-    return (yield run_and_close(reactor, w, body))
+    return (yield _send_v2_or_classic(
+        reactor, cfg, classic=lambda cfg, w: cmd_send.send_text_on(reactor, cfg, w, text),
+        over_v2=over_v2))
 
 
 def peer_says(cfg):
