@@ -55,15 +55,6 @@ CODE = "8-transfer-v2"
 V2_USED = "Using transfer-v2"
 
 
-def _send_has_v2_flag():
-    wormhole = os.path.join(tb.VENVS["ours"], "bin", "wormhole")
-    out = subprocess.run([wormhole, "send", "--help"], capture_output=True, text=True,
-                         env=tb.child_env("ours"), check=True).stdout
-    return "--transfer-v2" in out
-
-
-V2_FLAG = None  # set in main()
-
 
 def make_tree(nfiles, file_kib, workdir):
     """``nfiles`` incompressible files in 20 sub-folders (cached in ``workdir``)."""
@@ -149,16 +140,13 @@ def run(impl, url, relay_port, src, workdir):
     wormhole = os.path.join(tb.VENVS[venv], "bin", "wormhole")
     glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
     classic = ["--classic"] if impl == "ours-classic" else []
-    # our sender picks transfer-v2 itself when it is the default; older
-    # versions of our CLI needed the flag for a single path
-    v2_flag = ["--transfer-v2"] if impl == "ours-v2" and V2_FLAG else []
     extra_send = ["--no-qr"] if impl == "ref" else []
     dest = f"{workdir}/xferv2bench-dest-{os.getpid()}"
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     env = tb.child_env(venv)
     rss = {n: f"/tmp/xferv2bench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
-    send_cmd = glob + ["send", "--hide-progress", "--code", CODE] + classic + v2_flag + extra_send + [src]
+    send_cmd = glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
     recv_cmd = glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
     t0 = time.monotonic()
     send = subprocess.Popen(tb.timed(send_cmd, rss["send"]), stdin=subprocess.DEVNULL,
@@ -210,8 +198,6 @@ def main():
                     help="per-GiB CPU of each protocol's prescribed work, and the ceiling")
     args = ap.parse_args()
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
-    global V2_FLAG
-    V2_FLAG = _send_has_v2_flag()
     impls = args.impls.split(",")
     sources = {}
     mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
