@@ -56,6 +56,16 @@ class _CLIBase(unittest.TestCase):
         self.runs = (send, recv)
         return send, recv
 
+    @defer.inlineCallbacks
+    def kill_then_interrupt(self, victim, survivor):
+        """``victim`` killed (SIGKILL) mid-transfer; ``survivor`` waits for
+        its peer (Dilation reconnects), so its human gives up with Ctrl-C."""
+        victim.transport.signalProcess("KILL")
+        yield victim.ended
+        self.assertFalse(survivor.ended.called, survivor.describe())
+        survivor.transport.signalProcess("INT")
+        yield survivor.ended
+
     def assertExit(self, run, status):
         self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
 
@@ -63,7 +73,6 @@ class _CLIBase(unittest.TestCase):
         with open(os.path.join(self.src, name), "rb") as a, \
                 open(os.path.join(self.dst, name), "rb") as b:
             self.assertEqual(a.read(), b.read())
-
 
 
 class CLI(_CLIBase):
@@ -342,14 +351,7 @@ class ResumeCLI(_CLIBase):
         recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",
                                     m.group(1).decode()), "receiver", cwd=self.dst)
         yield self.until_partial(self.SIZE // 2)
-        victim, other = (send, recv) if kill == "sender" else (recv, send)
-        victim.transport.signalProcess("KILL")
-        yield victim.ended
-        # the survivor waits for its peer (Dilation reconnects): its human
-        # gives up with Ctrl-C
-        self.assertFalse(other.ended.called, other.describe())
-        other.transport.signalProcess("INT")
-        yield other.ended
+        yield self.kill_then_interrupt(*((send, recv) if kill == "sender" else (recv, send)))
         self.assertNotIn("big", os.listdir(self.dst))
         send, recv = yield self.run_pair(
             self.ours("send", "--transfer-v2", "--hide-progress", os.path.join(self.src, "big")),

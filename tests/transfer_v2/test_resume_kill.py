@@ -63,13 +63,7 @@ class DirectoryKilled(_CLIBase):
         recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",
                                     m.group(1).decode()), "receiver", cwd=self.dst)
         yield self.until_half(recv)
-        recv.transport.signalProcess("KILL")
-        yield recv.ended
-        # the sender waits for its peer (Dilation reconnects): its human
-        # gives up with Ctrl-C
-        self.assertFalse(send.ended.called, send.describe())
-        send.transport.signalProcess("INT")
-        yield send.ended
+        yield self.kill_then_interrupt(recv, send)
         self.assertNotIn("tree", os.listdir(self.dst))
         send, recv = yield self.run_pair(argv, self.ours("receive", "--hide-progress",
                                                          "--accept-file"))
