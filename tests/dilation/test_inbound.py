@@ -2,11 +2,12 @@
 deliver each seqnum once, dispatch to subchannels, stop reading while any
 subchannel is paused."""
 
+from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation import _interfaces as I
-from wormhole._dilation._inbound import ACK_EVERY, Inbound
+from wormhole._dilation._inbound import ACK_DELAY, ACK_EVERY, Inbound
 from wormhole._dilation._records import Close, Data, Open
 
 from .fakes import FakeConnection, FakeListener, FakeOutbound, FakeSubChannel
@@ -82,6 +83,39 @@ class InboundTests(unittest.TestCase):
         self.i.got_record(Close(1, 5))
         self.i.end_of_batch()
         self.assertEqual(acks(), [0, 3, 5])
+
+    def test_late_ack(self):
+        """With a clock, fewer than ACK_EVERY bytes are ACKed ACK_DELAY after
+        their batch (a stream gone quiet, or a peer whose unacknowledged
+        window is smaller than ACK_EVERY, is not left waiting); one timer
+        serves every batch meanwhile, and a full ACK sent first leaves it
+        nothing to do; a lost connection cancels it."""
+        clock = Clock()
+        self.i = Inbound(clock=clock)
+        self.i.wire(FakeOutbound(self.events), self.listener)
+        acks = lambda: [e[1] for e in self.events if e[0] == "outbound.send_ack"]
+        self.i.use_connection(self.c)
+        self.i.got_record(Open(1, 0, "chat"))
+        self.i.end_of_batch()
+        self.i.got_record(Data(1, 1, b"a"))
+        self.i.end_of_batch()
+        self.i.got_record(Data(1, 2, b"b"))
+        self.i.end_of_batch()
+        self.assertEqual(acks(), [0])
+        self.assertEqual(len(clock.getDelayedCalls()), 1)
+        clock.advance(ACK_DELAY)
+        self.assertEqual(acks(), [0, 2])
+        self.i.got_record(Data(1, 3, b"c"))
+        self.i.end_of_batch()
+        self.i.got_record(Data(1, 4, b"x" * ACK_EVERY))
+        self.i.end_of_batch()
+        self.assertEqual(acks(), [0, 2, 4])
+        clock.advance(ACK_DELAY)
+        self.assertEqual(acks(), [0, 2, 4])
+        self.i.got_record(Data(1, 5, b"d"))
+        self.i.end_of_batch()
+        self.i.stop_using_connection()
+        self.assertEqual(clock.getDelayedCalls(), [])
 
     def test_no_ack_without_connection(self):
         """An ACK still due when the connection goes is dropped (the peer

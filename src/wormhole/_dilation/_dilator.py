@@ -31,7 +31,7 @@ from ._connector import Connector
 from ._endpoints import SubchannelRegistry
 from ._framing import derive_dilation_key
 from ._inbound import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_PEER_SUBCHANNELS, Inbound
-from ._outbound import DEFAULT_MAX_UNACKED, MIN_MAX_UNACKED, Outbound
+from ._outbound import DEFAULT_MAX_UNACKED, Outbound
 from ._subchannel import CLOSE_TIMEOUT
 from .manager import (
     CanOnlyDilateOnceError,
@@ -147,11 +147,6 @@ class Dilator:
                                   ("close_timeout", close_timeout, (int, float))):
             if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
                 raise ValueError(f"{name} must be a positive number, not {value!r}")
-        if max_unacked < MIN_MAX_UNACKED:
-            # a peer of ours ACKs once per MiB of DATA: below this the
-            # producers would pause for good, waiting for an ACK
-            raise ValueError(f"max_unacked must be at least {MIN_MAX_UNACKED} bytes "
-                             f"(peers acknowledge once per MiB), not {max_unacked!r}")
         if expected_subprotocols is not None:
             if isinstance(expected_subprotocols, str) or not all(
                     isinstance(name, str) for name in expected_subprotocols):
@@ -164,7 +159,8 @@ class Dilator:
         self._publish()
         self._inbound = Inbound(max_peer_subchannels=max_peer_subchannels,
                                 max_backlog=max_backlog,
-                                max_refused_opens=max_peer_subchannels)
+                                max_refused_opens=max_peer_subchannels,
+                                clock=self._reactor)
         self._outbound = Outbound(max_unacked=max_unacked)
         self._registry = SubchannelRegistry(self._eq.eventually, expected_subprotocols,
                                             clock=self._reactor, close_timeout=close_timeout)

@@ -6,12 +6,13 @@ are cumulative (spec 000 "L4 protocol": an ACK for N retires every seqnum
 up to N), so we send one at the end of a read batch once ``ACK_EVERY``
 bytes of DATA, or any OPEN or CLOSE, arrived since the last: ACKing every
 read cost the sender a wake-up, a decryption and a dispatch per ~100 KiB
-(docs/performance.md, "Dilation"). Up to ``ACK_EVERY`` bytes of a stream
-that goes quiet stay unacknowledged in the peer's queue until more
-arrives or the next connection's first ACK: memory the peer bounds
-anyway, and records it may resend, which we ACK and drop. The
-resend always starts at or before our next seqnum, so "newer than the
-last delivered" is enough for exactly-once, in-order delivery.
+(docs/performance.md, "Dilation"). Less than that is ACKed ``ACK_DELAY``
+seconds after the batch that left it owed (with a clock): a stream that
+goes quiet, or a peer whose window of unacknowledged data is smaller than
+``ACK_EVERY``, still gets its ACK, and a bulk stream pays for at most one
+timer per ``ACK_DELAY``. A record resent after reconnection is ACKed and
+dropped. The resend always starts at or before our next seqnum, so "newer
+than the last delivered" is enough for exactly-once, in-order delivery.
 
 Flow control: while *any* subchannel is paused by its application, the L3
 connection stops reading (and a new L3 starts paused).
@@ -50,6 +51,8 @@ DEFAULT_MAX_BACKLOG = 4 * 1024 * 1024
 # 256 KiB took ~0.06 s/GiB off each side's CPU (docs/performance.md,
 # "Dilation")
 ACK_EVERY = 1024 * 1024
+# how long fewer bytes than ACK_EVERY wait for their ACK
+ACK_DELAY = 0.05
 # complaints about one connection's records that reach the log: a peer
 # must not be able to fill the operator's disk one bad record at a time
 LOGGED_COMPLAINTS = 10
@@ -79,7 +82,10 @@ class Inbound:
 
     def __init__(self, max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
                  max_backlog=DEFAULT_MAX_BACKLOG,
-                 max_refused_opens=DEFAULT_MAX_PEER_SUBCHANNELS):
+                 max_refused_opens=DEFAULT_MAX_PEER_SUBCHANNELS, clock=None):
+        # with a clock, fewer than ACK_EVERY bytes are ACKed ACK_DELAY later
+        self._clock = clock
+        self._late_ack = None  # the DelayedCall that will send them
         self._max_refused_opens = max_refused_opens
         self._refused_opens = 0    # on the current connection
         self._complaints = 0       # likewise
@@ -190,9 +196,22 @@ class Inbound:
         return None
 
     def end_of_batch(self):
-        if self._ack_due is not None and self._ack_owed >= ACK_EVERY:
-            due, self._ack_due, self._ack_owed = self._ack_due, None, 0
-            self._outbound.send_ack(due)
+        if self._ack_due is None:
+            return
+        if self._ack_owed >= ACK_EVERY:
+            self._send_ack()
+        elif self._late_ack is None and self._clock is not None:
+            self._late_ack = self._clock.callLater(ACK_DELAY, self._ack_late)
+
+    def _send_ack(self):
+        due, self._ack_due, self._ack_owed = self._ack_due, None, 0
+        self._outbound.send_ack(due)
+
+    def _ack_late(self):
+        # not cancelled when a full ACK goes first: it then finds nothing due
+        self._late_ack = None
+        if self._ack_due is not None:
+            self._send_ack()
 
     def backlog_added(self, subchannel, nbytes):
         self._backlogs[subchannel] = self._backlogs.get(subchannel, 0) + nbytes
@@ -278,6 +297,9 @@ class Inbound:
         # an ACK not sent is harmless: the peer resends, we ACK the duplicate
         self._ack_due = None
         self._ack_owed = 0
+        if self._late_ack is not None:
+            self._late_ack.cancel()
+            self._late_ack = None
         self._connection = None
 
     @m.output()

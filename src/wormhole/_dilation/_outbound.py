@@ -35,11 +35,10 @@ from . import _interfaces as I
 from ._records import Ack, Close, Data, Open, data_unchecked
 from ._state_paths import StatePaths
 
-# A peer of ours ACKs once per _inbound.ACK_EVERY (1 MiB) of DATA, so a
-# bound near or below that would stall on an ACK that never comes: dilate()
-# refuses a max_unacked below MIN_MAX_UNACKED
+# A peer of ours ACKs once per _inbound.ACK_EVERY (1 MiB) of DATA, sooner
+# only after _inbound.ACK_DELAY: a bound near or below that would wait for
+# that delay every time, so keep this well above it
 DEFAULT_MAX_UNACKED = 16 * 1024 * 1024
-MIN_MAX_UNACKED = 4 * 1024 * 1024
 # what a queued record costs beyond its payload: the Python objects
 # (record, bytes header, seqnum int, deque slot): ~140 bytes for a
 # 1-byte write on CPython 3.11 (tracemalloc)
