@@ -4,10 +4,10 @@ process tree: Python driver + JVM) of
 
 - ``straight``: a straightforward PySpark job over the raw JSON lines
   (bench/_analytics_straight.py),
-- ``ingest``: ``python -m wormhole.analytics ingest`` (JSON lines to the
+- ``ingest``: ``python -m wormhole_analytics ingest`` (JSON lines to the
   Parquet store and its per-day summaries; its parsing runs in Spark's
   Python workers with pyarrow),
-- ``report``: ``python -m wormhole.analytics report`` over the store,
+- ``report``: ``python -m wormhole_analytics report`` over the store,
 - ``duckdb``: the same daily aggregates in DuckDB over the JSON files,
 
 side by side in one run. One line per figure on stdout:
@@ -136,10 +136,10 @@ def run(size, work, jobs, driver_mem):
                    events]
         elif job == "ingest":
             shutil.rmtree(store, ignore_errors=True)
-            cmd = [PY, "-m", "wormhole.analytics", "ingest", "--events",
+            cmd = [PY, "-m", "wormhole_analytics", "ingest", "--events",
                    events, "--store", store, "--include-open"] + spark_conf
         elif job == "report":
-            cmd = [PY, "-m", "wormhole.analytics", "report", "--store",
+            cmd = [PY, "-m", "wormhole_analytics", "report", "--store",
                    store, "--out", os.path.join(work, f"report-{size}")] \
                 + spark_conf
         elif job == "duckdb":

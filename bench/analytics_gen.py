@@ -1,6 +1,6 @@
 """Fast generator of realistic usage events for the analytics bench.
 
-The same shape as ``wormhole.analytics._generate`` (heavy-tailed waiting
+The same shape as ``wormhole_analytics._generate`` (heavy-tailed waiting
 times and sizes, mostly happy, some lonely, rare scary and crowded, binds
 with client versions, several servers and app ids) but formatted with
 f-strings and written one day per worker process, so 30M events take

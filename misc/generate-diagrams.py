@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write docs/state-machines/ from the Automat machines in src/wormhole.
+"""Write docs/state-machines/ from the Automat machines of every package in src/.
 
     python misc/generate-diagrams.py            # or: ./dev diagrams, tox -e diagrams
     python misc/generate-diagrams.py --output DIR --no-svg
@@ -12,7 +12,8 @@ per machine, named after the machine's fully qualified name as
 SVG carries the SHA-256 of the ``.dot`` it was drawn from, so that a test
 without ``dot`` can still tell a stale picture.
 
-Machines are found, not listed: every module under the package is imported
+Machines are found, not listed: every module under each package of
+``PACKAGES`` (every import package under src/) is imported
 (a module that fails to import stops the run with its traceback) and every
 ``MethodicalMachine`` on a class and every ``TypeMachineBuilder`` result is
 drawn with Automat's own ``makeDigraph``. Automat iterates frozensets of
@@ -47,8 +48,13 @@ from types import MethodType
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"
 OUTPUT = REPO / "docs" / "state-machines"
-PACKAGE = "wormhole"
-OTHER_PACKAGES = "p2pmesh"
+# every import package under src/ (docs/architecture.md); the machines of
+# all but APART are also drawn in wiring.dot. ``automat-visualize PACKAGE``
+# draws the same machines, one package at a time (tests/docs/test_visualize.py)
+PACKAGES = ("wormhole", "wormhole_mailbox", "wormhole_relay", "wormhole_ops",
+            "wormhole_analytics", "p2pmesh")
+# the spec 002 mesh (docs/p2pmesh.md): its machines, not in the wiring
+APART = ("p2pmesh",)
 WIRING = "wiring"
 COMMAND = "./dev diagrams  (or: .venv/bin/python misc/generate-diagrams.py)"
 SVG_STAMP = "<!-- generated from {name}.dot sha256:{digest} -->"
@@ -64,7 +70,7 @@ def _use_this_checkout():
 
 # -- discovery ----------------------------------------------------------------
 
-def discover(package=PACKAGE):
+def discover(package):
     """Return ``[(fqpn, machine)]`` for every Automat machine under
     ``package``, sorted by name. Import errors propagate."""
     from automat._discover import findMachines
@@ -159,8 +165,8 @@ def _server_scenario():
     from twisted.internet.task import Clock
     from zope.interface import implementer
 
-    from wormhole.server._interfaces import ITransportGlue
-    from wormhole.server.server import build_mailbox
+    from wormhole_mailbox._interfaces import ITransportGlue
+    from wormhole_mailbox.server import build_mailbox
 
     @implementer(ITransportGlue)
     class _Glue:
@@ -231,7 +237,7 @@ def _relay_scenario():
     from twisted.internet.testing import MemoryReactorClock
 
     from wormhole._transit._codec import relay_handshake
-    from wormhole.relay.server import build_relay, make_tcp_factory
+    from wormhole_relay.server import build_relay, make_tcp_factory
 
     reactor = MemoryReactorClock()
     factory = make_tcp_factory(build_relay(reactor), reactor=reactor)
@@ -503,14 +509,16 @@ def _built(build):
 
 # -- output ---------------------------------------------------------------------
 
-def generate(package=PACKAGE, scenarios=SCENARIOS, say=None):
-    """Return ``{file name: .dot source}`` for everything the docs show."""
-    machines = discover(package)
-    files = {f"{fqpn}.dot": machine_dot(m) for fqpn, m in machines}
-    files[f"{WIRING}.dot"] = wiring_dot(machines, scenarios, say)
-    # the spec 002 mesh (docs/p2pmesh.md): its machines, not in the wiring
-    for fqpn, m in discover(OTHER_PACKAGES):
-        files[f"{fqpn}.dot"] = machine_dot(m)
+def generate(packages=PACKAGES, scenarios=SCENARIOS, say=None, apart=APART):
+    """Return ``{file name: .dot source}`` for everything the docs show:
+    each machine of ``packages``, and the wiring of those not ``apart``."""
+    wired, files = [], {}
+    for package in packages:
+        machines = discover(package)
+        files.update((f"{fqpn}.dot", machine_dot(m)) for fqpn, m in machines)
+        if package not in apart:
+            wired += machines
+    files[f"{WIRING}.dot"] = wiring_dot(sorted(wired), scenarios, say)
     return files
 
 

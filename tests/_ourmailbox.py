@@ -6,7 +6,7 @@ from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 # what the reactor needs after a server or wormhole stops for the last
 # connection's close to be read (no timer left behind)

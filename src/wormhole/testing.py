@@ -25,7 +25,7 @@ keeps calling ``create(...)`` as usual, and a test hands it
 docs/testing.md has the complete example test, Dilation included.
 
 What the two wormholes run is this library itself: the real client
-machines against the real Mailbox server logic (``wormhole.server``, with
+machines against the real Mailbox server logic (``wormhole_mailbox``, with
 its memory store), and for Dilation the real Dilation stack whose TCP
 listen/connect calls reach a memory network instead of the kernel. Each
 delivery happens in a later reactor turn (``callLater(0)``), as over a
@@ -46,8 +46,6 @@ from twisted.internet.interfaces import IConnector, IListeningPort, ITransport
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
-from .server._interfaces import ITransportGlue
-
 __all__ = ["MemoryMailbox", "memory_server", "signature_drift"]
 
 MEMORY_URL = "ws://memory.invalid/v1"
@@ -66,7 +64,16 @@ class MemoryMailbox:
     url = MEMORY_URL
 
     def __init__(self, reactor, welcome=None):
-        from .server.server import build_mailbox
+        # the Mailbox server is a package of its own (the ``mailbox``
+        # extra): imported here, so that the client never needs it
+        # (docs/architecture.md, tests/test_layering.py)
+        try:
+            from wormhole_mailbox.server import build_mailbox
+        except ImportError as e:
+            raise ImportError(
+                f"memory_server() runs our Mailbox server, which needs the "
+                f"'mailbox' extra: pip install 'wormhole-twisted[mailbox]' ({e})"
+            ) from e
         self._reactor = reactor
         self._mailbox = build_mailbox(reactor, motd=(welcome or {}).get("motd"))
         self.network = MemoryNetwork(reactor)
@@ -113,7 +120,8 @@ class _MailboxEndpoint:
             if d.called:  # cancelled meanwhile
                 return
             ws = _ClientWebSocket(factory.rc, reactor)
-            glue = _ServerGlue(ws, reactor)
+            from wormhole_mailbox.testing import MemoryGlue
+            glue = MemoryGlue(ws)
             ws.server_side = self._server._mailbox.connection_for(glue)
             ws.mailbox = self._server._mailbox
             d.callback(ws)
@@ -171,24 +179,6 @@ class _ClientWebSocket:
         self.mailbox.forget(self.server_side)
         self.server_side.lost()
         self._reactor.callLater(0, self._rc.ws_close, was_clean, code, reason)
-
-
-@implementer(ITransportGlue)
-class _ServerGlue:
-    """ITransportGlue for the server's Connection machine."""
-
-    def __init__(self, ws, reactor):
-        self._ws = ws
-
-    def send_json(self, message):
-        from .server._messages import encode
-        self._ws.to_client(encode(message))
-
-    def drop(self, code, reason):
-        self._ws.close(code == 1000, code, reason)
-
-    def abort(self):
-        self._ws.close(False, 1006, "aborted")
 
 
 # -- Dilation's TCP: a memory network --------------------------------------

@@ -1,6 +1,6 @@
 """Usage analytics: PySpark jobs over the servers' usage events (issue 6).
 
-``python -m wormhole.analytics ingest|report|import`` (or the
+``python -m wormhole_analytics ingest|report|import`` (or the
 ``wormhole-analytics`` console script); see docs/analytics.md. The same
 module runs unchanged under ``spark-submit --master ...``.
 """

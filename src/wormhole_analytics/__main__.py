@@ -1,4 +1,4 @@
-"""``python -m wormhole.analytics``: the command line in ``_cli``.
+"""``python -m wormhole_analytics``: the command line in ``_cli``.
 
 Guarded so that tools which import every module (the state-machine diagram
 generator walks all of ``wormhole``) do not run the command.

@@ -19,7 +19,7 @@ so the memory per group, is fixed by ``SKETCH_K``, not by the input.
 
 import os
 
-from .._usage_events import MAILBOX_RESULTS, RELAY_RESULTS
+from wormhole_ops.events import MAILBOX_RESULTS, RELAY_RESULTS
 
 RESULTS = list(dict.fromkeys(MAILBOX_RESULTS + RELAY_RESULTS))
 PERCENTILES = (0.5, 0.9, 0.99)

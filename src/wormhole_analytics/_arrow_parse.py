@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from .._usage_events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, SCHEMA_VERSION
+from wormhole_ops.events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, SCHEMA_VERSION
 
 CLIENT = pa.struct([("side", pa.string()), ("impl", pa.string()),
                     ("version", pa.string())])

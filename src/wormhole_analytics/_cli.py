@@ -1,4 +1,4 @@
-"""``python -m wormhole.analytics`` / ``wormhole-analytics``."""
+"""``python -m wormhole_analytics`` / ``wormhole-analytics``."""
 
 import argparse
 import sys

@@ -9,7 +9,7 @@ import json
 import os
 import random
 
-from .._usage_events import build_event, day_of
+from wormhole_ops.events import build_event, day_of
 
 APPS = ["lothar.com/wormhole/text-or-file-xfer", "tahoe-lafs.org/invite",
         "example.org/app", "fowl/port-forward"]

@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 
-from .._usage_events import build_event, day_of
+from wormhole_ops.events import build_event, day_of
 
 
 def _tables(db):

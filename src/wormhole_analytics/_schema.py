@@ -6,7 +6,7 @@ would change type when one line is odd."""
 
 from pyspark.sql import types as T
 
-from .._usage_events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, SCHEMA_VERSION
+from wormhole_ops.events import KINDS, MAILBOX_RESULTS, RELAY_RESULTS, SCHEMA_VERSION
 
 CORRUPT = "_corrupt"
 

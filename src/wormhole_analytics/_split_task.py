@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .._usage_events import MAILBOX_RESULTS, RELAY_RESULTS
+from wormhole_ops.events import MAILBOX_RESULTS, RELAY_RESULTS
 from . import _arrow_parse as P
 
 RESULTS = list(dict.fromkeys(MAILBOX_RESULTS + RELAY_RESULTS))

@@ -8,7 +8,7 @@ few additions); ``--metrics`` only decides whether it is served.
 
 from prometheus_client import CollectorRegistry, Counter
 
-from .._ops.metrics import LiveGauges
+from wormhole_ops.metrics import LiveGauges
 
 PREFIX = "wormhole_mailbox_"
 

@@ -11,9 +11,9 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
-from .._ops.listen import with_backlog
-from .._ops.logs import log_startup
-from .._ops.metrics import metrics_service
+from wormhole_ops.listen import with_backlog
+from wormhole_ops.logs import log_startup
+from wormhole_ops.metrics import metrics_service
 from ._limits import Limits
 from ._permissions import parse_permissions
 from ._schema import SchemaError
@@ -79,7 +79,7 @@ class Options(usage.Options):
         ("permissions", None, None,
          "what clients must submit before bind: none, hashcash:BITS, or "
          "none+hashcash:BITS (default: nothing asked, like the reference)"),
-        # issue 6: JSON-lines usage events for wormhole.analytics
+        # issue 6: JSON-lines usage events for wormhole_analytics
         ("usage-events", None, None,
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
@@ -140,7 +140,7 @@ def attach_usage_events(mailbox, reactor, directory, server_id=None):
     (``--blur-usage``) from the mailbox's usage log."""
     import socket
 
-    from .._ops.usage import EventWriter, MailboxEvents
+    from wormhole_ops.usage import EventWriter, MailboxEvents
     events = MailboxEvents(EventWriter(
         reactor, directory, server_id or socket.gethostname(),
         prefix="mailbox-events"))

@@ -13,8 +13,8 @@ import collections
 from twisted.internet.defer import DeferredList, succeed
 from zope.interface import implementer
 
-from .._ops.logs import log_session
-from .._ops.usage import blur_duration, blur_start
+from wormhole_ops.logs import log_session
+from wormhole_ops.usage import blur_duration, blur_start
 from ._interfaces import IChannelStore, IUsageRecorder
 
 
@@ -23,7 +23,7 @@ class UsageLog:
     """Blurs each record once (``--blur-usage``), counts it for the metrics,
     logs it, and sends it to the store (the ``--usage-db``), to
     ``log_writer`` (JSON lines on ``--log-fd``, a
-    ``wormhole._ops.usage.JSONLinesWriter``) and to the usage events; keeps
+    ``wormhole_ops.usage.JSONLinesWriter``) and to the usage events; keeps
     the last ``keep`` in memory (None: all, for tests; the server keeps
     none: records made as clients leave would pin the allocator's arenas
     and keep their memory from the OS)."""
@@ -35,7 +35,7 @@ class UsageLog:
         self._log_writer = log_writer
         self._blur = blur
         self.records = collections.deque(maxlen=keep)
-        # issue 6: a ``wormhole._usage_events.MailboxEvents`` when the
+        # issue 6: a ``wormhole_ops.usage.MailboxEvents`` when the
         # operator asked for --usage-events
         self.events = None
 

@@ -3,7 +3,7 @@
 
 ``build_mailbox`` makes a ``MailboxServer`` from the operator's options;
 ``make_factory`` puts the WebSocket glue on top of it. Both the twistd plugin
-and ``wormhole.server.testing`` use these two, so tests run what operators
+and ``wormhole_mailbox.testing`` use these two, so tests run what operators
 run.
 """
 
@@ -19,7 +19,7 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
-from .._ops.usage import JSONLinesWriter
+from wormhole_ops.usage import JSONLinesWriter
 from ._connection import Connection, ServerContext
 from ._limits import Limits
 from ._metrics import MailboxMetrics

@@ -8,15 +8,21 @@
 
 ``channel_db=None`` keeps everything in memory; a path puts it in SQLite on
 disk, so a test can stop and start the server on the same port and database.
-Extra keyword arguments are limits (``wormhole.server._limits.Limits``).
+Extra keyword arguments are limits (``wormhole_mailbox._limits.Limits``).
+
+``MemoryGlue`` attaches a client without a socket (``wormhole.testing``'s
+in-memory server uses it).
 """
 
 from twisted.internet.defer import inlineCallbacks, returnValue
+from zope.interface import implementer
 
+from ._interfaces import ITransportGlue
 from ._limits import Limits
+from ._messages import encode
 from .server import build_mailbox, make_factory
 
-__all__ = ["start_mailbox_server", "RunningMailboxServer"]
+__all__ = ["start_mailbox_server", "RunningMailboxServer", "MemoryGlue"]
 
 
 class RunningMailboxServer:
@@ -55,3 +61,23 @@ def start_mailbox_server(reactor, channel_db=None, usage_db=None, port=0,
     listening = yield reactor.listenTCP(port, factory, interface="127.0.0.1")
     mailbox.start()
     returnValue(RunningMailboxServer(mailbox, factory, listening))
+
+
+@implementer(ITransportGlue)
+class MemoryGlue:
+    """The server side of a client attached in memory: what the Connection
+    machine sends goes to ``client.to_client(payload)`` (bytes), and a drop
+    or an abort to ``client.close(was_clean, code, reason)``, as a
+    WebSocket's close would reach the client."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def send_json(self, message):
+        self._client.to_client(encode(message))
+
+    def drop(self, code, reason):
+        self._client.close(code == 1000, code, reason)
+
+    def abort(self):
+        self._client.close(False, 1006, "aborted")

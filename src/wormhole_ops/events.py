@@ -2,12 +2,12 @@
 """Usage events: the schema of one JSON object per line, for the analytics
 pipeline (documented and versioned in ``docs/usage-events.md``).
 
-The servers write them through ``wormhole._ops.usage.EventWriter`` (daily
+The servers write them through ``wormhole_ops.usage.EventWriter`` (daily
 files, a worker thread, never blocking the reactor); the analytics jobs
 read them; ``build_event`` is the one place their fields are listed, so
 nothing a caller adds by accident (an IP address, a peer string) is
 written. Times and sizes arrive already blurred when the operator asked
-for ``--blur-usage`` (``wormhole._ops.usage``).
+for ``--blur-usage`` (``wormhole_ops.usage``).
 """
 
 import datetime

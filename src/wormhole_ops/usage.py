@@ -31,7 +31,7 @@ from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 from zope.interface import Interface, implementer
 
-from .._usage_events import build_event, day_of
+from .events import build_event, day_of
 
 log = Logger(namespace="wormhole.ops.usage")
 

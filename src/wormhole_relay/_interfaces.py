@@ -2,7 +2,7 @@
 
 from zope.interface import Attribute, Interface
 
-from .._ops.usage import IUsageWriter as _IUsageWriter
+from wormhole_ops.usage import IUsageWriter as _IUsageWriter
 
 
 class ITransportGlue(Interface):
@@ -165,7 +165,7 @@ class IUsageRecorder(Interface):
         Deferred."""
 
 
-# one writer interface for both servers' usage (wormhole._ops.usage)
+# one writer interface for both servers' usage (wormhole_ops.usage)
 IUsageWriter = _IUsageWriter
 
 

@@ -10,7 +10,7 @@ whether it is served.
 
 from prometheus_client import CollectorRegistry, Counter
 
-from .._ops.metrics import LiveGauges
+from wormhole_ops.metrics import LiveGauges
 
 PREFIX = "wormhole_relay_"
 

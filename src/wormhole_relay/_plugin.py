@@ -13,10 +13,10 @@ from twisted.application import strports
 from twisted.application.service import MultiService, Service
 from twisted.python import usage
 
-from .._ops.listen import with_backlog
-from .._ops.logs import log_startup
-from .._ops.metrics import metrics_service
-from .._ops.usage import SchemaError
+from wormhole_ops.listen import with_backlog
+from wormhole_ops.logs import log_startup
+from wormhole_ops.metrics import metrics_service
+from wormhole_ops.usage import SchemaError
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 
@@ -86,7 +86,7 @@ class Options(usage.Options):
         ("log-fd", None, None,
          "write JSON usage logs to this file descriptor", int),
         ("usage-db", None, None, "record usage data (SQLite)"),
-        # issue 6: JSON-lines usage events for wormhole.analytics
+        # issue 6: JSON-lines usage events for wormhole_analytics
         ("usage-events", None, None,
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,
@@ -147,7 +147,7 @@ def makeService(config, reactor=None):
     if config["usage-events"] is not None:
         import socket
 
-        from .._ops.usage import EventWriter, RelayEvents
+        from wormhole_ops.usage import EventWriter, RelayEvents
         # the recorder blurs each record once, before any writer
         extra.append(RelayEvents(EventWriter(
             reactor, config["usage-events"],

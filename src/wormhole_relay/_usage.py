@@ -6,8 +6,8 @@ other moods, see ``_connection``): ``started``, ``total_time``,
 ``waiting_time`` (None when never paired), ``total_bytes`` (both
 directions) and ``mood``. The recorder counts it for ``--metrics``, blurs
 it once (``--blur-usage``: the start rounded down to N seconds, the size
-to a coarse scale, ``wormhole._ops.usage``), logs it and hands it to its
-writers, which live in ``wormhole._ops.usage`` with the Mailbox server's:
+to a coarse scale, ``wormhole_ops.usage``), logs it and hands it to its
+writers, which live in ``wormhole_ops.usage`` with the Mailbox server's:
 the SQLite ``--usage-db``, JSON lines on ``--log-fd``, usage events. It
 keeps recent records in memory.
 """
@@ -17,8 +17,8 @@ import collections
 from twisted.internet.defer import DeferredList
 from zope.interface import implementer
 
-from .._ops.logs import log_session
-from .._ops.usage import IUsageWriter, blur_bytes, blur_start
+from wormhole_ops.logs import log_session
+from wormhole_ops.usage import IUsageWriter, blur_bytes, blur_start
 from ._interfaces import IUsageRecorder
 
 

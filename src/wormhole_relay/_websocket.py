@@ -14,7 +14,7 @@ from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
 from zope.interface import implementer
 
-from .._ops.logs import hide_peer
+from wormhole_ops.logs import hide_peer
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
 from ._tcp import ReadingProducer
 

@@ -4,13 +4,13 @@
 ``build_relay`` makes the pairing, the usage recorder with its writers and
 the ``TransitRelay`` that hands each new connection its machine;
 ``make_tcp_factory`` and ``make_websocket_factory`` are the glue the
-listening ports use. ``wormhole.relay.testing`` and the twistd plugin both
+listening ports use. ``wormhole_relay.testing`` and the twistd plugin both
 build through here.
 """
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
-from .._ops.usage import JSONLinesWriter, RelaySQLiteWriter
+from wormhole_ops.usage import JSONLinesWriter, RelaySQLiteWriter
 from ._connection import RelayConnection
 from zope.interface import implementer
 

@@ -10,7 +10,7 @@
     yield r.stop()
 
 Everything listens on 127.0.0.1 only. Extra keyword arguments are limits
-(``wormhole.relay._limits.Limits``), e.g. ``pairing_timeout=5``.
+(``wormhole_relay._limits.Limits``), e.g. ``pairing_timeout=5``.
 ``splice=False`` keeps TCP pairs on the plain copying path (they splice on
 Linux otherwise, as the twistd plugin does).
 """
@@ -18,7 +18,7 @@ Linux otherwise, as the twistd plugin does).
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue, succeed
 from zope.interface import implementer
 
-from .._ops.usage import IUsageWriter
+from wormhole_ops.usage import IUsageWriter
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 

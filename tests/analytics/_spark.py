@@ -14,7 +14,7 @@ def spark():
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
         warnings.filterwarnings("ignore", category=FutureWarning,
                                 module="pyspark")
-        from wormhole.analytics._session import get_session
+        from wormhole_analytics._session import get_session
         log4j = os.path.join(HERE, "log4j2-test.properties")
         _session = get_session("local[2]", app_name="wormhole-tests", conf={
             "spark.sql.shuffle.partitions": "2",

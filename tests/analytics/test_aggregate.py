@@ -11,11 +11,11 @@ import os
 
 from twisted.trial import unittest
 
-from wormhole._usage_events import day_of
-from wormhole.analytics import _aggregate as A
-from wormhole.analytics._generate import write_files
-from wormhole.analytics._ingest import ingest, plan, tail_hash
-from wormhole.analytics._report import run_report
+from wormhole_ops.events import day_of
+from wormhole_analytics import _aggregate as A
+from wormhole_analytics._generate import write_files
+from wormhole_analytics._ingest import ingest, plan, tail_hash
+from wormhole_analytics._report import run_report
 
 from ._spark import QuietProgress, spark
 
@@ -262,7 +262,7 @@ class Incremental(unittest.TestCase):
         on another server is another client."""
         import pyarrow as pa
 
-        from wormhole.analytics._split_task import _versions
+        from wormhole_analytics._split_task import _versions
         sides = pa.table({
             "server": ["s1", "s1", "s2", "s1", "s1"],
             "side": ["a", "a", "a", "b", "c"],

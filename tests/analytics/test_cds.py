@@ -1,4 +1,4 @@
-"""The driver JVM's class-data-sharing archive (wormhole.analytics._cds):
+"""The driver JVM's class-data-sharing archive (wormhole_analytics._cds):
 which JVM option the CLI adds, where the archive lives, and how a new one
 is published. No JVM here: the process is a fake."""
 
@@ -7,7 +7,7 @@ import subprocess
 
 from twisted.trial import unittest
 
-from wormhole.analytics import _cds
+from wormhole_analytics import _cds
 
 JAVA = "/usr/lib/jvm/x/bin/java:100:1"
 PYSPARK = "/site/pyspark:4.0.0"
@@ -145,7 +145,7 @@ class CLITests(unittest.TestCase):
 
     def test_archive_when_no_jvm_yet(self):
         """A command that starts the driver JVM gets the archive option."""
-        from wormhole.analytics import _cli
+        from wormhole_analytics import _cli
         self.patch(_cli, "_gateway_process", lambda: None)
         conf = {}
         a = _cli._archive("ingest", conf)
@@ -158,7 +158,7 @@ class CLITests(unittest.TestCase):
         """In a process whose driver JVM is already up (a session made
         before), no archive: no option added, and the shared JVM is
         never told to exit."""
-        from wormhole.analytics import _cli
+        from wormhole_analytics import _cli
         self.patch(_cli, "_gateway_process", lambda: FakeProc())
         conf = {}
         self.assertIsNone(_cli._archive("ingest", conf))

@@ -11,8 +11,8 @@ import time
 import pyspark
 from twisted.trial import unittest
 
-import wormhole.analytics.submit as submit_module
-from wormhole.analytics._generate import write_files
+import wormhole_analytics.submit as submit_module
+from wormhole_analytics._generate import write_files
 
 from .._processes import free_port
 

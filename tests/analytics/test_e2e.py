@@ -20,8 +20,8 @@ from twisted.trial import unittest
 import wormhole
 from wormhole import errors
 from wormhole._version import IMPLEMENTATION
-from wormhole.analytics._ingest import ingest
-from wormhole.analytics._report import run_report
+from wormhole_analytics._ingest import ingest
+from wormhole_analytics._report import run_report
 
 from ..relay import _subprocess as relay_proc
 from ..server import _subprocess as server_proc

@@ -12,9 +12,9 @@ import subprocess
 
 from twisted.trial import unittest
 
-from wormhole.analytics import _importer as I
-from wormhole.analytics._cli import main as cli_main
-from wormhole.analytics._ingest import ingest
+from wormhole_analytics import _importer as I
+from wormhole_analytics._cli import main as cli_main
+from wormhole_analytics._ingest import ingest
 
 from ._spark import QuietProgress, spark
 
@@ -134,7 +134,7 @@ class Importer(unittest.TestCase):
         got = ingest(spark(), [out], store, include_open=True,
                      progress=QuietProgress())
         self.assertEqual((got["events"], got["quarantined"]), (11, 2))
-        from wormhole.analytics import _aggregate as A
+        from wormhole_analytics import _aggregate as A
         summary = A.read_table(spark(), os.path.join(store, "summary",
                                                      "versions"))
         v = {(r["impl"], r["sides"])

@@ -1,4 +1,4 @@
-"""The event parser of ``ingest`` (wormhole.analytics._arrow_parse, run
+"""The event parser of ``ingest`` (wormhole_analytics._arrow_parse, run
 in the Spark Python workers by _split_task): every line ends in
 ``events`` or in the quarantine with its reason, none is dropped and none
 crashes the job (issue 6 "explicit schemas, unknown moods and malformed
@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole import _usage_events as ue
-from wormhole.analytics import _arrow_parse, _split_task
-from wormhole.analytics._ingest import ingest, splits
+from wormhole_ops import events as ue
+from wormhole_analytics import _arrow_parse, _split_task
+from wormhole_analytics._ingest import ingest, splits
 
 from ._spark import QuietProgress, spark
 

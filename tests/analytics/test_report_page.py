@@ -20,10 +20,10 @@ from html.parser import HTMLParser
 import pandas as pd
 from twisted.trial import unittest
 
-from wormhole.analytics import _aggregate as A
-from wormhole.analytics._html import render
-from wormhole.analytics._publish import HIDDEN
-from wormhole.analytics._publish import suppress as published_from
+from wormhole_analytics import _aggregate as A
+from wormhole_analytics._html import render
+from wormhole_analytics._publish import HIDDEN
+from wormhole_analytics._publish import suppress as published_from
 
 MIN = 5
 COUNTS = ["n"] + A.RESULTS

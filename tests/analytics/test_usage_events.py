@@ -3,7 +3,7 @@ the writers are tested in tests/ops/test_usage.py."""
 
 from twisted.trial import unittest
 
-from wormhole import _usage_events as ue
+from wormhole_ops import events as ue
 
 DAY1 = 1767225600  # 2026-01-01T00:00:00Z
 

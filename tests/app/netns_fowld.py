@@ -20,7 +20,7 @@ import sys
 from twisted.internet import defer, endpoints, protocol, task
 
 from tests._processes import child_env, free_port
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 PAYLOAD = 100_000
 WAIT = 60.0  # seconds for any one step; the whole run is bounded by the test

@@ -18,7 +18,7 @@ from wormhole import util
 from wormhole.eventual import EventualQueue
 from wormhole.ipaddrs import find_addresses
 from wormhole.observer import EmptyableSet, NoResult, OneShotObserver
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 from wormhole.tor_manager import get_tor
 from wormhole.transit import (BadHandshake, BadNonce, FileConsumer, TransitClosed,
                               TransitError)

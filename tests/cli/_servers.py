@@ -12,7 +12,7 @@ class OurServer:
 
     @defer.inlineCallbacks
     def setUp(self):
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(srv.stop)
         self.url = srv.url

@@ -9,7 +9,7 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from wormhole.cli.cmd_send import CONSUMED_NOTE
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._process import CLIProcess, our_cli
 

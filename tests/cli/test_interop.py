@@ -14,7 +14,7 @@ import re
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._process import CLIProcess, our_cli
 

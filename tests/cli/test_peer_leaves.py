@@ -12,7 +12,7 @@ import re
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import write_file
 from ._gate import start_gate

@@ -11,7 +11,7 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from wormhole.cli._transfer_v2 import NOT_A_FILE
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import sha256_of, write_file
 from ._process import CLIProcess, our_cli

@@ -54,7 +54,7 @@ class Library(unittest.TestCase):
         advice on create()'s stderr, once; one who passes a handler gets
         the welcome and nothing printed."""
         from wormhole import create
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor, port=0, motd="lib motd",
                                          advertise_version="99.0")
         self.addCleanup(srv.stop)
@@ -95,7 +95,7 @@ class _EndToEnd:
 class OurServer(_EndToEnd, unittest.TestCase):
     @defer.inlineCallbacks
     def start_server(self, motd, advertise_version):
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor, port=0, motd=motd,
                                          advertise_version=advertise_version)
         self.addCleanup(srv.stop)

@@ -1,5 +1,5 @@
 """End to end: two clients in one reactor over loopback with our Mailbox
-server (``wormhole.server.testing``). Nothing here waits on time: every
+server (``wormhole_mailbox.testing``). Nothing here waits on time: every
 step waits for an event, and every test leaves the reactor clean."""
 
 from twisted.internet import defer, reactor
@@ -8,7 +8,7 @@ from twisted.trial import unittest
 
 import wormhole
 from wormhole import errors
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 APPID = "example.com/e2e"
 

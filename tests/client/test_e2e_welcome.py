@@ -9,7 +9,7 @@ from twisted.trial import unittest
 
 import wormhole
 from wormhole import errors
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 APPID = "example.com/e2e-welcome"
 

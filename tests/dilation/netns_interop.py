@@ -25,7 +25,7 @@ import sys
 from twisted.internet import defer, protocol, task
 
 import wormhole
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._support import run_cleanups, spawn_reference_peer
 
@@ -74,7 +74,7 @@ def exchange(reactor, role, relay_mode, ping=None):
         cleanups.append(srv.stop)
         relay = None
         if relay_mode in ("ours", "only"):
-            from wormhole.relay.testing import start_transit_relay
+            from wormhole_relay.testing import start_transit_relay
             r = yield start_transit_relay(reactor, port=0)
             cleanups.append(r.stop)
             relay = r.hint

@@ -117,7 +117,7 @@ class Discovery(_FixturePackage, unittest.TestCase):
         self.assertEqual(names, [f"{pkg}.door.Door.m", f"{pkg}.lamp.LampMachine"])
 
     def test_finds_machines_in_subpackages(self):
-        """Discovery descends into subpackages (like wormhole.server)."""
+        """Discovery descends into subpackages (like wormhole._dilation)."""
         pkg = self.make_package({"server/door": _DOOR})
         names = [fqpn for fqpn, _ in self.gen.discover(pkg)]
         self.assertEqual(names, [f"{pkg}.server.door.Door.m"])
@@ -131,7 +131,7 @@ class Discovery(_FixturePackage, unittest.TestCase):
     def test_generate_fails_on_a_broken_module(self):
         """generate() (what the command runs) lets the import error out."""
         pkg = self.make_package({"broken": "raise RuntimeError('half-written')\n"})
-        self.assertRaises(RuntimeError, self.gen.generate, pkg, [])
+        self.assertRaises(RuntimeError, self.gen.generate, [pkg], [])
 
 
 class MachineDot(_FixturePackage, unittest.TestCase):

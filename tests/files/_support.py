@@ -121,7 +121,7 @@ class Servers:
     def start(cls, testcase, ns=None, relay="ours", relay_port=0):
         self = cls()
         if ns is None:
-            from wormhole.server.testing import start_mailbox_server
+            from wormhole_mailbox.testing import start_mailbox_server
             srv = yield start_mailbox_server(reactor, port=0)
             testcase.addCleanup(srv.stop)
             self.url = srv.url
@@ -129,7 +129,7 @@ class Servers:
             port = yield start_twistd(testcase, our_twistd(), "wormhole-mailbox", ns=ns)
             self.url = f"ws://127.0.0.1:{port}/v1"
         if relay == "ours" and ns is None and relay_port == 0:
-            from wormhole.relay.testing import start_transit_relay
+            from wormhole_relay.testing import start_transit_relay
             r = yield start_transit_relay(reactor, port=0)
             testcase.addCleanup(r.stop)
             self.transit = r.hint

@@ -16,7 +16,7 @@ import json
 from twisted.internet import defer, protocol, task
 
 import wormhole
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..dilation._support import run_cleanups, spawn_reference_peer
 

@@ -14,7 +14,7 @@ import wormhole
 from wormhole import _key, errors
 from wormhole._rendezvous import MAX_QUICK_DROPS, MAX_SERVER_MESSAGE, STABLE_AFTER
 from wormhole._status import Failed, StatusTracker
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..client.common import recorded_connector
 from ..client.fakes import FakeNetwork, FakeServer, server_send

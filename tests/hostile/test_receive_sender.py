@@ -13,7 +13,7 @@ import zipfile
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._sender import HostileSender, send_in_records
 from ._victim import (

@@ -127,10 +127,10 @@ def our_twistd():
 def start_our_server(testcase, reactor):
     """Our mailbox server, in-process, on a free 127.0.0.1 port."""
     try:
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
     except ImportError as e:
         testcase.fail("our mailbox server is not available "
-                      "(wormhole.server.testing.start_mailbox_server): %s"
+                      "(wormhole_mailbox.testing.start_mailbox_server): %s"
                       % (e,))
     srv = yield start_mailbox_server(reactor, port=0)
     testcase.addCleanup(srv.stop)

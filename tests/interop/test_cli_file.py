@@ -34,7 +34,7 @@ class CLIFile(InteropTestCase):
 
     @defer.inlineCallbacks
     def setup_servers(self):
-        from wormhole.relay.testing import start_transit_relay
+        from wormhole_relay.testing import start_transit_relay
         srv = yield self.start_our_server()
         relay = yield start_transit_relay(reactor)
         self.addCleanup(relay.stop)

@@ -91,7 +91,7 @@ class ReferenceClientOnOurPermissionServer(InteropTestCase):
 
     @defer.inlineCallbacks
     def start_with(self, permissions):
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor, port=0,
                                          permissions=permissions)
         self.addCleanup(srv.stop)

@@ -134,7 +134,7 @@ class OurRelayInProcess(RelayConversations, InteropTestCase):
 
     @defer.inlineCallbacks
     def start_relay(self):
-        from wormhole.relay.testing import start_transit_relay
+        from wormhole_relay.testing import start_transit_relay
         r = yield start_transit_relay(reactor)
         self.addCleanup(r.stop)
         return r.port

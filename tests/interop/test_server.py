@@ -141,7 +141,7 @@ class ReferenceClientsAcrossOurServerRestart(InteropTestCase):
 
         from twisted.internet import reactor
 
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         db = os.path.join(os.path.abspath(self.mktemp()) + ".sqlite")
         srv = yield start_mailbox_server(reactor, channel_db=db, port=0)
         stopped = [srv]

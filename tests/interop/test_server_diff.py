@@ -63,7 +63,7 @@ class ServerDifferential(InteropTestCase):
 
     @defer.inlineCallbacks
     def compare(self, steps, **our_options):
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0, **our_options)
         self.addCleanup(ours.stop)
@@ -151,7 +151,7 @@ class ServerDifferential(InteropTestCase):
         connection without a word; ours answers with an error naming the
         problem and keeps the connection (DESIGN.md, "Errors are values
         users can read")."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)
@@ -169,7 +169,7 @@ class ServerDifferential(InteropTestCase):
         """submit-permissions (spec 003, newer than the reference server):
         the reference 0.8 refuses it as "must bind first"; ours, with no
         permissions configured, accepts it silently and then the bind."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)
@@ -185,7 +185,7 @@ class ServerDifferential(InteropTestCase):
         """A message without "type": both answer an error beginning
         "missing 'type'" with the message as orig (ours adds advice, and
         acks it first; the reference sends no ack for it)."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)
@@ -229,7 +229,7 @@ class UsageDifferential(InteropTestCase):
 
     @defer.inlineCallbacks
     def compare(self, moods, release=True):
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)
@@ -301,7 +301,7 @@ class UsageDifferential(InteropTestCase):
         """A third side claiming a nameplate two sides hold gets the error
         "crowded" from both servers; once everyone released, both record
         the nameplate as crowded."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)
@@ -322,7 +322,7 @@ class UsageDifferential(InteropTestCase):
         """The side refused as crowded may still release that nameplate:
         the reference answers "released" (its refused claim still names
         the connection's nameplate), not an error."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(ours.stop)

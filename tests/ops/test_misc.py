@@ -10,10 +10,10 @@ import shlex
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole.relay import _plugin as relay_plugin
-from wormhole.relay.server import build_relay
-from wormhole.server import _plugin as mailbox_plugin
-from wormhole.server.server import build_mailbox
+from wormhole_relay import _plugin as relay_plugin
+from wormhole_relay.server import build_relay
+from wormhole_mailbox import _plugin as mailbox_plugin
+from wormhole_mailbox.server import build_mailbox
 
 from .._processes import REPO_ROOT
 

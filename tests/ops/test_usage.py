@@ -1,4 +1,4 @@
-"""The servers' shared usage code (wormhole._ops.usage): the blurring
+"""The servers' shared usage code (wormhole_ops.usage): the blurring
 rules, and the writers whose blocking I/O runs on a Twisted thread pool.
 The writer tests use the real reactor (results come back from the worker
 thread through it) and wait on ``close()``, never on time."""
@@ -14,7 +14,7 @@ from twisted.logger import LogLevel, globalLogPublisher
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole._ops import usage as u
+from wormhole_ops import usage as u
 
 DAY1 = 1767225600  # 2026-01-01T00:00:00Z
 

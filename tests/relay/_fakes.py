@@ -4,12 +4,12 @@ fakes"): each appends what it was asked to do to a shared list."""
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from wormhole.relay._interfaces import (IRelayConnection, ITransportGlue,
+from wormhole_relay._interfaces import (IRelayConnection, ITransportGlue,
                                         IUsageRecorder)
-from wormhole.relay._limits import Limits
-from wormhole.relay._connection import RelayConnection
-from wormhole.relay._pairing import Pairing
-from wormhole.relay._usage import UsageRecorder
+from wormhole_relay._limits import Limits
+from wormhole_relay._connection import RelayConnection
+from wormhole_relay._pairing import Pairing
+from wormhole_relay._usage import UsageRecorder
 
 TOKEN = "a" * 64
 TOKEN2 = "b" * 64

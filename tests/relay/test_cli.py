@@ -11,7 +11,7 @@ from twisted.internet.defer import gatherResults, inlineCallbacks
 from twisted.internet.utils import getProcessOutputAndValue
 from twisted.trial import unittest
 
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay.testing import start_transit_relay
 
 from ._subprocess import reference_venv
 
@@ -24,7 +24,7 @@ class ReferenceCLI(unittest.TestCase):
         """A 3 MB file goes from the reference sender to the reference
         receiver through our relay, unchanged; the relay writes one happy
         record that counts at least the file's bytes."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         wormhole = os.path.join(reference_venv(), "bin", "wormhole")
         if not os.path.exists(wormhole):
             self.fail(f"no reference CLI at {wormhole}: run ./dev test")

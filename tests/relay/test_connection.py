@@ -6,8 +6,8 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._connection import RelayConnection
-from wormhole.relay._interfaces import (IPair, IPairing, IRelayConnection,
+from wormhole_relay._connection import RelayConnection
+from wormhole_relay._interfaces import (IPair, IPairing, IRelayConnection,
                                         ITransportGlue)
 
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, World, handshake

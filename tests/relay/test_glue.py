@@ -6,9 +6,9 @@ from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import ITransitRelay, ITransportGlue
-from wormhole.relay._tcp import RelayTCPFactory
-from wormhole.relay.server import build_relay
+from wormhole_relay._interfaces import ITransitRelay, ITransportGlue
+from wormhole_relay._tcp import RelayTCPFactory
+from wormhole_relay.server import build_relay
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
 

@@ -3,7 +3,7 @@
 from hypothesis import given, strategies as st
 from twisted.trial import unittest
 
-from wormhole.relay._handshake import BadHandshake, Handshake, HandshakeParser
+from wormhole_relay._handshake import BadHandshake, Handshake, HandshakeParser
 
 from ._fakes import SIDE1, TOKEN, handshake
 

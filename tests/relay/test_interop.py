@@ -17,7 +17,7 @@ from twisted.internet.defer import inlineCallbacks, returnValue
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay.testing import start_transit_relay
 
 from ._client import Clients
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake

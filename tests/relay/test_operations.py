@@ -16,8 +16,8 @@ from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 from twisted.web.client import Agent, readBody
 
-from wormhole._ops.usage import RelaySQLiteWriter, SchemaError
-from wormhole.relay._plugin import Options, makeService
+from wormhole_ops.usage import RelaySQLiteWriter, SchemaError
+from wormhole_relay._plugin import Options, makeService
 
 from .._munin import our_plugin, run_plugin
 from .._processes import free_port, reference_bin, reference_source_file

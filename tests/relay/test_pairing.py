@@ -3,8 +3,8 @@
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole.relay._limits import Limits
-from wormhole.relay._pairing import Pairing
+from wormhole_relay._limits import Limits
+from wormhole_relay._pairing import Pairing
 
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, FakeConnection, RecordingUsage
 

@@ -12,10 +12,10 @@ from twisted.internet.defer import inlineCallbacks
 from twisted.python import usage
 from twisted.trial import unittest
 
-from wormhole._ops.listen import with_backlog
-from wormhole.relay import _plugin
-from wormhole.relay._limits import Limits
-from wormhole.relay._splice import splice_available
+from wormhole_ops.listen import with_backlog
+from wormhole_relay import _plugin
+from wormhole_relay._limits import Limits
+from wormhole_relay._splice import splice_available
 
 from ._client import Clients
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake

@@ -15,10 +15,10 @@ from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import (IPipePool, IRelayConnection,
+from wormhole_relay._interfaces import (IPipePool, IRelayConnection,
                                         ISplicer, ITransportGlue)
-from wormhole.relay._splice import _End, splice_available
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay._splice import _End, splice_available
+from wormhole_relay.testing import start_transit_relay
 
 from ._client import Clients, RawClient
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake

@@ -14,8 +14,8 @@ from twisted.internet.testing import MemoryReactor
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import IPipePool, ISplicer
-from wormhole.relay._splice import (PIPE_SIZE, PipePool, Splicer,
+from wormhole_relay._interfaces import IPipePool, ISplicer
+from wormhole_relay._splice import (PIPE_SIZE, PipePool, Splicer,
                                     big_pipe_budget, splice_available)
 
 if not splice_available():  # pragma: no cover - the CI is Linux

@@ -11,10 +11,10 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole._ops.usage import (IUsageWriter, JSONLinesWriter,
+from wormhole_ops.usage import (IUsageWriter, JSONLinesWriter,
                                  RelaySQLiteWriter)
-from wormhole.relay._interfaces import IUsageRecorder
-from wormhole.relay._usage import MemoryWriter, UsageRecorder
+from wormhole_relay._interfaces import IUsageRecorder
+from wormhole_relay._usage import MemoryWriter, UsageRecorder
 
 
 class Recorder(unittest.TestCase):
@@ -124,7 +124,7 @@ class Current(unittest.TestCase):
         """The relay rewrites the `current` row at start, every 60 s on its
         clock, and at stop: connections in pairs, waiting, and bytes of
         pairs still open."""
-        from wormhole.relay.server import build_relay
+        from wormhole_relay.server import build_relay
         from ._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
         clock = Clock()
         clock.advance(100)

@@ -12,7 +12,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.task import deferLater
 from zope.interface.verify import verifyObject
 
-from wormhole.relay._interfaces import IRelayConnection, ITransportGlue
+from wormhole_relay._interfaces import IRelayConnection, ITransportGlue
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
 from .test_server import Base
@@ -98,8 +98,8 @@ class WebSocket(WSBase):
         fire after a few ms, aborting before the client read our last
         bytes)."""
         from twisted.internet.task import Clock
-        from wormhole.relay._limits import Limits
-        from wormhole.relay.server import build_relay, make_websocket_factory
+        from wormhole_relay._limits import Limits
+        from wormhole_relay.server import build_relay, make_websocket_factory
         f = make_websocket_factory(build_relay(Clock()), "ws://127.0.0.1:1/")
         self.assertEqual(f.closeHandshakeTimeout, Limits().close_timeout)
         f = make_websocket_factory(

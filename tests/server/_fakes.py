@@ -2,9 +2,9 @@
 
 from zope.interface import implementer
 
-from wormhole.server._interfaces import (IChannelStore, IMailboxListener,
+from wormhole_mailbox._interfaces import (IChannelStore, IMailboxListener,
                                          ITransportGlue, IUsageRecorder)
-from wormhole.server._store import _Recorder
+from wormhole_mailbox._store import _Recorder
 
 
 @implementer(IChannelStore)

@@ -9,12 +9,12 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole import _hashcash
-from wormhole.server._connection import Connection, ServerContext
-from wormhole.server._interfaces import (IConnection, IMailboxListener,
+from wormhole_mailbox._connection import Connection, ServerContext
+from wormhole_mailbox._interfaces import (IConnection, IMailboxListener,
                                          ITransportGlue)
-from wormhole.server._limits import Limits
-from wormhole.server._model import Model
-from wormhole.server._permissions import NoPermissions, parse_permissions
+from wormhole_mailbox._limits import Limits
+from wormhole_mailbox._model import Model
+from wormhole_mailbox._permissions import NoPermissions, parse_permissions
 
 from ._fakes import FakeGlue, RecordingStore, RecordingUsage
 

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole.server._connection import Connection, ServerContext
-from wormhole.server._limits import Limits
-from wormhole.server._messages import CLIENT_TYPES
-from wormhole.server._model import Model
-from wormhole.server._permissions import NoPermissions
+from wormhole_mailbox._connection import Connection, ServerContext
+from wormhole_mailbox._limits import Limits
+from wormhole_mailbox._messages import CLIENT_TYPES
+from wormhole_mailbox._model import Model
+from wormhole_mailbox._permissions import NoPermissions
 
 from ._fakes import FakeGlue, RecordingStore, RecordingUsage
 

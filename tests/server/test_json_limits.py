@@ -5,7 +5,7 @@ import json
 
 from twisted.trial import unittest
 
-from wormhole.server._messages import BadMessage, decode, json_depth_exceeds
+from wormhole_mailbox._messages import BadMessage, decode, json_depth_exceeds
 
 
 def nested(depth):

@@ -5,9 +5,9 @@ import random
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.server._interfaces import IAppNamespace, IChannelStore
-from wormhole.server._limits import Limits
-from wormhole.server._model import (AppNamespace, CrowdedError, Model,
+from wormhole_mailbox._interfaces import IAppNamespace, IChannelStore
+from wormhole_mailbox._limits import Limits
+from wormhole_mailbox._model import (AppNamespace, CrowdedError, Model,
                                     ModelError, ReclaimedError)
 
 from ._fakes import Listener, RecordingStore, RecordingUsage

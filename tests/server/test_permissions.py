@@ -6,11 +6,11 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole import _hashcash
-from wormhole.server._interfaces import IPermissionPolicy, IUsageRecorder
-from wormhole.server._permissions import (NoPermissions, Permissions,
+from wormhole_mailbox._interfaces import IPermissionPolicy, IUsageRecorder
+from wormhole_mailbox._permissions import (NoPermissions, Permissions,
                                           new_secret, parse_permissions)
-from wormhole.server._store import MemoryStore
-from wormhole.server._usage import UsageLog
+from wormhole_mailbox._store import MemoryStore
+from wormhole_mailbox._usage import UsageLog
 
 NOW = datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc)
 T = NOW.timestamp()

@@ -10,7 +10,7 @@ from twisted.internet.testing import MemoryReactorClock
 from twisted.python import usage
 from twisted.trial import unittest
 
-from wormhole.server._plugin import Options, makeService
+from wormhole_mailbox._plugin import Options, makeService
 
 from ._subprocess import TWISTD
 

@@ -8,9 +8,9 @@ import sqlite3
 from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 
-from wormhole.server._plugin import Options, makeService
-from wormhole.server._schema import SchemaError
-from wormhole.server._store import SQLiteStore
+from wormhole_mailbox._plugin import Options, makeService
+from wormhole_mailbox._schema import SchemaError
+from wormhole_mailbox._store import SQLiteStore
 
 from .._processes import reference_package_file
 

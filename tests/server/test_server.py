@@ -5,8 +5,8 @@ import random
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole.server._limits import Limits
-from wormhole.server.server import build_mailbox
+from wormhole_mailbox._limits import Limits
+from wormhole_mailbox.server import build_mailbox
 
 from ._fakes import FakeGlue, Listener
 

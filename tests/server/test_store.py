@@ -8,9 +8,9 @@ from twisted.internet.defer import Deferred, inlineCallbacks
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.server._interfaces import IChannelStore
-from wormhole.server._model import Message
-from wormhole.server._store import MemoryStore, SQLiteStore
+from wormhole_mailbox._interfaces import IChannelStore
+from wormhole_mailbox._model import Message
+from wormhole_mailbox._store import MemoryStore, SQLiteStore
 
 
 class Store(unittest.TestCase):

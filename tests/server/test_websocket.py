@@ -12,9 +12,9 @@ from autobahn.twisted.websocket import (WebSocketClientProtocol,
                                         WebSocketServerProtocol)
 from zope.interface.verify import verifyObject
 
-from wormhole.server._interfaces import ITransportGlue
-from wormhole.server._limits import Limits
-from wormhole.server.server import build_mailbox, make_factory
+from wormhole_mailbox._interfaces import ITransportGlue
+from wormhole_mailbox._limits import Limits
+from wormhole_mailbox.server import build_mailbox, make_factory
 
 
 class _Client(WebSocketClientProtocol):

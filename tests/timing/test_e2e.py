@@ -12,7 +12,7 @@ import sys
 from twisted.internet import defer, reactor, utils
 from twisted.trial import unittest
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from tests.cli._process import CLIProcess, our_cli
 

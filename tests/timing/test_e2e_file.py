@@ -10,7 +10,7 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.relay.testing import start_transit_relay
+from wormhole_relay.testing import start_transit_relay
 
 from tests.cli._process import our_cli
 

@@ -228,7 +228,7 @@ class CLIOverTor(InteropTestCase):
         """Our Transit relay (reached as ``localhost`` through Tor) and a
         folder holding ``name`` of ``size`` random bytes: (relay, its
         --transit-helper, the folder, the bytes, where to receive them)."""
-        from wormhole.relay.testing import start_transit_relay
+        from wormhole_relay.testing import start_transit_relay
         relay = yield start_transit_relay(reactor)
         self.addCleanup(relay.stop)
         src = harness.new_dir(self)
@@ -310,8 +310,8 @@ class DilationOverTor(unittest.TestCase):
         """Two wormholes created with tor= dilate through our relay reached
         through Tor (nothing listens); data flows both ways."""
         import wormhole
-        from wormhole.relay.testing import start_transit_relay
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_relay.testing import start_transit_relay
+        from wormhole_mailbox.testing import start_mailbox_server
 
         from ..dilation.test_e2e import collector_factory
         srv = yield start_mailbox_server(reactor, port=0)

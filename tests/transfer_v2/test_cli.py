@@ -10,8 +10,8 @@ from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
 from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
-from wormhole.relay.testing import start_transit_relay
-from wormhole.server.testing import start_mailbox_server
+from wormhole_relay.testing import start_transit_relay
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli
 from ..dilation._proxy import CuttableProxy, _Front

@@ -13,7 +13,7 @@ import wormhole
 from wormhole import transfer_v2 as T
 from wormhole.cli._config import APPID
 from wormhole.cli._transfer_v2 import CANNOT_DILATE, V2_USED
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli
 from ..cli.test_interop import NO_TRANSIT

@@ -196,7 +196,7 @@ class Relayed(_Base):
     @defer.inlineCallbacks
     def setUp(self):
         yield _Base.setUp(self)
-        from wormhole.relay.testing import start_transit_relay
+        from wormhole_relay.testing import start_transit_relay
         self.relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(self.relay.stop)
 

@@ -66,9 +66,9 @@ def start_reference_relay(testcase, websocket=False):
 
 @defer.inlineCallbacks
 def start_relay(testcase, websocket=False):
-    """Our Transit relay on 127.0.0.1 (wormhole.relay.testing); its hint,
+    """Our Transit relay on 127.0.0.1 (wormhole_relay.testing); its hint,
     or (with ``websocket``) the running relay (``.hint``, ``.websocket_url``)."""
-    from wormhole.relay.testing import start_transit_relay
+    from wormhole_relay.testing import start_transit_relay
     r = yield start_transit_relay(reactor, port=0,
                                   websocket_port=0 if websocket else None)
     testcase.addCleanup(r.stop)

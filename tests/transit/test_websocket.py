@@ -297,7 +297,7 @@ class SecureWebSocket(unittest.TestCase):
         from twisted.internet import ssl
 
         from wormhole._transit import _websocket
-        from wormhole.relay.server import make_websocket_factory
+        from wormhole_relay.server import make_websocket_factory
         relay = yield start_relay(self, websocket=True)
         key_pem, cert_pem = _self_signed("localhost")
         server_cert = ssl.PrivateCertificate.loadPEM(key_pem + cert_pem)

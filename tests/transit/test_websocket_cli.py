@@ -22,7 +22,7 @@ class FileOverWebSocket(InteropTestCase):
     @defer.inlineCallbacks
     def setUp(self):
         InteropTestCase.setUp(self)
-        from wormhole.relay.testing import start_transit_relay
+        from wormhole_relay.testing import start_transit_relay
         self.relay = yield start_transit_relay(reactor, websocket_port=0)
         self.addCleanup(self.relay.stop)
         self.srv = yield self.start_our_server()

@@ -4,7 +4,7 @@ from twisted.application.service import ServiceMaker
 
 TransitRelay = ServiceMaker(
     "Magic-Wormhole Transit Relay (wormhole-twisted)",
-    "wormhole.relay._plugin",
+    "wormhole_relay._plugin",
     "Run a Magic Wormhole Transit relay (spec 004 section 6.4).",
     "transitrelay",
 )

@@ -4,7 +4,7 @@ from twisted.application.service import ServiceMaker
 
 Mailbox = ServiceMaker(
     "Magic-Wormhole Mailbox Server (wormhole-twisted)",
-    "wormhole.server._plugin",
+    "wormhole_mailbox._plugin",
     "Run a Magic Wormhole Mailbox server (spec 003).",
     "wormhole-mailbox",
 )
