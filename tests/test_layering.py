@@ -297,3 +297,19 @@ class TheRulesCatchViolations(unittest.TestCase):
                    + self.parse("wormhole_relay._usage", "from wormhole_ops.usage import blur_bytes\n"))
         self.assertEqual([i.target for i in servers_share(imports)],
                          ["wormhole_mailbox._limits", "wormhole_relay", "wormhole._boss"])
+
+
+class TracingIsGuarded(unittest.TestCase):
+    def test_only_the_tracing_helper_touches_automat_private_tracer(self):
+        """Automat's private ``_setTrace`` is reached in one place,
+        wormhole._tracing.trace_hook; every machine takes its set_trace
+        from there (issue 27 scope 6)."""
+        helper = SRC / "wormhole" / "_tracing.py"
+        direct = []
+        for path in sorted(SRC.rglob("*.py")):
+            if path == helper:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "_setTrace":
+                    direct.append(f"{path.relative_to(REPO)}:{node.lineno}")
+        self.assertEqual(direct, [])

@@ -11,6 +11,8 @@ from twisted.internet.protocol import Protocol
 from twisted.python import log
 from zope.interface import Interface
 
+from wormhole._tracing import trace_hook
+
 from . import _compression, _framing, _keys, _message, _payload
 from ._config import (ACK, CHANGE_KEY, CUSTOM, FIND_NODE, FIND_VALUE, NACK,
                       OPT_COMPRESSION, OPT_PREFERRED, OPT_SUBNET, PING,
@@ -80,7 +82,7 @@ class Connection(Protocol):
     by the peer, the peer's ACKed by us)."""
 
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, identity, subnet, limits, clock, owner, outbound,
                  expected_key=None):

@@ -6,6 +6,8 @@ import attrs
 from automat import MethodicalMachine
 from twisted.internet import defer
 
+from wormhole._tracing import trace_hook
+
 
 @attrs.frozen
 class FoundValue:
@@ -31,7 +33,7 @@ class Lookup:
     ("value", FoundValue); failures drop the contact (P2P-D7.1)."""
 
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, target, k, alpha, initial, query, reachable,
                  want_value=False):

@@ -9,6 +9,8 @@ from automat import MethodicalMachine
 from twisted.internet import defer, task
 from twisted.python import log
 
+from wormhole._tracing import trace_hook
+
 from . import _hybrid, _keys, _message, _payload
 from ._config import (ACK, ANNOUNCE, CHANGE_KEY, CUSTOM, FIND_NODE,
                       FIND_VALUE, LocalLimits, NACK, PING, SHOUT, SPEAK, STORE,
@@ -33,7 +35,7 @@ class Node:
     default: it also draws the encryption keys of P2P-D4.1)."""
 
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, config, private_key, clock, endpoint_factory,
                  rng=None, limits=None, listen_endpoint=None, advertise=None,

@@ -29,6 +29,7 @@ from zope.interface import implementer
 from . import _interfaces
 from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
+from ._tracing import trace_hook
 from ._ws import WSFactory, choose_permission, parse_relay_url
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
@@ -47,7 +48,7 @@ SHOWN_MESSAGE = 300
 @implementer(_interfaces.IRendezvousConnector)
 class RendezvousConnector:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,

@@ -23,6 +23,8 @@ written by ``_pairing.Pair``).
 from automat import MethodicalMachine
 from zope.interface import implementer
 
+from wormhole._tracing import trace_hook
+
 from ._handshake import BadHandshake, HandshakeParser
 from ._interfaces import (IPair, IPairing, IRelayConnection, ITransportGlue,
                           IUsageRecorder)
@@ -37,7 +39,7 @@ TIMEOUT = b"timeout\n"
 @implementer(IRelayConnection)
 class RelayConnection:
     _machine = MethodicalMachine()
-    set_trace = _machine._setTrace
+    set_trace = trace_hook(_machine)
 
     def __init__(self, glue, pairing, usage, clock, limits):
         self._glue = ITransportGlue(glue)

@@ -40,6 +40,8 @@ from twisted.internet.interfaces import (IReadDescriptor, IReactorFDSet,
 from twisted.python import log
 from zope.interface import implementer
 
+from wormhole._tracing import trace_hook
+
 from ._interfaces import IPipePool, ISplicer
 
 # bytes per pipe (and so at most per splice call); the kernel may refuse
@@ -345,7 +347,7 @@ class Splicer:
     pair's usage record); ``pipes`` is the relay's PipePool."""
 
     _machine = MethodicalMachine()
-    set_trace = _machine._setTrace
+    set_trace = trace_hook(_machine)
 
     def __init__(self, reactor, transport_a, transport_b, count, pipes):
         self._reactor = IReactorFDSet(reactor)

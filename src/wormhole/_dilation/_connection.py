@@ -50,6 +50,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from .._tracing import trace_hook
 from ._framing import (
     DEFAULT_MAX_FRAME,
     FrameReader,
@@ -137,7 +138,7 @@ class _Follower:
 @implementer(I.IDilatedConnection, I.IL3Connection)
 class DilatedConnectionProtocol(Protocol):
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, dilation_key, is_leader, connector, clock,
                  relay_handshake=None, description="?", max_frame=DEFAULT_MAX_FRAME,

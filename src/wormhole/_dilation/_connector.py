@@ -19,6 +19,7 @@ from twisted.internet.protocol import Factory
 from twisted.python import log
 from zope.interface import implementer
 
+from .._tracing import trace_hook
 from .._transit._codec import relay_handshake
 from .._transit._dialing import dial_queue_for
 from .._transit._hints import (
@@ -66,7 +67,7 @@ class _ProtocolFactory(Factory):
 @implementer(I.IDilationConnector)
 class Connector:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,

@@ -40,6 +40,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from .._tracing import trace_hook
 from ._records import Close, Data, Open
 from ._state_paths import StatePaths
 
@@ -78,7 +79,7 @@ class _Backlog:
 @implementer(I.IInbound)
 class Inbound:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
                  max_backlog=DEFAULT_MAX_BACKLOG,

@@ -32,6 +32,7 @@ from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
 from . import _interfaces as I
+from .._tracing import trace_hook
 from ._records import Ack, Close, Data, Open, data_unchecked
 from ._state_paths import StatePaths
 
@@ -61,7 +62,7 @@ def _cost(record):
 @implementer(I.IOutbound, IPushProducer)
 class Outbound:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, max_unacked=DEFAULT_MAX_UNACKED):
         self._next_seqnum = 0

@@ -30,6 +30,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I
+from .._tracing import trace_hook
 from ._state_paths import StatePaths
 
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as
@@ -59,7 +60,7 @@ class SubchannelAddress:
 @implementer(ITransport, IConsumer, IPushProducer, I.ISubChannel)
 class SubChannel:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, scid, subprotocol, outbound, inbound, on_closed, eventually,
                  clock=None, close_timeout=CLOSE_TIMEOUT):

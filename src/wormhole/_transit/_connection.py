@@ -30,6 +30,7 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
+from .._tracing import trace_hook
 from ._interfaces import (
     IConnectionIO,
     IRecordSink,
@@ -41,7 +42,7 @@ from ._interfaces import (
 @implementer(ITransitConnection)
 class TransitConnection:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, key, is_sender, relay_line=None, description=""):
         """``relay_line``: RELAY-HANDSHAKE for relay connections, else None."""

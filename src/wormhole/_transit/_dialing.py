@@ -23,6 +23,8 @@ import collections
 from automat import MethodicalMachine
 from twisted.python import log
 
+from .._tracing import trace_hook
+
 MAX_CONCURRENT_DIALS = 8
 DIAL_STAGGER = 0.05    # seconds between two dial starts
 DIAL_TIMEOUT = 15.0    # seconds one dial may take before it is cancelled
@@ -39,7 +41,7 @@ def dial_queue_for(clock, tor=None):
 
 class DialQueue:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, clock, max_concurrent=MAX_CONCURRENT_DIALS,
                  stagger=DIAL_STAGGER, dial_timeout=DIAL_TIMEOUT):

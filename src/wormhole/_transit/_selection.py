@@ -12,6 +12,7 @@ from automat import MethodicalMachine
 from twisted.internet import defer
 from zope.interface import implementer
 
+from .._tracing import trace_hook
 from ._interfaces import IAttempts, ISelection, ITransitConnection
 
 
@@ -22,7 +23,7 @@ class TransitError(Exception):
 @implementer(ISelection)
 class Selection:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, clock, timeout):
         self._clock = clock

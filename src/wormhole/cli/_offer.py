@@ -18,6 +18,7 @@ no ``if``s (STYLE.md, "Validate before the machine").
 from automat import MethodicalMachine
 from zope.interface import implementer
 
+from .._tracing import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IOfferSender
@@ -40,7 +41,7 @@ def file_sender(send_message, got_hints, finished):
 @implementer(IOfferSender)
 class OfferSender:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, send_message, finished, ack, what, got_hints=None):
         self._send_message = send_message

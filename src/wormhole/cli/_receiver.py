@@ -19,6 +19,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from .._escape import excerpt
+from .._tracing import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IReceiver
@@ -37,7 +38,7 @@ def _hints_of(transit):
 @implementer(IReceiver)
 class Receiver:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, send_message, display, got_hints, offered, finished):
         self._send_message = send_message

@@ -27,6 +27,7 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
+from .._tracing import trace_hook
 from ..errors import TransferError
 from . import _hashing
 from . import _messages as M
@@ -58,7 +59,7 @@ class Rejected:
 
 class OfferReceiver:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
                  run_hashing=_hashing.synchronous, file_started=None, resumed=None):

@@ -23,6 +23,7 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
+from .._tracing import trace_hook
 from ..errors import TransferError
 from . import _messages as M
 
@@ -60,7 +61,7 @@ class OfferResult:
 
 class OfferSender:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, offer, write, close, start_streaming, finished, check_resume=None):
         self._offer = offer

@@ -16,11 +16,12 @@ and ``closed(reason)``.
 from automat import MethodicalMachine
 
 from . import _versions as V
+from .._tracing import trace_hook
 
 
 class Session:
     m = MethodicalMachine()
-    set_trace = m._setTrace
+    set_trace = trace_hook(m)
 
     def __init__(self, our_mode, start_dilation, opened, start_failed, cancel_offers,
                  close_control, closed, our_features=None):
