@@ -12,6 +12,11 @@ in the `error` key, and a full copy of the original message dictionary in
 import json
 import re
 
+# the one JSON nesting guard, shared with the client (issue 11): the parser
+# recurses once per level and must never see a message that could exhaust
+# the stack, nor would echoing one in `orig` be safe
+from wormhole._jsonlimit import json_depth_exceeds
+
 _DIGITS = re.compile(r"\A[0-9]+\Z")
 _HEX = re.compile(r"\A(?:[0-9a-fA-F]{2})*\Z")
 
@@ -28,36 +33,6 @@ class BadMessage(Exception):
         self.error = error
         self.orig = orig
         self.limit = limit  # the option that refused it, if a limit did
-
-
-# a JSON string (with its escapes), then every byte that is not a bracket
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_OPENING = frozenset(b"[{")
-
-
-def json_depth_exceeds(payload, max_depth):
-    """Whether the JSON text ``payload`` (bytes) nests arrays and objects
-    deeper than ``max_depth``, found without parsing: the parser recurses
-    once per level and must never see a message that could exhaust the
-    stack (issue 11), nor would echoing one in `orig` be safe."""
-    # every message of a normal session opens fewer brackets than the
-    # limit, inside strings or not: no need to look closer (the regex is
-    # the costly part, and runs on every message otherwise)
-    if payload.count(b"[") + payload.count(b"{") <= max_depth:
-        return False
-    brackets = _JSON_STRING.sub(b"", payload).translate(None, _NOT_BRACKETS)
-    if brackets.count(b"[") + brackets.count(b"{") <= max_depth:
-        return False
-    depth = 0
-    for b in brackets:
-        if b in _OPENING:
-            depth += 1
-            if depth > max_depth:
-                return True
-        else:
-            depth -= 1
-    return False
 
 
 def decode(payload, max_size, max_depth=32):

@@ -5,7 +5,8 @@ import json
 
 from twisted.trial import unittest
 
-from wormhole_mailbox._messages import BadMessage, decode, json_depth_exceeds
+from wormhole._jsonlimit import json_depth_exceeds
+from wormhole_mailbox._messages import BadMessage, decode
 
 
 def nested(depth):
@@ -50,3 +51,28 @@ class Depth(unittest.TestCase):
         """Many shallow arrays side by side are not deep."""
         payload = json.dumps({"type": "ping", "x": [[1]] * 10000}).encode()
         self.assertFalse(json_depth_exceeds(payload, 32))
+
+
+class OneGuard(unittest.TestCase):
+    """The client (``util.bytes_to_dict``, on text) and the Mailbox server
+    (``decode``, on bytes) use the same guard, wormhole._jsonlimit."""
+
+    def test_text_and_bytes_agree(self):
+        """The same JSON as str and as UTF-8 bytes gets the same answer,
+        non-ASCII and escaped quotes in strings included."""
+        for text in (json.dumps({"é": nested(40), "s": '\u20ac[[[\\"'}),
+                     json.dumps({"s": "[" * 80, "x": nested(10)}),
+                     '{"a": "\u00e9' + "[" * 70 + '"}',
+                     "[" * 70):
+            for limit in (8, 32, 64):
+                self.assertEqual(json_depth_exceeds(text, limit),
+                                 json_depth_exceeds(text.encode("utf-8"), limit),
+                                 (text[:30], limit))
+
+    def test_the_client_check_raises_valueerror(self):
+        """check_json_depth, the client's form, turns too deep into a
+        ValueError naming the limit, and lets shallow text pass."""
+        from wormhole._jsonlimit import check_json_depth
+        check_json_depth(json.dumps(nested(64)))
+        e = self.assertRaises(ValueError, check_json_depth, json.dumps(nested(65)))
+        self.assertEqual(str(e), "JSON nested deeper than 64 levels")
