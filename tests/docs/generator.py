@@ -17,3 +17,15 @@ def load():
         spec.loader.exec_module(module)
         _module = module
     return _module
+
+
+_generated = {}
+
+
+def generated():
+    """{file name: .dot source} for the code as it is now (computed once)."""
+    if not _generated:
+        gen = load()
+        gen._use_this_checkout()
+        _generated.update(gen.generate())
+    return _generated

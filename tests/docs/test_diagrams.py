@@ -11,18 +11,7 @@ from pathlib import Path
 from twisted.trial import unittest
 
 from . import generator
-
-_generated = None
-
-
-def generated():
-    """{file name: .dot source} for the code as it is now (computed once)."""
-    global _generated
-    if _generated is None:
-        gen = generator.load()
-        gen._use_this_checkout()
-        _generated = gen.generate()
-    return _generated
+from .generator import generated
 
 
 def _fix():
