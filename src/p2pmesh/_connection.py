@@ -1,6 +1,8 @@
-"""One TCP link to one peer (P2P-D6.1, 6.2): framing, compression
-negotiation, the handshake machine, the FIFO of requests awaiting an
-answer and the in-order queue of our answers to the peer's requests.
+"""One TCP link to one peer (P2P-D6.1, 6.2): the per-connection machine
+(handshake, open, closing), framing and batching of what we send, and the
+checks and dispatch of what we receive. Beside it: what the handshake and
+the connection options settle (_handshake.py), our requests awaiting an
+answer (_requests.py), our answers to the peer's requests (_answers.py).
 
 Everything above a verified message (routing, flooding, DHT) belongs to
 the node, reached through the IConnectionOwner it wires in."""
@@ -14,12 +16,14 @@ from zope.interface import Interface
 from wormhole._tracing import trace_hook
 
 from . import _compression, _framing, _keys, _message, _payload
+from ._answers import OrderedAnswers
 from ._config import (ACK, CHANGE_KEY, CUSTOM, FIND_NODE, FIND_VALUE, NACK,
                       OPT_COMPRESSION, OPT_PREFERRED, OPT_SUBNET, PING,
                       RESERVED_OPCODES, SET_CONNECTION_OPT, STORE, WHISPER)
+from ._handshake import Compression, is_option, subnet_matches
+from ._requests import (ConnectionGone, PendingRequests, RequestFailed,
+                        RequestTimeout)
 
-# P2P-D3.5: compress only bodies over 1 KiB
-COMPRESS_THRESHOLD = 1024
 # P2P-D5.2: the opcodes that always get exactly one answer
 REQUESTS = frozenset({PING, SET_CONNECTION_OPT, FIND_NODE, FIND_VALUE,
                       STORE, CUSTOM})
@@ -55,18 +59,6 @@ class IConnectionOwner(Interface):
         """A transmission of `size` bytes was written."""
 
 
-class RequestFailed(Exception):
-    """The peer answered NACK: args = (the NACK list,)."""
-
-
-class RequestTimeout(Exception):
-    """No answer within the request timeout (P2P-D6.7): the link closed."""
-
-
-class ConnectionGone(Exception):
-    """The link closed before the answer arrived."""
-
-
 class Refusal(Exception):
     """Raised while handling a message: close, or NACK with a reason."""
 
@@ -100,12 +92,11 @@ class Connection(Protocol):
         self._pending_out = []            # message bytes of this turn
         self._flush_call = None
         self._handshake_call = None
-        self._requests = []               # [(opcode, Deferred, deadline)] FIFO
-        self._request_timer = None        # one timer, for the FIFO's head
-        self._answers = []                # [[ready, (op, value)]] in order
-        self._decodes = {_compression.NONE}   # methods we accept
-        self._encodes = set()                 # methods we may send
-        self._peer_preferred = None
+        self._requests = PendingRequests(clock, limits.request_timeout,
+                                         self._request_timed_out)
+        self._answers = OrderedAnswers(self._send, limits.max_pending_answers,
+                                       self._refuse_link)
+        self._methods = Compression(limits.compression)  # of this link
         self.sent_bytes = 0
         self.received_bytes = 0
         self.last_received = clock.seconds()
@@ -155,7 +146,7 @@ class Connection(Protocol):
             self._transmission_in(method, body)
 
     def _process_transmission(self, method, body):
-        if method not in self._decodes:
+        if not self._methods.accepts(method):
                 # P2P-D3.6: skipped unread, NACK, flush, close
             self._send(NACK, [SET_CONNECTION_OPT, OPT_COMPRESSION, method,
                               "not-agreed"])
@@ -219,32 +210,10 @@ class Connection(Protocol):
         if batch:
             self._write_transmission(b"".join(batch))
 
-    def _methods(self):
-        """The methods this side offers and accepts: the local order
-        (P2P-D0) that this process can run."""
-        usable = _compression.available()
-        return [m for m in self._limits.compression if m in usable]
-
-    def _choose_method(self, body):
-        """P2P-D3.5: the peer's preferred method, else the first agreed in
-        local order; only over 1 KiB and only when smaller."""
-        if len(body) <= COMPRESS_THRESHOLD:
-            return _compression.NONE, body
-        if self._peer_preferred is not None:
-            candidates = [self._peer_preferred]
-        else:
-            candidates = [m for m in self._limits.compression
-                          if m in self._encodes]
-        for method in candidates[:1]:
-            packed = _compression.compress(method, body)
-            if len(packed) < len(body):
-                return method, packed
-        return _compression.NONE, body
-
     def _write_transmission(self, body):
         if self.transport is None:
             return
-        method, packed = self._choose_method(body)
+        method, packed = self._methods.choose(body)
         data = _framing.encode_transmission(method, packed)
         self.sent_bytes += len(data)
         self._owner.count_bytes(self, len(data))
@@ -261,26 +230,12 @@ class Connection(Protocol):
 
     def request_raw(self, opcode, raw):
         """As request, for an already signed message (CHANGE_KEY)."""
-        d = defer.Deferred()
         if self.transport is None:
-            d.errback(ConnectionGone())
-            return d
-        now = self._clock.seconds()
-        self.last_request = now
-        self._requests.append((opcode, d, now + self._limits.request_timeout))
-        self._arm_request_timer()
+            return defer.fail(ConnectionGone())
+        self.last_request = self._clock.seconds()
+        d = self._requests.add(opcode)
         self.send_raw(raw, opcode)
         return d
-
-    def _arm_request_timer(self):
-        """One timer for the oldest unanswered request (P2P-D6.7)."""
-        if self._request_timer is not None and self._request_timer.active():
-            self._request_timer.cancel()
-        self._request_timer = None
-        if self._requests:
-            delay = max(0.0, self._requests[0][2] - self._clock.seconds())
-            self._request_timer = self._clock.callLater(
-                delay, self._request_timed_out)
 
     def send(self, opcode, value, recipient=None):
         """A message that expects no FIFO answer (broadcasts, WHISPER,
@@ -288,10 +243,8 @@ class Connection(Protocol):
         return self._send(opcode, value, recipient)
 
     def _request_timed_out(self):
-        # P2P-D6.7: the FIFO cannot resync: close
-        self._request_timer = None
-        opcode, d, deadline = self._requests.pop(0)
-        d.errback(RequestTimeout(opcode))
+        # P2P-D6.7: the oldest request failed with RequestTimeout; the
+        # FIFO cannot resync: close
         self._owner.request_failed(self)
         self.close()
 
@@ -346,86 +299,38 @@ class Connection(Protocol):
             return
         if not self._requests:
             return self._refuse_link("unmatched answer")   # P2P-D5.2
-        opcode, d, deadline = self._requests[0]
-        if value[0] != opcode and not (opcode == FIND_VALUE
-                                       and value[0] == FIND_NODE):
+        if not self._requests.matches(value[0]):
             return self._refuse_link("answer does not match the request")
-        self._requests.pop(0)
-        self._arm_request_timer()
-        if message.opcode == ACK:
-            d.callback(value)
-        else:
-            d.errback(RequestFailed(value))
+        self._requests.answer(message.opcode == ACK, value)
 
     def _got_option_message(self, message):
-        slot = self._answer_slot()
+        slot = self._answers.slot()
         try:
             value = self._decode(message)
-            if (not isinstance(value, list) or len(value) != 2
-                    or not isinstance(value[0], int)
-                    or isinstance(value[0], bool)):
+            if not is_option(value):
                 raise Refusal("malformed")
         except Refusal as e:
-            return self._fill(slot, NACK, [SET_CONNECTION_OPT, e.reason])
+            return self._answers.fill(slot, NACK, [SET_CONNECTION_OPT, e.reason])
         option, setting = value
         if option == OPT_SUBNET:
-            if setting == self._subnet.as_setting() and _same_types(
-                    setting, self._subnet.as_setting()):
-                self._fill(slot, ACK, [SET_CONNECTION_OPT, option, setting])
+            if subnet_matches(setting, self._subnet):
+                self._answers.fill(slot, ACK, [SET_CONNECTION_OPT, option, setting])
                 return self._peer_subnet_ok()
-            self._fill(slot, NACK, [SET_CONNECTION_OPT, option, setting,
-                                    "subnet-mismatch"])
+            self._answers.fill(slot, NACK, [SET_CONNECTION_OPT, option, setting,
+                                            "subnet-mismatch"])
             return self._subnet_mismatch()
         self._other_option(slot, option, setting)
-
-    def _connection_option(self, option, setting):
-        """P2P-D3.4: compression [0, m] and preferred [1, m]."""
-        echo = [SET_CONNECTION_OPT, option, setting]
-        if option == OPT_COMPRESSION:
-            if setting in self._methods():
-                self._decodes.add(setting)
-                self._encodes.add(setting)
-                return ACK, echo
-            return NACK, echo + ["unsupported"]
-        if option == OPT_PREFERRED:
-            if setting == _compression.NONE or setting in self._encodes:
-                self._peer_preferred = (None if setting == _compression.NONE
-                                        else setting)
-                return ACK, echo
-            return NACK, echo + ["unsupported"]
-        return NACK, echo + ["unsupported"]
 
     def _got_other(self, message):
         """Anything but answers and the peer's options: only once Open."""
         self._deliver(message)
 
-    # -- the answers to the peer's requests, in arrival order (P2P-D5.2) ----
-
-    def _answer_slot(self):
-        if len(self._answers) >= self._limits.max_pending_answers:
-            # requests keep coming while answers wait: a peer that floods
-            self._refuse_link("too many requests awaiting their answer")
-        slot = [False, None]
-        self._answers.append(slot)
-        return slot
-
-    def _fill(self, slot, opcode, value):
-        slot[0], slot[1] = True, (opcode, value)
-        while self._answers and self._answers[0][0]:
-            _, (op, val) = self._answers.pop(0)
-            self._send(op, val)
+    # -- the peer's requests get their answers in arrival order (P2P-D5.2) --
 
     def answer_later(self, result):
-        """Fill a fresh slot from `result`: a tuple, or a Deferred of one."""
-        slot = self._answer_slot()
-        if isinstance(result, defer.Deferred):
-            def failed(f):
-                log.err(f, "p2pmesh: request handler failed")
-                return (NACK, [CUSTOM, "failed"])
-            result.addErrback(failed)
-            result.addCallback(lambda answer: self._fill(slot, *answer))
-        else:
-            self._fill(slot, *result)
+        """Answer the peer's latest request with ``result``: a tuple, or a
+        Deferred of one."""
+        self._answers.answer_later(result)
 
     def _dispatch(self, message):
         # reserved opcodes get their NACK "unsupported" (P2P-D5.3)
@@ -529,10 +434,10 @@ class Connection(Protocol):
     @m.output()
     def _propose_compression(self):
         # P2P-D3.4: the proposer decodes m from the moment it proposes
-        for method in self._methods():
-            self._decodes.add(method)
+        for method in self._methods.offered():
+            self._methods.proposing(method)
             d = self.request(SET_CONNECTION_OPT, [OPT_COMPRESSION, method])
-            d.addCallbacks(lambda _, m=method: self._encodes.add(m),
+            d.addCallbacks(lambda _, m=method: self._methods.agreed(m),
                            lambda f: f.trap(RequestFailed, RequestTimeout,
                                             ConnectionGone))
         preferred = self._limits.preferred_compression
@@ -548,7 +453,7 @@ class Connection(Protocol):
 
     @m.output()
     def _answer_option(self, slot, option, setting):
-        self._fill(slot, *self._connection_option(option, setting))
+        self._answers.fill(slot, *self._methods.option(option, setting))
 
     @m.output()
     def _read_transmission(self, method, body):
@@ -573,10 +478,7 @@ class Connection(Protocol):
         self._flush_call = None
         if self._handshake_call is not None and self._handshake_call.active():
             self._handshake_call.cancel()
-        requests, self._requests = self._requests, []
-        self._arm_request_timer()
-        for opcode, d, deadline in requests:
-            d.errback(ConnectionGone())
+        self._requests.fail_all()
 
     @m.output()
     def _notify_closed(self):
@@ -621,8 +523,3 @@ class Connection(Protocol):
                                                _notify_closed])
     closed.upon(_lost, enter=closed, outputs=[])
     del _half, _end, _ignored
-
-
-def _same_types(a, b):
-    """P2P-D6.2: all seven compared, types included (1 ≠ 1.0 ≠ True)."""
-    return [type(x) for x in a] == [type(x) for x in b]

@@ -10,7 +10,8 @@ from p2pmesh import LocalLimits, SubnetConfig
 from p2pmesh import _compression, _framing, _keys, _message, _payload
 from p2pmesh._config import (ACK, ANNOUNCE, NACK, PING, SET_CONNECTION_OPT,
                              SHOUT)
-from p2pmesh._connection import Connection, IConnectionOwner, RequestTimeout
+from p2pmesh._connection import Connection, IConnectionOwner
+from p2pmesh._requests import RequestTimeout
 from p2pmesh._identity import Identity
 
 from ._fixtures import test_keys

@@ -5,7 +5,7 @@ from twisted.trial.unittest import SynchronousTestCase
 
 from p2pmesh import LocalLimits, SubnetConfig
 from p2pmesh._config import ANNOUNCE, SPEAK
-from p2pmesh._connection import RequestFailed
+from p2pmesh._requests import RequestFailed
 
 from ._network import Network
 from .test_dht import run
