@@ -122,6 +122,21 @@ class ClientWithoutServerDependencies(unittest.TestCase):
         for name in ("wormhole-mailbox", "transitrelay", "p2p-node"):
             self.assertIn(name, out)
 
+    def test_twistd_names_the_extra_a_server_needs(self):
+        """``twistd wormhole-mailbox`` and ``twistd transitrelay`` without
+        their dependencies end with one line naming the extra to install."""
+        for tapname, extra in (("wormhole-mailbox", "mailbox"), ("transitrelay", "relay")):
+            rc, out = run_without(self.absent, f"""
+                import sys
+                from twisted.scripts.twistd import run
+                sys.argv = ["twistd", {tapname!r}, "--help"]
+                run()
+                """)
+            self.assertNotEqual(rc, 0)
+            self.assertEqual(out.strip().splitlines(), [
+                f"twistd {tapname}: No module named 'prometheus_client': this server "
+                f"needs the '{extra}' extra: pip install 'wormhole-twisted[{extra}]'"])
+
     def test_memory_server_names_the_extra_it_needs(self):
         """``wormhole.testing`` imports; its in-memory Mailbox server, which
         runs our Mailbox server, says which extra to install."""

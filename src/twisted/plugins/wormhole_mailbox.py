@@ -1,10 +1,12 @@
 # twistd finds this through sys.path (src/twisted/plugins is a namespace
-# package: no __init__.py here or in src/twisted).
-from twisted.application.service import ServiceMaker
+# package: no __init__.py here or in src/twisted). The server itself is
+# loaded only when twistd runs it (wormhole_ops.twistd).
+from wormhole_ops.twistd import ServerMaker
 
-Mailbox = ServiceMaker(
+Mailbox = ServerMaker(
     "Magic-Wormhole Mailbox Server (wormhole-twisted)",
     "wormhole_mailbox._plugin",
     "Run a Magic Wormhole Mailbox server (spec 003).",
     "wormhole-mailbox",
+    extra="mailbox",
 )
