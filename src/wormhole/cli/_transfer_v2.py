@@ -15,7 +15,7 @@ the session), the summary line, one line when the peer goes away
 mid-transfer, and the same exit statuses (docs/cli.md "Exit status").
 
 The receiving side asks about each offer (``--accept-file`` accepts all)
-and writes it under the classic receiver's rules (``_incoming``, through
+and writes it under the receiving rules (``wormhole._landing``, through
 ``transfer_v2._sink``).
 """
 import os

@@ -18,6 +18,7 @@ from twisted.internet import defer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
 
+from .. import _landing
 from .._eventual import EventualQueue
 from .._inactivity import Watchdog, silence
 from .._status import ConnectedPeer
@@ -295,7 +296,7 @@ class TransferSession:
     ``_hashing``)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
-                 dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
+                 dilate_kwargs=None, free_space=_landing.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
                  timeout_hint="", run_hashing=None, on_totals=None):
         self._reactor = reactor

@@ -1,11 +1,12 @@
-"""Where accepted offers are written, under the classic receiver's rules
-(``wormhole.cli._incoming``, called rather than copied): the target is a
-plain name inside the chosen folder, never an existing one, there must be
-room for the offered bytes, and nothing appears under a final name before
-its hash is verified.
+"""Where accepted offers are written, under the receiving rules that
+classic receive follows too (``wormhole._landing``): every name is checked
+(the offered name and every path of a directory offer, before anything is
+made), the target is a plain name inside the chosen folder, never an
+existing one, there must be room for the offered bytes, and nothing
+appears under a final name before its hash is verified.
 
 - a file offer: bytes go to a hidden temporary name beside the target
-  (``_incoming.PartialFile``, hashed with BLAKE2b instead of SHA-256) and
+  (``_landing.PartialFile``, hashed with BLAKE2b instead of SHA-256) and
   are linked to the final name once the FileAcknowledges matched;
 - a directory offer: every file is written (the same way) inside a hidden
   temporary folder beside the target, which is renamed to the target once
@@ -19,10 +20,9 @@ with) and discarded, with the reason in ``discarded``, when it does not
 match. With the "empty-folders" feature a folder's empty folders are made
 before it is renamed into place.
 
-The paths inside a directory offer were checked by ``_messages`` (plain
-segments only), so ``os.path.join`` stays inside the temporary folder.
+The paths inside a directory offer are checked (``_landing.check_path``)
+before the temporary folder is made, so ``os.path.join`` stays inside it.
 """
-import hashlib
 import json
 import os
 import shutil
@@ -31,20 +31,19 @@ import tempfile
 
 import attr
 
-from ..cli import _incoming, _names
+from .. import _landing
 from . import _hashing
 from . import _messages as M
 
-Refused = _incoming.Refused
+Refused = _landing.Refused
 
 
-class _VerifiedPartial(_incoming.PartialFile):
+class _VerifiedPartial(_landing.PartialFile):
     """A PartialFile hashed with transfer-v2's BLAKE2b (the FileAcknowledge
     hash), counting what it expects."""
 
     def __init__(self, target, expected):
-        super().__init__(target)
-        self._hash = M.new_hash()
+        super().__init__(target, M.new_hash())
         self.expected = expected
 
     @property
@@ -53,10 +52,6 @@ class _VerifiedPartial(_incoming.PartialFile):
 
     def digest(self):
         return self._hash.digest()
-
-    def commit(self):
-        self.finish()  # fsync before the final name appears
-        super().commit()
 
     def suspend(self):
         self.abort()  # nothing to resume from: an interrupted file goes
@@ -87,15 +82,12 @@ class Held:
 
 
 def _plain_target(name, directory):
-    target = _incoming.target_path("file", {"filename": name}, None, directory)
-    if os.path.basename(target) != name:
-        raise Refused(f"unusable name {name!r}")
-    return target
+    return _landing.target_path(directory, name)
 
 
 def _check(target, directory, needed, free_space):
-    _incoming.check_not_existing(target, os.path.relpath(target, directory))
-    _incoming.check_room(free_space, target, needed)
+    _landing.check_not_existing(target, os.path.relpath(target, directory))
+    _landing.check_room(free_space, target, needed)
 
 
 RESUME_SUFFIX = ".resume"
@@ -109,17 +101,10 @@ def kept_path(folder, base, suffix):
     kept. A name too long for that (a 255-byte file name) keeps a prefix and
     gains a digest of the whole name, so it fits NAME_MAX and stays the
     same for the same offer in the next session."""
-    name = _incoming.PARTIAL_PREFIX + base + suffix
-    if len(name.encode("utf-8")) <= _names.NAME_MAX:
-        return os.path.join(folder, name)
-    digest = "~" + hashlib.blake2b(base.encode("utf-8"), digest_size=8).hexdigest()
-    room = (_names.NAME_MAX - len(_incoming.PARTIAL_PREFIX.encode("utf-8"))
-            - len(digest) - len(suffix))
-    short = base.encode("utf-8")[:room].decode("utf-8", "ignore")
-    return os.path.join(folder, _incoming.PARTIAL_PREFIX + short + digest + suffix)
+    return os.path.join(folder, _landing.kept_name(base, suffix))
 
 
-class _ResumablePartial(_incoming.PartialFile):
+class _ResumablePartial(_landing.PartialFile):
     """The bytes of a file offer under a fixed hidden name beside the
     target, continued from ``offset`` (whose bytes ``hasher`` has seen).
     ``suspend()`` keeps them (and the state file) for a later session;
@@ -147,7 +132,6 @@ class _ResumablePartial(_incoming.PartialFile):
         return self._hash.copy().digest()
 
     def commit(self):
-        self.finish()
         super().commit()
         _unlink(self._state_path)
 
@@ -189,7 +173,7 @@ class ResumableFileSink:
     ``check_kept(cancelled)``, which hashes the kept bytes: run it with a
     runner of ``_hashing``, away from the reactor."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
         folder, base = os.path.split(self.final_path)
@@ -265,7 +249,7 @@ class ResumableFileSink:
 class FileSink:
     """One offered file, into ``directory``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
 
@@ -317,13 +301,16 @@ class _FolderFile:
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
-        self._tmp = tempfile.mkdtemp(prefix=_incoming.temporary_prefix(offer.base),
+        self._tmp = tempfile.mkdtemp(prefix=_landing.temporary_prefix(offer.base),
                                      dir=directory)
 
     def _prepare(self, offer, directory, free_space, name):
         self.final_path = _plain_target(name or offer.base, directory)
+        # every path, before anything is made: the same rule as a zip entry's
+        for path in offer.files + offer.folders:
+            _landing.check_path(path)
         _check(self.final_path, directory, offer.size, free_space)
         self._offer = offer
         self._made = set()  # folders already created inside the temporary one
@@ -343,7 +330,7 @@ class DirectorySink:
         # the "empty-folders" feature: folders no file created
         for folder in self._offer.folders:
             os.makedirs(os.path.join(self._tmp, *folder), exist_ok=True)
-        os.chmod(self._tmp, _incoming._default_mode(0o777))
+        os.chmod(self._tmp, _landing.default_mode(0o777))
         if os.path.lexists(self.final_path):
             self.abort()
             raise Refused(f"refusing to overwrite existing '{self.final_path}'")
@@ -389,7 +376,7 @@ class ResumableDirectorySink(DirectorySink):
     ``check_kept(cancelled)``, which does that hashing: run it with a
     runner of ``_hashing``, away from the reactor."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
         folder, base = os.path.split(self.final_path)
         self._tmp = kept_path(folder, base, RESUME_SUFFIX)
@@ -597,7 +584,7 @@ class ResumableDirectorySink(DirectorySink):
             pass
 
 
-def sink_for(offer, directory, free_space=_incoming.default_free_space, name=None,
+def sink_for(offer, directory, free_space=_landing.default_free_space, name=None,
              resumable=False):
     """The sink for an accepted offer, or Refused (the reason goes to the
     peer); ``name`` replaces the offered name (``wormhole receive -o``);
