@@ -7,6 +7,7 @@ import os
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from wormhole._landing import BadName
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
@@ -365,6 +366,45 @@ class Resuming(unittest.TestCase):
         self.assertIsInstance(results[0], Rejected)
         self.assertIn("disk gone", events[0].reason)
         self.assertEqual(len(os.listdir(self.dir)), 2)
+
+
+class UnusableNames(unittest.TestCase):
+    """Names are the receiving rules' (wormhole._landing), judged when the
+    offer is accepted, the same rule and message as classic receive: the
+    offered name and every path of a directory offer, before anything is
+    made, resumable or not."""
+
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+
+    def test_refused_before_anything_is_made(self):
+        for bad in ("", ".", "..", "a/b", "a\\b", "x\x00", "a\x1b[2Jb", "bell\x07",
+                    "invoice\u202egnp.exe", "n" * 300):
+            offers = [M.FileOffer(bad, 0, 1), M.DirectoryOffer(bad, 1, [["f"]]),
+                      M.DirectoryOffer("d", 1, [["sub", bad]]),
+                      M.DirectoryOffer("d", 1, [["f"]], [[bad]])]
+            for offer in offers:
+                for resumable in (False, True):
+                    e = self.assertRaises(BadName, _sink.sink_for, offer, self.dir, plenty,
+                                          resumable=resumable)
+                    self.assertIn("the sender offered an unusable name '", str(e))
+                    self.assertIsInstance(e, _sink.Refused)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_long_paths(self):
+        """A path longer than MAX_PATH_BYTES is refused (as a zip entry's)."""
+        offer = M.DirectoryOffer("d", 1, [["x" * 200] * 21])
+        e = self.assertRaises(BadName, _sink.sink_for, offer, self.dir, plenty)
+        self.assertIn("longer than 4096 bytes", str(e))
+
+    def test_other_name_chosen(self):
+        """With a name of ours (-o) the offered one is not used, so not
+        judged; the paths inside a folder still are."""
+        sink = _sink.sink_for(M.FileOffer("a\x1b[2Jb", 0, 1), self.dir, plenty, name="mine")
+        self.assertEqual(os.path.basename(sink.final_path), "mine")
+        self.assertRaises(BadName, _sink.sink_for, M.DirectoryOffer("d", 1, [["\x07"]]),
+                          self.dir, plenty, name="mine")
 
 
 class LongNames(unittest.TestCase):
