@@ -79,6 +79,7 @@ class IncomingOffer:
         self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
+        self.refusal = None  # ... as the receiving rules' exception (_landing.Refused)
 
     @property
     def is_directory(self):
@@ -90,8 +91,10 @@ class IncomingOffer:
 
     def accept(self, folder, name=None, peer_reason=None):
         """Receive into ``folder`` (under ``name`` instead of the offered
-        one, if given); a Refused (exists, no room) becomes a reject: its
-        reason is kept in ``refused`` and sent to the peer, or
+        one, if given); a Refused (an unusable name, exists, no room: the
+        receiving rules of ``wormhole._landing``, classic receive's too)
+        becomes a reject: the exception is kept in ``refusal``, its reason
+        in ``refused``, and that reason is sent to the peer, or
         ``peer_reason`` is sent instead (the CLI says only "transfer
         rejected", as classic receive does). Returns a Deferred that fires
         with this IncomingOffer once our answer is out: with the "resume"
@@ -103,7 +106,8 @@ class IncomingOffer:
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
                                   resumable=self._resumable)
-        except _sink.Refused as e:
+        except _landing.Refused as e:
+            self.refusal = e
             self.refused = str(e)
             self._machine.reject(peer_reason or self.refused)
             return answered
