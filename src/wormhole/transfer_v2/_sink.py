@@ -431,6 +431,7 @@ class ResumableDirectorySink(DirectorySink):
         if not _nofollow.is_real_folder(self._tmp):
             raise _Stale("the kept folder is not a folder")
         folders = {p[:i] for p in expected for i in range(1, len(p))}
+        made = set()
         for root, dirs, names in os.walk(self._tmp):
             rel = os.path.relpath(root, self._tmp)
             prefix = () if rel == "." else tuple(rel.split(os.sep))
@@ -440,7 +441,9 @@ class ResumableDirectorySink(DirectorySink):
                       or stat.S_ISREG(mode) and prefix + (n,) in expected)
                 if not ok:
                     raise _Stale(f"it holds '{os.path.join(rel, n)}', which we did not write")
-        self._made = folders
+                if stat.S_ISDIR(mode):
+                    made.add(prefix + (n,))
+        self._made = made  # the folders that exist (checked: none a link)
 
     def _held(self, cancelled):
         done = self._read_journal()
