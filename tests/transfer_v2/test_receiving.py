@@ -6,8 +6,10 @@ import os
 
 from twisted.internet import defer
 from twisted.trial import unittest
+from zope.interface.verify import verifyObject
 
 from wormhole._landing import BadName
+from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
@@ -464,3 +466,38 @@ class LongNames(unittest.TestCase):
         sink = _sink.sink_for(M.DirectoryOffer(name, 1, [["f"]]), self.dir, plenty)
         self.assertTrue(os.path.isdir(sink._tmp))
         sink.abort()
+
+
+class Interfaces(unittest.TestCase):
+    """Every sink, its writers and the machine provide their interfaces
+    (what ``accept`` and the machine rely on, without probing)."""
+
+    def test_verified(self):
+        folder = self.mktemp()
+        os.makedirs(folder)
+        offers = [M.FileOffer("f", 0, 1), M.DirectoryOffer("d", 1, [["a", "b"]])]
+        for offer in offers:
+            for resumable in (False, True):
+                sink = _sink.sink_for(offer, folder, plenty, resumable=resumable)
+                kind = I.IResumableSink if resumable else I.ISink
+                if resumable:
+                    sink.check_kept()
+                self.assertTrue(verifyObject(kind, sink))
+                self.assertEqual(I.IResumableSink.providedBy(sink), resumable)
+                path = ("a", "b") if isinstance(offer, M.DirectoryOffer) else ("f",)
+                writer = sink.open_file(path, M.FileOffer(path[-1], 0, 1))
+                self.assertTrue(verifyObject(I.IWriter, writer))
+                writer.abort()
+                sink.abort()
+        r = OfferReceiver(lambda b: None, lambda: None, lambda offer: None,
+                          lambda n: None, lambda result: None)
+        self.assertTrue(verifyObject(I.IOfferReceiver, r))
+
+    def test_accept_needs_a_sink(self):
+        """A sink that is not one fails at accept, before anything is sent."""
+        events = []
+        r = OfferReceiver(events.append, lambda: None, lambda offer: None,
+                          lambda n: None, lambda result: None)
+        r.got_record(M.encode_record(M.FileOffer("f", 0, 1)))
+        self.assertRaises(TypeError, r.accept, object())
+        self.assertEqual(events, [])

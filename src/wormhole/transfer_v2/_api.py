@@ -26,6 +26,7 @@ from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
 from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
+from ._interfaces import IResumableSink
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -125,7 +126,7 @@ class IncomingOffer:
         answered, self._answered = self._answered, None
         if answered is None:  # said already (or never accepted)
             return
-        resume = getattr(self.sink, "resume", None)
+        resume = self.sink.resume if IResumableSink.providedBy(self.sink) else None
         if resume is not None:
             self.resumed_from = self.held = resume.bytes
             self.resumed_files = resume.files or 0
@@ -134,7 +135,7 @@ class IncomingOffer:
     @property
     def discarded(self):
         """Why bytes kept from an earlier session were discarded, or None."""
-        return getattr(self.sink, "discarded", None)
+        return self.sink.discarded if IResumableSink.providedBy(self.sink) else None
 
     def reject(self, reason="rejected"):
         self._machine.reject(reason)

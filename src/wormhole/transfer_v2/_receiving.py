@@ -16,8 +16,12 @@ Neighbours come in at construction: ``write(record)``, ``close()``,
 ``ask(offer)`` (the application's decision is fed back as ``accept``
 or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
 ``accepted()`` (our accept went out: the wait for the sender's data
-begins). The sink
-given to ``accept`` writes the files (``_sink.py``). A resumable sink
+begins). The sink given to ``accept`` (an ``ISink``, ``_interfaces``)
+writes the files (``_sink.py``). Each record is given to the machine as
+what it is (an offer or header, file data, an acknowledgement) and the
+state says what it means: data is written as an output of R3_receiving,
+never before the machine saw it, and is refused in every other state. A
+resumable sink (``IResumableSink``)
 (the "resume" feature) first checks what an earlier session left, which
 means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
 away from the reactor while the machine waits in R7_checking_kept, and
@@ -28,8 +32,11 @@ from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
 from ..errors import TransferError
+from zope.interface import implementer
+
 from . import _hashing
 from . import _messages as M
+from ._interfaces import IOfferReceiver, IResumableSink, ISink
 
 
 class HashMismatch(TransferError):
@@ -56,6 +63,7 @@ class Rejected:
     reason = attr.ib()
 
 
+@implementer(IOfferReceiver)
 class OfferReceiver:
     m = MethodicalMachine()
     set_trace = m._setTrace
@@ -84,34 +92,24 @@ class OfferReceiver:
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
-        self._resume_asked = None  # the offset we asked to resume at
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
+        """One record: parsed, then given to the machine as what it is (an
+        offer or header, file data, an acknowledgement); what each means
+        is the state's to say (an offer, the next file's header, the
+        answer to our resume request; data to write, or data where none
+        may come)."""
         try:
             record = M.parse_record(raw)
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.FileData):
-            w = self._writer
-            if w is None:
-                return self._got_bad(M.MessageError("file data outside of a file"))
-            if w.received + len(record.data) > w.expected:
-                return self._got_bad(M.MessageError(
-                    f"the sender sent more than the {w.expected} bytes it announced"))
-            try:
-                w.write(record.data)
-            except OSError as e:
-                return self.cancel(f"cannot write the received file: {e.strerror or e}")
-            return self._got_data(len(record.data))
+            return self._got_data(record.data)
         if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
-            if self._resume_asked is not None:
-                return self._check_resume_header(record)
-            if self._remaining:
-                return self._check_header(record)
-            return self._got_offer(record)
+            return self._got_announcement(record)
         if isinstance(record, M.FileAcknowledge):
-            return self._check_ack(record)
+            return self._got_ack(record)
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the offering side"))
 
@@ -140,9 +138,10 @@ class OfferReceiver:
         offset (its prefix matched) or from 0 (it did not); in a directory
         the header of the first file it sends, after the files we hold
         (``skip``) or from the first."""
-        held, self._resume_asked = self._resume_asked, None
+        held = self._sink.resume
         offer = self._offer
-        if isinstance(offer, M.DirectoryOffer) and getattr(header, "resend", None) is not None:
+        if (isinstance(offer, M.DirectoryOffer) and isinstance(header, M.FileOffer)
+                and header.resend is not None):
             return self._check_keeping_answer(header, held)
         if isinstance(offer, M.DirectoryOffer):
             ok = (isinstance(header, M.FileOffer)
@@ -208,8 +207,6 @@ class OfferReceiver:
 
     def _check_ack(self, theirs):
         w = self._writer
-        if w is None:
-            return self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
         ours = M.FileAcknowledge(w.received, w.digest())
         if ours != theirs or w.received != w.expected:
             return self._got_mismatch(ours, theirs)
@@ -225,7 +222,10 @@ class OfferReceiver:
         return self._got_ack_last(ours)
 
     def accept(self, sink):
-        if getattr(sink, "check_kept", None) is not None:
+        """Receive into ``sink`` (an ISink); a resumable one (IResumableSink)
+        first checks what an earlier session left."""
+        sink = ISink(sink)
+        if IResumableSink.providedBy(sink):
             return self._check_kept_first(sink)
         return self._answer_with(sink)
 
@@ -240,7 +240,7 @@ class OfferReceiver:
                         f"{f.getErrorMessage()}")
 
     def _answer_with(self, sink):
-        resume = getattr(sink, "resume", None)
+        resume = sink.resume if IResumableSink.providedBy(sink) else None
         if resume is not None:
             return self._accept_resuming(sink, resume)
         if isinstance(self._offer, M.DirectoryOffer):
@@ -296,7 +296,13 @@ class OfferReceiver:
     def _got_header(self, path, writer): pass  # noqa
 
     @m.input()
-    def _got_data(self, nbytes): pass  # noqa
+    def _got_data(self, data): pass  # noqa
+
+    @m.input()
+    def _got_announcement(self, record): pass  # noqa
+
+    @m.input()
+    def _got_ack(self, theirs): pass  # noqa
 
     @m.input()
     def _got_ack_more(self, ours): pass  # noqa
@@ -357,7 +363,6 @@ class OfferReceiver:
     @m.output()
     def _send_resume_accept(self, sink, held):
         self._sink = sink
-        self._resume_asked = held
         self._write(M.encode_record(held.request()))
         self._accepted()
 
@@ -365,7 +370,6 @@ class OfferReceiver:
     def _suspend(self):
         # lost or cancelled: a resumable file or folder keeps what arrived for a
         # later session; anything else is deleted
-        self._resume_asked = None
         if self._writer is not None:
             self._writer.suspend()
             self._writer = None
@@ -375,10 +379,48 @@ class OfferReceiver:
     def _use_writer(self, writer):
         self._writer = writer
 
+    # what a record means in this state (each may feed the input it turns
+    # out to be: Automat is in the new state when its outputs run)
     @m.output()
-    def _count(self, nbytes):
-        # the bytes are on their way to disk already (got_record wrote them)
-        self._progress(nbytes)
+    def _write_data(self, data):
+        w = self._writer
+        if w.received + len(data) > w.expected:
+            return self._got_bad(M.MessageError(
+                f"the sender sent more than the {w.expected} bytes it announced"))
+        try:
+            w.write(data)
+        except OSError as e:
+            return self.cancel(f"cannot write the received file: {e.strerror or e}")
+        self._progress(len(data))
+
+    @m.output()
+    def _stray_data(self, data):
+        self._got_bad(M.MessageError("file data outside of a file"))
+
+    @m.output()
+    def _verify_ack(self, theirs):
+        self._check_ack(theirs)
+
+    @m.output()
+    def _stray_ack(self, theirs):
+        self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
+
+    @m.output()
+    def _as_offer(self, record):
+        self._got_offer(record)
+
+    @m.output()
+    def _as_header(self, record):
+        self._check_header(record)
+
+    @m.output()
+    def _as_resume_answer(self, record):
+        self._check_resume_header(record)
+
+    @m.output()
+    def _as_early(self, record):
+        self._got_bad(M.MessageError(
+            f"{type(record).__name__} before the file being received ended"))
 
     @m.output()
     def _send_our_ack(self, ours):
@@ -513,7 +555,9 @@ class OfferReceiver:
     R2_awaiting_header.upon(cancel, enter=R5_done,
                             outputs=[_send_cancel, _suspend, _fail_cancelled])
 
-    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_count])
+    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_write_data])
+    R3_receiving.upon(_got_ack, enter=R3_receiving, outputs=[_verify_ack])
+    R3_receiving.upon(_got_announcement, enter=R3_receiving, outputs=[_as_early])
     R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,
                       outputs=[_send_our_ack, _keep_file])
     R3_receiving.upon(_got_ack_last, enter=R4_awaiting_close,
@@ -537,6 +581,20 @@ class OfferReceiver:
     R4_awaiting_close.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _succeed])
     R4_awaiting_close.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _succeed])
 
+    # what a record is, by state: an offer, a header, the answer to our
+    # resume request; data and acknowledgements only while receiving
+    R0_awaiting_offer.upon(_got_announcement, enter=R0_awaiting_offer, outputs=[_as_offer])
+    R2_awaiting_header.upon(_got_announcement, enter=R2_awaiting_header, outputs=[_as_header])
+    R6_awaiting_resume_answer.upon(_got_announcement, enter=R6_awaiting_resume_answer,
+                                   outputs=[_as_resume_answer])
+    for _state in (R1_deciding, R7_checking_kept, R4_awaiting_close):
+        _state.upon(_got_announcement, enter=_state, outputs=[_as_offer])
+    for _state in (R0_awaiting_offer, R1_deciding, R2_awaiting_header, R4_awaiting_close,
+                   R6_awaiting_resume_answer, R7_checking_kept):
+        _state.upon(_got_data, enter=_state, outputs=[_stray_data])
+        _state.upon(_got_ack, enter=_state, outputs=[_stray_ack])
+    del _state
+
     # over: a decision that comes late gives its sink back; the rest is noise
     R5_done.upon(_accept_file, enter=R5_done, outputs=[_discard_writer, _discard_given_sink])
     R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
@@ -544,6 +602,7 @@ class OfferReceiver:
     R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_check_kept_first, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
-    for _input in (_got_offer, _got_bad, reject, lost, cancel):
+    for _input in (_got_offer, _got_bad, reject, lost, cancel, _got_data, _got_ack,
+                   _got_announcement):
         R5_done.upon(_input, enter=R5_done, outputs=[])
     del _input
