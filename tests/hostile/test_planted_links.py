@@ -26,9 +26,10 @@ from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
-from wormhole.transfer_v2._receiving import OfferReceiver, Received
+from wormhole.transfer_v2._receiving import Received
 
 from ..cli.fakes import FakeFactory, FakeReactor, FakeTransits
+from ..transfer_v2 import _machines as machines
 
 PRECIOUS = b"precious, outside the receive folder"
 
@@ -90,7 +91,7 @@ class _Peer:
                                           [list(p) for p in self.order])
         self.answers = []
         self.results = []
-        self.r = OfferReceiver(lambda b: self.answers.append(M.parse_record(b)),
+        self.r = machines.receiver(lambda b: self.answers.append(M.parse_record(b)),
                                lambda: None, lambda offer: None, lambda n: None,
                                self.results.append)
         self.send(self.offer)

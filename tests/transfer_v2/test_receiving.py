@@ -4,16 +4,19 @@ both acknowledgements, hash mismatch (bytes deleted), headers out of
 order, too many bytes, late decisions, unknown record kinds."""
 import os
 
-from twisted.internet import defer
+from twisted.internet import defer, task
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._landing import BadName
+from wormhole.transfer_v2 import _api, _source
 from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
                                              Received, Rejected)
+
+from . import _machines as machines
 
 
 def digest(data):
@@ -35,7 +38,7 @@ class Receiving(unittest.TestCase):
         self.asked = []
         self.progress = []
         self.started = []
-        self.r = OfferReceiver(lambda b: self.events.append(M.parse_record(b)),
+        self.r = machines.receiver(lambda b: self.events.append(M.parse_record(b)),
                                lambda: self.events.append("close"), self.asked.append,
                                self.progress.append, self.results.append,
                                file_started=lambda *started: self.started.append(started))
@@ -224,7 +227,7 @@ class Resuming(unittest.TestCase):
 
     def receiver(self, **kw):
         events, results = [], []
-        r = OfferReceiver(lambda b: events.append(M.parse_record(b)),
+        r = machines.receiver(lambda b: events.append(M.parse_record(b)),
                           lambda: events.append("close"), lambda offer: None,
                           lambda n: None, results.append, **kw)
         r.got_record(M.encode_record(self.offer))
@@ -440,7 +443,7 @@ class LongNames(unittest.TestCase):
 
         def receiver():
             events, results = [], []
-            r = OfferReceiver(lambda b: events.append(M.parse_record(b)), lambda: None,
+            r = machines.receiver(lambda b: events.append(M.parse_record(b)), lambda: None,
                               lambda offer: None, lambda n: None, results.append)
             r.got_record(M.encode_record(offer))
             return r, events, results
@@ -489,15 +492,43 @@ class Interfaces(unittest.TestCase):
                 self.assertTrue(verifyObject(I.IWriter, writer))
                 writer.abort()
                 sink.abort()
-        r = OfferReceiver(lambda b: None, lambda: None, lambda offer: None,
-                          lambda n: None, lambda result: None)
+        r = machines.receiver(lambda b: None, lambda: None, lambda offer: None,
+                              lambda n: None, lambda result: None)
         self.assertTrue(verifyObject(I.IOfferReceiver, r))
+        s = machines.sender(M.FileOffer("f", 0, 1), lambda b: None, lambda: None,
+                            lambda resume: None, lambda result: None)
+        self.assertTrue(verifyObject(I.IOfferSender, s))
+
+    def test_neighbours_verified(self):
+        """What the session wires to each machine (its offer protocols and
+        their channel) and the tests' own neighbours provide the
+        neighbours' interfaces."""
+        session = _api.TransferSession(task.Clock(), None, "connect")
+        session._resume = True
+        incoming = _api._OfferInProtocol(session)
+        self.assertTrue(verifyObject(I.IOfferReceiverDelegate, incoming))
+        self.assertTrue(verifyObject(I.IOfferChannel, _api._Channel(incoming)))
+        outgoing = _api._OfferOutProtocol(session, _source.Outgoing(M.FileOffer("f", 0, 0), []),
+                                          defer.Deferred(), lambda n: None)
+        self.assertTrue(verifyObject(I.IOfferSenderDelegate, outgoing))
+        def one(value):
+            return None
+        self.assertTrue(verifyObject(I.IOfferChannel, machines.Channel(one, lambda: None)))
+        self.assertTrue(verifyObject(I.IOfferReceiverDelegate,
+                                     machines.ReceiverSide(one, one, one)))
+        self.assertTrue(verifyObject(I.IOfferSenderDelegate, machines.SenderSide(one, one)))
+
+    def test_wiring_checks_interfaces(self):
+        """A neighbour that does not provide its interface fails at wiring."""
+        r = OfferReceiver()
+        self.assertRaises(TypeError, r.wire, object(), machines.ReceiverSide(None, None, None))
+        self.assertRaises(TypeError, r.wire, machines.Channel(None, None), object())
 
     def test_accept_needs_a_sink(self):
         """A sink that is not one fails at accept, before anything is sent."""
         events = []
-        r = OfferReceiver(events.append, lambda: None, lambda offer: None,
-                          lambda n: None, lambda result: None)
+        r = machines.receiver(events.append, lambda: None, lambda offer: None,
+                              lambda n: None, lambda result: None)
         r.got_record(M.encode_record(M.FileOffer("f", 0, 1)))
         self.assertRaises(TypeError, r.accept, object())
         self.assertEqual(events, [])

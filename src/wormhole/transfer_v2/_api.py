@@ -15,6 +15,7 @@ record pipes (one ``write`` arrives as one ``dataReceived``).
 """
 import attr
 from twisted.internet import defer
+from zope.interface import implementer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
 
@@ -26,7 +27,8 @@ from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
 from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
-from ._interfaces import IResumableSink
+from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
+                          IResumableSink)
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -193,22 +195,43 @@ class _OfferProtocol(Protocol):
         self.machine.cancel(reason)
 
 
+@implementer(IOfferChannel)
+class _Channel:
+    """An offer subchannel as a machine writes to it."""
+
+    def __init__(self, protocol):
+        self._protocol = protocol
+
+    def write(self, record):
+        self._protocol._write(record)
+
+    def close(self):
+        self._protocol._close()
+
+
+@implementer(IOfferReceiverDelegate)
 class _OfferInProtocol(_OfferProtocol):
+    """An offer subchannel the peer opened, and the OfferReceiver's
+    application side (wired once, here)."""
+
     def __init__(self, session):
         self._session = session
         self.incoming = None
         self._done = OneShotObserver(session._eq)
-        self.machine = _receiving.OfferReceiver(
-            self._write, self._close, self._ask, self._progress, self._finished,
-            self._accepted, session._run_hashing,
-            lambda *started: self.incoming.file_started(*started),
-            lambda nbytes: self.incoming._resumed(nbytes))
+        self.machine = _receiving.OfferReceiver(session._run_hashing)
+        self.machine.wire(_Channel(self), self)
 
-    def _accepted(self):
+    def accepted(self):
         self._watch("the sender's data")
         self.incoming._answer_sent()
 
-    def _ask(self, offer):
+    def file_started(self, path, size, offset):
+        self.incoming.file_started(path, size, offset)
+
+    def resumed(self, nbytes):
+        self.incoming._resumed(nbytes)
+
+    def ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
         if (isinstance(offer, M.DirectoryOffer) and offer.folders
                 and not self._session._empty_folders):
@@ -219,10 +242,10 @@ class _OfferInProtocol(_OfferProtocol):
                                       self._session._free_space, self._session._resume)
         self._session._incoming_offer(self.incoming)
 
-    def _progress(self, nbytes):
+    def progress(self, nbytes):
         self.incoming.progress(nbytes)
 
-    def _finished(self, result):
+    def finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
         if self.incoming is not None:
@@ -234,7 +257,11 @@ class _OfferInProtocol(_OfferProtocol):
         self._watch("the sender's offer")
 
 
+@implementer(IOfferSenderDelegate)
 class _OfferOutProtocol(_OfferProtocol):
+    """An offer subchannel we opened, and the OfferSender's side (wired
+    once, here)."""
+
     def __init__(self, session, outgoing, done, progress, file_started=None):
         self._session = session
         if not session._empty_folders:
@@ -243,15 +270,14 @@ class _OfferOutProtocol(_OfferProtocol):
         self._done = done
         self._progress = progress
         self._file_started = file_started
-        check_resume = None
-        if session._resume:
-            def check_resume(accept):
-                return session._run_hashing(
-                    lambda cancelled: _source.resume_point(outgoing, accept, cancelled))
-        self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished, check_resume)
+        self.machine = _sending.OfferSender(outgoing.offer, resumable=session._resume)
+        self.machine.wire(_Channel(self), self)
 
-    def _start_streaming(self, resume=None):
+    def check_resume(self, accept):
+        return self._session._run_hashing(
+            lambda cancelled: _source.resume_point(self._outgoing, accept, cancelled))
+
+    def start_streaming(self, resume):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
@@ -266,7 +292,7 @@ class _OfferOutProtocol(_OfferProtocol):
         self._heard()
         self._progress(nbytes)
 
-    def _finished(self, result):
+    def finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
         if isinstance(result, Exception):

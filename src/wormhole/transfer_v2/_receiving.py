@@ -12,11 +12,13 @@ with ours (our own size and hash) and keep the file only when both
 match; on a mismatch the bytes are deleted and the application is told.
 The offering side closes the subchannel when it is done.
 
-Neighbours come in at construction: ``write(record)``, ``close()``,
-``ask(offer)`` (the application's decision is fed back as ``accept``
-or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
-``accepted()`` (our accept went out: the wait for the sender's data
-begins). The sink given to ``accept`` (an ``ISink``, ``_interfaces``)
+Neighbours are wired once (``wire``): the subchannel (``IOfferChannel``:
+``write(record)``, ``close()``) and the application's side
+(``IOfferReceiverDelegate``): ``ask(offer)`` (the decision is fed back as
+``accept`` or ``reject``), ``accepted()`` (our accept went out: the wait
+for the sender's data begins), ``progress(nbytes)``,
+``file_started(path, size, offset)``, ``resumed(nbytes)`` and
+``finished(result)``. The sink given to ``accept`` (an ``ISink``, ``_interfaces``)
 writes the files (``_sink.py``). Each record is given to the machine as
 what it is (an offer or header, file data, an acknowledgement) and the
 state says what it means: data is written as an output of R3_receiving,
@@ -36,7 +38,8 @@ from zope.interface import implementer
 
 from . import _hashing
 from . import _messages as M
-from ._interfaces import IOfferReceiver, IResumableSink, ISink
+from ._interfaces import (IOfferChannel, IOfferReceiver, IOfferReceiverDelegate,
+                          IResumableSink, ISink)
 
 
 class HashMismatch(TransferError):
@@ -68,30 +71,28 @@ class OfferReceiver:
     m = MethodicalMachine()
     set_trace = m._setTrace
 
-    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
-                 run_hashing=_hashing.synchronous, file_started=None, resumed=None):
-        self._write = write
+    def __init__(self, run_hashing=_hashing.synchronous):
+        self._run_hashing = run_hashing
+        self._checking = None   # the check of a resumable sink, while it runs
+        self._channel = None
+        self._delegate = None
         # after a resume, the bytes of the offer we hold and will not
         # receive again, each time the sender's headers change them (its
         # answer; a partial file continued after the changed ones)
-        self._resumed = resumed or (lambda nbytes: None)
         self._held = 0
-        # a directory's next file begins: (its path, its size, the byte its
-        # data starts at: what the writer holds), for a display per file
-        self._file_started = file_started or (lambda path, size, offset: None)
-        self._run_hashing = run_hashing
-        self._checking = None   # the check of a resumable sink, while it runs
-        self._accepted = accepted
-        self._close = close
-        self._ask = ask
-        self._progress = progress
-        self._finished = finished
         self._offer = None
         self._sink = None
         self._writer = None     # the file being received
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
+
+    def wire(self, channel, delegate):
+        """Once, before the first record: the offer subchannel (an
+        IOfferChannel) and the application's side (an
+        IOfferReceiverDelegate)."""
+        self._channel = IOfferChannel(channel)
+        self._delegate = IOfferReceiverDelegate(delegate)
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -129,8 +130,8 @@ class OfferReceiver:
         self._remaining.pop(0)
         if writer.received:  # the partial file, after the changed ones came again
             self._held += writer.received
-            self._resumed(self._held)
-        self._file_started(path, header.bytes, writer.received)
+            self._delegate.resumed(self._held)
+        self._delegate.file_started(path, header.bytes, writer.received)
         return self._got_header(path, writer)
 
     def _check_resume_header(self, header):
@@ -169,9 +170,9 @@ class OfferReceiver:
             return self.cancel(f"cannot write the file: {e}")
         self._held = (self._totals[1] if isinstance(offer, M.DirectoryOffer) else 0) \
             + writer.received
-        self._resumed(self._held)
+        self._delegate.resumed(self._held)
         if isinstance(offer, M.DirectoryOffer):
-            self._file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
+            self._delegate.file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_keeping_answer(self, header, held):
@@ -201,8 +202,8 @@ class OfferReceiver:
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
         self._held = kept_bytes + writer.received
-        self._resumed(self._held)
-        self._file_started(tuple(offer.files[first]), header.bytes, writer.received)
+        self._delegate.resumed(self._held)
+        self._delegate.file_started(tuple(offer.files[first]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_ack(self, theirs):
@@ -340,13 +341,13 @@ class OfferReceiver:
     @m.output()
     def _remember_and_ask(self, offer):
         self._offer = offer
-        self._ask(offer)
+        self._delegate.ask(offer)
 
     @m.output()
     def _send_accept(self, sink):
         self._sink = sink
-        self._write(M.encode_record(M.OfferAccept()))
-        self._accepted()
+        self._channel.write(M.encode_record(M.OfferAccept()))
+        self._delegate.accepted()
 
     @m.output()
     def _start_check(self, sink):
@@ -363,8 +364,8 @@ class OfferReceiver:
     @m.output()
     def _send_resume_accept(self, sink, held):
         self._sink = sink
-        self._write(M.encode_record(held.request()))
-        self._accepted()
+        self._channel.write(M.encode_record(held.request()))
+        self._delegate.accepted()
 
     @m.output()
     def _suspend(self):
@@ -391,7 +392,7 @@ class OfferReceiver:
             w.write(data)
         except OSError as e:
             return self.cancel(f"cannot write the received file: {e.strerror or e}")
-        self._progress(len(data))
+        self._delegate.progress(len(data))
 
     @m.output()
     def _stray_data(self, data):
@@ -424,7 +425,7 @@ class OfferReceiver:
 
     @m.output()
     def _send_our_ack(self, ours):
-        self._write(M.encode_record(ours))
+        self._channel.write(M.encode_record(ours))
 
     @m.output()
     def _keep_file(self, ours):
@@ -438,13 +439,13 @@ class OfferReceiver:
 
     @m.output()
     def _send_reject(self, reason):
-        self._write(M.encode_record(M.OfferReject(reason)))
+        self._channel.write(M.encode_record(M.OfferReject(reason)))
 
     @m.output()
     def _send_cancel(self, reason):
         # our answer to the spec's "XXX what if Bob clicks cancel": an
         # OfferReject after the accept (docs/transfer-v2.md)
-        self._write(M.encode_record(M.OfferReject(reason)))
+        self._channel.write(M.encode_record(M.OfferReject(reason)))
 
     @m.output()
     def _discard(self):
@@ -463,49 +464,49 @@ class OfferReceiver:
 
     @m.output()
     def _close_subchannel(self):
-        self._close()
+        self._channel.close()
 
     @m.output()
     def _succeed(self):
-        self._finished(Received(self._offer, self._sink.final_path, *self._totals))
+        self._delegate.finished(Received(self._offer, self._sink.final_path, *self._totals))
 
     @m.output()
     def _finish_rejected(self, reason):
-        self._finished(Rejected(self._offer, reason))
+        self._delegate.finished(Rejected(self._offer, reason))
 
     @m.output()
     def _fail_bad(self, error):
-        self._finished(ReceiveFailed(f"protocol error from the offering side: {error}"))
+        self._delegate.finished(ReceiveFailed(f"protocol error from the offering side: {error}"))
 
     @m.output()
     def _fail_mismatch(self, ours, theirs):
-        self._finished(HashMismatch(
+        self._delegate.finished(HashMismatch(
             f"the received bytes do not match: we got {ours.bytes} bytes with hash "
             f"{ours.hash.hex()}, the sender sent {theirs.bytes} bytes with hash "
             f"{theirs.hash.hex()}; the received bytes were deleted"))
 
     @m.output()
     def _fail_second_offer(self, offer):
-        self._finished(ReceiveFailed("protocol error from the offering side: "
+        self._delegate.finished(ReceiveFailed("protocol error from the offering side: "
                                      "a second offer on the same subchannel"))
 
     @m.output()
     def _fail_early_header(self, path):  # the previous file is still open
-        self._finished(ReceiveFailed(f"protocol error from the offering side: the header "
+        self._delegate.finished(ReceiveFailed(f"protocol error from the offering side: the header "
                                      f"of {'/'.join(path)!r} before the previous file ended"))
 
     @m.output()
     def _fail_keep(self, why):
-        self._finished(ReceiveFailed(f"the verified file could not be kept: {why}"))
+        self._delegate.finished(ReceiveFailed(f"the verified file could not be kept: {why}"))
 
     @m.output()
     def _fail_lost(self):
-        self._finished(ReceiveFailed("the connection for this offer closed before "
+        self._delegate.finished(ReceiveFailed("the connection for this offer closed before "
                                      "it completed"))
 
     @m.output()
     def _fail_cancelled(self, reason):
-        self._finished(ReceiveFailed(f"cancelled: {reason}"))
+        self._delegate.finished(ReceiveFailed(f"cancelled: {reason}"))
 
     R0_awaiting_offer.upon(_got_offer, enter=R1_deciding, outputs=[_remember_and_ask])
     R0_awaiting_offer.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
