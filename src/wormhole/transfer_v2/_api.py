@@ -28,7 +28,7 @@ from ..errors import TransferError
 from . import _messages as M
 from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
 from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
-                          IResumableSink)
+                          IResumableSink, ISessionDelegate)
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -305,6 +305,33 @@ class _OfferOutProtocol(_OfferProtocol):
         self.machine.connected()
 
 
+@implementer(ISessionDelegate)
+class _SessionSide:
+    """What the session machine makes happen: the TransferSession's glue
+    (kept off its public surface)."""
+
+    def __init__(self, session):
+        self._s = session
+
+    def start_dilation(self, negotiated):
+        self._s._start_dilation(negotiated)
+
+    def opened(self, negotiated):
+        self._s._opened(negotiated)
+
+    def start_failed(self, error):
+        self._s._start_failed(error)
+
+    def cancel_offers(self, reason):
+        self._s._cancel_offers(reason)
+
+    def close_control(self):
+        self._s._close_control()
+
+    def closed(self, reason):
+        self._s._closed(reason)
+
+
 class TransferSession:
     """A transfer-v2 session on wormhole ``w`` (created with
     ``dilation=True`` and ``versions=app_versions(mode)``).
@@ -357,9 +384,8 @@ class TransferSession:
         self.negotiated = None
         self._open = OneShotObserver(self._eq)
         self._closed_observer = OneShotObserver(self._eq)
-        self._machine = _session.Session(
-            mode, self._start_dilation, self._opened, self._start_failed,
-            self._cancel_offers, self._close_control, self._closed, features)
+        self._machine = _session.Session(mode, features)
+        self._machine.wire(_SessionSide(self))
 
     # -- public ----------------------------------------------------------------
     def start(self):

@@ -72,6 +72,53 @@ class IResumableSink(ISink):
         request (a FileOffer header) begins with."""
 
 
+class ISessionDelegate(Interface):
+    """What the session machine (``_session``) makes happen around it."""
+
+    def start_dilation(negotiated):
+        """transfer-v2 was agreed: dilate, listen, open our control channel."""
+
+    def opened(negotiated):
+        """Both control channels can be used."""
+
+    def start_failed(error):
+        """The session will not open (classic peer, incompatible, closed early)."""
+
+    def cancel_offers(reason):
+        """End every offer under way, saying ``reason``."""
+
+    def close_control():
+        """Close our control channel (we are done)."""
+
+    def closed(reason):
+        """The session is over."""
+
+
+class ISession(Interface):
+    """The session machine."""
+
+    def got_versions(their_app_versions):
+        """The peer's app_versions."""
+
+    def control_connected():
+        """Our control channel is open."""
+
+    def connect_failed(error):
+        """Dilation or our control channel could not be had."""
+
+    def their_control_closed():
+        """The peer closed its control channel."""
+
+    def our_control_closed():
+        """Ours closed."""
+
+    def peer_unreachable(seconds):
+        """Dilation has had no connection to the peer for ``seconds``."""
+
+    def close():
+        """End the session."""
+
+
 class IOfferChannel(Interface):
     """One offer subchannel, as a machine writes to it."""
 
