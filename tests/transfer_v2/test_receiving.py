@@ -95,6 +95,32 @@ class Receiving(unittest.TestCase):
         self.assertEqual((self.results[0].files, self.results[0].bytes), (2, 5))
         self.assertEqual(self.started, [(("a",), 3, 0), (("sub", "b"), 2, 0)])
 
+    def test_modes(self):
+        """The files and folders of a received folder, resumable or not,
+        get what open() and mkdir() would give them (less the umask), as
+        classic's unpacker gives them; a received file too."""
+        from wormhole._landing import default_mode
+        for resumable in (False, True):
+            self.setUp()
+            files = {("a",): b"A", ("sub", "b"): b"B"}
+            self.rec(M.DirectoryOffer("d", 2, [list(p) for p in files]))
+            self.r.accept(_sink.sink_for(self.asked[0], self.dir, plenty, resumable=resumable))
+            for path, data in files.items():
+                self.rec(M.FileOffer(path[-1], 0, len(data)))
+                self.rec(M.FileData(data))
+                self.rec(M.FileAcknowledge(len(data), digest(data)))
+            for parts, mode in ((("d",), 0o777), (("d", "sub"), 0o777), (("d", "a"), 0o666),
+                                (("d", "sub", "b"), 0o666)):
+                st = os.stat(os.path.join(self.dir, *parts))
+                self.assertEqual(st.st_mode & 0o777, default_mode(mode), (resumable, parts))
+            self.setUp()
+            self.rec(M.FileOffer("f", 0, 1))
+            self.r.accept(_sink.sink_for(self.asked[0], self.dir, plenty, resumable=resumable))
+            self.rec(M.FileData(b"x"))
+            self.rec(M.FileAcknowledge(1, digest(b"x")))
+            st = os.stat(os.path.join(self.dir, "f"))
+            self.assertEqual(st.st_mode & 0o777, default_mode(0o666), resumable)
+
     def test_empty_directory_offer(self):
         """A directory offer with no files completes as an empty folder."""
         self.rec(M.DirectoryOffer("empty", 0, []))

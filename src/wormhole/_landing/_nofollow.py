@@ -39,10 +39,9 @@ def create(path, flags=os.O_WRONLY, mode=0o600):
     return os.open(path, flags | _NEW, mode)
 
 
-def create_file(path, mode="wb"):
-    """``create`` as a file object (``mode``: "wb" or "w+b")."""
-    flags = os.O_RDWR if "+" in mode else os.O_WRONLY
-    return os.fdopen(create(path, flags), mode)
+def create_file(path, permissions=0o600):
+    """``create`` as a file object, for writing."""
+    return os.fdopen(create(path, os.O_WRONLY, permissions), "wb")
 
 
 def _regular(fd, path):
@@ -61,13 +60,13 @@ def reopen(path, flags=os.O_RDONLY):
     return _regular(os.open(path, flags | _EXISTING), path)
 
 
-def open_or_create(path, flags=os.O_RDWR):
+def open_or_create(path, flags=os.O_RDWR, mode=0o600):
     """``reopen(path)``, or ``create(path)`` when nothing has the name:
     for a file a later session continues."""
     try:
         return reopen(path, flags)
     except FileNotFoundError:
-        return create(path, flags)
+        return create(path, flags, mode)
 
 
 def read(path, limit):

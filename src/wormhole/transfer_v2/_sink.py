@@ -101,6 +101,8 @@ STATE_TEMP_SUFFIX = ".resume.json.new"
 # each (tests/hostile/test_planted_links.py)
 KEPT_SUFFIXES = (RESUME_SUFFIX, STATE_SUFFIX, STATE_TEMP_SUFFIX)
 _STATE_MAX = 64 * 1024
+# the files of a received folder: what open() would give them (less the umask)
+FILE_MODE = 0o666
 
 
 def kept_path(folder, base, suffix):
@@ -273,11 +275,13 @@ class _FolderFile:
     (classic receive unpacks a zipfile the same way); a temporary name and
     an fsync per file made a 2,000-file folder take twice the reference's
     time (docs/performance.md). Created ``O_EXCL | O_NOFOLLOW``: a name
-    cannot be written twice, nor through a link."""
+    cannot be written twice, nor through a link; mode 0666 less the umask,
+    what ``open()`` gives (the folder is private, 0700, until it is
+    renamed), as classic's unpacker does."""
 
     def __init__(self, path, expected, f=None, hasher=None, received=0):
         self._path = path
-        self._f = _nofollow.create_file(path) if f is None else f
+        self._f = _nofollow.create_file(path, FILE_MODE) if f is None else f
         self._hash = M.new_hash() if hasher is None else hasher
         self.expected = expected
         self.received = received
@@ -513,7 +517,7 @@ class ResumableDirectorySink(DirectorySink):
                               "which we did not ask for")
             hasher = held.hasher.copy()
         target = self._folder_for(path)
-        f = os.fdopen(_nofollow.open_or_create(target), "r+b")
+        f = os.fdopen(_nofollow.open_or_create(target, mode=FILE_MODE), "r+b")
         f.seek(offset)
         f.truncate()
         return _JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
