@@ -7,7 +7,6 @@ The temporary folder is made by ``mkdtemp`` (private, random name,
 appeared at the target meanwhile.
 """
 import os
-import tempfile
 
 from . import _nofollow
 from ._errors import Refused
@@ -22,16 +21,12 @@ class TemporaryFolder:
         self.target = target
         if path is None:
             directory, name = os.path.split(target)
-            path = tempfile.mkdtemp(prefix=temporary_prefix(name), dir=directory)
+            path = _nofollow.create_temporary_folder(directory, temporary_prefix(name))
         self.path = path
 
     def commit(self):
         """Rename it to the target (0777 less the umask from now on)."""
-        fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, default_mode(0o777))
-        finally:
-            os.close(fd)
+        _nofollow.set_folder_mode(self.path, default_mode(0o777))
         if os.path.lexists(self.target):
             self.abort()
             raise Refused(f"refusing to overwrite existing '{self.target}'")

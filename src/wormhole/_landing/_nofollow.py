@@ -25,6 +25,7 @@ import errno
 import os
 import shutil
 import stat
+import tempfile
 
 from ._errors import Refused
 
@@ -37,6 +38,19 @@ def create(path, flags=os.O_WRONLY, mode=0o600):
     """A descriptor of the new file ``path`` (private, 0600, by default);
     FileExistsError when anything, a link included, has the name."""
     return os.open(path, flags | _NEW, mode)
+
+
+def create_temporary(directory, prefix):
+    """(descriptor, path) of a new private file with a random name in
+    ``directory`` (tempfile's ``mkstemp`` opens it ``O_CREAT | O_EXCL |
+    O_NOFOLLOW``, 0600, trying other names while one exists)."""
+    return tempfile.mkstemp(prefix=prefix, dir=directory)
+
+
+def create_temporary_folder(directory, prefix):
+    """The path of a new private (0700) folder with a random name in
+    ``directory`` (``mkdtemp``: mkdir never follows a link)."""
+    return tempfile.mkdtemp(prefix=prefix, dir=directory)
 
 
 def create_file(path, permissions=0o600):
@@ -127,6 +141,15 @@ def make_folder(path, mode=0o700):
     """A new private folder ``path`` (mkdir never follows a link: an
     existing name, a link included, is FileExistsError)."""
     os.mkdir(path, mode)
+
+
+def set_folder_mode(path, mode):
+    """chmod the folder ``path`` (not a link: ELOOP) through its descriptor."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _EXISTING)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def is_real_folder(path):

@@ -11,7 +11,6 @@ existing name, a link included).
 """
 import hashlib
 import os
-import tempfile
 
 from . import _nofollow
 from ._errors import Refused
@@ -33,7 +32,7 @@ class PartialFile:
     def __init__(self, target, hasher=None):
         self.target = target
         directory, name = os.path.split(target)
-        fd, self.path = tempfile.mkstemp(prefix=temporary_prefix(name), dir=directory)
+        fd, self.path = _nofollow.create_temporary(directory, temporary_prefix(name))
         self._f = os.fdopen(fd, "wb")
         self._hash = hashlib.sha256() if hasher is None else hasher
         self.size = 0
