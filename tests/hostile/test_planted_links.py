@@ -30,9 +30,7 @@ from wormhole.transfer_v2._receiving import Received
 
 from ..cli.fakes import FakeFactory, FakeReactor, FakeTransits
 from ..transfer_v2 import _machines as machines
-
-PRECIOUS = b"precious, outside the receive folder"
-
+from ._outside import Outside
 
 def digest(data):
     h = M.new_hash()
@@ -42,35 +40,6 @@ def digest(data):
 
 def plenty(path):
     return 10 ** 12
-
-
-class _Outside:
-    """A folder beside the receive folder, with one file, and a snapshot of
-    everything in it (names, bytes, modes) to compare with."""
-
-    def __init__(self, testcase):
-        self.path = os.path.abspath(testcase.mktemp())
-        os.makedirs(self.path)
-        self.victim = os.path.join(self.path, "victim")
-        with open(self.victim, "wb") as f:
-            f.write(PRECIOUS)
-        os.chmod(self.victim, 0o600)
-        self.missing = os.path.join(self.path, "created-through-a-link")
-        self.before = self.snapshot()
-
-    def snapshot(self):
-        seen = {}
-        for name in sorted(os.listdir(self.path)):
-            p = os.path.join(self.path, name)
-            st = os.lstat(p)
-            with open(p, "rb") as f:
-                seen[name] = (f.read(), st.st_mode)
-        return seen
-
-    def targets(self):
-        """Where a planted link points: an existing file, and a name that
-        does not exist yet (a write through the link would create it)."""
-        return (self.victim, self.missing)
 
 
 class _Peer:
@@ -134,7 +103,7 @@ class _Peer:
 
 class TransferV2(unittest.TestCase):
     def setUp(self):
-        self.outside = _Outside(self)
+        self.outside = Outside(self)
         self.inbox = os.path.abspath(self.mktemp())
         os.makedirs(self.inbox)
 
@@ -292,7 +261,7 @@ class Classic(unittest.TestCase):
     nothing outside changes."""
 
     def setUp(self):
-        self.outside = _Outside(self)
+        self.outside = Outside(self)
         self.inbox = os.path.abspath(self.mktemp())
         os.makedirs(self.inbox)
 

@@ -8,28 +8,21 @@ from twisted.trial import unittest
 
 from wormhole._landing import Refused, _nofollow
 
-PRECIOUS = b"outside"
+from ..hostile._outside import Outside
 
 
 class NoFollow(unittest.TestCase):
     def setUp(self):
-        base = os.path.abspath(self.mktemp())
-        self.inside = os.path.join(base, "inside")
-        self.outside = os.path.join(base, "outside")
+        self.inside = os.path.abspath(self.mktemp())
         os.makedirs(self.inside)
-        os.makedirs(self.outside)
-        self.victim = os.path.join(self.outside, "victim")
-        with open(self.victim, "wb") as f:
-            f.write(PRECIOUS)
-        os.chmod(self.victim, 0o640)
+        self._outside = Outside(self)
+        self.outside = self._outside.path
+        self.victim = self._outside.victim
         self.link = os.path.join(self.inside, "hidden")
         os.symlink(self.victim, self.link)
 
     def assertVictimUntouched(self):
-        with open(self.victim, "rb") as f:
-            self.assertEqual(f.read(), PRECIOUS)
-        self.assertEqual(os.stat(self.victim).st_mode & 0o777, 0o640)
-        self.assertEqual(os.listdir(self.outside), ["victim"])
+        self.assertEqual(self._outside.snapshot(), self._outside.before)
 
     def test_create_refuses_any_existing_name(self):
         """A new file is never made over a name: a link, dangling or not."""
