@@ -8,8 +8,9 @@ receiver (``wormhole receive``'s own code with a recording wormhole and
 Transit). transfer-v2: the hostile DirectoryOffer comes through the real
 offer subchannel protocol of a TransferSession, its OfferReceiver, the
 real sink, and the CLI's decision flow (``Receiving``). Both end in the
-same exception class with the same text, the same ``ERROR:`` line, a
-non-zero exit status, and nothing written.
+same exception class with the same text, the same ``ERROR:`` line, the
+same exit status (1: a malformed offer is a failure), and nothing
+written.
 """
 import io
 import json
@@ -125,8 +126,9 @@ class SameRefusal(unittest.TestCase):
             self.assertNotIn("\x1b", line)
             self.assertNotIn("\x07", line)
             self.assertNotIn("\u202e", line)
-            self.assertNotEqual(cli.exit_status(classic_error), 0)
-            self.assertNotEqual(cli.exit_status(command_error), 0)
+            # a malformed offer is a failure, not a decision (docs/cli.md)
+            self.assertEqual(cli.exit_status(classic_error), cli.EXIT_FAILED)
+            self.assertEqual(cli.exit_status(command_error), cli.EXIT_FAILED)
             # the peer heard a rejection; nothing was written
             self.assertEqual(heard, [M.OfferReject("transfer rejected")], what)
             self.assertEqual(os.listdir(self.inbox), [], what)
