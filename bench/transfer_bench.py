@@ -284,7 +284,8 @@ def pipeline(src):
     Compare with SecretBox's one-core figure: issue 3 wants at least half."""
     import io
     from wormhole._transit import _codec, _pipe
-    from wormhole.cli import _incoming, _transfer
+    from wormhole import _landing
+    from wormhole.cli import _transfer
 
     size = os.path.getsize(src)
     key = os.urandom(32)
@@ -341,7 +342,7 @@ def pipeline(src):
     # the receiver: frames made outside the clock, read as the socket would
     enc, dec = _codec.RecordEncoder(key), _codec.RecordDecoder(key)
     out = f"/tmp/xferbench-pipeline-{os.getpid()}.bin"
-    partial = _incoming.PartialFile(out)
+    partial = _landing.PartialFile(out)
     recv_cpu = 0.0
     try:
         with open(src, "rb") as f:

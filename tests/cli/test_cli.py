@@ -208,7 +208,7 @@ class Errors(unittest.TestCase):
         """A transfer declined by a human (either side) or refused by our
         receiver's rules before the transfer exits 3, one ERROR line, no
         traceback; other failures (a zipfile refused after it came) exit 1."""
-        from wormhole.cli._incoming import Refused
+        from wormhole._landing import Refused
         from wormhole.cli._text import Declined, peer_gave_up
         from wormhole.cli.cmd_receive import DeclinedOffer
         for exc, status in [(Declined("the receiver declined: transfer rejected"), 3),

@@ -12,7 +12,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
-from wormhole.cli._incoming import PARTIAL_PREFIX, Refused
+from wormhole._landing import PARTIAL_PREFIX, Refused
 from wormhole.errors import TransferError
 
 from .fakes import FakeFactory, FakeReactor, FakeTransits
@@ -192,11 +192,12 @@ class ReceiveFiles(unittest.TestCase):
         self.failureResultOf(d, Refused)
 
     def test_climbing_name(self):
-        """A filename with a path keeps only its last part."""
+        """A filename with a path is refused (one name, as transfer-v2's
+        rule: docs/security.md "Names"), nothing is made."""
         d = self.offer(self.file_offer(name="../../etc/evil"), accept_file=True)
-        self.transits.made[0].pipe.feed(DATA)
-        self.successResultOf(d)
-        self.assertEqual(os.listdir(self.dir), ["evil"])
+        f = self.failureResultOf(d, Refused)
+        self.assertIn("unusable name '../../etc/evil'", str(f.value))
+        self.assertEqual(os.listdir(self.dir), [])
 
     def test_unusable_name(self):
         """A filename of '..' is refused."""
@@ -284,14 +285,14 @@ class ReceiveFiles(unittest.TestCase):
         """A write failing with ENOSPC mid-transfer: the connection is
         closed, the error says why, and no file is left."""
         import errno
-        from wormhole.cli import _incoming
-        real_write = _incoming.PartialFile.write
+        from wormhole import _landing
+        real_write = _landing.PartialFile.write
 
         def failing_write(partial, data):
             if partial.size + len(data) > 1000:
                 raise OSError(errno.ENOSPC, "No space left on device")
             real_write(partial, data)
-        self.patch(_incoming.PartialFile, "write", failing_write)
+        self.patch(_landing.PartialFile, "write", failing_write)
         d = self.offer(self.file_offer(), accept_file=True)
         pipe = self.transits.made[0].pipe
         pipe.feed(DATA[:500])

@@ -8,7 +8,8 @@ import os
 from click.testing import CliRunner
 from twisted.trial import unittest
 
-from wormhole.cli import _names, _unzip, cli, cmd_ssh
+from wormhole import _landing
+from wormhole.cli import _unzip, cli, cmd_ssh
 from wormhole.cli._config import Config
 from wormhole.errors import ServerError, TransferError, WelcomeError
 
@@ -109,7 +110,7 @@ class DocumentedLimits(unittest.TestCase):
                      f"{_unzip.MAX_LINK_HOPS} (`MAX_LINK_HOPS`",
                      f"plus {_unzip.MAX_EXTRA_ENTRIES} (`MAX_EXTRA_ENTRIES`",
                      f"{_unzip.MAX_CENTRAL_RECORD} bytes (`MAX_CENTRAL_RECORD`)",
-                     f"at most {_names.NAME_MAX} bytes in UTF-8",
+                     f"at most {_landing.NAME_MAX} bytes in UTF-8",
                      f"| {Config().peer_timeout:g} s |",
-                     _names.PARTIAL_PREFIX):
+                     _landing.PARTIAL_PREFIX):
             self.assertTrue(text in doc, f"docs/security.md does not say {text!r}")

@@ -1,5 +1,5 @@
 """Random and mutated archives fed to the receiver's unpacker
-(``_incoming.receive_directory_into``): whatever the archive holds, the
+(``_unzip.receive_directory_into``): whatever the archive holds, the
 result is a clean refusal or a tree inside the target; nothing is ever
 made outside it, no link resolves outside it, memory stays bounded, and
 no error but ``TransferError`` (one readable line) comes out."""
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.cli import _incoming
+from wormhole.cli import _unzip
 from wormhole.errors import TransferError
 
 # names and link targets are built from the parts that make trouble
@@ -81,7 +81,7 @@ class UnpackerFuzz(unittest.TestCase):
         target = os.path.join(outside, "out")
         tracemalloc.start()
         try:
-            _incoming.receive_directory_into(zip_path, target, max_bytes, max_files)
+            _unzip.receive_directory_into(zip_path, target, max_bytes, max_files)
             outcome = "unpacked"
         except TransferError as e:
             outcome = str(e)

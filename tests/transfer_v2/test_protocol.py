@@ -14,8 +14,10 @@ from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._hashing import never
 from wormhole.transfer_v2 import _source as S
-from wormhole.transfer_v2._receiving import HashMismatch, OfferReceiver, ReceiveFailed, Received
-from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferResult, OfferSender
+from wormhole.transfer_v2._receiving import HashMismatch, ReceiveFailed, Received
+from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferResult
+
+from . import _machines as machines
 
 
 def plenty(path):
@@ -83,7 +85,7 @@ class Link:
         # each side's file_started calls: (path segments, size, offset)
         self.started = {"sender": [], "receiver": []}
         self.resumed = []  # the receiver's kept bytes, as the sender's headers say
-        self.sender = OfferSender(
+        self.sender = machines.sender(
             outgoing.offer, lambda b: self.send(self.receiver.got_record, b), self.close,
             self._start_streaming, self.sender_result.append,
             (lambda accept: self._run_hashing(lambda cancelled: S.resume_point(
@@ -92,7 +94,7 @@ class Link:
         # a peer that knows only the first version of the directory resume
         # (all or nothing): its accept has no digests, or it ignores them
         self._old_receiver = old_receiver
-        self.receiver = OfferReceiver(
+        self.receiver = machines.receiver(
             lambda b: self.send(self.sender.got_record, b), self.close, self._ask,
             self._progress, self.receiver_result.append, run_hashing=self._run_hashing,
             file_started=lambda *started: self.started["receiver"].append(started),
@@ -384,7 +386,7 @@ class DirectoryResume(_Base):
                        lambda held: M.FileOffer("x", 0, 50_000, 0, 2),
                        lambda held: M.FileData(b"x")):
             results, written = [], []
-            r = OfferReceiver(lambda b: written.append(M.parse_record(b)), lambda: None,
+            r = machines.receiver(lambda b: written.append(M.parse_record(b)), lambda: None,
                               lambda offer: None, lambda n: None, results.append)
             r.got_record(M.encode_record(out.offer))
             sink = _sink.sink_for(out.offer, self.dst, plenty, resumable=True)
@@ -546,7 +548,7 @@ class KeepingWhatMatches(_Base):
                        M.FileOffer("e", 0, SIZE, FIRST - 1, 4, []),
                        M.FileOffer("e", 0, 10 * SIZE, 0, 4, [])):
             results = []
-            r = OfferReceiver(lambda b: None, lambda: None, lambda offer: None,
+            r = machines.receiver(lambda b: None, lambda: None, lambda offer: None,
                               lambda n: None, results.append)
             r.got_record(M.encode_record(out.offer))
             r.accept(_sink.sink_for(out.offer, self.dst, plenty, resumable=True))

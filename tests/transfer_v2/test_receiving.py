@@ -4,13 +4,19 @@ both acknowledgements, hash mismatch (bytes deleted), headers out of
 order, too many bytes, late decisions, unknown record kinds."""
 import os
 
-from twisted.internet import defer
+from twisted.internet import defer, task
 from twisted.trial import unittest
+from zope.interface.verify import verifyObject
 
+from wormhole._landing import BadName
+from wormhole.transfer_v2 import _api, _source
+from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
                                              Received, Rejected)
+
+from . import _machines as machines
 
 
 def digest(data):
@@ -32,7 +38,7 @@ class Receiving(unittest.TestCase):
         self.asked = []
         self.progress = []
         self.started = []
-        self.r = OfferReceiver(lambda b: self.events.append(M.parse_record(b)),
+        self.r = machines.receiver(lambda b: self.events.append(M.parse_record(b)),
                                lambda: self.events.append("close"), self.asked.append,
                                self.progress.append, self.results.append,
                                file_started=lambda *started: self.started.append(started))
@@ -88,6 +94,32 @@ class Receiving(unittest.TestCase):
         self.r.lost()
         self.assertEqual((self.results[0].files, self.results[0].bytes), (2, 5))
         self.assertEqual(self.started, [(("a",), 3, 0), (("sub", "b"), 2, 0)])
+
+    def test_modes(self):
+        """The files and folders of a received folder, resumable or not,
+        get what open() and mkdir() would give them (less the umask), as
+        classic's unpacker gives them; a received file too."""
+        from wormhole._landing import default_mode
+        for resumable in (False, True):
+            self.setUp()
+            files = {("a",): b"A", ("sub", "b"): b"B"}
+            self.rec(M.DirectoryOffer("d", 2, [list(p) for p in files]))
+            self.r.accept(_sink.sink_for(self.asked[0], self.dir, plenty, resumable=resumable))
+            for path, data in files.items():
+                self.rec(M.FileOffer(path[-1], 0, len(data)))
+                self.rec(M.FileData(data))
+                self.rec(M.FileAcknowledge(len(data), digest(data)))
+            for parts, mode in ((("d",), 0o777), (("d", "sub"), 0o777), (("d", "a"), 0o666),
+                                (("d", "sub", "b"), 0o666)):
+                st = os.stat(os.path.join(self.dir, *parts))
+                self.assertEqual(st.st_mode & 0o777, default_mode(mode), (resumable, parts))
+            self.setUp()
+            self.rec(M.FileOffer("f", 0, 1))
+            self.r.accept(_sink.sink_for(self.asked[0], self.dir, plenty, resumable=resumable))
+            self.rec(M.FileData(b"x"))
+            self.rec(M.FileAcknowledge(1, digest(b"x")))
+            st = os.stat(os.path.join(self.dir, "f"))
+            self.assertEqual(st.st_mode & 0o777, default_mode(0o666), resumable)
 
     def test_empty_directory_offer(self):
         """A directory offer with no files completes as an empty folder."""
@@ -221,7 +253,7 @@ class Resuming(unittest.TestCase):
 
     def receiver(self, **kw):
         events, results = [], []
-        r = OfferReceiver(lambda b: events.append(M.parse_record(b)),
+        r = machines.receiver(lambda b: events.append(M.parse_record(b)),
                           lambda: events.append("close"), lambda offer: None,
                           lambda n: None, results.append, **kw)
         r.got_record(M.encode_record(self.offer))
@@ -367,6 +399,45 @@ class Resuming(unittest.TestCase):
         self.assertEqual(len(os.listdir(self.dir)), 2)
 
 
+class UnusableNames(unittest.TestCase):
+    """Names are the receiving rules' (wormhole._landing), judged when the
+    offer is accepted, the same rule and message as classic receive: the
+    offered name and every path of a directory offer, before anything is
+    made, resumable or not."""
+
+    def setUp(self):
+        self.dir = self.mktemp()
+        os.makedirs(self.dir)
+
+    def test_refused_before_anything_is_made(self):
+        for bad in ("", ".", "..", "a/b", "a\\b", "x\x00", "a\x1b[2Jb", "bell\x07",
+                    "invoice\u202egnp.exe", "n" * 300):
+            offers = [M.FileOffer(bad, 0, 1), M.DirectoryOffer(bad, 1, [["f"]]),
+                      M.DirectoryOffer("d", 1, [["sub", bad]]),
+                      M.DirectoryOffer("d", 1, [["f"]], [[bad]])]
+            for offer in offers:
+                for resumable in (False, True):
+                    e = self.assertRaises(BadName, _sink.sink_for, offer, self.dir, plenty,
+                                          resumable=resumable)
+                    self.assertIn("the sender offered an unusable name '", str(e))
+                    self.assertIsInstance(e, _sink.Refused)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_long_paths(self):
+        """A path longer than MAX_PATH_BYTES is refused (as a zip entry's)."""
+        offer = M.DirectoryOffer("d", 1, [["x" * 200] * 21])
+        e = self.assertRaises(BadName, _sink.sink_for, offer, self.dir, plenty)
+        self.assertIn("longer than 4096 bytes", str(e))
+
+    def test_other_name_chosen(self):
+        """With a name of ours (-o) the offered one is not used, so not
+        judged; the paths inside a folder still are."""
+        sink = _sink.sink_for(M.FileOffer("a\x1b[2Jb", 0, 1), self.dir, plenty, name="mine")
+        self.assertEqual(os.path.basename(sink.final_path), "mine")
+        self.assertRaises(BadName, _sink.sink_for, M.DirectoryOffer("d", 1, [["\x07"]]),
+                          self.dir, plenty, name="mine")
+
+
 class LongNames(unittest.TestCase):
     """A 255-byte name (the most a file system allows) is received, kept
     for resume and resumed like any other: the hidden names beside it fit."""
@@ -398,7 +469,7 @@ class LongNames(unittest.TestCase):
 
         def receiver():
             events, results = [], []
-            r = OfferReceiver(lambda b: events.append(M.parse_record(b)), lambda: None,
+            r = machines.receiver(lambda b: events.append(M.parse_record(b)), lambda: None,
                               lambda offer: None, lambda n: None, results.append)
             r.got_record(M.encode_record(offer))
             return r, events, results
@@ -424,3 +495,66 @@ class LongNames(unittest.TestCase):
         sink = _sink.sink_for(M.DirectoryOffer(name, 1, [["f"]]), self.dir, plenty)
         self.assertTrue(os.path.isdir(sink._tmp))
         sink.abort()
+
+
+class Interfaces(unittest.TestCase):
+    """Every sink, its writers and the machine provide their interfaces
+    (what ``accept`` and the machine rely on, without probing)."""
+
+    def test_verified(self):
+        folder = self.mktemp()
+        os.makedirs(folder)
+        offers = [M.FileOffer("f", 0, 1), M.DirectoryOffer("d", 1, [["a", "b"]])]
+        for offer in offers:
+            for resumable in (False, True):
+                sink = _sink.sink_for(offer, folder, plenty, resumable=resumable)
+                kind = I.IResumableSink if resumable else I.ISink
+                if resumable:
+                    sink.check_kept()
+                self.assertTrue(verifyObject(kind, sink))
+                self.assertEqual(I.IResumableSink.providedBy(sink), resumable)
+                path = ("a", "b") if isinstance(offer, M.DirectoryOffer) else ("f",)
+                writer = sink.open_file(path, M.FileOffer(path[-1], 0, 1))
+                self.assertTrue(verifyObject(I.IWriter, writer))
+                writer.abort()
+                sink.abort()
+        r = machines.receiver(lambda b: None, lambda: None, lambda offer: None,
+                              lambda n: None, lambda result: None)
+        self.assertTrue(verifyObject(I.IOfferReceiver, r))
+        s = machines.sender(M.FileOffer("f", 0, 1), lambda b: None, lambda: None,
+                            lambda resume: None, lambda result: None)
+        self.assertTrue(verifyObject(I.IOfferSender, s))
+
+    def test_neighbours_verified(self):
+        """What the session wires to each machine (its offer protocols and
+        their channel) and the tests' own neighbours provide the
+        neighbours' interfaces."""
+        session = _api.TransferSession(task.Clock(), None, "connect")
+        session._resume = True
+        incoming = _api._OfferInProtocol(session)
+        self.assertTrue(verifyObject(I.IOfferReceiverDelegate, incoming))
+        self.assertTrue(verifyObject(I.IOfferChannel, _api._Channel(incoming)))
+        outgoing = _api._OfferOutProtocol(session, _source.Outgoing(M.FileOffer("f", 0, 0), []),
+                                          defer.Deferred(), lambda n: None)
+        self.assertTrue(verifyObject(I.IOfferSenderDelegate, outgoing))
+        def one(value):
+            return None
+        self.assertTrue(verifyObject(I.IOfferChannel, machines.Channel(one, lambda: None)))
+        self.assertTrue(verifyObject(I.IOfferReceiverDelegate,
+                                     machines.ReceiverSide(one, one, one)))
+        self.assertTrue(verifyObject(I.IOfferSenderDelegate, machines.SenderSide(one, one)))
+
+    def test_wiring_checks_interfaces(self):
+        """A neighbour that does not provide its interface fails at wiring."""
+        r = OfferReceiver()
+        self.assertRaises(TypeError, r.wire, object(), machines.ReceiverSide(None, None, None))
+        self.assertRaises(TypeError, r.wire, machines.Channel(None, None), object())
+
+    def test_accept_needs_a_sink(self):
+        """A sink that is not one fails at accept, before anything is sent."""
+        events = []
+        r = machines.receiver(events.append, lambda: None, lambda offer: None,
+                              lambda n: None, lambda result: None)
+        r.got_record(M.encode_record(M.FileOffer("f", 0, 1)))
+        self.assertRaises(TypeError, r.accept, object())
+        self.assertEqual(events, [])

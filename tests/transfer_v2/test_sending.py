@@ -6,8 +6,10 @@ from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._sending import (AcknowledgeMismatch, OfferLost, OfferRejected,
-                                           OfferResult, OfferSender)
+                                           OfferResult)
 from wormhole.transfer_v2._source import FROM_START, ResumePoint, SourceChanged
+
+from . import _machines as machines
 
 H1, H2 = b"\x01" * 32, b"\x02" * 32
 OFFER = M.DirectoryOffer("d", 5, [["a"], ["b"]])
@@ -25,11 +27,11 @@ class Sending(unittest.TestCase):
     def setUp(self):
         self.events = []
         self.results = []
-        self.s = OfferSender(OFFER, lambda b: self.events.append(M.parse_record(b)),
+        self.s = machines.sender(OFFER, lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
                              self.results.append)
 
-    def _stream(self):
+    def _stream(self, resume=None):
         self.events.append("stream")
         return FakeStreamer(self.events)
 
@@ -149,7 +151,7 @@ class ResumingSender(unittest.TestCase):
         self.streams = []
         self.prefix = M.new_hash()
         self.prefix.update(b"abcd")
-        self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+        self.s = machines.sender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
                              self.results.append, self._resume_point)
         self.s.connected()
@@ -187,7 +189,7 @@ class ResumingSender(unittest.TestCase):
 
     def test_without_the_feature(self):
         """Without the feature a resume request is a plain accept."""
-        s = OfferSender(M.FileOffer("f", 7, 10), self.events.append, lambda: None,
+        s = machines.sender(M.FileOffer("f", 7, 10), self.events.append, lambda: None,
                         self._stream, self.results.append)
         s.connected()
         s.got_record(M.encode_record(M.OfferAccept(4, self.prefix.digest())))
@@ -200,7 +202,7 @@ class CheckingResume(unittest.TestCase):
 
     def setUp(self):
         self.events, self.results, self.checks, self.cancelled = [], [], [], []
-        self.s = OfferSender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+        self.s = machines.sender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
                              self.results.append, self._check)
         self.s.connected()

@@ -1,7 +1,11 @@
 """The session machine (transfer_v2._session) with recording fakes:
 negotiation outcomes, opening, closing by either side, close before open."""
 from twisted.trial import unittest
+from zope.interface import implementer
+from zope.interface.verify import verifyObject
 
+from wormhole.transfer_v2 import _api
+from wormhole.transfer_v2._interfaces import ISession, ISessionDelegate
 from wormhole.transfer_v2._session import Session
 from wormhole.transfer_v2._versions import IncompatibleModes, PeerUsesClassic
 
@@ -10,14 +14,45 @@ def v2(mode, features=None):
     return {"transfer-v2": {"mode": mode, "features": features or {}}}
 
 
+@implementer(ISessionDelegate)
+class Recording:
+    """The session's neighbour, recording what it is told to do."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def start_dilation(self, negotiated):
+        self.events.append(("dilate", negotiated.their_mode))
+
+    def opened(self, negotiated):
+        self.events.append("opened")
+
+    def start_failed(self, error):
+        self.events.append(("failed", error))
+
+    def cancel_offers(self, reason):
+        self.events.append(("cancel", reason))
+
+    def close_control(self):
+        self.events.append("close")
+
+    def closed(self, reason):
+        self.events.append("closed")
+
+
 class SessionMachine(unittest.TestCase):
     def setUp(self, mode="connect"):
         self.events = []
-        e = self.events
-        self.s = Session(mode, lambda n: e.append(("dilate", n.their_mode)),
-                         lambda n: e.append("opened"), lambda err: e.append(("failed", err)),
-                         lambda why: e.append(("cancel", why)), lambda: e.append("close"),
-                         lambda why: e.append("closed"))
+        self.s = Session(mode)
+        self.s.wire(Recording(self.events))
+
+    def test_interfaces(self):
+        """The machine and its neighbour provide their interfaces; the
+        TransferSession wires its own side, which does too."""
+        self.assertTrue(verifyObject(ISession, self.s))
+        self.assertTrue(verifyObject(ISessionDelegate, Recording([])))
+        self.assertTrue(verifyObject(ISessionDelegate, _api._SessionSide(None)))
+        self.assertRaises(TypeError, Session("connect").wire, object())
 
     def test_open_and_close(self):
         """transfer-v2 peer: dilate, open when our control is up; close()

@@ -21,7 +21,7 @@ def _default_create(*args, **kwargs):
 
 
 def _default_free_space(path):
-    from ._incoming import default_free_space
+    from .._landing import default_free_space
     return default_free_space(path)
 
 

@@ -15,7 +15,7 @@ the session), the summary line, one line when the peer goes away
 mid-transfer, and the same exit statuses (docs/cli.md "Exit status").
 
 The receiving side asks about each offer (``--accept-file`` accepts all)
-and writes it under the classic receiver's rules (``_incoming``, through
+and writes it under the receiving rules (``wormhole._landing``, through
 ``transfer_v2._sink``).
 """
 import os
@@ -32,6 +32,7 @@ from .._dilation.manager import OldPeerCannotDilateError
 from .._status import ConnectedPeer
 from ..errors import TransferError
 from .._inactivity import Watchdog, silence
+from .._landing import BadOffer
 from .._transit._hints import parse_relay_string
 from ..transfer_v2 import _versions
 from ..util import dict_to_bytes
@@ -638,8 +639,11 @@ class Receiving:
         # fires once our answer is out (a resume's kept bytes checked)
         yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
-            # our rules refused it (it would overwrite, no room): declined
-            self._failed(Declined(incoming.refused), "Refused")
+            # our rules refused it: a malformed offer (an unusable name) is
+            # a failure (exit 1) as in classic receive; it would overwrite,
+            # no room: declined
+            bad = isinstance(incoming.refusal, BadOffer)
+            self._failed(incoming.refusal if bad else Declined(incoming.refused), "Refused")
             return
         said = incoming.discarded
         if said:

@@ -5,7 +5,7 @@ Two steps, and nothing is written before the first one passed:
 
 1. ``plan``: every entry of the archive is checked and placed in a model
    of the tree it will create (``_Tree``): names by the rules of
-   ``_names.check_component`` (length, characters), no absolute names, no
+   ``_landing.check_path`` (length, characters), no absolute names, no
    ``..``, only stored or deflated data, no encryption, no entry under a
    file or a link, no name twice; each link's target is read with a bound
    (``MAX_LINK_TARGET``) and *resolved through the tree*, following the
@@ -33,15 +33,16 @@ import os
 import stat
 import zipfile
 
+from .. import _landing
+from .._landing import Refused, check_path, land_folder
 from ..errors import TransferError
-from ._names import BadName, check_component
 
 # PATH_MAX: no legitimate link target is longer, and a link entry's data
 # is read only this far (a deflated link target could otherwise expand to
 # gigabytes in memory)
 MAX_LINK_TARGET = 4096
-# the same bound for an entry's whole relative path
-MAX_PATH_BYTES = 4096
+# an entry's whole relative path: the receiving rules' bound (_landing)
+MAX_PATH_BYTES = _landing.MAX_PATH_BYTES
 # links followed while resolving one link target (Linux's MAXSYMLINKS)
 MAX_LINK_HOPS = 40
 # entries beyond the announced numfiles: folder entries (and links), which
@@ -54,10 +55,6 @@ MAX_EXTRA_ENTRIES = 10_000
 MAX_CENTRAL_RECORD = 512
 _CHUNK = 1 << 20
 _MODES = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
-
-
-class Refused(TransferError):
-    """We will not accept this offer; the peer is told 'transfer rejected'."""
 
 
 def _is_link(info):
@@ -137,12 +134,7 @@ def _parts(info):
     if len(norm.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise Refused(f"zip entry '{name[:100]}...' has a path longer than "
                       f"{MAX_PATH_BYTES} bytes")
-    for part in parts:
-        try:
-            check_component(part)
-        except BadName as e:
-            raise Refused(f"zip entry '{name}': {e}") from None
-    return parts
+    return check_path(parts, shown=name)
 
 
 def _link_target(zf, info):
@@ -359,3 +351,10 @@ def unpack_zip(zip_path, root, max_bytes, max_files):
         # EOFError, NotImplementedError, ValueError, struct.error...: all
         # of them are the peer's doing, reported as one line
         raise _damaged(e) from None
+
+
+def receive_directory_into(zip_path, target, max_bytes, max_files):
+    """Unpack into a hidden temporary folder beside ``target``, renamed to
+    ``target`` at the end (``_landing.land_folder``); nothing is left
+    under ``target`` on failure."""
+    land_folder(target, lambda tmp: unpack_zip(zip_path, tmp, max_bytes, max_files))

@@ -1,7 +1,7 @@
 """``wormhole receive``: the recipient of spec 004 chapter 9 (9.2): a
 text is printed; a file or directory is checked, accepted by the human
 (or ``--accept-file``) and received over Transit (9.3) under the safety
-rules of ``_incoming``.
+rules of ``wormhole._landing``.
 
 stdout carries only the received text (escaped, see ``escape_text``), the
 code prompt and the ``ok? (Y/n): `` question; everything else goes to
@@ -11,21 +11,22 @@ import os
 
 from twisted.internet import defer
 
-from .. import _rlcompleter
+from .. import _landing, _rlcompleter
 from .._escape import excerpt
 from .._inactivity import give_up_after
 from ..errors import KeyFormatError, TransferError
 from ..util import dict_to_bytes
-from . import _incoming, _transfer, _transfer_v2
+from . import _transfer, _transfer_v2
 from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize, received_text
 from ._receiver import Receiver
 from ._text import Declined
+from ._unzip import receive_directory_into
 
 PROMPT = "Enter receive wormhole code: "
 
 
-class DeclinedOffer(_incoming.Refused, Declined):
+class DeclinedOffer(_landing.Refused, Declined):
     """The offer was refused before anything was transferred: by the
     human, or by the rules (overwrite, room, --only-text)."""
 
@@ -141,7 +142,7 @@ def _numbers(kind, offer):
     values = [offer.get(k) for k in keys]
     for k, v in zip(keys, values):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise _incoming.BadOffer(f"the sender's offer has a bad {k}: {excerpt(v)}")
+            raise _landing.BadOffer(f"the sender's offer has a bad {k}: {excerpt(v)}")
     if kind == "file":
         return values[0], values[0], 1
     return tuple(values)
@@ -153,16 +154,17 @@ def _decide(reactor, cfg, kind, offer):
     the wire, bytes unpacked at most), or raises Refused (the peer is then
     told 'transfer rejected')."""
     if cfg.only_text:
-        raise _incoming.Refused(f"the sender offered a {kind}, and --only-text "
+        raise _landing.Refused(f"the sender offered a {kind}, and --only-text "
                                 "accepts only text messages")
     cwd = cfg.cwd or os.getcwd()
     size, unpacked, numfiles = _numbers(kind, offer)
-    target = _incoming.target_path(kind, offer, cfg.output_file, cwd)
+    target = _landing.target_path(cwd, offer.get("filename" if kind == "file" else "dirname"),
+                                  cfg.output_file)
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
-    _incoming.check_not_existing(target, shown)
+    _landing.check_not_existing(target, shown)
     shown = escape_text(shown)  # the name came from the peer
     needed = size if kind == "file" else size + unpacked
-    _incoming.check_room(cfg.free_space, target, needed)
+    _landing.check_room(cfg.free_space, target, needed)
     if kind == "file":
         print(f"Receiving file ({naturalsize(size)}) into: '{shown}'", file=cfg.stderr,
               flush=True)
@@ -176,7 +178,7 @@ def _decide(reactor, cfg, kind, offer):
         except EOFError:
             answer = "n"
         if answer.strip().lower() not in ("", "y", "yes"):
-            raise _incoming.Refused("transfer rejected")
+            raise _landing.Refused("transfer rejected")
     return target, size, unpacked, numfiles
 
 
@@ -184,9 +186,9 @@ def _decide(reactor, cfg, kind, offer):
 def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished):
     try:
         target, size, unpacked, numfiles = yield _decide(reactor, cfg, kind, offer)
-    except _incoming.Refused as e:
+    except _landing.Refused as e:
         receiver.decline(e)
-        if isinstance(e, _incoming.BadOffer):
+        if isinstance(e, _landing.BadOffer):
             raise  # a malformed offer is a failure (exit 1), not a decision
         # refused before anything came: the transfer was declined (exit 3)
         raise DeclinedOffer(*e.args) from None
@@ -203,7 +205,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
     close_early(w)  # our hints and file_ack are sent (spec 9.3)
     pipe = yield transit.connect()
     try:
-        partial = _incoming.PartialFile(target if kind == "file" else
+        partial = _landing.PartialFile(target if kind == "file" else
                                         os.path.join(os.path.dirname(target),
                                                      os.path.basename(target) + ".zip"))
     except OSError as e:
@@ -230,8 +232,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
                 partial.commit()
             else:
                 print("Unpacking zipfile..", file=cfg.stderr, flush=True)
-                _incoming.receive_directory_into(partial.path, target, unpacked,
-                                                 numfiles)
+                receive_directory_into(partial.path, target, unpacked, numfiles)
         except OSError as e:
             raise _disk_error(e, target) from None
         _transfer.send_ack(pipe, digest)

@@ -15,9 +15,11 @@ record pipes (one ``write`` arrives as one ``dataReceived``).
 """
 import attr
 from twisted.internet import defer
+from zope.interface import implementer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
 
+from .. import _landing
 from .._eventual import EventualQueue
 from .._inactivity import Watchdog, silence
 from .._status import ConnectedPeer
@@ -25,6 +27,8 @@ from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
 from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
+from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
+                          IResumableSink, ISessionDelegate)
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -78,6 +82,7 @@ class IncomingOffer:
         self.resumed_files = 0
         self.sink = None
         self.refused = None  # why accept() could not take it
+        self.refusal = None  # ... as the receiving rules' exception (_landing.Refused)
 
     @property
     def is_directory(self):
@@ -89,8 +94,10 @@ class IncomingOffer:
 
     def accept(self, folder, name=None, peer_reason=None):
         """Receive into ``folder`` (under ``name`` instead of the offered
-        one, if given); a Refused (exists, no room) becomes a reject: its
-        reason is kept in ``refused`` and sent to the peer, or
+        one, if given); a Refused (an unusable name, exists, no room: the
+        receiving rules of ``wormhole._landing``, classic receive's too)
+        becomes a reject: the exception is kept in ``refusal``, its reason
+        in ``refused``, and that reason is sent to the peer, or
         ``peer_reason`` is sent instead (the CLI says only "transfer
         rejected", as classic receive does). Returns a Deferred that fires
         with this IncomingOffer once our answer is out: with the "resume"
@@ -102,7 +109,8 @@ class IncomingOffer:
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
                                   resumable=self._resumable)
-        except _sink.Refused as e:
+        except _landing.Refused as e:
+            self.refusal = e
             self.refused = str(e)
             self._machine.reject(peer_reason or self.refused)
             return answered
@@ -120,7 +128,7 @@ class IncomingOffer:
         answered, self._answered = self._answered, None
         if answered is None:  # said already (or never accepted)
             return
-        resume = getattr(self.sink, "resume", None)
+        resume = self.sink.resume if IResumableSink.providedBy(self.sink) else None
         if resume is not None:
             self.resumed_from = self.held = resume.bytes
             self.resumed_files = resume.files or 0
@@ -129,7 +137,7 @@ class IncomingOffer:
     @property
     def discarded(self):
         """Why bytes kept from an earlier session were discarded, or None."""
-        return getattr(self.sink, "discarded", None)
+        return self.sink.discarded if IResumableSink.providedBy(self.sink) else None
 
     def reject(self, reason="rejected"):
         self._machine.reject(reason)
@@ -187,22 +195,43 @@ class _OfferProtocol(Protocol):
         self.machine.cancel(reason)
 
 
+@implementer(IOfferChannel)
+class _Channel:
+    """An offer subchannel as a machine writes to it."""
+
+    def __init__(self, protocol):
+        self._protocol = protocol
+
+    def write(self, record):
+        self._protocol._write(record)
+
+    def close(self):
+        self._protocol._close()
+
+
+@implementer(IOfferReceiverDelegate)
 class _OfferInProtocol(_OfferProtocol):
+    """An offer subchannel the peer opened, and the OfferReceiver's
+    application side (wired once, here)."""
+
     def __init__(self, session):
         self._session = session
         self.incoming = None
         self._done = OneShotObserver(session._eq)
-        self.machine = _receiving.OfferReceiver(
-            self._write, self._close, self._ask, self._progress, self._finished,
-            self._accepted, session._run_hashing,
-            lambda *started: self.incoming.file_started(*started),
-            lambda nbytes: self.incoming._resumed(nbytes))
+        self.machine = _receiving.OfferReceiver(session._run_hashing)
+        self.machine.wire(_Channel(self), self)
 
-    def _accepted(self):
+    def accepted(self):
         self._watch("the sender's data")
         self.incoming._answer_sent()
 
-    def _ask(self, offer):
+    def file_started(self, path, size, offset):
+        self.incoming.file_started(path, size, offset)
+
+    def resumed(self, nbytes):
+        self.incoming._resumed(nbytes)
+
+    def ask(self, offer):
         self._unwatch()  # our application decides: no wait on the peer
         if (isinstance(offer, M.DirectoryOffer) and offer.folders
                 and not self._session._empty_folders):
@@ -213,10 +242,10 @@ class _OfferInProtocol(_OfferProtocol):
                                       self._session._free_space, self._session._resume)
         self._session._incoming_offer(self.incoming)
 
-    def _progress(self, nbytes):
+    def progress(self, nbytes):
         self.incoming.progress(nbytes)
 
-    def _finished(self, result):
+    def finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
         if self.incoming is not None:
@@ -228,7 +257,11 @@ class _OfferInProtocol(_OfferProtocol):
         self._watch("the sender's offer")
 
 
+@implementer(IOfferSenderDelegate)
 class _OfferOutProtocol(_OfferProtocol):
+    """An offer subchannel we opened, and the OfferSender's side (wired
+    once, here)."""
+
     def __init__(self, session, outgoing, done, progress, file_started=None):
         self._session = session
         if not session._empty_folders:
@@ -237,15 +270,14 @@ class _OfferOutProtocol(_OfferProtocol):
         self._done = done
         self._progress = progress
         self._file_started = file_started
-        check_resume = None
-        if session._resume:
-            def check_resume(accept):
-                return session._run_hashing(
-                    lambda cancelled: _source.resume_point(outgoing, accept, cancelled))
-        self.machine = _sending.OfferSender(outgoing.offer, self._write, self._close,
-                                            self._start_streaming, self._finished, check_resume)
+        self.machine = _sending.OfferSender(outgoing.offer, resumable=session._resume)
+        self.machine.wire(_Channel(self), self)
 
-    def _start_streaming(self, resume=None):
+    def check_resume(self, accept):
+        return self._session._run_hashing(
+            lambda cancelled: _source.resume_point(self._outgoing, accept, cancelled))
+
+    def start_streaming(self, resume):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
@@ -260,7 +292,7 @@ class _OfferOutProtocol(_OfferProtocol):
         self._heard()
         self._progress(nbytes)
 
-    def _finished(self, result):
+    def finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
         if isinstance(result, Exception):
@@ -271,6 +303,33 @@ class _OfferOutProtocol(_OfferProtocol):
     def connectionMade(self):
         self._session._offers.add(self)
         self.machine.connected()
+
+
+@implementer(ISessionDelegate)
+class _SessionSide:
+    """What the session machine makes happen: the TransferSession's glue
+    (kept off its public surface)."""
+
+    def __init__(self, session):
+        self._s = session
+
+    def start_dilation(self, negotiated):
+        self._s._start_dilation(negotiated)
+
+    def opened(self, negotiated):
+        self._s._opened(negotiated)
+
+    def start_failed(self, error):
+        self._s._start_failed(error)
+
+    def cancel_offers(self, reason):
+        self._s._cancel_offers(reason)
+
+    def close_control(self):
+        self._s._close_control()
+
+    def closed(self, reason):
+        self._s._closed(reason)
 
 
 class TransferSession:
@@ -295,7 +354,7 @@ class TransferSession:
     ``_hashing``)."""
 
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
-                 dilate_kwargs=None, free_space=_sink._incoming.default_free_space,
+                 dilate_kwargs=None, free_space=_landing.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
                  timeout_hint="", run_hashing=None, on_totals=None):
         self._reactor = reactor
@@ -325,9 +384,8 @@ class TransferSession:
         self.negotiated = None
         self._open = OneShotObserver(self._eq)
         self._closed_observer = OneShotObserver(self._eq)
-        self._machine = _session.Session(
-            mode, self._start_dilation, self._opened, self._start_failed,
-            self._cancel_offers, self._close_control, self._closed, features)
+        self._machine = _session.Session(mode, features)
+        self._machine.wire(_SessionSide(self))
 
     # -- public ----------------------------------------------------------------
     def start(self):

@@ -10,10 +10,12 @@ result, if any, is dropped. ``in_thread(reactor)`` runs the work in the
 reactor's thread pool (hashlib releases the GIL for large updates);
 ``synchronous`` runs it at once, for tests and callers without threads.
 """
+import os
 import threading
 
 from twisted.internet import defer, threads
 
+from .._landing import _nofollow
 from . import _messages as M
 
 
@@ -59,12 +61,14 @@ def never():
     return False
 
 
-def hash_file(path, nbytes=None, cancelled=never):
+def hash_file(path, nbytes=None, cancelled=never, follow=True):
     """The BLAKE2b state after the first ``nbytes`` (all) of ``path``, and
-    how many bytes it saw (fewer when the file is shorter)."""
+    how many bytes it saw (fewer when the file is shorter). ``follow=False``
+    for what the receiver kept in its folder: a regular file, never
+    through a link (``_landing._nofollow``)."""
     hasher = M.new_hash()
     seen = 0
-    with open(path, "rb") as f:
+    with (open(path, "rb") if follow else os.fdopen(_nofollow.reopen(path), "rb")) as f:
         while nbytes is None or seen < nbytes:
             checked(cancelled)
             chunk = f.read(_CHUNK if nbytes is None else min(_CHUNK, nbytes - seen))

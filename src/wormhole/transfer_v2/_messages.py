@@ -10,15 +10,20 @@ Two encodings:
   5, FileAcknowledge 6; all others reserved, "Making an Offer").
 
 Everything a peer sends is checked here, before any machine sees it:
-unknown kinds, missing or ill-typed fields, names that are not one plain
-path segment, and sizes beyond the limits below raise ``MessageError``.
-Unknown *extra* map keys are ignored (the spec's "features" may add some).
+unknown kinds, missing or ill-typed fields, paths that repeat or collide,
+and sizes beyond the limits below raise ``MessageError``. Unknown *extra*
+map keys are ignored (the spec's "features" may add some). Whether a name
+may be written is not a matter of the record's shape: the receiving rules
+(``wormhole._landing``, classic receive's too) decide it when the offer is
+accepted, so that a name is refused the same way whatever protocol
+carried it.
 """
 import hashlib
 
 import attr
 import msgpack
 
+from .._escape import excerpt
 from ..errors import TransferError
 
 # spec: "A single data message MUST NOT exceed 65536 bytes ... including
@@ -32,7 +37,6 @@ MAX_FILES = 200_000
 # "empty-folders" feature: the empty folders a DirectoryOffer may list
 MAX_FOLDERS = 200_000
 MAX_DEPTH = 64
-MAX_NAME = 1024  # bytes of UTF-8 in one path segment
 # kept files a resumed directory's answer may list as sent again; when
 # more changed, the whole directory is sent (docs/transfer-v2.md "Resume")
 MAX_RESEND = 4096
@@ -77,18 +81,10 @@ def _check_int(name, value):
 
 
 def check_segment(value):
-    """One plain path segment: a non-empty string, no separator, not
-    ``.``/``..``, no NUL, at most MAX_NAME bytes of UTF-8."""
+    """A name is a string (msgpack decoded it from valid UTF-8); which
+    names may be written is ``_landing.check_name``'s, at accept."""
     if not isinstance(value, str):
-        raise MessageError(f"a name must be a string, not {value!r}")
-    if value in ("", ".", "..") or "/" in value or "\\" in value or "\x00" in value:
-        raise MessageError(f"unusable name {value!r}")
-    try:
-        encoded = value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise MessageError(f"name {value!r} is not valid UTF-8") from None
-    if len(encoded) > MAX_NAME:
-        raise MessageError(f"a name is longer than {MAX_NAME} bytes")
+        raise MessageError(f"a name must be a string, not {excerpt(value)}")
     return value
 
 

@@ -12,12 +12,18 @@ with ours (our own size and hash) and keep the file only when both
 match; on a mismatch the bytes are deleted and the application is told.
 The offering side closes the subchannel when it is done.
 
-Neighbours come in at construction: ``write(record)``, ``close()``,
-``ask(offer)`` (the application's decision is fed back as ``accept``
-or ``reject``), ``progress(nbytes)``, ``finished(result)`` and
-``accepted()`` (our accept went out: the wait for the sender's data
-begins). The sink
-given to ``accept`` writes the files (``_sink.py``). A resumable sink
+Neighbours are wired once (``wire``): the subchannel (``IOfferChannel``:
+``write(record)``, ``close()``) and the application's side
+(``IOfferReceiverDelegate``): ``ask(offer)`` (the decision is fed back as
+``accept`` or ``reject``), ``accepted()`` (our accept went out: the wait
+for the sender's data begins), ``progress(nbytes)``,
+``file_started(path, size, offset)``, ``resumed(nbytes)`` and
+``finished(result)``. The sink given to ``accept`` (an ``ISink``, ``_interfaces``)
+writes the files (``_sink.py``). Each record is given to the machine as
+what it is (an offer or header, file data, an acknowledgement) and the
+state says what it means: data is written as an output of R3_receiving,
+never before the machine saw it, and is refused in every other state. A
+resumable sink (``IResumableSink``)
 (the "resume" feature) first checks what an earlier session left, which
 means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
 away from the reactor while the machine waits in R7_checking_kept, and
@@ -29,8 +35,12 @@ from twisted.internet.defer import CancelledError
 
 from .._tracing import trace_hook
 from ..errors import TransferError
+from zope.interface import implementer
+
 from . import _hashing
 from . import _messages as M
+from ._interfaces import (IOfferChannel, IOfferReceiver, IOfferReceiverDelegate,
+                          IResumableSink, ISink)
 
 
 class HashMismatch(TransferError):
@@ -57,62 +67,51 @@ class Rejected:
     reason = attr.ib()
 
 
+@implementer(IOfferReceiver)
 class OfferReceiver:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
-    def __init__(self, write, close, ask, progress, finished, accepted=lambda: None,
-                 run_hashing=_hashing.synchronous, file_started=None, resumed=None):
-        self._write = write
+    def __init__(self, run_hashing=_hashing.synchronous):
+        self._run_hashing = run_hashing
+        self._checking = None   # the check of a resumable sink, while it runs
+        self._channel = None
+        self._delegate = None
         # after a resume, the bytes of the offer we hold and will not
         # receive again, each time the sender's headers change them (its
         # answer; a partial file continued after the changed ones)
-        self._resumed = resumed or (lambda nbytes: None)
         self._held = 0
-        # a directory's next file begins: (its path, its size, the byte its
-        # data starts at: what the writer holds), for a display per file
-        self._file_started = file_started or (lambda path, size, offset: None)
-        self._run_hashing = run_hashing
-        self._checking = None   # the check of a resumable sink, while it runs
-        self._accepted = accepted
-        self._close = close
-        self._ask = ask
-        self._progress = progress
-        self._finished = finished
         self._offer = None
         self._sink = None
         self._writer = None     # the file being received
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
-        self._resume_asked = None  # the offset we asked to resume at
+
+    def wire(self, channel, delegate):
+        """Once, before the first record: the offer subchannel (an
+        IOfferChannel) and the application's side (an
+        IOfferReceiverDelegate)."""
+        self._channel = IOfferChannel(channel)
+        self._delegate = IOfferReceiverDelegate(delegate)
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
+        """One record: parsed, then given to the machine as what it is (an
+        offer or header, file data, an acknowledgement); what each means
+        is the state's to say (an offer, the next file's header, the
+        answer to our resume request; data to write, or data where none
+        may come)."""
         try:
             record = M.parse_record(raw)
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.FileData):
-            w = self._writer
-            if w is None:
-                return self._got_bad(M.MessageError("file data outside of a file"))
-            if w.received + len(record.data) > w.expected:
-                return self._got_bad(M.MessageError(
-                    f"the sender sent more than the {w.expected} bytes it announced"))
-            try:
-                w.write(record.data)
-            except OSError as e:
-                return self.cancel(f"cannot write the received file: {e.strerror or e}")
-            return self._got_data(len(record.data))
+            return self._got_data(record.data)
         if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
-            if self._resume_asked is not None:
-                return self._check_resume_header(record)
-            if self._remaining:
-                return self._check_header(record)
-            return self._got_offer(record)
+            return self._got_announcement(record)
         if isinstance(record, M.FileAcknowledge):
-            return self._check_ack(record)
+            return self._got_ack(record)
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the offering side"))
 
@@ -132,8 +131,8 @@ class OfferReceiver:
         self._remaining.pop(0)
         if writer.received:  # the partial file, after the changed ones came again
             self._held += writer.received
-            self._resumed(self._held)
-        self._file_started(path, header.bytes, writer.received)
+            self._delegate.resumed(self._held)
+        self._delegate.file_started(path, header.bytes, writer.received)
         return self._got_header(path, writer)
 
     def _check_resume_header(self, header):
@@ -141,9 +140,10 @@ class OfferReceiver:
         offset (its prefix matched) or from 0 (it did not); in a directory
         the header of the first file it sends, after the files we hold
         (``skip``) or from the first."""
-        held, self._resume_asked = self._resume_asked, None
+        held = self._sink.resume
         offer = self._offer
-        if isinstance(offer, M.DirectoryOffer) and getattr(header, "resend", None) is not None:
+        if (isinstance(offer, M.DirectoryOffer) and isinstance(header, M.FileOffer)
+                and header.resend is not None):
             return self._check_keeping_answer(header, held)
         if isinstance(offer, M.DirectoryOffer):
             ok = (isinstance(header, M.FileOffer)
@@ -171,9 +171,9 @@ class OfferReceiver:
             return self.cancel(f"cannot write the file: {e}")
         self._held = (self._totals[1] if isinstance(offer, M.DirectoryOffer) else 0) \
             + writer.received
-        self._resumed(self._held)
+        self._delegate.resumed(self._held)
         if isinstance(offer, M.DirectoryOffer):
-            self._file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
+            self._delegate.file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_keeping_answer(self, header, held):
@@ -203,14 +203,12 @@ class OfferReceiver:
         except (OSError, TransferError) as e:
             return self.cancel(f"cannot write the file: {e}")
         self._held = kept_bytes + writer.received
-        self._resumed(self._held)
-        self._file_started(tuple(offer.files[first]), header.bytes, writer.received)
+        self._delegate.resumed(self._held)
+        self._delegate.file_started(tuple(offer.files[first]), header.bytes, writer.received)
         return self._got_resume_header(writer)
 
     def _check_ack(self, theirs):
         w = self._writer
-        if w is None:
-            return self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
         ours = M.FileAcknowledge(w.received, w.digest())
         if ours != theirs or w.received != w.expected:
             return self._got_mismatch(ours, theirs)
@@ -226,7 +224,10 @@ class OfferReceiver:
         return self._got_ack_last(ours)
 
     def accept(self, sink):
-        if getattr(sink, "check_kept", None) is not None:
+        """Receive into ``sink`` (an ISink); a resumable one (IResumableSink)
+        first checks what an earlier session left."""
+        sink = ISink(sink)
+        if IResumableSink.providedBy(sink):
             return self._check_kept_first(sink)
         return self._answer_with(sink)
 
@@ -241,7 +242,7 @@ class OfferReceiver:
                         f"{f.getErrorMessage()}")
 
     def _answer_with(self, sink):
-        resume = getattr(sink, "resume", None)
+        resume = sink.resume if IResumableSink.providedBy(sink) else None
         if resume is not None:
             return self._accept_resuming(sink, resume)
         if isinstance(self._offer, M.DirectoryOffer):
@@ -297,7 +298,13 @@ class OfferReceiver:
     def _got_header(self, path, writer): pass  # noqa
 
     @m.input()
-    def _got_data(self, nbytes): pass  # noqa
+    def _got_data(self, data): pass  # noqa
+
+    @m.input()
+    def _got_announcement(self, record): pass  # noqa
+
+    @m.input()
+    def _got_ack(self, theirs): pass  # noqa
 
     @m.input()
     def _got_ack_more(self, ours): pass  # noqa
@@ -335,13 +342,13 @@ class OfferReceiver:
     @m.output()
     def _remember_and_ask(self, offer):
         self._offer = offer
-        self._ask(offer)
+        self._delegate.ask(offer)
 
     @m.output()
     def _send_accept(self, sink):
         self._sink = sink
-        self._write(M.encode_record(M.OfferAccept()))
-        self._accepted()
+        self._channel.write(M.encode_record(M.OfferAccept()))
+        self._delegate.accepted()
 
     @m.output()
     def _start_check(self, sink):
@@ -358,15 +365,13 @@ class OfferReceiver:
     @m.output()
     def _send_resume_accept(self, sink, held):
         self._sink = sink
-        self._resume_asked = held
-        self._write(M.encode_record(held.request()))
-        self._accepted()
+        self._channel.write(M.encode_record(held.request()))
+        self._delegate.accepted()
 
     @m.output()
     def _suspend(self):
         # lost or cancelled: a resumable file or folder keeps what arrived for a
         # later session; anything else is deleted
-        self._resume_asked = None
         if self._writer is not None:
             self._writer.suspend()
             self._writer = None
@@ -376,14 +381,52 @@ class OfferReceiver:
     def _use_writer(self, writer):
         self._writer = writer
 
+    # what a record means in this state (each may feed the input it turns
+    # out to be: Automat is in the new state when its outputs run)
     @m.output()
-    def _count(self, nbytes):
-        # the bytes are on their way to disk already (got_record wrote them)
-        self._progress(nbytes)
+    def _write_data(self, data):
+        w = self._writer
+        if w.received + len(data) > w.expected:
+            return self._got_bad(M.MessageError(
+                f"the sender sent more than the {w.expected} bytes it announced"))
+        try:
+            w.write(data)
+        except OSError as e:
+            return self.cancel(f"cannot write the received file: {e.strerror or e}")
+        self._delegate.progress(len(data))
+
+    @m.output()
+    def _stray_data(self, data):
+        self._got_bad(M.MessageError("file data outside of a file"))
+
+    @m.output()
+    def _verify_ack(self, theirs):
+        self._check_ack(theirs)
+
+    @m.output()
+    def _stray_ack(self, theirs):
+        self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
+
+    @m.output()
+    def _as_offer(self, record):
+        self._got_offer(record)
+
+    @m.output()
+    def _as_header(self, record):
+        self._check_header(record)
+
+    @m.output()
+    def _as_resume_answer(self, record):
+        self._check_resume_header(record)
+
+    @m.output()
+    def _as_early(self, record):
+        self._got_bad(M.MessageError(
+            f"{type(record).__name__} before the file being received ended"))
 
     @m.output()
     def _send_our_ack(self, ours):
-        self._write(M.encode_record(ours))
+        self._channel.write(M.encode_record(ours))
 
     @m.output()
     def _keep_file(self, ours):
@@ -397,13 +440,13 @@ class OfferReceiver:
 
     @m.output()
     def _send_reject(self, reason):
-        self._write(M.encode_record(M.OfferReject(reason)))
+        self._channel.write(M.encode_record(M.OfferReject(reason)))
 
     @m.output()
     def _send_cancel(self, reason):
         # our answer to the spec's "XXX what if Bob clicks cancel": an
         # OfferReject after the accept (docs/transfer-v2.md)
-        self._write(M.encode_record(M.OfferReject(reason)))
+        self._channel.write(M.encode_record(M.OfferReject(reason)))
 
     @m.output()
     def _discard(self):
@@ -422,49 +465,49 @@ class OfferReceiver:
 
     @m.output()
     def _close_subchannel(self):
-        self._close()
+        self._channel.close()
 
     @m.output()
     def _succeed(self):
-        self._finished(Received(self._offer, self._sink.final_path, *self._totals))
+        self._delegate.finished(Received(self._offer, self._sink.final_path, *self._totals))
 
     @m.output()
     def _finish_rejected(self, reason):
-        self._finished(Rejected(self._offer, reason))
+        self._delegate.finished(Rejected(self._offer, reason))
 
     @m.output()
     def _fail_bad(self, error):
-        self._finished(ReceiveFailed(f"protocol error from the offering side: {error}"))
+        self._delegate.finished(ReceiveFailed(f"protocol error from the offering side: {error}"))
 
     @m.output()
     def _fail_mismatch(self, ours, theirs):
-        self._finished(HashMismatch(
+        self._delegate.finished(HashMismatch(
             f"the received bytes do not match: we got {ours.bytes} bytes with hash "
             f"{ours.hash.hex()}, the sender sent {theirs.bytes} bytes with hash "
             f"{theirs.hash.hex()}; the received bytes were deleted"))
 
     @m.output()
     def _fail_second_offer(self, offer):
-        self._finished(ReceiveFailed("protocol error from the offering side: "
+        self._delegate.finished(ReceiveFailed("protocol error from the offering side: "
                                      "a second offer on the same subchannel"))
 
     @m.output()
     def _fail_early_header(self, path):  # the previous file is still open
-        self._finished(ReceiveFailed(f"protocol error from the offering side: the header "
+        self._delegate.finished(ReceiveFailed(f"protocol error from the offering side: the header "
                                      f"of {'/'.join(path)!r} before the previous file ended"))
 
     @m.output()
     def _fail_keep(self, why):
-        self._finished(ReceiveFailed(f"the verified file could not be kept: {why}"))
+        self._delegate.finished(ReceiveFailed(f"the verified file could not be kept: {why}"))
 
     @m.output()
     def _fail_lost(self):
-        self._finished(ReceiveFailed("the connection for this offer closed before "
+        self._delegate.finished(ReceiveFailed("the connection for this offer closed before "
                                      "it completed"))
 
     @m.output()
     def _fail_cancelled(self, reason):
-        self._finished(ReceiveFailed(f"cancelled: {reason}"))
+        self._delegate.finished(ReceiveFailed(f"cancelled: {reason}"))
 
     R0_awaiting_offer.upon(_got_offer, enter=R1_deciding, outputs=[_remember_and_ask])
     R0_awaiting_offer.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
@@ -514,7 +557,9 @@ class OfferReceiver:
     R2_awaiting_header.upon(cancel, enter=R5_done,
                             outputs=[_send_cancel, _suspend, _fail_cancelled])
 
-    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_count])
+    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_write_data])
+    R3_receiving.upon(_got_ack, enter=R3_receiving, outputs=[_verify_ack])
+    R3_receiving.upon(_got_announcement, enter=R3_receiving, outputs=[_as_early])
     R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,
                       outputs=[_send_our_ack, _keep_file])
     R3_receiving.upon(_got_ack_last, enter=R4_awaiting_close,
@@ -538,6 +583,20 @@ class OfferReceiver:
     R4_awaiting_close.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _succeed])
     R4_awaiting_close.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _succeed])
 
+    # what a record is, by state: an offer, a header, the answer to our
+    # resume request; data and acknowledgements only while receiving
+    R0_awaiting_offer.upon(_got_announcement, enter=R0_awaiting_offer, outputs=[_as_offer])
+    R2_awaiting_header.upon(_got_announcement, enter=R2_awaiting_header, outputs=[_as_header])
+    R6_awaiting_resume_answer.upon(_got_announcement, enter=R6_awaiting_resume_answer,
+                                   outputs=[_as_resume_answer])
+    for _state in (R1_deciding, R7_checking_kept, R4_awaiting_close):
+        _state.upon(_got_announcement, enter=_state, outputs=[_as_offer])
+    for _state in (R0_awaiting_offer, R1_deciding, R2_awaiting_header, R4_awaiting_close,
+                   R6_awaiting_resume_answer, R7_checking_kept):
+        _state.upon(_got_data, enter=_state, outputs=[_stray_data])
+        _state.upon(_got_ack, enter=_state, outputs=[_stray_ack])
+    del _state
+
     # over: a decision that comes late gives its sink back; the rest is noise
     R5_done.upon(_accept_file, enter=R5_done, outputs=[_discard_writer, _discard_given_sink])
     R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
@@ -545,6 +604,7 @@ class OfferReceiver:
     R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_check_kept_first, enter=R5_done, outputs=[_discard_given_sink])
     R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
-    for _input in (_got_offer, _got_bad, reject, lost, cancel):
+    for _input in (_got_offer, _got_bad, reject, lost, cancel, _got_data, _got_ack,
+                   _got_announcement):
         R5_done.upon(_input, enter=R5_done, outputs=[])
     del _input

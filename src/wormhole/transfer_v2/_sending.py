@@ -10,11 +10,12 @@ opens and closes it). An OfferReject after the accept is the receiver
 cancelling (the spec's "XXX what if Bob clicks cancel", our answer in
 docs/transfer-v2.md).
 
-Neighbours come in at construction: ``write(record)`` and ``close()`` on
-the subchannel, ``start_streaming(resume=None)`` (returns an object with
-``stop()``)
-and ``finished(result)``: an ``OfferResult`` or an exception; with the
-"resume" feature ``check_resume(accept)``, which returns a Deferred of
+Neighbours are wired once (``wire``): the subchannel (``IOfferChannel``:
+``write(record)``, ``close()``) and our side (``IOfferSenderDelegate``):
+``start_streaming(resume)`` (returns an object with ``stop()``),
+``finished(result)``: an ``OfferResult`` or an exception, and, when the
+machine was made ``resumable`` (both declared the "resume" feature),
+``check_resume(accept)``, which returns a Deferred of
 the (ResumePoint, why) for an accept that asks to resume: it hashes the
 kept bytes away from the reactor (``_hashing``), and the machine waits
 for it in S1b_checking_resume (cancelled when the offer ends first).
@@ -23,9 +24,12 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
+from zope.interface import implementer
+
 from .._tracing import trace_hook
 from ..errors import TransferError
 from . import _messages as M
+from ._interfaces import IOfferChannel, IOfferSender, IOfferSenderDelegate
 
 
 class OfferRejected(TransferError):
@@ -59,25 +63,31 @@ class OfferResult:
     resume_refused = attr.ib(default=None)
 
 
+@implementer(IOfferSender)
 class OfferSender:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
-    def __init__(self, offer, write, close, start_streaming, finished, check_resume=None):
+    def __init__(self, offer, resumable=False):
         self._offer = offer
-        # the "resume" feature, when both declared it: check_resume(accept)
-        # checks an accept that asks to resume against our files and fires
-        # with (_source.ResumePoint, None) or (_source.FROM_START, why)
-        self._check_resume = check_resume
+        # the "resume" feature, when both declared it: the delegate's
+        # check_resume(accept) checks an accept that asks to resume
+        # against our files and fires with (_source.ResumePoint, None) or
+        # (_source.FROM_START, why); without it such an accept is plain
+        self._resumable = resumable
         self._checking = None  # that Deferred, while it runs
-        self._write = write
-        self._close = close
-        self._start_streaming = start_streaming
-        self._finished = finished
+        self._channel = None
+        self._delegate = None
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending
         self._confirmed = [0, 0]   # files, bytes
         self._resumed = (0, 0, None)  # bytes and files held, why not resumed
+
+    def wire(self, channel, delegate):
+        """Once, before ``connected``: the offer subchannel (an
+        IOfferChannel) and our side of the offer (an IOfferSenderDelegate)."""
+        self._channel = IOfferChannel(channel)
+        self._delegate = IOfferSenderDelegate(delegate)
 
     # -- public inputs, validated before the machine -------------------------
     def got_record(self, raw):
@@ -86,7 +96,7 @@ class OfferSender:
         except M.MessageError as e:
             return self._got_bad(e)
         if isinstance(record, M.OfferAccept):
-            if record.resume_offset is not None and self._check_resume is not None:
+            if record.resume_offset is not None and self._resumable:
                 return self._got_accept_resuming(record)
             return self._got_accept()
         if isinstance(record, M.OfferReject):
@@ -182,15 +192,15 @@ class OfferSender:
 
     @m.output()
     def _send_offer(self):
-        self._write(M.encode_record(self._offer))
+        self._channel.write(M.encode_record(self._offer))
 
     @m.output()
     def _stream(self):
-        self._streamer = self._start_streaming()
+        self._streamer = self._delegate.start_streaming(None)
 
     @m.output()
     def _start_check(self, accept):
-        self._checking = self._check_resume(accept)
+        self._checking = self._delegate.check_resume(accept)
         self._checking.addCallbacks(self._checked, self._check_failed)
 
     def _checked(self, point_why):
@@ -215,11 +225,11 @@ class OfferSender:
         self._resumed = (point.held, point.kept_files, why)
         self._confirmed = [point.kept_files, point.held - point.offset]
         if isinstance(self._offer, M.FileOffer):
-            self._write(M.encode_record(attr.evolve(self._offer, offset=point.offset)))
+            self._channel.write(M.encode_record(attr.evolve(self._offer, offset=point.offset)))
 
     @m.output()
     def _stream_from(self, point, why):
-        self._streamer = self._start_streaming(point)
+        self._streamer = self._delegate.start_streaming(point)
 
     @m.output()
     def _stop_streaming(self):
@@ -227,46 +237,46 @@ class OfferSender:
 
     @m.output()
     def _send_ack(self, size, digest):
-        self._write(M.encode_record(M.FileAcknowledge(size, digest)))
+        self._channel.write(M.encode_record(M.FileAcknowledge(size, digest)))
 
     @m.output()
     def _close_subchannel(self):
-        self._close()
+        self._channel.close()
 
     @m.output()
     def _succeed(self):
-        self._finished(OfferResult(*self._confirmed, *self._resumed))
+        self._delegate.finished(OfferResult(*self._confirmed, *self._resumed))
 
     @m.output()
     def _fail_rejected(self, reason):
-        self._finished(OfferRejected(reason))
+        self._delegate.finished(OfferRejected(reason))
 
     @m.output()
     def _fail_bad(self, error):
-        self._finished(error)
+        self._delegate.finished(error)
 
     @m.output()
     def _fail_mismatch(self, expected, got):
-        self._finished(AcknowledgeMismatch(
+        self._delegate.finished(AcknowledgeMismatch(
             f"the peer received different bytes: {got.bytes} bytes with hash "
             f"{got.hash.hex()}, where we sent {expected.bytes} bytes with hash "
             f"{expected.hash.hex()}"))
 
     @m.output()
     def _fail_second_accept(self):
-        self._finished(M.MessageError("the peer accepted the same offer twice"))
+        self._delegate.finished(M.MessageError("the peer accepted the same offer twice"))
 
     @m.output()
     def _fail_lost(self):
-        self._finished(OfferLost("the connection for this offer closed before it completed"))
+        self._delegate.finished(OfferLost("the connection for this offer closed before it completed"))
 
     @m.output()
     def _fail_cancelled(self, reason):
-        self._finished(OfferLost(f"offer cancelled: {reason}"))
+        self._delegate.finished(OfferLost(f"offer cancelled: {reason}"))
 
     @m.output()
     def _fail_source(self, error):
-        self._finished(error)
+        self._delegate.finished(error)
 
     S0_opening.upon(connected, enter=S1_offered, outputs=[_send_offer])
     S0_opening.upon(lost, enter=S4_done, outputs=[_fail_lost])

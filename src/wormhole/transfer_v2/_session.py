@@ -8,31 +8,32 @@ subprotocols (docs/transfer-v2.md): each side opens one subchannel named
 the peer opened is where we read theirs. Closing ours says "I am done";
 seeing theirs close means the peer is done.
 
-The machine decides; its neighbours are callables given at construction:
-``start_dilation(negotiated)``, ``opened(negotiated)``,
+The machine decides; its neighbour is wired once (``wire``), an
+``ISessionDelegate``: ``start_dilation(negotiated)``, ``opened(negotiated)``,
 ``start_failed(error)``, ``cancel_offers(reason)``, ``close_control()``
 and ``closed(reason)``.
 """
 from automat import MethodicalMachine
+from zope.interface import implementer
 
 from . import _versions as V
 from .._tracing import trace_hook
+from ._interfaces import ISession, ISessionDelegate
 
 
+@implementer(ISession)
 class Session:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
-    def __init__(self, our_mode, start_dilation, opened, start_failed, cancel_offers,
-                 close_control, closed, our_features=None):
+    def __init__(self, our_mode, our_features=None):
         self._our_mode = our_mode
         self._our_features = our_features
-        self._start_dilation = start_dilation
-        self._opened = opened
-        self._start_failed = start_failed
-        self._cancel_offers = cancel_offers
-        self._close_control = close_control
-        self._closed = closed
+        self._d = None
+
+    def wire(self, delegate):
+        """Once, before the peer's versions: the ISessionDelegate."""
+        self._d = ISessionDelegate(delegate)
 
     def got_versions(self, their_app_versions):
         """The peer's app_versions: transfer-v2, classic, or no deal."""
@@ -92,51 +93,51 @@ class Session:
     @m.output()
     def _dilate(self, negotiated):
         self._negotiated = negotiated
-        self._start_dilation(negotiated)
+        self._d.start_dilation(negotiated)
 
     @m.output()
     def _announce_open(self):
-        self._opened(self._negotiated)
+        self._d.opened(self._negotiated)
 
     @m.output()
     def _fail_start(self, error):
-        self._start_failed(error)
+        self._d.start_failed(error)
 
     @m.output()
     def _cancel_for_peer(self):
-        self._cancel_offers("the peer ended the session")
+        self._d.cancel_offers("the peer ended the session")
 
     @m.output()
     def _cancel_for_us(self):
-        self._cancel_offers("the session was closed")
+        self._d.cancel_offers("the session was closed")
 
     @m.output()
     def _cancel_for_unreachable(self, seconds):
-        self._cancel_offers(f"the peer has been unreachable for {seconds} s")
+        self._d.cancel_offers(f"the peer has been unreachable for {seconds} s")
 
     @m.output()
     def _fail_start_unreachable(self, seconds):
-        self._start_failed(V.TransferError(
+        self._d.start_failed(V.TransferError(
             f"could not reach the peer's Dilation within {seconds} s"))
 
     @m.output()
     def _announce_unreachable(self, seconds):
         # our control channel cannot close without the peer: it is left to
         # the wormhole's close (Dilation abandons its subchannels)
-        self._closed(f"the peer has been unreachable for {seconds} s")
+        self._d.closed(f"the peer has been unreachable for {seconds} s")
 
     @m.output()
     def _close_ours(self):
-        self._close_control()
+        self._d.close_control()
 
     @m.output()
     def _announce_closed(self):
-        self._closed("closed")
+        self._d.closed("closed")
 
     @m.output()
     def _announce_never_opened(self):
-        self._start_failed(V.TransferError("the session was closed before it opened"))
-        self._closed("closed before it opened")
+        self._d.start_failed(V.TransferError("the session was closed before it opened"))
+        self._d.closed("closed before it opened")
 
     S0_negotiating.upon(_got_transfer_v2, enter=S1_connecting, outputs=[_dilate])
     S0_negotiating.upon(_got_classic, enter=S4_closed, outputs=[_fail_start])

@@ -1,11 +1,12 @@
-"""Where accepted offers are written, under the classic receiver's rules
-(``wormhole.cli._incoming``, called rather than copied): the target is a
-plain name inside the chosen folder, never an existing one, there must be
-room for the offered bytes, and nothing appears under a final name before
-its hash is verified.
+"""Where accepted offers are written, under the receiving rules that
+classic receive follows too (``wormhole._landing``): every name is checked
+(the offered name and every path of a directory offer, before anything is
+made), the target is a plain name inside the chosen folder, never an
+existing one, there must be room for the offered bytes, and nothing
+appears under a final name before its hash is verified.
 
 - a file offer: bytes go to a hidden temporary name beside the target
-  (``_incoming.PartialFile``, hashed with BLAKE2b instead of SHA-256) and
+  (``_landing.PartialFile``, hashed with BLAKE2b instead of SHA-256) and
   are linked to the final name once the FileAcknowledges matched;
 - a directory offer: every file is written (the same way) inside a hidden
   temporary folder beside the target, which is renamed to the target once
@@ -19,32 +20,32 @@ with) and discarded, with the reason in ``discarded``, when it does not
 match. With the "empty-folders" feature a folder's empty folders are made
 before it is renamed into place.
 
-The paths inside a directory offer were checked by ``_messages`` (plain
-segments only), so ``os.path.join`` stays inside the temporary folder.
+The paths inside a directory offer are checked (``_landing.check_path``)
+before the temporary folder is made, so ``os.path.join`` stays inside it.
 """
-import hashlib
 import json
 import os
-import shutil
 import stat
-import tempfile
 
 import attr
+from zope.interface import implementer
 
-from ..cli import _incoming, _names
+from .. import _landing
+from .._landing import _nofollow
 from . import _hashing
 from . import _messages as M
+from ._interfaces import IResumableSink, ISink, IWriter
 
-Refused = _incoming.Refused
+Refused = _landing.Refused
 
 
-class _VerifiedPartial(_incoming.PartialFile):
+@implementer(IWriter)
+class _VerifiedPartial(_landing.PartialFile):
     """A PartialFile hashed with transfer-v2's BLAKE2b (the FileAcknowledge
     hash), counting what it expects."""
 
     def __init__(self, target, expected):
-        super().__init__(target)
-        self._hash = M.new_hash()
+        super().__init__(target, M.new_hash())
         self.expected = expected
 
     @property
@@ -53,10 +54,6 @@ class _VerifiedPartial(_incoming.PartialFile):
 
     def digest(self):
         return self._hash.digest()
-
-    def commit(self):
-        self.finish()  # fsync before the final name appears
-        super().commit()
 
     def suspend(self):
         self.abort()  # nothing to resume from: an interrupted file goes
@@ -87,52 +84,56 @@ class Held:
 
 
 def _plain_target(name, directory):
-    target = _incoming.target_path("file", {"filename": name}, None, directory)
-    if os.path.basename(target) != name:
-        raise Refused(f"unusable name {name!r}")
-    return target
+    return _landing.target_path(directory, name)
 
 
 def _check(target, directory, needed, free_space):
-    _incoming.check_not_existing(target, os.path.relpath(target, directory))
-    _incoming.check_room(free_space, target, needed)
+    _landing.check_not_existing(target, os.path.relpath(target, directory))
+    _landing.check_room(free_space, target, needed)
 
 
 RESUME_SUFFIX = ".resume"
 STATE_SUFFIX = ".resume.json"
+# the temporary name a state file or journal is rewritten under
+STATE_TEMP_SUFFIX = ".resume.json.new"
+# every fixed hidden name a sink uses beside its target (the random ones
+# come from tempfile, created O_EXCL): the hostile tests plant a link at
+# each (tests/hostile/test_planted_links.py)
+KEPT_SUFFIXES = (RESUME_SUFFIX, STATE_SUFFIX, STATE_TEMP_SUFFIX)
 _STATE_MAX = 64 * 1024
+# the files of a received folder: what open() would give them (less the umask)
+FILE_MODE = 0o666
 
 
 def kept_path(folder, base, suffix):
     """The fixed hidden name beside ``folder``/``base`` where an interrupted
     offer's bytes (``RESUME_SUFFIX``) or their state (``STATE_SUFFIX``) are
-    kept. A name too long for that (a 255-byte file name) keeps a prefix and
-    gains a digest of the whole name, so it fits NAME_MAX and stays the
-    same for the same offer in the next session."""
-    name = _incoming.PARTIAL_PREFIX + base + suffix
-    if len(name.encode("utf-8")) <= _names.NAME_MAX:
-        return os.path.join(folder, name)
-    digest = "~" + hashlib.blake2b(base.encode("utf-8"), digest_size=8).hexdigest()
-    room = (_names.NAME_MAX - len(_incoming.PARTIAL_PREFIX.encode("utf-8"))
-            - len(digest) - len(suffix))
-    short = base.encode("utf-8")[:room].decode("utf-8", "ignore")
-    return os.path.join(folder, _incoming.PARTIAL_PREFIX + short + digest + suffix)
+    kept (``_landing.kept_name``: it fits NAME_MAX and stays the same for
+    the same offer in the next session)."""
+    return os.path.join(folder, _landing.kept_name(base, suffix))
 
 
-class _ResumablePartial(_incoming.PartialFile):
+def _write_state(path, temporary, lines):
+    """The state file or journal ``path``, rewritten whole (never through a
+    link: ``_nofollow.replace``)."""
+    _nofollow.replace(path, "".join(json.dumps(line) + "\n" for line in lines).encode(),
+                      temporary)
+
+
+@implementer(IWriter)
+class _ResumablePartial(_landing.PartialFile):
     """The bytes of a file offer under a fixed hidden name beside the
     target, continued from ``offset`` (whose bytes ``hasher`` has seen).
     ``suspend()`` keeps them (and the state file) for a later session;
     ``abort()`` deletes both; ``commit()`` is PartialFile's (no overwrite)."""
 
     def __init__(self, target, path, state_path, expected, offset, hasher):
-        # not PartialFile.__init__: the name is fixed, the file may exist
+        # not PartialFile.__init__: the name is fixed, the file may exist;
+        # private (0600) while it fills, never through a link
         self.target = target
         self.path = path
         self._state_path = state_path
-        # private (0600) while it fills, as PartialFile's mkstemp; never
-        # through a link someone put in its place
-        self._f = _open_kept(path, os.O_CREAT)
+        self._f = os.fdopen(_nofollow.open_or_create(path), "r+b")
         self._f.seek(offset)
         self._f.truncate()
         self._hash = hasher
@@ -147,37 +148,18 @@ class _ResumablePartial(_incoming.PartialFile):
         return self._hash.copy().digest()
 
     def commit(self):
-        self.finish()
         super().commit()
-        _unlink(self._state_path)
+        _nofollow.remove(self._state_path)
 
     def suspend(self):
         self._f.close()
 
     def abort(self):
         super().abort()
-        _unlink(self._state_path)
+        _nofollow.remove(self._state_path)
 
 
-def _unlink(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _remove(path):
-    """Whatever an earlier session left at ``path``: a file, a link or a folder."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        _unlink(path)
-
-
-def _open_kept(path, flags=0):
-    return os.fdopen(os.open(path, os.O_RDWR | os.O_NOFOLLOW | flags, 0o600), "r+b")
-
-
+@implementer(IResumableSink)
 class ResumableFileSink:
     """One offered file, into ``directory``, resumable (the "resume"
     feature, docs/transfer-v2.md "Resume"): the bytes go to
@@ -187,14 +169,18 @@ class ResumableFileSink:
     (offset, hasher) to ask for the rest; state for another version of the
     file is discarded, and ``discarded`` says why. Both are known after
     ``check_kept(cancelled)``, which hashes the kept bytes: run it with a
-    runner of ``_hashing``, away from the reactor."""
+    runner of ``_hashing``, away from the reactor. Every hidden name is
+    read, written and removed without following a link (``_nofollow``)."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    kept_bytes = 0  # no whole files: a file's kept bytes are its offset
+
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
         folder, base = os.path.split(self.final_path)
         self._partial = kept_path(folder, base, RESUME_SUFFIX)
         self._state = kept_path(folder, base, STATE_SUFFIX)
+        self._state_temp = kept_path(folder, base, STATE_TEMP_SUFFIX)
         self._identity = {"filename": offer.filename, "bytes": offer.bytes,
                           "timestamp": offer.timestamp}
         self.discarded = None
@@ -205,13 +191,12 @@ class ResumableFileSink:
 
     def _read_state(self):
         try:
-            with open(self._state, "rb") as f:
-                return json.loads(f.read(_STATE_MAX).decode("utf-8"))
-        except (OSError, ValueError):
+            return json.loads(_nofollow.read(self._state, _STATE_MAX).decode("utf-8"))
+        except (OSError, ValueError, Refused):
             return None
 
     def _find_resumable(self, cancelled):
-        if not os.path.exists(self._state) and not os.path.exists(self._partial):
+        if not any(os.path.lexists(p) for p in (self._state, self._partial, self._state_temp)):
             return None
         state = self._read_state()
         try:
@@ -224,11 +209,12 @@ class ResumableFileSink:
             self.discarded = ("the bytes kept from an earlier transfer belong to another "
                               "version of this file: discarded, receiving it in full")
             return None
-        return Held(held, _hashing.hash_file(self._partial, None, cancelled)[0], held)
+        _nofollow.remove(self._state_temp)  # stale: the state file is whole
+        return Held(held, _hashing.hash_file(self._partial, None, cancelled, follow=False)[0], held)
 
     def _forget(self):
-        _remove(self._partial)
-        _remove(self._state)
+        for path in (self._partial, self._state, self._state_temp):
+            _nofollow.remove(path)
 
     def open_file(self, path, header):
         """Continue at ``header.offset`` (the offering side agreed), or start
@@ -241,8 +227,7 @@ class ResumableFileSink:
                 self.discarded = ("the sender's file no longer starts with the bytes kept "
                                   "from an earlier transfer: discarded, receiving it in full")
             self._forget()
-            with open(self._state, "w") as f:
-                json.dump(self._identity, f)
+            _write_state(self._state, self._state_temp, [self._identity])
             hasher = M.new_hash()
         else:
             hasher = self.resume.hasher
@@ -262,10 +247,11 @@ class ResumableFileSink:
     suspend = abort
 
 
+@implementer(ISink)
 class FileSink:
     """One offered file, into ``directory``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = _plain_target(name or offer.filename, directory)
         _check(self.final_path, directory, offer.bytes, free_space)
 
@@ -281,17 +267,21 @@ class FileSink:
     suspend = abort
 
 
+@implementer(IWriter)
 class _FolderFile:
     """One file of a directory offer, written under its own name inside
     the offer's hidden temporary folder: nothing there is visible before
     the folder is renamed, so no temporary name, rename or fsync per file
     (classic receive unpacks a zipfile the same way); a temporary name and
     an fsync per file made a 2,000-file folder take twice the reference's
-    time (docs/performance.md). ``xb``: a name cannot be written twice."""
+    time (docs/performance.md). Created ``O_EXCL | O_NOFOLLOW``: a name
+    cannot be written twice, nor through a link; mode 0666 less the umask,
+    what ``open()`` gives (the folder is private, 0700, until it is
+    renamed), as classic's unpacker does."""
 
     def __init__(self, path, expected, f=None, hasher=None, received=0):
         self._path = path
-        self._f = open(path, "xb") if f is None else f
+        self._f = _nofollow.create_file(path, FILE_MODE) if f is None else f
         self._hash = M.new_hash() if hasher is None else hasher
         self.expected = expected
         self.received = received
@@ -309,32 +299,36 @@ class _FolderFile:
 
     def abort(self):
         self._f.close()
-        _unlink(self._path)
+        _nofollow.remove(self._path)
 
     suspend = abort
 
 
+@implementer(ISink)
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
-        self._tmp = tempfile.mkdtemp(prefix=_incoming.temporary_prefix(offer.base),
-                                     dir=directory)
+        self._folder = _landing.TemporaryFolder(self.final_path)
+        self._tmp = self._folder.path
 
     def _prepare(self, offer, directory, free_space, name):
         self.final_path = _plain_target(name or offer.base, directory)
+        # every path, before anything is made: the same rule as a zip entry's
+        for path in offer.files + offer.folders:
+            _landing.check_path(path)
         _check(self.final_path, directory, offer.size, free_space)
         self._offer = offer
         self._made = set()  # folders already created inside the temporary one
 
     def _folder_for(self, path):
-        target = os.path.join(self._tmp, *path)
-        folder = os.path.dirname(target)
-        if folder != self._tmp and folder not in self._made:
-            os.makedirs(folder, exist_ok=True)
+        """Where the file ``path`` goes, its folders made (none a link)."""
+        folder = path[:-1]
+        if folder and folder not in self._made:
+            _nofollow.makedirs_inside(self._tmp, folder)
             self._made.add(folder)
-        return target
+        return os.path.join(self._tmp, *path)
 
     def open_file(self, path, header):
         return _FolderFile(self._folder_for(path), header.bytes)
@@ -342,19 +336,16 @@ class DirectorySink:
     def complete(self):
         # the "empty-folders" feature: folders no file created
         for folder in self._offer.folders:
-            os.makedirs(os.path.join(self._tmp, *folder), exist_ok=True)
-        os.chmod(self._tmp, _incoming._default_mode(0o777))
-        if os.path.lexists(self.final_path):
-            self.abort()
-            raise Refused(f"refusing to overwrite existing '{self.final_path}'")
-        os.rename(self._tmp, self.final_path)
+            _nofollow.makedirs_inside(self._tmp, folder)
+        self._folder.commit()
 
     def abort(self):
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._folder.abort()
 
     suspend = abort
 
 
+@implementer(IWriter)
 class _JournaledFile(_FolderFile):
     """A file of a resumable directory offer: once verified, a line in the
     offer's journal says so; an interrupted one keeps its bytes."""
@@ -375,6 +366,7 @@ class _Stale(Exception):
     """What an earlier session left cannot be used."""
 
 
+@implementer(IResumableSink)
 class ResumableDirectorySink(DirectorySink):
     """One offered directory, resumable (docs/transfer-v2.md "Resume"): its
     files go to the fixed hidden folder ``.wormhole-partial-BASE.resume``
@@ -387,13 +379,17 @@ class ResumableDirectorySink(DirectorySink):
     ``resume`` is the ``Held`` to ask for the rest; anything else is
     discarded and ``discarded`` says why. Both are known after
     ``check_kept(cancelled)``, which does that hashing: run it with a
-    runner of ``_hashing``, away from the reactor."""
+    runner of ``_hashing``, away from the reactor. Every hidden name, and
+    every file inside the folder, is read, written and removed without
+    following a link (``_nofollow``)."""
 
-    def __init__(self, offer, directory, free_space=_incoming.default_free_space, name=None):
+    def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
         folder, base = os.path.split(self.final_path)
         self._tmp = kept_path(folder, base, RESUME_SUFFIX)
+        self._folder = _landing.TemporaryFolder(self.final_path, self._tmp)
         self._journal_path = kept_path(folder, base, STATE_SUFFIX)
+        self._journal_temp = kept_path(folder, base, STATE_TEMP_SUFFIX)
         listing = M.encode_record(M.DirectoryOffer(offer.base, offer.size, offer.files))
         self._identity = {"base": offer.base, "offer": M.files_digest([listing]).hex()}
         self.discarded = None
@@ -402,20 +398,21 @@ class ResumableDirectorySink(DirectorySink):
         self._kept_later = {}  # index: (size, digest) of kept files journaled later
 
     def check_kept(self, cancelled=_hashing.never):
-        if os.path.lexists(self._tmp) or os.path.lexists(self._journal_path):
+        if any(os.path.lexists(p) for p in (self._tmp, self._journal_path, self._journal_temp)):
             try:
                 self.resume = self._held(cancelled)
-            except (_Stale, OSError, ValueError) as e:
+            except (_Stale, OSError, ValueError, Refused) as e:
                 self.discarded = (f"the files kept from an earlier transfer of this folder "
                                   f"cannot be used ({e}): discarded, receiving it in full")
         if self.resume is None:
             self._start_over()
+        else:
+            _nofollow.remove(self._journal_temp)  # stale: the journal is whole
 
     # -- what an earlier session left ------------------------------------------
     def _read_journal(self):
         limit = 1024 + 200 * (len(self._offer.files) + 1)
-        with open(self._journal_path, "rb") as f:
-            raw = f.read(limit + 1)
+        raw = _nofollow.read(self._journal_path, limit)
         if len(raw) > limit:
             raise _Stale("its journal is too long")
         lines = raw.split(b"\n")[:-1]  # a last line without its newline was cut
@@ -435,9 +432,10 @@ class ResumableDirectorySink(DirectorySink):
 
     def _check_listing(self, expected):
         """The folder holds only folders and regular files of ``expected``."""
-        if not stat.S_ISDIR(os.lstat(self._tmp).st_mode):
+        if not _nofollow.is_real_folder(self._tmp):
             raise _Stale("the kept folder is not a folder")
         folders = {p[:i] for p in expected for i in range(1, len(p))}
+        made = set()
         for root, dirs, names in os.walk(self._tmp):
             rel = os.path.relpath(root, self._tmp)
             prefix = () if rel == "." else tuple(rel.split(os.sep))
@@ -447,6 +445,9 @@ class ResumableDirectorySink(DirectorySink):
                       or stat.S_ISREG(mode) and prefix + (n,) in expected)
                 if not ok:
                     raise _Stale(f"it holds '{os.path.join(rel, n)}', which we did not write")
+                if stat.S_ISDIR(mode):
+                    made.add(prefix + (n,))
+        self._made = made  # the folders that exist (checked: none a link)
 
     def _held(self, cancelled):
         done = self._read_journal()
@@ -458,7 +459,7 @@ class ResumableDirectorySink(DirectorySink):
         for (size, digest), path in zip(done, files):
             target = os.path.join(self._tmp, *path)
             if (os.lstat(target).st_size != size
-                    or _hashing.hash_file(target, None, cancelled)[0].digest() != digest):
+                    or _hashing.hash_file(target, None, cancelled, follow=False)[0].digest() != digest):
                 raise _Stale(f"'{'/'.join(path)}' changed since it was received")
         if len(done) == len(files):
             # interrupted after the last file: ask for its (empty) rest
@@ -469,27 +470,24 @@ class ResumableDirectorySink(DirectorySink):
             self._forget()
             return None
         kept = sum(size for size, _ in done)
-        hasher = _hashing.hash_file(partial, offset, cancelled)[0] if offset else M.new_hash()
+        hasher = _hashing.hash_file(partial, offset, cancelled, follow=False)[0] if offset else M.new_hash()
         return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done),
                     tuple(size for size, _ in done))
 
     def _forget(self):
-        _remove(self._tmp)
-        _remove(self._journal_path)
+        for path in (self._tmp, self._journal_path, self._journal_temp):
+            _nofollow.remove(path)
+        self._made = set()
 
     def _start_over(self):
         self._forget()
-        os.mkdir(self._tmp, 0o700)
+        _nofollow.make_folder(self._tmp)
         self._write_journal([])
         self._journal_next = 0
 
     def _write_journal(self, done):
-        lines = [json.dumps(self._identity)] + [
-            json.dumps({"bytes": size, "hash": digest.hex()}) for size, digest in done]
-        tmp = self._journal_path + ".new"
-        with open(tmp, "w") as f:
-            f.write("".join(line + "\n" for line in lines))
-        os.replace(tmp, self._journal_path)
+        _write_state(self._journal_path, self._journal_temp, [self._identity] + [
+            {"bytes": size, "hash": digest.hex()} for size, digest in done])
 
     def _journal_file(self, size, digest):
         # one short append per verified file: no rewrite, no fsync (a kill
@@ -500,12 +498,9 @@ class ResumableDirectorySink(DirectorySink):
         while self._journal_next in self._kept_later:
             done.append(self._kept_later.pop(self._journal_next))
             self._journal_next += 1
-        fd = os.open(self._journal_path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, "".join(json.dumps({"bytes": size, "hash": digest.hex()}) + "\n"
-                                 for size, digest in done).encode())
-        finally:
-            os.close(fd)
+        _nofollow.append(self._journal_path, "".join(
+            json.dumps({"bytes": size, "hash": digest.hex()}) + "\n"
+            for size, digest in done).encode())
 
     # -- writing ---------------------------------------------------------------
     def open_file(self, path, header):
@@ -522,7 +517,7 @@ class ResumableDirectorySink(DirectorySink):
                               "which we did not ask for")
             hasher = held.hasher.copy()
         target = self._folder_for(path)
-        f = _open_kept(target, os.O_CREAT)  # private folder; never through a link
+        f = os.fdopen(_nofollow.open_or_create(target, mode=FILE_MODE), "r+b")
         f.seek(offset)
         f.truncate()
         return _JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
@@ -558,7 +553,7 @@ class ResumableDirectorySink(DirectorySink):
                           f"where we kept {held.files}")
         again = set(header.resend)
         for i in header.resend:
-            _unlink(os.path.join(self._tmp, *self._offer.files[i]))
+            _nofollow.remove(os.path.join(self._tmp, *self._offer.files[i]))
         first = header.resend[0] if header.resend else held.files
         kept = self._read_journal()[:held.files]
         self._write_journal(kept[:first])
@@ -582,7 +577,7 @@ class ResumableDirectorySink(DirectorySink):
 
     def complete(self):
         super().complete()
-        _unlink(self._journal_path)
+        _nofollow.remove(self._journal_path)
 
     def abort(self):
         self._forget()
@@ -597,11 +592,14 @@ class ResumableDirectorySink(DirectorySink):
             pass
 
 
-def sink_for(offer, directory, free_space=_incoming.default_free_space, name=None,
+def sink_for(offer, directory, free_space=_landing.default_free_space, name=None,
              resumable=False):
-    """The sink for an accepted offer, or Refused (the reason goes to the
-    peer); ``name`` replaces the offered name (``wormhole receive -o``);
-    ``resumable`` when both peers declared the "resume" feature."""
+    """The sink for an accepted offer (an ISink; an IResumableSink with
+    ``resumable``), or Refused (the reason goes to the peer): BadName for
+    a name or a path of the offer that the receiving rules refuse, as
+    classic receive refuses it. ``name`` replaces the offered name
+    (``wormhole receive -o``); ``resumable`` when both peers declared the
+    "resume" feature."""
     if isinstance(offer, M.DirectoryOffer):
         if resumable and offer.files:
             return ResumableDirectorySink(offer, directory, free_space, name)

@@ -1,6 +1,6 @@
-"""The receiver's safety rules (wormhole.cli._incoming): zip-slip,
-links out of the target, size bounds, names, free space, no overwrite,
-temporary names."""
+"""The receiving rules (wormhole._landing), and classic's unpacker that
+applies them to a zipfile: zip-slip, links out of the target, size
+bounds, names, free space, no overwrite, temporary names."""
 import hashlib
 import os
 import stat
@@ -8,8 +8,9 @@ import zipfile
 
 from twisted.trial import unittest
 
-from wormhole.cli import _incoming, _unzip
-from wormhole.cli._incoming import Refused
+from wormhole import _landing
+from wormhole._landing import BadName, Refused
+from wormhole.cli import _unzip
 
 
 def make_zip(path, entries):
@@ -33,7 +34,7 @@ class Zip(unittest.TestCase):
 
     def receive(self, entries, max_bytes=10**6, max_files=100):
         make_zip(self.zip, entries)
-        _incoming.receive_directory_into(self.zip, self.target, max_bytes, max_files)
+        _unzip.receive_directory_into(self.zip, self.target, max_bytes, max_files)
 
     def assertRefusedAndClean(self, entries, words, max_bytes=10**6, max_files=100):
         e = self.assertRaises(Refused, self.receive, entries, max_bytes, max_files)
@@ -159,7 +160,7 @@ class Zip(unittest.TestCase):
         for method in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
             with zipfile.ZipFile(self.zip, "w", method) as zf:
                 zf.writestr("a", b"x" * 100)
-            e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+            e = self.assertRaises(Refused, _unzip.receive_directory_into, self.zip,
                                   self.target, 1000, 10)
             self.assertIn("only stored and deflated", str(e))
         make_zip(self.zip, [("a", b"x")])
@@ -185,7 +186,7 @@ class Zip(unittest.TestCase):
         parsed = []
         self.patch(zipfile.ZipFile, "_RealGetContents",
                    lambda zf: parsed.append(zf))
-        e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+        e = self.assertRaises(Refused, _unzip.receive_directory_into, self.zip,
                               self.target, 10, 2)
         self.assertIn("the zipfile's directory is", str(e))
         self.assertEqual(parsed, [])
@@ -211,7 +212,7 @@ class Zip(unittest.TestCase):
                        bytes(flipped)):
             with open(self.zip, "wb") as f:
                 f.write(broken)
-            e = self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+            e = self.assertRaises(Refused, _unzip.receive_directory_into, self.zip,
                                   self.target, 10**6, 10)
             self.assertIn("damaged", str(e))
             self.assertEqual(sorted(os.listdir(self.base)), ["in.zip"])
@@ -247,26 +248,45 @@ class Zip(unittest.TestCase):
         """An existing target directory is never replaced."""
         os.makedirs(self.target)
         make_zip(self.zip, [("a", b"1")])
-        self.assertRaises(Refused, _incoming.receive_directory_into, self.zip,
+        self.assertRaises(Refused, _unzip.receive_directory_into, self.zip,
                           self.target, 100, 10)
         self.assertEqual(os.listdir(self.target), [])
 
 
 class Names(unittest.TestCase):
 
-    def test_offered_name(self):
-        """Only the last component of the offered name is used."""
-        self.assertEqual(_incoming.offered_name("file", {"filename": "../../x.txt"}), "x.txt")
-        self.assertEqual(_incoming.offered_name("file", {"filename": "C:\\a\\b"}), "b")
-        self.assertEqual(_incoming.offered_name("directory", {"dirname": "d/"}), "d")
+    def test_target_path(self):
+        """The target is the checked offered name inside the folder, or the
+        user's own name (-o), or the offered name inside -o's folder."""
+        base = os.path.abspath(self.mktemp())
+        os.makedirs(os.path.join(base, "sub"))
+        self.assertEqual(_landing.target_path(base, "x.txt"), os.path.join(base, "x.txt"))
+        self.assertEqual(_landing.target_path(base, "\x1b", "mine"), os.path.join(base, "mine"))
+        self.assertEqual(_landing.target_path(base, "x.txt", "sub"),
+                         os.path.join(base, "sub", "x.txt"))
+        self.assertRaises(BadName, _landing.target_path, base, "../x.txt", "sub")
 
     def test_bad_names(self):
-        """Empty, '.', '..', NUL, missing names, names over 255 bytes,
-        control characters, bidi overrides and lone surrogates are
-        refused before anything is streamed."""
-        for bad in ("", ".", "..", "a\x00b", "/", None, 7, "x" * 256, "é" * 128,
-                    "a\nb", "a\x1b[31mb", "a\x9bb", "evil\u202etxt.exe", "a\ud800"):
-            self.assertRaises(Refused, _incoming.offered_name, "file", {"filename": bad})
+        """Empty, '.', '..', '/', '\\', NUL, missing names, names over 255
+        bytes, control characters, bidi overrides and lone surrogates are
+        refused, each with the one message of the rule."""
+        for bad in ("", ".", "..", "a\x00b", "/", "../../x.txt", "C:\\a\\b", "d/", None, 7,
+                    "x" * 256, "é" * 128, "a\nb", "a\x1b[31mb", "a\x9bb", "a\x07b",
+                    "evil\u202etxt.exe", "a\u2066b", "a\ud800"):
+            e = self.assertRaises(BadName, _landing.check_name, bad)
+            self.assertTrue(str(e).startswith("the sender offered an unusable name '"), e)
+            self.assertIsInstance(e, Refused)
+
+    def test_paths(self):
+        """A path is refused for any of its names, or when it is longer
+        than MAX_PATH_BYTES, naming the whole path."""
+        self.assertEqual(_landing.check_path(("a", "b")), ("a", "b"))
+        e = self.assertRaises(BadName, _landing.check_path, ("a", "b\x1b[2J"))
+        self.assertEqual(str(e), "the sender offered an unusable name 'a/b\x1b[2J': the name "
+                                 "holds the control character '\\x1b'")
+        deep = ("x" * 200,) * 21
+        e = self.assertRaises(BadName, _landing.check_path, deep)
+        self.assertIn(f"longer than {_landing.MAX_PATH_BYTES} bytes", str(e))
 
     def test_long_legal_names(self):
         """Every legal name, up to 255 bytes, is accepted, and its
@@ -274,8 +294,8 @@ class Names(unittest.TestCase):
         base = os.path.abspath(self.mktemp())
         os.makedirs(base)
         for name in ("x" * 229, "y" * 255, "é" * 127 + "z", "😀" * 63 + "abc"):
-            self.assertEqual(_incoming.offered_name("file", {"filename": name}), name)
-            p = _incoming.PartialFile(os.path.join(base, name))
+            self.assertEqual(_landing.check_name(name), name)
+            p = _landing.PartialFile(os.path.join(base, name))
             p.write(b"1")
             p.finish()
             p.commit()
@@ -284,9 +304,9 @@ class Names(unittest.TestCase):
         zip_path = os.path.join(base, "in.zip")
         make_zip(zip_path, [("f", b"2")])
         dirname = "d" * 255
-        p = _incoming.PartialFile(os.path.join(base, dirname + ".zip"))
+        p = _landing.PartialFile(os.path.join(base, dirname + ".zip"))
         p.abort()
-        _incoming.receive_directory_into(zip_path, os.path.join(base, dirname), 10, 10)
+        _unzip.receive_directory_into(zip_path, os.path.join(base, dirname), 10, 10)
         self.assertEqual(os.listdir(os.path.join(base, dirname)), ["f"])
 
     def test_room(self):
@@ -299,20 +319,20 @@ class Names(unittest.TestCase):
         def free(path):
             asked.append(path)
             return 100
-        _incoming.check_room(free, os.path.join(base, "f"), 100)
-        self.assertRaises(Refused, _incoming.check_room, free, os.path.join(base, "f"), 101)
+        _landing.check_room(free, os.path.join(base, "f"), 100)
+        self.assertRaises(Refused, _landing.check_room, free, os.path.join(base, "f"), 101)
         self.assertEqual(asked, [base, base])
 
     def test_unwritable_or_missing_directory(self):
         """A target directory that is missing or not writable is refused
         before anything is accepted."""
         base = os.path.abspath(self.mktemp())
-        e = self.assertRaises(Refused, _incoming.check_room, lambda p: 10**9,
+        e = self.assertRaises(Refused, _landing.check_room, lambda p: 10**9,
                               os.path.join(base, "f"), 1)
         self.assertIn("no such directory", str(e))
         os.makedirs(base)
         self.patch(os, "access", lambda path, mode: False)
-        e = self.assertRaises(Refused, _incoming.check_room, lambda p: 10**9,
+        e = self.assertRaises(Refused, _landing.check_room, lambda p: 10**9,
                               os.path.join(base, "f"), 1)
         self.assertIn("permission denied", str(e))
 
@@ -327,10 +347,10 @@ class Partial(unittest.TestCase):
     def test_temporary_name_until_commit(self):
         """Bytes go to a hidden name; finish() returns their sha256;
         commit() gives the final name."""
-        p = _incoming.PartialFile(self.target)
+        p = _landing.PartialFile(self.target)
         p.write(b"abc")
         self.assertFalse(os.path.exists(self.target))
-        self.assertTrue(os.path.basename(p.path).startswith(_incoming.PARTIAL_PREFIX))
+        self.assertTrue(os.path.basename(p.path).startswith(_landing.PARTIAL_PREFIX))
         self.assertEqual(p.finish(), hashlib.sha256(b"abc").hexdigest())
         p.commit()
         self.assertEqual(os.listdir(self.base), ["f.bin"])
@@ -339,7 +359,7 @@ class Partial(unittest.TestCase):
         """finish() flushes and fsyncs the temporary file (so the rename
         that follows never names bytes still in flight) and returns the
         sha256 of the bytes as they were written."""
-        p = _incoming.PartialFile(self.target)
+        p = _landing.PartialFile(self.target)
         p.write(b"ab")
         p.write(b"c")
         synced = []
@@ -349,13 +369,13 @@ class Partial(unittest.TestCase):
             with open(p.path, "rb") as f:
                 synced.append(f.read())
             real_fsync(fd)
-        self.patch(_incoming.os, "fsync", fsync)
+        self.patch(_landing._partial.os, "fsync", fsync)
         self.assertEqual(p.finish(), hashlib.sha256(b"abc").hexdigest())
         self.assertEqual(synced, [b"abc"])
 
     def test_commit_never_replaces(self):
         """A file that appeared under the final name meanwhile is kept."""
-        p = _incoming.PartialFile(self.target)
+        p = _landing.PartialFile(self.target)
         p.write(b"new")
         p.finish()
         with open(self.target, "wb") as f:
@@ -367,7 +387,7 @@ class Partial(unittest.TestCase):
 
     def test_abort(self):
         """abort() removes the temporary file."""
-        p = _incoming.PartialFile(self.target)
+        p = _landing.PartialFile(self.target)
         p.write(b"abc")
         p.abort()
         self.assertEqual(os.listdir(self.base), [])
