@@ -285,7 +285,7 @@ def pipeline(src):
     import io
     from wormhole._transit import _codec, _pipe
     from wormhole import _landing
-    from wormhole.cli import _transfer
+    from wormhole.transfer import _mover
 
     size = os.path.getsize(src)
     key = os.urandom(32)
@@ -323,17 +323,13 @@ def pipeline(src):
             self.frames.clear()
             self.buffered = 0
 
-    class Progress:
-        def update(self, n):
-            pass
-
     # the sender: the CLI's producer, the sink pausing it at 256 KiB as
     # the transport does and joining what it buffered; then dropped
     sink = Sink()
     c0 = time.process_time()
     with open(src, "rb") as f:
-        streamer = _transfer._FileStreamer(f, sink, hashlib.sha256(), Progress(),
-                                           os.path.getsize(src))
+        streamer = _mover._FileStreamer(f, sink, hashlib.sha256(), lambda n: None,
+                                        os.path.getsize(src))
         sink.registerProducer(streamer, True)
         while not streamer.done.called:
             streamer.resumeProducing()
@@ -347,8 +343,8 @@ def pipeline(src):
     try:
         with open(src, "rb") as f:
             while block := f.read(2 ** 20):
-                stream = b"".join(enc.encode(block[i:i + _transfer.RECORD_SIZE])
-                                  for i in range(0, len(block), _transfer.RECORD_SIZE))
+                stream = b"".join(enc.encode(block[i:i + _mover.RECORD_SIZE])
+                                  for i in range(0, len(block), _mover.RECORD_SIZE))
                 c0 = time.process_time()
                 view = io.BytesIO(stream)
                 while chunk := view.read(_pipe.BULK_BUFFER):  # the socket's read size

@@ -267,8 +267,7 @@ def _cli_scenario():
     from twisted.internet.testing import MemoryReactorClock
 
     from wormhole import create
-    from wormhole.cli._offer import file_sender
-    from wormhole.cli._receiver import Receiver
+    from wormhole.transfer import Receiver, file_sender
     from wormhole.transit import TransitSender
 
     reactor = MemoryReactorClock()

@@ -209,8 +209,7 @@ class Errors(unittest.TestCase):
         receiver's rules before the transfer exits 3, one ERROR line, no
         traceback; other failures (a zipfile refused after it came) exit 1."""
         from wormhole._landing import Refused
-        from wormhole.cli._text import Declined, peer_gave_up
-        from wormhole.cli.cmd_receive import DeclinedOffer
+        from wormhole.transfer import Declined, DeclinedOffer, peer_gave_up
         for exc, status in [(Declined("the receiver declined: transfer rejected"), 3),
                             (DeclinedOffer("refusing to overwrite existing 'x'"), 3),
                             (Refused("zip entry '../x' climbs out"), 1),

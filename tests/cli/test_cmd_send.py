@@ -70,6 +70,17 @@ class Send(unittest.TestCase):
         self.assertEqual(self.factory.create_kwargs[0]["appid"],
                          "lothar.com/wormhole/text-or-file-xfer")
 
+    def test_unsendable_names_the_option(self):
+        """What cannot be sent in a directory stops the send before a code
+        exists, and the error names the option that skips it."""
+        tree = os.path.join(self.mktemp(), "tree")
+        os.makedirs(tree)
+        os.symlink("/no/such/target", os.path.join(tree, "dangling"))
+        f = self.failureResultOf(self.start(what=tree, classic=True), TransferError)
+        self.assertIn("dangling", str(f.value))
+        self.assertIn("(use --ignore-unsendable-files to skip", str(f.value))
+        self.assertEqual(self.factory.wormholes, [])
+
     def test_qr(self):
         """With qr (the default), the instructions are followed by the QR
         code of wormhole-transfer:CODE?rendezvous=..., which zbar reads."""

@@ -5,8 +5,7 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.cli._interfaces import IOfferSender
-from wormhole.cli._offer import file_sender
+from wormhole.transfer import IOfferSender, file_sender
 from wormhole.errors import TransferError
 
 TRANSIT = {"abilities-v1": [{"type": "relay-v1"}], "hints-v1": []}

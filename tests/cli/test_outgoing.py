@@ -1,10 +1,10 @@
-"""What ``wormhole send PATH`` offers (wormhole.cli._outgoing)."""
+"""What ``wormhole send PATH`` offers (wormhole.transfer._outgoing)."""
 import os
 import zipfile
 
 from twisted.trial import unittest
 
-from wormhole.cli import _outgoing
+from wormhole.transfer import _outgoing
 from wormhole.errors import TransferError
 
 
@@ -69,9 +69,10 @@ class Prepare(unittest.TestCase):
         """A file that cannot be read (a dangling link) stops the send and
         leaves no temporary zipfile behind..."""
         os.symlink("/no/such/target", os.path.join(self.tree, "dangling"))
-        e = self.assertRaises(TransferError, _outgoing.prepare, self.tree, tmpdir=self.base)
+        e = self.assertRaises(_outgoing.Unsendable, _outgoing.prepare, self.tree,
+                              tmpdir=self.base)
+        self.assertIsInstance(e, TransferError)
         self.assertIn("dangling", str(e))
-        self.assertIn("--ignore-unsendable-files", str(e))
         self.assertEqual(sorted(os.listdir(self.base)), ["tree"])
 
     def test_ignore_unsendable(self):

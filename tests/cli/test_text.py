@@ -5,9 +5,8 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.cli._interfaces import IOfferSender, IReceiver
-from wormhole.cli._offer import text_sender
-from wormhole.cli._receiver import Receiver as ReceiverMachine
+from wormhole.transfer import IOfferSender, IReceiver, text_sender
+from wormhole.transfer import Receiver as ReceiverMachine
 from wormhole.errors import TransferError
 
 

@@ -1,4 +1,4 @@
-"""The CLI's file sender (cli/_transfer.py ``send_file``): a streaming
+"""The classic file sender (wormhole.transfer._mover ``send_file``): a streaming
 producer that reads, hashes and sends 64 KiB records, as many per turn as
 the transport takes before it pauses us (docs/performance.md)."""
 
@@ -11,7 +11,7 @@ from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
-from wormhole.cli import _transfer
+from wormhole.transfer import _mover as _transfer
 from wormhole.errors import TransferError
 
 # the size the error messages quote (what the offer announced)
@@ -22,7 +22,7 @@ class _Progress:
     def __init__(self):
         self.n = 0
 
-    def update(self, n):
+    def __call__(self, n):
         self.n += n
 
 

@@ -9,9 +9,10 @@ from click.testing import CliRunner
 from twisted.trial import unittest
 
 from wormhole import _landing
-from wormhole.cli import _unzip, cli, cmd_ssh
+from wormhole.cli import cli, cmd_ssh
 from wormhole.cli._config import Config
 from wormhole.errors import ServerError, TransferError, WelcomeError
+from wormhole.transfer import _unzip
 
 from ..cli.fakes import FakeFactory, FakeReactor
 

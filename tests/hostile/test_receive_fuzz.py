@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.cli import _unzip
 from wormhole.errors import TransferError
+from wormhole.transfer import _unzip
 
 # names and link targets are built from the parts that make trouble
 _PARTS = st.sampled_from(["a", "b", "c", "..", ".", "", "é", "x" * 256, "\x1b[2J", "C:",

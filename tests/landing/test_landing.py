@@ -10,7 +10,7 @@ from twisted.trial import unittest
 
 from wormhole import _landing
 from wormhole._landing import BadName, Refused
-from wormhole.cli import _unzip
+from wormhole.transfer import _unzip
 
 
 def make_zip(path, entries):

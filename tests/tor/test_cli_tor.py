@@ -11,7 +11,7 @@ from twisted.trial import unittest
 from zope.interface import implementer
 
 from wormhole._interfaces import ITorManager
-from wormhole.cli import _common, _transfer, cli
+from wormhole.cli import _common, cli
 from wormhole.cli._config import Config
 from wormhole.tor_manager import TorError
 
@@ -79,5 +79,5 @@ class WithTor(unittest.TestCase):
         _common.make_wormhole(MemoryReactorClock(), cfg, "send")
         self.assertIs(created[0]["tor"], tor)
         made = []
-        _transfer.make_transit(lambda *a, **kw: made.append(kw), None, cfg)
+        _common.make_transit(lambda *a, **kw: made.append(kw), None, cfg)
         self.assertIs(made[0]["tor"], tor)

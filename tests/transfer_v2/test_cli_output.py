@@ -12,7 +12,7 @@ from twisted.trial import unittest
 from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
-from wormhole.cli._text import Declined
+from wormhole.transfer import Declined
 from wormhole.cli._transfer_v2 import ConnectionPath, Receiving, _Meter, file_label, outcome
 from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError

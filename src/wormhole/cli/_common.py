@@ -4,6 +4,7 @@ from twisted.internet import defer
 
 from .._rlcompleter import _in_daemon_thread
 from .._welcome import WelcomeAdvice
+from ..errors import TransferError
 from ..timing import DebugTiming
 
 # how long a Ctrl-C waits for the wormhole to close (release the
@@ -74,35 +75,15 @@ def run_and_close(reactor, w, body):
             reactor.removeSystemEventTrigger(trigger)
 
 
-def close_early(w):
-    """Start closing ``w`` now, once the mailbox has done its part.
-
-    Spec 004 9.3: a file transfer closes the wormhole as soon as it has
-    what it needs to open the Transit connection, so the server frees the
-    nameplate and mailbox while the bytes flow. ``close()`` is idempotent:
-    ``run_and_close`` closes again at the end and waits for the result
-    (an error of this early close is reported there, not here)."""
-    w.close().addErrback(lambda _: None)
-
-
-class OnShutdown:
-    """Run ``f`` if the reactor stops (Ctrl-C) before ``cancel()``:
-    temporary files must not outlive an interrupted command."""
-
-    def __init__(self, reactor, f):
-        self._reactor = reactor
-        self._f = f
-        self._fired = False
-        self._trigger = reactor.addSystemEventTrigger("before", "shutdown", self._fire)
-
-    def _fire(self):
-        self._fired = True
-        self._f()
-
-    def cancel(self):
-        if not self._fired:
-            self._fired = True
-            self._reactor.removeSystemEventTrigger(self._trigger)
+def make_transit(factory, reactor, cfg):
+    """A TransitSender/Receiver (``factory``) with the CLI's relay,
+    --no-listen and Tor; a malformed --transit-helper is a readable error."""
+    try:
+        kwargs = {} if cfg.tor_manager is None else {"tor": cfg.tor_manager}
+        return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
+                       reactor=reactor, timing=cfg.timing, **kwargs)
+    except ValueError as e:
+        raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
 
 
 class _ShutdownClose:

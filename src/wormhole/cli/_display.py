@@ -3,8 +3,10 @@ running it; docs/cli.md).
 
 Every text that came from the peer or a server is shown through
 ``wormhole._escape.escape_text`` (the one escaping function; re-exported
-here for the CLI's modules)."""
+here for the CLI's modules, as is ``naturalsize``, which the transfer
+libraries share: ``wormhole._wording``)."""
 from .._escape import escape_text
+from .._wording import naturalsize
 
 __all__ = ["escape_text", "naturalsize", "received_text"]
 
@@ -19,17 +21,3 @@ def received_text(text):
     if "'" in text and '"' in text:
         shown = shown.replace("'", "\\'")
     return shown
-
-
-def naturalsize(n):
-    """A size in the style "35 Bytes", "1 Byte", "2.0 kB" (powers of 1000)."""
-    if n == 1:
-        return "1 Byte"
-    if n < 1000:
-        return f"{n} Bytes"
-    value = float(n)
-    for unit in ("kB", "MB", "GB", "TB", "PB", "EB", "ZB"):
-        value /= 1000.0
-        if value < 1000:
-            return f"{value:.1f} {unit}"
-    return f"{value:.1f} YB"

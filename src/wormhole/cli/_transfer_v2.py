@@ -34,11 +34,13 @@ from ..errors import TransferError
 from .._inactivity import Watchdog, silence
 from .._landing import BadOffer
 from .._transit._hints import parse_relay_string
+from .._wording import peer_left
+from ..transfer import VERIFICATION_REJECTED, Declined, peer_gave_up
+from ..transfer import parse_message as _parse
 from ..transfer_v2 import _versions
 from ..util import dict_to_bytes
-from . import _transfer
+from . import _progress
 from ._display import escape_text, naturalsize, received_text
-from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
 
 # how long a session survives without any connection to the peer (a peer
 # that was killed never closes; Dilation would try to reconnect forever):
@@ -91,7 +93,7 @@ def _timeouts(cfg):
     if cfg.peer_timeout is not None:
         unreachable = min(PEER_TIMEOUT, cfg.peer_timeout)
     return {"peer_timeout": unreachable, "inactivity_timeout": cfg.peer_timeout,
-            "timeout_hint": _transfer.PEER_TIMEOUT_HINT}
+            "timeout_hint": _progress.PEER_TIMEOUT_HINT}
 
 
 class ConnectionPath:
@@ -171,7 +173,7 @@ class _Meter:
         # line says the rest); alone, it stays, as classic's does
         below = total is not None and not total.disable
         self._position = 1 if below else 0
-        self._bar = _transfer.progress_bar(cfg, size, desc, initial=initial,
+        self._bar = _progress.progress_bar(cfg, size, desc, initial=initial,
                                            position=self._position, leave=not below)
         self._total = total
         self._file = None  # the current file's bar, in a directory offer
@@ -182,7 +184,7 @@ class _Meter:
     def update(self, nbytes):
         if self._started is None:
             self._started = self._reactor.seconds()
-            say(self._cfg, _transfer.path_line(self._verbs[0], self._path.description))
+            say(self._cfg, _progress.path_line(self._verbs[0], self._path.description))
         self.moved += nbytes
         self._bar.update(nbytes)
         if self._file is not None:
@@ -209,8 +211,8 @@ class _Meter:
         """The next file of a directory offer begins (from byte ``offset``
         after a resume): its bar replaces the previous file's."""
         self._close_file()
-        columns = _transfer.terminal_width(self._cfg.stderr) or _transfer.DEFAULT_WIDTH
-        self._file = _transfer.progress_bar(self._cfg, size, file_label(segments, columns),
+        columns = _progress.terminal_width(self._cfg.stderr) or _progress.DEFAULT_WIDTH
+        self._file = _progress.progress_bar(self._cfg, size, file_label(segments, columns),
                                             initial=offset, position=self._position + 1,
                                             leave=False)
 
@@ -230,7 +232,7 @@ class _Meter:
 
     def summary(self):
         started = self._started if self._started is not None else self._reactor.seconds()
-        return _transfer.summary(self._verbs[1], self.moved, self._reactor.seconds() - started,
+        return _progress.summary(self._verbs[1], self.moved, self._reactor.seconds() - started,
                                  self._path.description)
 
     def lost(self, who, error):
@@ -239,7 +241,7 @@ class _Meter:
         closed the connection after X of Y were sent")."""
         if self._started is None or not isinstance(error, (T.OfferLost, T.ReceiveFailed)):
             return error
-        return TransferError(_transfer.peer_left(who, self.initial + self.moved, self.size,
+        return TransferError(peer_left(who, self.initial + self.moved, self.size,
                                                  "went away") + f" ({error})")
 
 
@@ -433,7 +435,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
     size = sum(o.size for o in outgoings)
     # a session bar above each offer's when there is more than one; the
     # receiver gets the totals for its own (a peer with "session-totals")
-    total = _transfer.progress_bar(cfg, size, "total", hidden=not several)
+    total = _progress.progress_bar(cfg, size, "total", hidden=not several)
     session.announce_totals(len(outgoings), size)
 
     def failed(error, label):
@@ -499,7 +501,7 @@ class Receiving:
         the sender shows it. Totals that come after an offer, or a second
         time, are ignored (the bars are placed already)."""
         if self._total is None and self.offers == 0 and offers > 1:
-            self._total = _transfer.progress_bar(self._cfg, nbytes, "total")
+            self._total = _progress.progress_bar(self._cfg, nbytes, "total")
 
     def _close_total(self):
         if self._total is not None:
@@ -522,7 +524,7 @@ class Receiving:
     def _no_offer(self, seconds):
         self._between = None
         self.gave_up = silence("the sender's next offer", seconds,
-                               _transfer.PEER_TIMEOUT_HINT)
+                               _progress.PEER_TIMEOUT_HINT)
         self._session.close()
 
     def _offer_over(self, result):
@@ -563,7 +565,7 @@ class Receiving:
             seconds = got["last"] - got["first"]
         return (f"Session: {got['offers']} of {self.offers} offers received "
                 f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
-                + _transfer.summary("received", got["bytes"], seconds, self._path.description))
+                + _progress.summary("received", got["bytes"], seconds, self._path.description))
 
     def _count_received(self, result, meter):
         got = self._received

@@ -86,7 +86,7 @@ def exit_status(exc):
     """3 when the transfer was declined (a human said no, on either side,
     or our receiver refused the offer before anything came), 1 for every
     other failure (a zipfile refused after it came is a failure)."""
-    from ._text import Declined
+    from ..transfer import Declined
     if isinstance(exc, Declined):
         return EXIT_DECLINED
     return EXIT_FAILED

@@ -11,24 +11,15 @@ import os
 
 from twisted.internet import defer
 
-from .. import _landing, _rlcompleter
-from .._escape import excerpt
+from .. import _rlcompleter, transfer
 from .._inactivity import give_up_after
-from ..errors import KeyFormatError, TransferError
-from ..util import dict_to_bytes
-from . import _transfer, _transfer_v2
-from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
+from ..errors import KeyFormatError
+from . import _transfer_v2
+from ._common import ask, make_transit, make_wormhole, run_and_close
 from ._display import escape_text, naturalsize, received_text
-from ._receiver import Receiver
-from ._text import Declined
-from ._unzip import receive_directory_into
+from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 
 PROMPT = "Enter receive wormhole code: "
-
-
-class DeclinedOffer(_landing.Refused, Declined):
-    """The offer was refused before anything was transferred: by the
-    human, or by the rules (overwrite, room, --only-text)."""
 
 
 # how long we wait for the peer before saying that we are waiting
@@ -101,160 +92,62 @@ def _receive_on(reactor, cfg, w, input_with_completion):
         else:
             print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
 
-    finished = defer.Deferred()
+    bar = ClassicTransferBar(cfg, "Receiving", 0)
 
-    def done(error):
-        if not finished.called:
-            finished.callback(error)
-
-    def display(text):
-        print(received_text(text), file=cfg.stdout, flush=True)
-    their_hints = []
-    offers = []
-
-    def offered(kind, offer):
-        offers.append((kind, offer))
-    receiver = Receiver(w.send_message, display, their_hints.extend, offered, done)
-    # a file offer stops the mailbox loop: the decision (and the human)
-    # come next, and the sender reads nothing until our answer
-    while not finished.called and not offers:
-        message, first = (first if first is not None else w.get_message()), None
-        body = yield _from_sender(reactor, cfg, message, "the sender's offer")
-        receiver.got_message(body)
-    if offers:
-        kind, offer = offers[0]
-        yield _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
+    def unpacking():
+        bar.close()
+        print("Unpacking zipfile..", file=cfg.stderr, flush=True)
+    policy = transfer.ReceivePolicy(
+        folder=cfg.cwd or os.getcwd(), output=cfg.output_file,
+        accept=lambda offer: _ask_human(reactor, cfg, offer, bar),
+        only_text=cfg.only_text, free_space=cfg.free_space,
+        peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
+    try:
+        got = yield transfer.receive(
+            reactor, w, cfg.appid, policy,
+            transit=lambda: make_transit(cfg.transit_receiver, reactor, cfg),
+            first_message=first, connected=bar.connected, progress=bar.progress,
+            unpacking=unpacking, timing=cfg.timing)
+    finally:
+        bar.close()
+    if got.kind == "text":
+        print(received_text(got.text), file=cfg.stdout, flush=True)
         return
-    error = yield finished
-    if error is not None:
-        raise error
+    what = "file" if got.kind == "file" else "files"
+    print(f"Received {what} written to: {escape_text(got.path)}", file=cfg.stderr,
+          flush=True)
+    print(summary("Received", got.size, got.seconds, escape_text(got.via)),
+          file=cfg.stderr, flush=True)
 
 
 def _from_sender(reactor, cfg, d, what):
     """``d``, given up after ``--peer-timeout`` seconds of silence."""
-    return give_up_after(d, reactor, cfg.peer_timeout, what, _transfer.PEER_TIMEOUT_HINT)
-
-
-def _numbers(kind, offer):
-    """(bytes on the wire, bytes on disk at most, files) of an offer, or
-    BadOffer."""
-    keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes", "numfiles")
-    values = [offer.get(k) for k in keys]
-    for k, v in zip(keys, values):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise _landing.BadOffer(f"the sender's offer has a bad {k}: {excerpt(v)}")
-    if kind == "file":
-        return values[0], values[0], 1
-    return tuple(values)
+    return give_up_after(d, reactor, cfg.peer_timeout, what, PEER_TIMEOUT_HINT)
 
 
 @defer.inlineCallbacks
-def _decide(reactor, cfg, kind, offer):
-    """Check the offer and ask the human; returns (target path, bytes on
-    the wire, bytes unpacked at most), or raises Refused (the peer is then
-    told 'transfer rejected')."""
-    if cfg.only_text:
-        raise _landing.Refused(f"the sender offered a {kind}, and --only-text "
-                                "accepts only text messages")
+def _ask_human(reactor, cfg, offer, bar):
+    """The policy's ``accept``: say what is offered and where it goes, and
+    ask (unless --accept-file)."""
     cwd = cfg.cwd or os.getcwd()
-    size, unpacked, numfiles = _numbers(kind, offer)
-    target = _landing.target_path(cwd, offer.get("filename" if kind == "file" else "dirname"),
-                                  cfg.output_file)
+    target = offer.target
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
-    _landing.check_not_existing(target, shown)
     shown = escape_text(shown)  # the name came from the peer
-    needed = size if kind == "file" else size + unpacked
-    _landing.check_room(cfg.free_space, target, needed)
-    if kind == "file":
-        print(f"Receiving file ({naturalsize(size)}) into: '{shown}'", file=cfg.stderr,
-              flush=True)
+    size = naturalsize(offer.size)
+    if offer.kind == "file":
+        print(f"Receiving file ({size}) into: '{shown}'", file=cfg.stderr, flush=True)
     else:
-        print(f"Receiving directory ({naturalsize(size)}) into: '{shown}'/\n"
-              f"{numfiles} files, {naturalsize(unpacked)} (uncompressed)",
+        print(f"Receiving directory ({size}) into: '{shown}'/\n"
+              f"{offer.numfiles} files, {naturalsize(offer.unpacked)} (uncompressed)",
               file=cfg.stderr, flush=True)
-    if not cfg.accept_file:
-        try:
-            answer = yield ask(reactor, cfg, "ok? (Y/n): ")
-        except EOFError:
-            answer = "n"
-        if answer.strip().lower() not in ("", "y", "yes"):
-            raise _landing.Refused("transfer rejected")
-    return target, size, unpacked, numfiles
-
-
-@defer.inlineCallbacks
-def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished):
+    bar.size = offer.size
+    if cfg.accept_file:
+        return True
     try:
-        target, size, unpacked, numfiles = yield _decide(reactor, cfg, kind, offer)
-    except _landing.Refused as e:
-        receiver.decline(e)
-        if isinstance(e, _landing.BadOffer):
-            raise  # a malformed offer is a failure (exit 1), not a decision
-        # refused before anything came: the transfer was declined (exit 3)
-        raise DeclinedOffer(*e.args) from None
-    transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
-    ours = yield _transfer.transit_message(transit)
-    # our hints before the answer: the sender connects once it has the ack
-    w.send_message(dict_to_bytes({"transit": ours}))
-    transit.add_connection_hints(their_hints)
-    receiver.accept()
-    error = yield finished
-    if error is not None:
-        raise error
-    transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
-    close_early(w)  # our hints and file_ack are sent (spec 9.3)
-    pipe = yield transit.connect()
-    try:
-        partial = _landing.PartialFile(target if kind == "file" else
-                                        os.path.join(os.path.dirname(target),
-                                                     os.path.basename(target) + ".zip"))
-    except OSError as e:
-        pipe.close()
-        raise _disk_error(e, target) from None
-    # Ctrl-C (reactor shutdown) mid-transfer: no partial file stays behind
-    on_shutdown = OnShutdown(reactor, partial.abort)
-
-    def cleanup():
-        on_shutdown.cancel()
-        # the zipfile of a directory, or what arrived of a failed transfer
-        partial.abort()
-    try:
-        # the hint's host name came from the peer
-        print(_transfer.path_line("Receiving", escape_text(pipe.describe())),
-              file=cfg.stderr, flush=True)
-        timed = cfg.timing.add("transfer", bytes=size)  # docs/timing.md
-        started = reactor.seconds()
-        with _transfer.progress_bar(cfg, size) as progress:
-            digest = yield _transfer.receive_file(pipe, partial, size, progress,
-                                                  reactor, cfg.peer_timeout)
-        try:
-            if kind == "file":
-                partial.commit()
-            else:
-                print("Unpacking zipfile..", file=cfg.stderr, flush=True)
-                receive_directory_into(partial.path, target, unpacked, numfiles)
-        except OSError as e:
-            raise _disk_error(e, target) from None
-        _transfer.send_ack(pipe, digest)
-        timed.finish()
-    except BaseException:
-        cleanup()
-        pipe.close()
-        raise
-    cleanup()
-    yield pipe.close()
-    what = "file" if kind == "file" else "files"
-    print(f"Received {what} written to: {escape_text(target)}", file=cfg.stderr,
-          flush=True)
-    print(_transfer.summary("Received", size, reactor.seconds() - started,
-                            escape_text(pipe.describe())),
-          file=cfg.stderr, flush=True)
-
-
-def _disk_error(e, target):
-    """One line for what the disk refused us (full, read-only, a name
-    too long for this file system...)."""
-    return TransferError(f"cannot write '{target}': {e.strerror or e}")
+        answer = yield ask(reactor, cfg, "ok? (Y/n): ")
+    except EOFError:
+        answer = "n"
+    return answer.strip().lower() in ("", "y", "yes")
 
 
 @defer.inlineCallbacks

@@ -10,12 +10,14 @@ import os
 
 from twisted.internet import defer
 
+from .. import transfer
+from .._shutdown import OnShutdown
 from .._status import ConsumedCode
 from ..errors import TransferError
-from . import _outgoing, _qr, _transfer, _transfer_v2
-from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
-from ._display import naturalsize
-from ._offer import file_sender, text_sender
+from . import _qr, _transfer_v2
+from ._common import ask, make_transit, make_wormhole, run_and_close
+from ._display import escape_text, naturalsize
+from ._progress import ClassicTransferBar, summary
 from ._uri import transfer_uri
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
@@ -102,14 +104,27 @@ def _announce_code(cfg, w):
         _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
 
 
+def _verify(reactor, cfg):
+    """With --verify: the library's ``verify``, asking the human whether
+    the verifier matches (None without: no question)."""
+    if not cfg.verify:
+        return None
+
+    @defer.inlineCallbacks
+    def verify(verifier):
+        answer = yield ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
+        return answer.strip().lower() in ("yes", "y")
+    return verify
+
+
 @defer.inlineCallbacks
 def _verified(reactor, cfg, w):
-    """With --verify: whether the human accepts the verifier."""
-    if not cfg.verify:
+    """With --verify: whether the human accepts the verifier (asked by
+    transfer-v2 before its session, cli/_transfer_v2.py)."""
+    verify = _verify(reactor, cfg)
+    if verify is None:
         return True
-    verifier = yield w.get_verifier()
-    answer = yield ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
-    return answer.strip().lower() in ("yes", "y")
+    return (yield verify((yield w.get_verifier())))
 
 
 @defer.inlineCallbacks
@@ -118,26 +133,9 @@ def _send_on(reactor, cfg, w, text):
     yield send_text_on(reactor, cfg, w, text)
 
 
-@defer.inlineCallbacks
 def send_text_on(reactor, cfg, w, text):
     """The classic text offer (spec 9.1) on ``w``, whose code was announced."""
-    finished = defer.Deferred()
-
-    def done(error):
-        if not finished.called:
-            finished.callback(error)
-    sender = text_sender(w.send_message, done)
-
-    if not (yield _verified(reactor, cfg, w)):
-        sender.reject_verification()
-    if not finished.called:
-        sender.send_offer({"message": text})
-    while not finished.called:
-        body = yield w.get_message()
-        sender.got_message(body)
-    error = yield finished
-    if error is not None:
-        raise error
+    return transfer.send_text(w, text, verify=_verify(reactor, cfg))
 
 
 # -- files and directories (spec 004 9.1, 9.3) --------------------------------
@@ -150,14 +148,18 @@ def send_path(reactor, cfg, w=None):
         print(f"Warning: {message}", file=cfg.stderr, flush=True)
     if os.path.isdir(cfg.what):
         print("Building zipfile..", file=cfg.stderr, flush=True)
-    outgoing = _outgoing.prepare(cfg.what, cfg.ignore_unsendable_files, warn,
-                                 tmpdir=cfg.tmpdir)
+    try:
+        outgoing = transfer.prepare(cfg.what, cfg.ignore_unsendable_files, warn,
+                                    tmpdir=cfg.tmpdir)
+    except transfer.Unsendable as e:
+        raise TransferError(f"{e} (use --ignore-unsendable-files to skip what cannot "
+                            "be sent)") from None
     # a directory's temporary zipfile goes on every path, Ctrl-C included
     on_shutdown = OnShutdown(reactor, outgoing.cleanup)
     try:
-        print(_outgoing.describe(outgoing), file=cfg.stderr, flush=True)
+        print(transfer.describe(outgoing), file=cfg.stderr, flush=True)
         # made now: a bad --transit-helper fails before a code is allocated
-        transit = _transfer.make_transit(cfg.transit_sender, reactor, cfg)
+        transit = make_transit(cfg.transit_sender, reactor, cfg)
         if w is not None:
             yield _offer_path(reactor, cfg, w, outgoing, transit)
             return
@@ -178,44 +180,19 @@ def _send_path_on(reactor, cfg, w, outgoing, transit):
 
 @defer.inlineCallbacks
 def _offer_path(reactor, cfg, w, outgoing, transit):
-    finished = defer.Deferred()
+    bar = ClassicTransferBar(cfg, "Sending", outgoing.size)
 
-    def done(error):
-        if not finished.called:
-            finished.callback(error)
-    sender = file_sender(w.send_message, transit.add_connection_hints, done)
-    if not (yield _verified(reactor, cfg, w)):
-        sender.reject_verification()
-    else:
-        ours = yield _transfer.transit_message(transit)
-        sender.send_offer(outgoing.offer, ours)
-    while not finished.called:
-        body = yield w.get_message()
-        sender.got_message(body)
-    error = yield finished
-    if error is not None:
-        raise error
-    transit.set_transit_key(_transfer.transit_key(w, cfg.appid))
-    close_early(w)  # the file_ack was the last mailbox message (spec 9.3)
-    pipe = yield transit.connect()
-    try:
-        print(_transfer.path_line("Sending", pipe.describe()), file=cfg.stderr, flush=True)
-        progress = _transfer.progress_bar(cfg, outgoing.size)
-        timed = cfg.timing.add("transfer", bytes=outgoing.size)  # docs/timing.md
-        started = reactor.seconds()
-        with outgoing.open() as f, progress:
-            digest = yield _transfer.send_file(pipe, f, progress, outgoing.size,
-                                               clock=reactor)
-            grown = _outgoing.grown(f, outgoing)
+    def sent(grown):
+        bar.close()
         if grown:
             print(f"Warning: {grown}", file=cfg.stderr, flush=True)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
-        yield _transfer.wait_for_ack(pipe, digest, clock=reactor, size=outgoing.size)
-        timed.finish()
-    except BaseException:
-        pipe.close()
-        raise
+    try:
+        result = yield transfer.send_file(
+            reactor, w, cfg.appid, outgoing, transit, verify=_verify(reactor, cfg),
+            connected=bar.connected, progress=bar.progress, sent=sent, timing=cfg.timing)
+    finally:
+        bar.close()
     print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
-    print(_transfer.summary("Sent", outgoing.size, reactor.seconds() - started,
-                            pipe.describe()), file=cfg.stderr, flush=True)
-    yield pipe.close()
+    print(summary("Sent", result.size, result.seconds, escape_text(result.via)),
+          file=cfg.stderr, flush=True)

@@ -14,11 +14,11 @@ from twisted.internet import defer
 from .. import transfer_v2 as T
 from .._dilation.manager import OldPeerCannotDilateError
 from ..errors import TransferError
+from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from . import _transfer_v2
 from ._common import make_wormhole, read_line, run_and_close
 from ._display import escape_text
-from ._text import VERIFICATION_REJECTED, Declined
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")

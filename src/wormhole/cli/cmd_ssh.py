@@ -21,12 +21,11 @@ from twisted.internet import defer
 from .._escape import escape_text
 from .._inactivity import give_up_after
 from ..errors import TransferError
+from ..transfer import Receiver, text_sender
+from ..transfer import parse_message as _parse
 from ..util import dict_to_bytes
 from ._common import ask, make_wormhole, run_and_close
 from ._config import APPID
-from ._offer import text_sender
-from ._receiver import Receiver
-from ._text import _parse
 
 SSH_APPID = "lothar.com/wormhole/ssh-add"
 NOT_A_KEY = "that is not an SSH public key"

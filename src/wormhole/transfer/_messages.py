@@ -1,13 +1,15 @@
 """What both sides of the file-transfer protocol (spec 004 chapter 9)
-share: parsing a peer message, the words sent when a human says no, and
-the error a peer's ``error`` message becomes. (The sender of texts, files
-and directories is ``_offer.OfferSender``; the recipient
-``_receiver.Receiver``.)
+share: parsing a peer message, the hints of a ``transit`` message, the
+words sent when a human says no, and the error a peer's ``error`` message
+becomes. (The sender of texts, files and directories is
+``_offer.OfferSender``; the recipient ``_receiver.Receiver``.)
 """
 from .._escape import excerpt
 from ..errors import TransferError
 from ..util import bytes_to_dict
 
+# spec 004 9.1: a directory offer's only compression mode
+ZIP_MODE = "zipfile/deflated"
 # what each side says on the wire (the values are the peer's to display)
 VERIFICATION_REJECTED = "the sender rejected the verification code; transfer abandoned"
 # the reference's words when the receiving human (or its rules) says no
@@ -31,7 +33,7 @@ def peer_gave_up(who, error):
     return TransferError(f"the {who} gave up: {excerpt(error)}")
 
 
-def _parse(body):
+def parse_message(body):
     """Decode a peer message, or return None when it is not a JSON object
     (or nests deeper than the JSON decoder's recursion allows: a peer's
     ``[[[[...`` must be refused like any garbage, not crash us)."""
@@ -39,3 +41,10 @@ def _parse(body):
         return bytes_to_dict(body)
     except (ValueError, RecursionError):
         return None
+
+
+def hints_of(transit):
+    """The ``hints-v1`` list of a peer's ``transit`` value (spec 004 9.3);
+    anything malformed counts as no hints."""
+    hints = transit.get("hints-v1") if isinstance(transit, dict) else None
+    return hints if isinstance(hints, list) else []

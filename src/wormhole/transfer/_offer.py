@@ -22,8 +22,7 @@ from .._tracing import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IOfferSender
-from ._receiver import _hints_of
-from ._text import VERIFICATION_REJECTED, Declined, _parse, peer_gave_up
+from ._messages import VERIFICATION_REJECTED, Declined, hints_of, parse_message, peer_gave_up
 
 
 def text_sender(send_message, finished):
@@ -66,14 +65,14 @@ class OfferSender:
     def reject_verification(self): pass  # noqa
 
     def got_message(self, body):
-        msg = _parse(body)
+        msg = parse_message(body)
         if msg is None:
             return self._got_garbage()
         # spec 9.1: keys may come together or apart; error ends it first
         if "error" in msg:
             return self._got_error(msg["error"])
         if "transit" in msg and self._got_hints is not None:
-            self._got_transit(_hints_of(msg["transit"]))
+            self._got_transit(hints_of(msg["transit"]))
         if "answer" not in msg:
             return self._got_irrelevant()
         answer = msg["answer"]

@@ -1,5 +1,5 @@
-"""Interfaces of the CLI's protocol machines (the file-transfer
-protocol, spec 004 chapter 9)."""
+"""Interfaces of the classic file-transfer protocol's machines (spec 004
+chapter 9)."""
 from zope.interface import Interface
 
 

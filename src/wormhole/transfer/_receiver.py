@@ -23,16 +23,9 @@ from .._tracing import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IReceiver
-from ._text import _parse, peer_gave_up
+from ._messages import TRANSFER_REJECTED, ZIP_MODE, hints_of, parse_message, peer_gave_up
 
 UNKNOWN_OFFER = "unknown offer type"
-REJECTED = "transfer rejected"
-ZIP_MODE = "zipfile/deflated"
-
-
-def _hints_of(transit):
-    hints = transit.get("hints-v1") if isinstance(transit, dict) else None
-    return hints if isinstance(hints, list) else []
 
 
 @implementer(IReceiver)
@@ -57,14 +50,14 @@ class Receiver:
     def S2_done(self): pass  # noqa
 
     def got_message(self, body):
-        msg = _parse(body)
+        msg = parse_message(body)
         if msg is None:
             return self._got_garbage()
         # spec 9.2: error wins over every other key of the same message
         if "error" in msg:
             return self._got_error(msg["error"])
         if "transit" in msg:
-            self._got_transit(_hints_of(msg["transit"]))
+            self._got_transit(hints_of(msg["transit"]))
         if "offer" not in msg:
             return self._got_irrelevant()
         offer = msg["offer"]
@@ -143,7 +136,7 @@ class Receiver:
 
     @m.output()
     def _send_rejection(self, reason):
-        self._send_message(dict_to_bytes({"error": REJECTED}))
+        self._send_message(dict_to_bytes({"error": TRANSFER_REJECTED}))
 
     @m.output()
     def _fail_declined(self, reason):

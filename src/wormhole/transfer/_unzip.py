@@ -22,8 +22,13 @@ Two steps, and nothing is written before the first one passed:
    bytes written are counted against the offer's ``numbytes`` as they
    are decompressed, whatever the headers claim.
 
-Entry modes are ignored (files 0666, folders 0777, less the umask: no
-set-uid bit, no device or FIFO from an archive). Every way a damaged
+Modes (issue 22 item 5): a file or folder entry keeps the permission
+bits the sender's zipfile carries in its external attributes (``st_mode
+<< 16``, as the reference and we write them), never set-uid, set-gid or
+sticky, and never more than the receiver's umask allows; an entry
+carrying none gets what ``open()``/``mkdir()`` give (0666/0777 less the
+umask). Folders get theirs last, so a read-only folder is still filled.
+No device or FIFO comes from an archive. Every way a damaged
 archive makes ``zipfile`` fail becomes ``Refused`` with one line; a disk
 error becomes a ``TransferError`` naming it.
 """
@@ -34,7 +39,7 @@ import stat
 import zipfile
 
 from .. import _landing
-from .._landing import Refused, check_path, land_folder
+from .._landing import Refused, check_path, default_mode, land_folder
 from ..errors import TransferError
 
 # PATH_MAX: no legitimate link target is longer, and a link entry's data
@@ -59,6 +64,14 @@ _MODES = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 def _is_link(info):
     return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _permissions(info, default):
+    """The permission bits to create an entry with (the kernel then takes
+    away what the umask forbids): the sender's, without set-uid, set-gid
+    and sticky (``0o777``), or ``default`` when the entry carries no mode."""
+    mode = info.external_attr >> 16
+    return stat.S_IMODE(mode) & 0o777 if mode else default
 
 
 class _Link:
@@ -300,13 +313,16 @@ def unpack(zf, entries, root, max_bytes):
     try:
         written = 0
         links = []
+        moded_folders = []
         for info, parts, kind in entries:
             if isinstance(kind, _Link):
                 links.append((parts, kind.target))
             elif kind is _DIR:
                 folders.get(parts)
+                moded_folders.append((parts, _permissions(info, 0o777)))
             else:
-                fd = os.open(parts[-1], _FILE_FLAGS, 0o666, dir_fd=folders.get(parts[:-1]))
+                fd = os.open(parts[-1], _FILE_FLAGS, _permissions(info, 0o666),
+                             dir_fd=folders.get(parts[:-1]))
                 try:
                     written += _write_file(zf, info, fd, max_bytes - written)
                 except _OverBudget:
@@ -316,6 +332,11 @@ def unpack(zf, entries, root, max_bytes):
         # links last: no entry above was written through one
         for parts, target in links:
             os.symlink(target, parts[-1], dir_fd=folders.get(parts[:-1]))
+        # folders last (deepest first), once nothing more goes into them:
+        # on the descriptor, never through a name
+        umask = 0o777 & ~default_mode(0o777)
+        for parts, mode in sorted(moded_folders, key=lambda p: -len(p[0])):
+            os.fchmod(folders.get(parts), mode & ~umask)
     finally:
         folders.close()
 

@@ -1,5 +1,8 @@
 """Moving the bytes of a file or directory over Transit (spec 004 9.3).
 
+``progress(nbytes)``, a plain callable as in ``transfer_v2``, hears the
+bytes moved on either side; nothing here shows anything.
+
 The sender streams the file as records (a streaming producer into the
 record pipe: Transit's flow control decides the pace), hashing as it goes; the
 receiver writes every record to a ``PartialFile`` (hashing the bytes as
@@ -8,31 +11,18 @@ they are written) and, once all announced bytes arrived and are on disk
 ``{"ack": "ok", "sha256": HEX}``; the sender compares it with its own.
 """
 import hashlib
-import os
 
-import tqdm
 from twisted.internet import defer, error, interfaces
 from twisted.python import failure
 from zope.interface import implementer
 
 from .._inactivity import Watchdog, silence
 from ..errors import TransferError
+from .._wording import peer_left, size_of
 from ..util import bytes_to_dict, dict_to_bytes
-from ._display import naturalsize
 
 # spec 004 9.3: both sides derive the Transit key from the wormhole key
 TRANSIT_KEY_LENGTH = 32
-
-
-def make_transit(factory, reactor, cfg):
-    """A TransitSender/Receiver with the CLI's relay and --no-listen; a
-    malformed --transit-helper is a readable error."""
-    try:
-        kwargs = {} if cfg.tor_manager is None else {"tor": cfg.tor_manager}
-        return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
-                       reactor=reactor, timing=cfg.timing, **kwargs)
-    except ValueError as e:
-        raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
 
 
 def transit_key(w, appid):
@@ -44,63 +34,6 @@ def transit_message(transit):
     """The value of our ``transit`` message: abilities and hints (9.3)."""
     hints = yield transit.get_connection_hints()
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
-
-
-# the width when stderr is not a terminal (a log file, a pipe)
-DEFAULT_WIDTH = 80
-# below these widths, parts of the bar go (rather than be cut mid-number)
-_FORMATS = [
-    (60, "{l_bar}{bar}{r_bar}"),                                 # tqdm's full line
-    (40, "{percentage:3.0f}% {n_fmt}/{total_fmt} {rate_fmt}"),  # no bar, no ETA
-    (0, "{percentage:3.0f}% {n_fmt}/{total_fmt}"),
-]
-
-
-def terminal_width(stream):
-    """The columns of the terminal ``stream`` writes to, or None."""
-    try:
-        if stream.isatty():
-            return os.get_terminal_size(stream.fileno()).columns
-    except (AttributeError, OSError, ValueError):
-        pass
-    return None
-
-
-def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True):
-    """A byte counter with rate and ETA on stderr (none with
-    --hide-progress, or ``hidden``), as wide as the terminal: a narrow one
-    drops the bar, then the rate, so what is shown is never cut.
-    ``desc`` names it (transfer-v2 shows the session's bar and, below it
-    at ``position`` 1, the current offer's, which does not ``leave``)."""
-    width = terminal_width(cfg.stderr)
-    ncols = width or DEFAULT_WIDTH
-    bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
-    if desc and not bar_format.startswith("{l_bar}"):
-        bar_format = "{desc}: " + bar_format
-    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
-                     file=cfg.stderr, disable=cfg.hide_progress or hidden,
-                     ncols=ncols - 1 if width else ncols, bar_format=bar_format,
-                     position=position, initial=initial)
-
-
-def path_line(verb, path):
-    """The line that says how the data goes: "Sending (->tcp:host:port).."."""
-    return f"{verb} ({path}).."
-
-
-def summary(verb, size, seconds, path):
-    """The last line of a transfer: "Sent 8.0 MB in 1.23 s (6.5 MB/s) via
-    ->relay:tcp:host:4001"."""
-    rate = naturalsize(int(size / seconds)) + "/s" if seconds > 0 else "-"
-    return f"{verb} {naturalsize(size)} in {seconds:.2f} s ({rate}) via {path}"
-
-
-def peer_left(who, done, total, how="closed the connection"):
-    """A peer gone mid-transfer, in one line: "the receiver closed the
-    connection after 4.2 MB of 8.0 MB were sent" (``who``: "receiver" on
-    the sending side, "sender" on the receiving side)."""
-    moved = "were sent" if who == "receiver" else "arrived"
-    return f"the {who} {how} after {_of(done, total)} {moved}"
 
 
 # 64 KiB: where SecretBox is fastest on this kind of machine (larger
@@ -174,7 +107,7 @@ class _FileStreamer:
             return
         self._paused = False
         read, update, send = self._read, self._hash, self._pipe.send_records
-        progress = self._progress.update
+        progress = self._progress
         try:
             while not self._paused:
                 batch, size = [], 0
@@ -228,14 +161,11 @@ class _FileStreamer:
             self.done.errback(result)
 
 
-def _of(done, total):
-    return f"{naturalsize(done)} of {naturalsize(total)}"
-
-
 @defer.inlineCallbacks
 def send_file(pipe, fileobj, progress, total, clock=None):
-    """Stream the first ``total`` bytes of ``fileobj`` into ``pipe``;
-    fires with the sha256 (hex) sent. When the connection goes away meanwhile (the
+    """Stream the first ``total`` bytes of ``fileobj`` into ``pipe``
+    (``progress(nbytes)`` hears each batch); fires with the sha256 (hex)
+    sent. When the connection goes away meanwhile (the
     receiver quit, or its network did), the TransferError says how far
     we got, in one line (issue 11: never a traceback). With ``clock``, a
     receiver that reads nothing for STALL_TIMEOUT seconds ends it too."""
@@ -245,16 +175,16 @@ def send_file(pipe, fileobj, progress, total, clock=None):
         yield streamer.start()
     except _Stalled:
         raise TransferError(f"the receiver stopped answering: nothing could be sent "
-                            f"for {STALL_TIMEOUT:.0f} s after {_of(streamer.sent, total)}"
+                            f"for {STALL_TIMEOUT:.0f} s after {size_of(streamer.sent, total)}"
                             ) from None
     except _Shrank:
-        raise TransferError(f"the file ended after {_of(streamer.sent, total)}: it "
+        raise TransferError(f"the file ended after {size_of(streamer.sent, total)}: it "
                             "shrank while being sent") from None
     except _ReadFailed as e:
         # reading our own file failed (a disk error): say so
         reason = e.args[0]
         raise TransferError(f"cannot read the file being sent after "
-                            f"{_of(streamer.sent, total)}: "
+                            f"{size_of(streamer.sent, total)}: "
                             f"{reason.strerror or reason}") from None
     except (error.ConnectionClosed, error.ConnectionLost, ConnectionError):
         raise TransferError(peer_left("receiver", streamer.sent, total)) from None
@@ -297,13 +227,14 @@ class _ToPartial:
     TransferError saying which), the connection is closed, and the
     transfer fails with that reason."""
 
-    def __init__(self, partial, progress, pipe, clock, timeout):
+    def __init__(self, partial, progress, pipe, clock, timeout, timeout_hint):
         self._partial = partial
         self._progress = progress
         self._pipe = pipe
         self.error = None
         self._watchdog = Watchdog(clock, timeout, self._silent) if clock else None
         self._timeout = timeout
+        self._timeout_hint = timeout_hint
         # set by receive_file: stop waiting for the pipe (it may never
         # report the close we asked for, if the peer does not answer it)
         self.abandon = None
@@ -322,7 +253,7 @@ class _ToPartial:
                 self.abandon()
 
     def _silent(self):
-        self._fail(silence("the sender's data", self._timeout, PEER_TIMEOUT_HINT))
+        self._fail(silence("the sender's data", self._timeout, self._timeout_hint))
 
     def stop(self):
         if self._watchdog is not None:
@@ -339,20 +270,17 @@ class _ToPartial:
             self._fail(TransferError(f"cannot write the received data: "
                                      f"{e.strerror or e}"))
             return
-        self._progress.update(len(data))
-
-
-# what the CLI adds to a PeerTimeout's message: the option that changes it
-PEER_TIMEOUT_HINT = " (--peer-timeout)"
+        self._progress(len(data))
 
 
 @defer.inlineCallbacks
-def receive_file(pipe, partial, size, progress, clock=None, timeout=None):
-    """Fill ``partial`` with ``size`` bytes from ``pipe``; fires with the
-    sha256 (hex) of the bytes written, once they are on disk. With a
-    ``clock``, gives up (PeerTimeout) when the sender sends nothing for
-    ``timeout`` seconds (docs/security.md)."""
-    sink = _ToPartial(partial, progress, pipe, clock, timeout)
+def receive_file(pipe, partial, size, progress, clock=None, timeout=None, timeout_hint=""):
+    """Fill ``partial`` with ``size`` bytes from ``pipe`` (``progress
+    (nbytes)`` hears each record written); fires with the sha256 (hex) of
+    the bytes written, once they are on disk. With a ``clock``, gives up
+    (PeerTimeout, its message ending with ``timeout_hint``) when the
+    sender sends nothing for ``timeout`` seconds (docs/security.md)."""
+    sink = _ToPartial(partial, progress, pipe, clock, timeout, timeout_hint)
     try:
         if size > 0:
             try:

@@ -1,4 +1,4 @@
-"""What ``wormhole send PATH`` offers (spec 004 9.1): a file as it is, a
+"""What a classic sender offers (spec 004 9.1): a file as it is, a
 directory as a deflated zipfile built in a temporary file first (its size
 goes in the offer, so it must be known before anything is sent).
 
@@ -14,9 +14,9 @@ import zlib
 import attrs
 
 from ..errors import TransferError
-from ._display import naturalsize
+from .._wording import naturalsize
 
-ZIP_MODE = "zipfile/deflated"
+from ._messages import ZIP_MODE
 
 
 @attrs.define
@@ -78,6 +78,11 @@ class _Unsendable(Exception):
     """One entry of the tree cannot be sent: ``reason`` says why."""
 
 
+class Unsendable(TransferError):
+    """Something in the directory cannot be sent (and ``prepare`` was not
+    told to skip it): the message names it and says why."""
+
+
 def _walk(path, unsendable):
     """Yield (local path, '/'-separated entry name, is_dir) for what the
     zipfile holds: every file, and every directory that holds nothing sent
@@ -125,8 +130,8 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
     directories (a name ending in '/'; numfiles counts files only, as the
     reference's offer does). What cannot be sent (an unreadable file or
     directory, a dangling link, a FIFO, socket or device, a link loop)
-    stops the send, or is skipped with a warning when
-    ``ignore_unsendable`` (--ignore-unsendable-files); docs/cli.md."""
+    stops the send (Unsendable), or is skipped with a ``warn``ing when
+    ``ignore_unsendable``; docs/cli.md."""
     def unsendable(local, reason):
         reason = f"{local}: {reason}"
         if not ignore_unsendable:
@@ -152,8 +157,7 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
                 numfiles += 1
     except _Unsendable as e:
         os.unlink(zpath)
-        raise TransferError(f"Cannot send {e} (use --ignore-unsendable-files to skip "
-                            "what cannot be sent)") from None
+        raise Unsendable(f"Cannot send {e}") from None
     except BaseException:
         os.unlink(zpath)
         raise
