@@ -16,11 +16,15 @@ from .._escape import excerpt
 from .._inactivity import give_up_after
 from ..errors import KeyFormatError, TransferError
 from ..util import dict_to_bytes
-from . import _incoming, _transfer, _transfer_v2
-from ._common import OnShutdown, ask, close_early, make_wormhole, run_and_close
+from . import _incoming, _transfer
+from ._common import OnShutdown, close_early, make_wormhole, run_and_close
+from ._prompt import ask
 from ._display import escape_text, naturalsize, received_text
+from ._receive_v2 import receive_session
 from ._receiver import Receiver
 from ._text import Declined
+from ._v2_session import peer_speaks_v2, wormhole_kwargs
+from ._wording import CLASSIC_USED
 
 PROMPT = "Enter receive wormhole code: "
 
@@ -68,7 +72,7 @@ class _WaitingNotice:
 @defer.inlineCallbacks
 def receive(reactor, cfg, input_with_completion=None):
     """Receive one text message and print it on stdout."""
-    w = make_wormhole(reactor, cfg, "receive", **_transfer_v2.wormhole_kwargs(cfg, "receive"))
+    w = make_wormhole(reactor, cfg, "receive", **wormhole_kwargs(cfg, "receive"))
     yield run_and_close(reactor, w,
                         lambda: _receive_on(reactor, cfg, w, input_with_completion))
 
@@ -92,13 +96,13 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     # before we fell back to classic (a sender that cannot dilate)
     first = None
     if not cfg.classic:
-        if _transfer_v2.peer_speaks_v2((yield w.get_versions())):
-            mailbox = yield _transfer_v2.receive_session(reactor, cfg, w)
+        if peer_speaks_v2((yield w.get_versions())):
+            mailbox = yield receive_session(reactor, cfg, w)
             if mailbox is None:
                 return
             first = mailbox.first_message()
         else:
-            print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
+            print(CLASSIC_USED, file=cfg.stderr, flush=True)
 
     finished = defer.Deferred()
 

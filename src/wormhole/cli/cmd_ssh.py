@@ -22,10 +22,12 @@ from .._escape import escape_text
 from .._inactivity import give_up_after
 from ..errors import TransferError
 from ..util import dict_to_bytes
-from ._common import ask, make_wormhole, run_and_close
+from ._common import make_wormhole, run_and_close
+from ._prompt import ask
 from ._config import APPID
 from ._offer import text_sender
 from ._receiver import Receiver
+from ._send_classic import until_finished
 from ._text import _parse
 
 SSH_APPID = "lothar.com/wormhole/ssh-add"
@@ -128,12 +130,7 @@ def _accept_on(w, cfg, text):
     finished = defer.Deferred()
     sender = text_sender(w.send_message, finished.callback)
     sender.send_offer({"message": text})
-    while not finished.called:
-        body = yield w.get_message()
-        sender.got_message(body)
-    error = yield finished
-    if error is not None:
-        raise error
+    yield until_finished(w, sender, finished)
 
 
 # -- invite ---------------------------------------------------------------------
