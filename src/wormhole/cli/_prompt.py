@@ -1,15 +1,37 @@
 """Questions to the human (``ok? (Y/n): ``, the verifier, ``Text to
 send: ``) and ``wormhole share``'s lines: where they are read, and how.
+
+A prompt is answered in the terminal's own line mode (``sys.stdin``'s
+``readline()`` in a thread), not with ``input()``: once GNU readline is
+loaded (the code prompt's tab completion loads it), ``input()`` on a
+terminal switches it to ``-icanon -echo`` while it waits and switches it
+back only when a line comes. A command that ends while a question is
+open (Ctrl-C at the prompt, the peer gone, ``share`` ended by the peer)
+would leave the user's shell that way (issue 22). The terminal is also
+restored on every exit by ``_terminal.TerminalState``; reading this way
+means that nothing changes it in the first place.
 """
+import sys
+
 from twisted.internet import defer
 
 from .._rlcompleter import _in_daemon_thread
 
 
+def _read_line_plain(prompt, stdin, stdout):
+    """Blocking: write ``prompt``, read one line (EOFError at end of input)."""
+    stdout.write(prompt)
+    stdout.flush()
+    line = stdin.readline()
+    if not line:
+        raise EOFError("end of input")
+    return line[:-1] if line.endswith("\n") else line
+
+
 def read_line(reactor, prompt):
-    """Ask the human (``input()`` in a daemon thread: it blocks, and must
-    not hold up the process's end)."""
-    return _in_daemon_thread(reactor, input, prompt)
+    """Ask the human: the prompt on stdout, the answer from stdin (in a
+    daemon thread: it blocks, and must not hold up the process's end)."""
+    return _in_daemon_thread(reactor, _read_line_plain, prompt, sys.stdin, sys.stdout)
 
 
 def ask(reactor, cfg, prompt):

@@ -93,8 +93,11 @@ def exit_status(exc):
 
 
 def _dispatch(command, cfg):
-    """Run ``command`` on the real reactor; never returns."""
-    task.react(_main, (command, cfg))
+    """Run ``command`` on the real reactor; never returns. The terminal is
+    left as it was found on every way out (``_terminal``)."""
+    from ._terminal import TerminalState
+    with TerminalState(sys.stdin):
+        task.react(_main, (command, cfg))
 
 
 @defer.inlineCallbacks
