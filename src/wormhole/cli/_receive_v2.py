@@ -5,9 +5,9 @@ from twisted.internet import defer
 
 from .._eventual import EventualQueue
 from ..observer import OneShotObserver
-from ._prompt import ask
 from ._connection_path import ConnectionPath
 from ._display import received_text
+from ._prompt import ask
 from ._receiving import Receiving
 from ._text import _parse, peer_gave_up
 from ._v2_session import receiving_session, started

@@ -22,8 +22,12 @@ from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
 from ._text import VERIFICATION_REJECTED, Declined
-from ._v2_session import (check_transit_helper, peer_speaks_v2, receiving_session,
-                          wormhole_kwargs)
+from ._v2_session import (
+    check_transit_helper,
+    peer_speaks_v2,
+    receiving_session,
+    wormhole_kwargs,
+)
 from ._wording import V2_USED, outcome, peer_says
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "

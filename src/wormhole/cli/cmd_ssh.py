@@ -23,9 +23,9 @@ from .._inactivity import give_up_after
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
-from ._prompt import ask
 from ._config import APPID
 from ._offer import text_sender
+from ._prompt import ask
 from ._receiver import Receiver
 from ._send_classic import until_finished
 from ._text import _parse
