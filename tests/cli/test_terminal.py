@@ -25,12 +25,6 @@ CLASSIC = ["--classic"]
 V2 = []
 
 
-def screen_lines(output, columns=80):
-    screen = pyte.Screen(columns, 40)
-    pyte.ByteStream(screen).feed(output)
-    return [line.rstrip() for line in screen.display if line.strip()]
-
-
 class Terminal(OurServer, unittest.TestCase):
     timeout = 60
 
@@ -51,22 +45,32 @@ class Terminal(OurServer, unittest.TestCase):
         return spawn_in_pty(self, our_cli("--relay-url", self.url, *args), name,
                             cwd=self.out, terminal=terminal)
 
-    def sender(self, code, protocol, *args):
+    def files(self, *names):
+        """A folder holding small files ``names``."""
         src = os.path.abspath(self.mktemp())
         os.makedirs(src)
-        with open(os.path.join(src, "hello.txt"), "w") as f:
-            f.write("hello, terminal\n")
+        for name in names:
+            with open(os.path.join(src, name), "w") as f:
+                f.write("hello, terminal\n")
+        return src
+
+    def sender(self, code, protocol, *args, names=("hello.txt",)):
         return CLIProcess.spawn(self, reactor, our_cli(
             "--relay-url", self.url, "send", "--no-qr", *protocol, *args, "--code", code,
-            "hello.txt"), name="sender", cwd=src)
+            *names), name="sender", cwd=self.files(*names))
 
     def check_left_as_found(self, run, shown):
-        """The settings equal those from before; ``shown`` is on the screen."""
+        """The settings equal those from before; ``shown`` is on the
+        screen, at the start of a row (not glued to a progress bar)."""
         after = termios.tcgetattr(self.terminal)
         self.assertEqual(after, self.before, run.describe())
-        lines = screen_lines(run.stdout)
-        self.assertTrue([line for line in lines if shown in line],
-                        f"{shown!r} not on the screen:\n" + "\n".join(lines))
+        screen = pyte.Screen(80, 40)
+        pyte.ByteStream(screen).feed(run.stdout)
+        # a long line wraps: the screen's rows, joined, read as it shows
+        rows = "\n".join(screen.display)
+        self.assertIn(shown, "".join(screen.display), "not on the screen:\n" + rows)
+        self.assertTrue([row for row in screen.display if row.startswith(shown.split()[0])],
+                        "not at the start of a row:\n" + rows)
 
     @defer.inlineCallbacks
     def at_the_prompt(self, code, protocol, *sender_args):
@@ -123,6 +127,40 @@ class Terminal(OurServer, unittest.TestCase):
         return self.answered("68-no", CLASSIC, b"n", 3)
 
     @defer.inlineCallbacks
+    def test_ctrl_c_at_the_prompt_several_paths(self):
+        """Two files offered in one transfer-v2 session: Ctrl-C at the
+        first question."""
+        send = self.sender("72-several", V2, names=("one.txt", "two.txt"))
+        recv = self.in_terminal("receive", "72-several")
+        yield recv.wait_for(re.escape(PROMPT.encode()))
+        recv.write(b"\x03")
+        yield recv.ended
+        self.check_left_as_found(recv, PROMPT.strip())
+        yield send.kill()
+
+    @defer.inlineCallbacks
+    def ctrl_c_at_the_verifier(self, code, protocol):
+        """The sender's own question (--verify) in the terminal."""
+        send = self.in_terminal("send", "--no-qr", "--verify", *protocol, "--code", code,
+                                "hello.txt", name="sender")
+        with open(os.path.join(self.out, "hello.txt"), "w") as f:
+            f.write("hello, terminal\n")
+        recv = CLIProcess.spawn(self, reactor, our_cli(
+            "--relay-url", self.url, "receive", "--accept-file", code), name="receiver",
+            cwd=self.files())
+        yield send.wait_for(rb"ok\? \(yes/no\): ")
+        send.write(b"\x03")
+        yield send.ended
+        self.check_left_as_found(send, "Verifier ")
+        yield recv.kill()
+
+    def test_ctrl_c_at_the_verifier_transfer_v2(self):
+        return self.ctrl_c_at_the_verifier("73-verifier", V2)
+
+    def test_ctrl_c_at_the_verifier_classic(self):
+        return self.ctrl_c_at_the_verifier("74-verifier", CLASSIC)
+
+    @defer.inlineCallbacks
     def test_sender_gone_at_the_prompt(self):
         """The sender is killed while our human is asked (transfer-v2: the
         session ends once the peer has been unreachable for
@@ -147,11 +185,11 @@ class Terminal(OurServer, unittest.TestCase):
         self.check_left_as_found(recv, "Enter receive wormhole code:")
 
     @defer.inlineCallbacks
-    def share_pair(self, code):
+    def share_pair(self, code, *their_paths):
         ours = self.in_terminal("share", "--code", code, name="share (terminal)")
         theirs = CLIProcess.spawn(self, reactor, our_cli(
-            "--relay-url", self.url, "share", "--code", code), name="share (pipe)",
-            cwd=self.out)
+            "--relay-url", self.url, "share", "--code", code, *their_paths),
+            name="share (pipe)", cwd=self.files(*their_paths))
         yield ours.wait_for(rb"Both sides may offer")
         yield theirs.wait_for(rb"Both sides may offer")
         return ours, theirs
@@ -177,3 +215,13 @@ class Terminal(OurServer, unittest.TestCase):
         yield theirs.ended
         self.assertEqual(ours.status, 0, ours.describe())
         self.check_left_as_found(ours, "Session complete.")
+
+    @defer.inlineCallbacks
+    def test_share_ctrl_c_at_the_prompt(self):
+        """``share``: the peer offers a file, Ctrl-C at our question."""
+        ours, theirs = yield self.share_pair("75-share-prompt", "hello.txt")
+        yield ours.wait_for(re.escape(PROMPT.encode()))
+        ours.write(b"\x03")
+        yield ours.ended
+        self.check_left_as_found(ours, PROMPT.strip())
+        yield theirs.kill()

@@ -6,6 +6,8 @@ Each class is named for what it shows and draws its own bars; the lines
 said between them go through ``say`` so that a line never lands on top of
 a bar.
 """
+import contextlib
+
 import tqdm
 from tqdm.utils import disp_len
 
@@ -135,6 +137,25 @@ class SessionTotal:
 
     def __init__(self, cfg, size, several=True):
         self.bar = _transfer.progress_bar(cfg, size, "total", hidden=not several)
+
+    @contextlib.contextmanager
+    def paused(self):
+        """While a human answers a question: the bar is cleared and not
+        drawn until the answer, so the question starts a line of its own
+        instead of following the bar (which redrew over it), and the
+        time the human takes counts in neither rate nor ETA."""
+        bar = self.bar
+        if bar.disable:
+            yield
+            return
+        bar.clear()
+        bar.disable = True
+        try:
+            yield
+        finally:
+            bar.disable = False
+            bar.unpause()
+            bar.refresh()
 
     def close(self):
         self.bar.close()

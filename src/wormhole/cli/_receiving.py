@@ -7,6 +7,7 @@ and what to say when it ends; the session's line when several came.
 When the session is over and how long to wait for the next offer is the
 ``ReceiveFlow`` machine's (``_receive_flow``).
 """
+import contextlib
 import os
 
 from twisted.internet import defer
@@ -51,6 +52,12 @@ class Receiving:
         time, are ignored (the bars are placed already)."""
         if self._total is None and self.offers == 0 and offers > 1:
             self._total = SessionTotal(self._cfg, nbytes)
+
+    def _bars_paused(self):
+        """The session's bar, if any, out of the way of a question."""
+        if self._total is None:
+            return contextlib.nullcontext()
+        return self._total.paused()
 
     def _close_total(self):
         if self._total is not None:
@@ -155,7 +162,8 @@ class Receiving:
         say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
         if not cfg.accept_file:
             try:
-                answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
+                with self._bars_paused():
+                    answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
             except EOFError:
                 answer = "n"
             if answer.strip().lower() not in ("", "y", "yes"):
