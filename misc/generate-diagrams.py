@@ -353,7 +353,12 @@ def _transfer_v2_scenario():
     outgoing = _source.Outgoing(_api.M.FileOffer("f", 0, 0), [])
     sending = _api._OfferOutProtocol(session, outgoing, None, lambda n: None)
     receiving = _api._OfferInProtocol(session)
-    return Scene([session._machine, sending.machine, receiving.machine], leaves=[w])
+    # the CLI's course of a receiving session (wormhole receive)
+    from wormhole.cli._receive_flow import ReceiveFlow
+    flow = ReceiveFlow(reactor, None)
+    flow.expect_offers(session)
+    return Scene([session._machine, sending.machine, receiving.machine, flow],
+                 leaves=[w, session])
 
 
 SCENARIOS = [

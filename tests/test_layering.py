@@ -44,16 +44,6 @@ SHARED_CLIENT_MODULES = {
 # dependency. No other client module may.
 LAZY_CLIENT_TO_SERVER = {("wormhole.testing", MAILBOX)}
 
-# Known today, to be removed: transfer_v2's sink takes its receiving rules
-# from the CLI. Issue 27 scope 1 moves them to wormhole/_landing/; when that
-# lands, the integrator deletes these two entries (this test then holds the
-# rule with no exception).
-LIBRARY_TO_CLI_TODAY = {
-    ("wormhole.transfer_v2._sink", "wormhole.cli._incoming"),
-    ("wormhole.transfer_v2._sink", "wormhole.cli._names"),
-}
-
-
 def _module_name(path, root):
     rel = path.relative_to(root).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
@@ -149,13 +139,12 @@ def client_to_server(imports):
     return bad
 
 
-def library_to_cli(imports, known=LIBRARY_TO_CLI_TODAY):
+def library_to_cli(imports):
     """The library (wormhole, minus wormhole.cli and ``python -m
     wormhole``) never imports the command line."""
     return [i for i in imports
             if within(i.importer, CLIENT) and not within(i.importer, CLI)
-            and i.importer not in COMMAND_MODULES and within(i.target, CLI)
-            and (i.importer, i.target) not in known]
+            and i.importer not in COMMAND_MODULES and within(i.target, CLI)]
 
 
 def analytics_imported(imports):
@@ -198,13 +187,6 @@ class Layering(unittest.TestCase):
         """Nothing under wormhole but wormhole.cli (and ``python -m
         wormhole``) imports wormhole.cli."""
         self.assertEqual(library_to_cli(self.imports), [])
-
-    def test_the_known_exception_still_exists(self):
-        """Each exception to the library/CLI rule is still in the code: when
-        issue 27 scope 1 removes it, this fails until it is struck from
-        LIBRARY_TO_CLI_TODAY, so the rule cannot keep a stale hole."""
-        seen = {(i.importer, i.target) for i in self.imports}
-        self.assertEqual(sorted(LIBRARY_TO_CLI_TODAY - seen), [])
 
     def test_nothing_imports_the_analytics(self):
         """wormhole_analytics is imported by no other package in src/."""
@@ -275,16 +257,9 @@ class TheRulesCatchViolations(unittest.TestCase):
 
     def test_relative_cli_import_from_the_library_is_caught(self):
         imports = self.parse("wormhole.transfer_v2._api",
-                             "class C:\n    def m(self):\n        from ..cli import _names\n")
+                             "class C:\n    def m(self):\n        from ..cli import _common\n")
         self.assertEqual([i.target for i in library_to_cli(imports)],
-                         ["wormhole.cli._names"])
-
-    def test_the_sink_import_fails_without_its_exception(self):
-        """transfer_v2/_sink.py's import of the CLI is a violation: only the
-        entry in LIBRARY_TO_CLI_TODAY lets it pass."""
-        path = SRC / "wormhole" / "transfer_v2" / "_sink.py"
-        imports = imports_of(path.read_text(encoding="utf-8"), "wormhole.transfer_v2._sink", False)
-        self.assertNotEqual(library_to_cli(imports, known=set()), [])
+                         ["wormhole.cli._common"])
 
     def test_cli_and_main_may_import_the_cli(self):
         imports = (self.parse("wormhole.cli.cmd_send", "from . import _common\n")

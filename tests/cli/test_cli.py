@@ -1,5 +1,6 @@
 """The click layer: options land in the Config, aliases, argument
-errors, and how every error becomes one readable message and exit 1."""
+errors (usage errors exit 2), and how every other error becomes one
+readable message and exit 1."""
 import io
 import json
 
@@ -55,7 +56,8 @@ class Parsing(unittest.TestCase):
                      ["share", "--tor"], ["send", "--classic", "f", "g"],
                      ["send", "--classic", "--transfer-v2", "f"]):
             r = self.invoke(args)
-            self.assertEqual(r.exit_code, 1, (args, r.output))
+            self.assertEqual(r.exit_code, 2, (args, r.output))  # usage errors (docs/cli.md)
+            self.assertIn("Usage: wormhole", r.output)
             self.assertEqual(self.calls, [], args)
 
     def test_top_level_options(self):
@@ -108,17 +110,37 @@ class Parsing(unittest.TestCase):
         self.invoke(["receive"])
         self.assertIsNone(self.calls[0][1].code)
 
+    def test_share_help_lists_what_works(self):
+        """``share --help`` lists no Tor option (transfer-v2 does not go
+        through Tor), and every option it lists is taken by ``share``."""
+        r = self.invoke(["share", "--help"])
+        self.assertEqual(r.exit_code, 0, r.output)
+        for absent in ("--tor", "--launch-tor", "--tor-control-port"):
+            self.assertNotIn(absent, r.output)
+        for args in (["-0"], ["-c", "3"], ["-v"], ["--hide-progress"], ["--no-listen"],
+                     ["--code", "4-a-b"], ["--accept-file"], ["--debug-state", "B"],
+                     ["--peer-timeout", "5"], ["f", "g"]):
+            option = args[0]
+            if option.startswith("-"):
+                self.assertIn(option.split("/")[0], r.output)
+            self.calls = []
+            done = self.invoke(["share", *args])
+            self.assertEqual(done.exit_code, 0, (args, done.output))
+            self.assertEqual(len(self.calls), 1, args)
+        self.assertEqual(self.invoke(["share", "--tor"]).exit_code, 2)
+
     def test_receive_several_codes(self):
-        """A code split into several arguments is refused, exit 1."""
+        """A code split into several arguments is refused, a usage error
+        (exit 2)."""
         r = self.invoke(["receive", "7", "purple", "sausages"])
-        self.assertEqual(r.exit_code, 1)
+        self.assertEqual(r.exit_code, 2)
         self.assertIn("one argument", r.output)
         self.assertEqual(self.calls, [])
 
     def test_zeromode_and_code(self):
-        """-0 with a code is refused."""
+        """-0 with a code is refused, a usage error (exit 2)."""
         r = self.invoke(["receive", "-0", "7-a-b"])
-        self.assertEqual(r.exit_code, 1)
+        self.assertEqual(r.exit_code, 2)
 
     def test_tor_options(self):
         """--tor, --launch-tor, --tor-control-port land in the Config (either
@@ -133,7 +155,7 @@ class Parsing(unittest.TestCase):
                          (True, "tcp:127.0.0.1:9051"))
         self.calls.clear()
         r = self.invoke(["send", "--launch-tor", "--tor-control-port", "tcp:h:1", "--text", "x"])
-        self.assertEqual(r.exit_code, 1)
+        self.assertEqual(r.exit_code, 2)
         self.assertIn("mutually exclusive", r.output)
         self.assertEqual(self.calls, [])
 

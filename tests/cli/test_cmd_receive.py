@@ -8,7 +8,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
-from wormhole.cli._transfer_v2 import CLASSIC_USED
+from wormhole.cli._wording import CLASSIC_USED
 from wormhole.errors import KeyFormatError, TransferError, WrongPasswordError
 
 from .fakes import FakeFactory, FakeReactor

@@ -13,7 +13,7 @@ from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
 from wormhole.cli._config import Config
-from wormhole.cli._transfer_v2 import Receiving
+from wormhole.cli._receiving import Receiving
 from wormhole.transfer_v2 import _api, _versions
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._receiving import ReceiveFailed

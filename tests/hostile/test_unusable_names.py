@@ -23,7 +23,7 @@ from twisted.trial import unittest
 from wormhole._landing import BadName
 from wormhole.cli import cli, cmd_receive
 from wormhole.cli._config import Config
-from wormhole.cli._transfer_v2 import Receiving
+from wormhole.cli._receiving import Receiving
 from wormhole.transfer_v2 import _api, _versions
 from wormhole.transfer_v2 import _messages as M
 

@@ -73,7 +73,7 @@ class InteropTestCase(unittest.TestCase):
         """Each run of our CLI (``(run, argv builder)`` pairs; the
         reference's are skipped) met a classic peer: it said, in one line,
         that it uses the classic protocol (docs/transfer-v2.md "The CLI")."""
-        from wormhole.cli._transfer_v2 import CLASSIC_USED
+        from wormhole.cli._wording import CLASSIC_USED
         for run, argv in runs_and_argvs:
             if argv is our_cli_argv:
                 self.assertIn(CLASSIC_USED.encode(), run.stderr, run.describe())

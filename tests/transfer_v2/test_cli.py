@@ -9,7 +9,7 @@ from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
-from wormhole.cli._transfer_v2 import CLASSIC_USED, V2_USED
+from wormhole.cli._wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
 from wormhole_mailbox.testing import start_mailbox_server
 

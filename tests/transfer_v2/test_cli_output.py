@@ -13,7 +13,11 @@ from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
 from wormhole.transfer import Declined
-from wormhole.cli._transfer_v2 import ConnectionPath, Receiving, _Meter, file_label, outcome
+from wormhole.cli._connection_path import ConnectionPath
+from wormhole.cli._progress import OfferProgress as _Meter
+from wormhole.cli._progress import file_label
+from wormhole.cli._receiving import Receiving
+from wormhole.cli._wording import outcome
 from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError
 

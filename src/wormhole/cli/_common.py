@@ -1,8 +1,7 @@
-"""What ``send`` and ``receive`` share: making the wormhole, reading a
-line from the human, closing on every path."""
+"""What the commands share: making the wormhole, closing it on every
+path. (Questions to the human: ``_prompt``.)"""
 from twisted.internet import defer
 
-from .._rlcompleter import _in_daemon_thread
 from .._welcome import WelcomeAdvice
 from ..errors import TransferError
 from ..timing import DebugTiming
@@ -12,20 +11,10 @@ from ..timing import DebugTiming
 SHUTDOWN_CLOSE_TIMEOUT = 2.0
 
 
-def read_line(reactor, prompt):
-    """Ask the human (``input()`` in a thread: it blocks)."""
-    return _in_daemon_thread(reactor, input, prompt)
-
-
-def ask(reactor, cfg, prompt):
-    reader = cfg.read_line or read_line
-    return reader(reactor, prompt)
-
-
 def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=None,
                   dilation=False):
     """``create()`` with the CLI's settings (spec 004 5.4); transfer-v2
-    adds its ``versions`` and ``dilation`` (cli/_transfer_v2.py)."""
+    adds its ``versions`` and ``dilation`` (cli/_v2_session.py)."""
     if cfg.timing is None:
         cfg.timing = DebugTiming()
     # which side wrote the --dump-timing bundle (misc/dump-timing.py)

@@ -93,8 +93,11 @@ def exit_status(exc):
 
 
 def _dispatch(command, cfg):
-    """Run ``command`` on the real reactor; never returns."""
-    task.react(_main, (command, cfg))
+    """Run ``command`` on the real reactor; never returns. The terminal is
+    left as it was found on every way out (``_terminal``)."""
+    from ._terminal import TerminalState
+    with TerminalState(sys.stdin):
+        task.react(_main, (command, cfg))
 
 
 @defer.inlineCallbacks
@@ -237,8 +240,19 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
                                debug_state=debug_state)
 
 
-def _common_options(f):
-    """Options both commands take, in the reference's order."""
+def _tor_options(f):
+    for option in reversed([
+            click.option("--tor", is_flag=True, help="use Tor when connecting"),
+            click.option("--launch-tor", is_flag=True,
+                         help="launch Tor, rather than use existing control/socks port"),
+            click.option("--tor-control-port", default=None, metavar="ENDPOINT",
+                         help="endpoint descriptor for Tor control port")]):
+        f = option(f)
+    return f
+
+
+def _options_without_tor(f):
+    """Options every transfer command takes, in the reference's order."""
     options = [
         click.option("-0", "zeromode", is_flag=True, help="enable no-code anything-goes mode"),
         click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
@@ -248,28 +262,30 @@ def _common_options(f):
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
                      help="(debug) don't open a listening socket for Transit"),
-        click.option("--tor", is_flag=True, help="use Tor when connecting"),
-        click.option("--launch-tor", is_flag=True,
-                     help="launch Tor, rather than use existing control/socks port"),
-        click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                     help="endpoint descriptor for Tor control port"),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
+def _common_options(f):
+    """Options send and receive take, in the reference's order: the
+    transfer options, then Tor's ('wormhole share' has no Tor: transfer-v2
+    would listen and dial outside it)."""
+    return _options_without_tor(_tor_options(f))
+
+
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code):
     if launch_tor and tor_control_port is not None:
-        raise click.ClickException("--launch-tor and --tor-control-port= are mutually exclusive")
+        raise click.UsageError("--launch-tor and --tor-control-port= are mutually exclusive")
     # spec 004 chapter 3; either Tor option means --tor (the reference
     # ignores them without --tor, which surprises more than it helps)
     cfg.tor = bool(tor or launch_tor or tor_control_port is not None)
     cfg.launch_tor = launch_tor
     cfg.tor_control_port = tor_control_port
     if zeromode and code:
-        raise click.ClickException("-0 and a code cannot be used together")
+        raise click.UsageError("-0 and a code cannot be used together")
     cfg.zeromode = zeromode
     cfg.code_length = code_length
     cfg.verify = verify
@@ -282,7 +298,7 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
 
 # transfer-v2 rides on Dilation, which has no Tor support: its direct
 # hints and dials would bypass Tor (docs/transfer-v2.md "The CLI")
-NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2, 'wormhole share') does not "
+NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2) does not "
                   "go through Tor yet; with --tor, send one file or directory (classic)")
 
 
@@ -325,13 +341,13 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
           tor_control_port, debug_state, code)
     cfg.text = text
     if len(what) > 1 and classic:
-        raise click.ClickException("--classic sends one file or directory per code")
+        raise click.UsageError("--classic sends one file or directory per code")
     if transfer_v2 and classic:
-        raise click.ClickException("--transfer-v2 and --classic exclude each other")
+        raise click.UsageError("--transfer-v2 and --classic exclude each other")
     cfg.what = what[0] if what else None
     cfg.paths = what
     if cfg.tor and (transfer_v2 or len(what) > 1):
-        raise click.ClickException(NO_V2_OVER_TOR)
+        raise click.UsageError(NO_V2_OVER_TOR)
     # transfer-v2 whenever the peer speaks it (docs/transfer-v2.md "The
     # CLI"); never with --tor: Dilation would listen and dial outside Tor
     cfg.classic = classic or cfg.tor
@@ -374,7 +390,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
-        raise click.ClickException(
+        raise click.UsageError(
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
     cfg = ctx.obj["config"]
@@ -411,7 +427,7 @@ def _code_of_uri(cfg, code):
 
 
 @wormhole.command()
-@_common_options
+@_options_without_tor
 @click.option("--code", metavar="CODE", help="join the session with this code")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
               help="accept every offer from the peer without asking")
@@ -420,16 +436,14 @@ def _code_of_uri(cfg, code):
                       "or takes nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @click.pass_context
-def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-          tor_control_port, code, accept_file, debug_state, peer_timeout, what):
+def share(ctx, zeromode, code_length, verify, hide_progress, listen, code, accept_file,
+          debug_state, peer_timeout, what):
     """Offer files and directories and receive the peer's, in one session
     (transfer-v2, both sides run 'wormhole share')"""
     from . import cmd_share
     cfg = ctx.obj["config"]
-    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-          tor_control_port, debug_state, code)
-    if cfg.tor:
-        raise click.ClickException(NO_V2_OVER_TOR)
+    _fill(cfg, zeromode, code_length, verify, hide_progress, listen, False, False, None,
+          debug_state, code)
     cfg.paths = what
     cfg.accept_file = accept_file
     cfg.peer_timeout = peer_timeout
@@ -439,17 +453,6 @@ def share(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch
 @wormhole.group()
 def ssh():
     """Facilitate sending/receiving SSH public keys"""
-
-
-def _tor_options(f):
-    for option in reversed([
-            click.option("--tor", is_flag=True, help="use Tor when connecting"),
-            click.option("--launch-tor", is_flag=True,
-                         help="launch Tor, rather than use existing control/socks port"),
-            click.option("--tor-control-port", default=None, metavar="ENDPOINT",
-                         help="endpoint descriptor for Tor control port")]):
-        f = option(f)
-    return f
 
 
 @ssh.command()

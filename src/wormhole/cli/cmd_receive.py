@@ -1,26 +1,27 @@
-"""``wormhole receive``: the recipient of spec 004 chapter 9 (9.2): a
+"""``wormhole receive``: the recipient of spec 004 chapter 9 (9.2): the
+code (typed with <Tab> completion, given, or allocated), the wait for
+the sender, then transfer-v2 when the sender has it
+(``_receive_v2``), else the classic recipient (``_receive_classic``): a
 text is printed; a file or directory is checked, accepted by the human
-(or ``--accept-file``) and received over Transit (9.3) under the safety
-rules of ``wormhole._landing``.
+(or ``--accept-file``) and received.
 
 stdout carries only the received text (escaped, see ``escape_text``), the
 code prompt and the ``ok? (Y/n): `` question; everything else goes to
 stderr (settled against the reference 0.24, docs/cli.md).
 """
-import os
-
 from twisted.internet import defer
 
-from .. import _rlcompleter, transfer
-from .._inactivity import give_up_after
+from .. import _rlcompleter
 from ..errors import KeyFormatError
-from . import _transfer_v2
-from ._common import ask, make_transit, make_wormhole, run_and_close
-from ._display import escape_text, naturalsize, received_text
-from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
+from ._common import make_wormhole, run_and_close
+from ._receive_classic import DeclinedOffer, from_sender, receive_classic
+from ._receive_v2 import receive_session
+from ._v2_session import peer_speaks_v2, wormhole_kwargs
+from ._wording import CLASSIC_USED
+
+__all__ = ["DeclinedOffer", "PROMPT", "WAITING_DELAY", "receive"]
 
 PROMPT = "Enter receive wormhole code: "
-
 
 # how long we wait for the peer before saying that we are waiting
 WAITING_DELAY = 1.0
@@ -60,7 +61,7 @@ class _WaitingNotice:
 @defer.inlineCallbacks
 def receive(reactor, cfg, input_with_completion=None):
     """Receive one text message and print it on stdout."""
-    w = make_wormhole(reactor, cfg, "receive", **_transfer_v2.wormhole_kwargs(cfg, "receive"))
+    w = make_wormhole(reactor, cfg, "receive", **wormhole_kwargs(cfg, "receive"))
     yield run_and_close(reactor, w,
                         lambda: _receive_on(reactor, cfg, w, input_with_completion))
 
@@ -73,8 +74,8 @@ def _receive_on(reactor, cfg, w, input_with_completion):
         # the sender shows up when its human runs it: no bound on that
         # wait; from its first message on, its software sets the pace
         yield w.get_unverified_key()
-        verifier = yield _from_sender(reactor, cfg, w.get_verifier(),
-                                      "the sender's confirmation of the key")
+        verifier = yield from_sender(reactor, cfg, w.get_verifier(),
+                                     "the sender's confirmation of the key")
     finally:
         notice.stop()
     if cfg.verify:
@@ -84,70 +85,14 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     # before we fell back to classic (a sender that cannot dilate)
     first = None
     if not cfg.classic:
-        if _transfer_v2.peer_speaks_v2((yield w.get_versions())):
-            mailbox = yield _transfer_v2.receive_session(reactor, cfg, w)
+        if peer_speaks_v2((yield w.get_versions())):
+            mailbox = yield receive_session(reactor, cfg, w)
             if mailbox is None:
                 return
             first = mailbox.first_message()
         else:
-            print(_transfer_v2.CLASSIC_USED, file=cfg.stderr, flush=True)
-
-    bar = ClassicTransferBar(cfg, "Receiving", 0)
-
-    def unpacking():
-        bar.close()
-        print("Unpacking zipfile..", file=cfg.stderr, flush=True)
-    policy = transfer.ReceivePolicy(
-        folder=cfg.cwd or os.getcwd(), output=cfg.output_file,
-        accept=lambda offer: _ask_human(reactor, cfg, offer, bar),
-        only_text=cfg.only_text, free_space=cfg.free_space,
-        peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
-    try:
-        got = yield transfer.receive(
-            reactor, w, cfg.appid, policy,
-            transit=lambda: make_transit(cfg.transit_receiver, reactor, cfg),
-            first_message=first, connected=bar.connected, progress=bar.progress,
-            unpacking=unpacking, timing=cfg.timing)
-    finally:
-        bar.close()
-    if got.kind == "text":
-        print(received_text(got.text), file=cfg.stdout, flush=True)
-        return
-    what = "file" if got.kind == "file" else "files"
-    print(f"Received {what} written to: {escape_text(got.path)}", file=cfg.stderr,
-          flush=True)
-    print(summary("Received", got.size, got.seconds, escape_text(got.via)),
-          file=cfg.stderr, flush=True)
-
-
-def _from_sender(reactor, cfg, d, what):
-    """``d``, given up after ``--peer-timeout`` seconds of silence."""
-    return give_up_after(d, reactor, cfg.peer_timeout, what, PEER_TIMEOUT_HINT)
-
-
-@defer.inlineCallbacks
-def _ask_human(reactor, cfg, offer, bar):
-    """The policy's ``accept``: say what is offered and where it goes, and
-    ask (unless --accept-file)."""
-    cwd = cfg.cwd or os.getcwd()
-    target = offer.target
-    shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
-    shown = escape_text(shown)  # the name came from the peer
-    size = naturalsize(offer.size)
-    if offer.kind == "file":
-        print(f"Receiving file ({size}) into: '{shown}'", file=cfg.stderr, flush=True)
-    else:
-        print(f"Receiving directory ({size}) into: '{shown}'/\n"
-              f"{offer.numfiles} files, {naturalsize(offer.unpacked)} (uncompressed)",
-              file=cfg.stderr, flush=True)
-    bar.size = offer.size
-    if cfg.accept_file:
-        return True
-    try:
-        answer = yield ask(reactor, cfg, "ok? (Y/n): ")
-    except EOFError:
-        answer = "n"
-    return answer.strip().lower() in ("", "y", "yes")
+            print(CLASSIC_USED, file=cfg.stderr, flush=True)
+    yield receive_classic(reactor, cfg, w, first)
 
 
 @defer.inlineCallbacks

@@ -16,48 +16,24 @@ from .._dilation.manager import OldPeerCannotDilateError
 from ..errors import TransferError
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
-from . import _transfer_v2
-from ._common import make_wormhole, read_line, run_and_close
+from ._common import make_wormhole, run_and_close
+from ._connection_path import ConnectionPath
 from ._display import escape_text
+from ._prompt import Lines
+from ._receiving import Receiving
+from ._send_paths import offer_all, prepare_all
+from ._v2_session import (
+    check_transit_helper,
+    peer_speaks_v2,
+    receiving_session,
+    wormhole_kwargs,
+)
+from ._wording import V2_USED, outcome, peer_says
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
 NO_DILATION = ("the peer announces transfer-v2 but cannot dilate, which 'wormhole share' "
                "needs: use 'wormhole send' and 'wormhole receive'")
-
-
-class _Lines:
-    """Every line the human types: the answer to the question asked, if
-    one is pending (otherwise ignored); end of input fires ``eof``."""
-
-    def __init__(self, reactor, cfg):
-        self._reactor = reactor
-        self._cfg = cfg
-        self._waiting = []
-        self.eof = defer.Deferred()
-        self._read()
-
-    @defer.inlineCallbacks
-    def _read(self):
-        reader = self._cfg.read_line or read_line
-        while True:
-            try:
-                line = yield reader(self._reactor, "")
-            except EOFError:
-                break
-            if self._waiting:
-                self._waiting.pop(0).callback(line)
-        while self._waiting:
-            self._waiting.pop(0).errback(EOFError())
-        self.eof.callback(None)
-
-    def ask(self, reactor, cfg, prompt):
-        print(prompt, end="", file=cfg.stdout, flush=True)
-        if self.eof.called:
-            return defer.fail(EOFError())
-        d = defer.Deferred()
-        self._waiting.append(d)
-        return d
 
 
 @defer.inlineCallbacks
@@ -77,53 +53,61 @@ def _announce(cfg, w):
 
 
 @defer.inlineCallbacks
+def _verified_or_declined(reactor, cfg, w, lines):
+    """With --verify, the human's word on the verifier (a line of the
+    session's input); a no tells the peer and ends as declined (exit 3)."""
+    if not cfg.verify:
+        return
+    verifier = yield w.get_verifier()
+    try:
+        answer = yield lines.ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
+    except EOFError:
+        answer = "no"
+    if answer.strip().lower() not in ("yes", "y"):
+        w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
+        raise Declined(VERIFICATION_REJECTED)
+
+
+@defer.inlineCallbacks
 def share(reactor, cfg):
-    outgoings = _transfer_v2.prepare_all(cfg) if cfg.paths else []
-    _transfer_v2.check_transit_helper(cfg)
-    w = make_wormhole(reactor, cfg, "share", **_transfer_v2.wormhole_kwargs(cfg, "connect"))
+    outgoings = prepare_all(cfg) if cfg.paths else []
+    check_transit_helper(cfg)
+    w = make_wormhole(reactor, cfg, "share", **wormhole_kwargs(cfg, "connect"))
 
     @defer.inlineCallbacks
     def body():
         yield _announce(cfg, w)
         versions = yield w.get_versions()
-        if not _transfer_v2.peer_speaks_v2(versions):
+        if not peer_speaks_v2(versions):
             w.send_message(dict_to_bytes({"error": NOT_V2}))
             raise TransferError(NOT_V2)
-        lines = _Lines(reactor, cfg)
-        if cfg.verify:
-            verifier = yield w.get_verifier()
-            try:
-                answer = yield lines.ask(reactor, cfg, f"Verifier {verifier.hex()}. ok? (yes/no): ")
-            except EOFError:
-                answer = "no"
-            if answer.strip().lower() not in ("yes", "y"):
-                w.send_message(dict_to_bytes({"error": VERIFICATION_REJECTED}))
-                raise Declined(VERIFICATION_REJECTED)
-        path = _transfer_v2.ConnectionPath(cfg)
-        receiving = _transfer_v2.Receiving(reactor, cfg, lines.ask, path)
-        session = _transfer_v2.new_session(
-            reactor, cfg, w, "connect", receiving,
-            _transfer_v2.peer_says(cfg), path)
+        lines = Lines(reactor, cfg)
+        yield _verified_or_declined(reactor, cfg, w, lines)
+        path = ConnectionPath(cfg)
+        receiving = Receiving(reactor, cfg, lines.ask, path)
+        session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path)
         try:
             yield session.start()
         except OldPeerCannotDilateError:
             # it announced transfer-v2 but has no Dilation version we share
             w.send_message(dict_to_bytes({"error": NO_DILATION}))
             raise TransferError(NO_DILATION) from None
-        print(f"{_transfer_v2.V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
+        print(f"{V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
         failures = []
         if outgoings:
             if session.negotiated.we_may_offer:
-                failures = yield _transfer_v2.offer_all(reactor, cfg, session, outgoings, path)
+                failures = yield offer_all(reactor, cfg, session, outgoings, path)
             else:
                 failures = [T.IncompatibleModes("the peer only sends")]
-                print(f"Not offering: the peer is in '{escape_text(session.negotiated.their_mode)}' mode",
+                print("Not offering: the peer is in "
+                      f"'{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
-        yield defer.DeferredList([lines.eof, session.when_closed()], fireOnOneCallback=True)
+        yield defer.DeferredList([lines.when_ended(), session.when_closed()],
+                                 fireOnOneCallback=True)
         yield session.close()
         yield receiving.finished()
-        error = _transfer_v2.outcome(failures, len(outgoings), "offers we made")
+        error = outcome(failures, len(outgoings), "offers we made")
         if error is not None:
             raise error
         print("Session complete.", file=cfg.stderr, flush=True)

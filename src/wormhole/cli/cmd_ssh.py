@@ -21,11 +21,11 @@ from twisted.internet import defer
 from .._escape import escape_text
 from .._inactivity import give_up_after
 from ..errors import TransferError
-from ..transfer import Receiver, text_sender
-from ..transfer import parse_message as _parse
+from ..transfer import Receiver, parse_message, text_sender
 from ..util import dict_to_bytes
-from ._common import ask, make_wormhole, run_and_close
+from ._common import make_wormhole, run_and_close
 from ._config import APPID
+from ._prompt import ask
 
 SSH_APPID = "lothar.com/wormhole/ssh-add"
 NOT_A_KEY = "that is not an SSH public key"
@@ -203,7 +203,7 @@ def _invite_on(reactor, w, cfg, path):
                                    "the peer's key")
         # validate before the machine: a text that is not one key line is
         # refused with an error, never acknowledged
-        msg = _parse(body)
+        msg = parse_message(body)
         offer = msg.get("offer") if isinstance(msg, dict) and "error" not in msg else None
         if isinstance(offer, dict) and isinstance(offer.get("message"), str):
             try:

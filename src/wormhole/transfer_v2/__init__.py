@@ -7,10 +7,12 @@ from ._sending import AcknowledgeMismatch, OfferLost, OfferRejected, OfferResult
 from ._source import Outgoing, SourceChanged
 from ._source import prepare as prepare_offer
 from ._versions import IncompatibleModes, PeerUsesClassic, app_versions
+from ._versions import speaks_transfer_v2
 
 __all__ = [
     "CONTROL_SUBPROTOCOL", "OFFER_SUBPROTOCOL", "IncomingOffer", "TransferSession",
     "MessageError", "HashMismatch", "ReceiveFailed", "Received", "Rejected",
     "AcknowledgeMismatch", "OfferLost", "OfferRejected", "OfferResult", "Outgoing",
     "SourceChanged", "prepare_offer", "IncompatibleModes", "PeerUsesClassic", "app_versions",
+    "speaks_transfer_v2",
 ]

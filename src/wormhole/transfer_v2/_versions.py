@@ -53,6 +53,12 @@ def _their_versions(app_versions):
     return found
 
 
+def speaks_transfer_v2(app_versions):
+    """Whether the peer's ``app_versions`` announce a transfer-vN we speak
+    (what ``negotiate`` needs before it looks at modes)."""
+    return bool(_their_versions(app_versions).keys() & set(OUR_VERSIONS))
+
+
 @attr.s(frozen=True)
 class Negotiated:
     """What the two peers agreed on."""

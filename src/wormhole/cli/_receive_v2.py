@@ -1,0 +1,75 @@
+"""The transfer-v2 side of ``wormhole receive`` (docs/transfer-v2.md
+"The CLI"): the session until the sender closes it, or the hand-over to
+the classic receiver when the sender cannot dilate after all."""
+from twisted.internet import defer
+
+from .._eventual import EventualQueue
+from ..observer import OneShotObserver
+from ..transfer import parse_message, peer_gave_up
+from ._connection_path import ConnectionPath
+from ._display import received_text
+from ._prompt import ask
+from ._receiving import Receiving
+from ._v2_session import receiving_session, started
+
+
+@defer.inlineCallbacks
+def receive_session(reactor, cfg, w):
+    """Until the sender closes. A text (control message) is printed on
+    stdout like classic's. Fires with None, or, when the sender cannot
+    dilate after all, with the ``SenderMailbox`` whose ``first_message()``
+    the classic receiver reads first."""
+    path = ConnectionPath(cfg)
+    receiving = Receiving(reactor, cfg, ask, path)
+    session = receiving_session(
+        reactor, cfg, w, "receive", receiving,
+        lambda text: print(received_text(text), file=cfg.stdout, flush=True), path)
+    mailbox = SenderMailbox(reactor, w, session)
+    try:
+        if not (yield started(cfg, session)):
+            mailbox.hand_over()
+            return mailbox
+    except Exception:
+        if mailbox.error is not None:
+            raise mailbox.error from None
+        raise
+    receiving.expect_offers(session)
+    yield session.when_closed()
+    receiving.stop_waiting()
+    if mailbox.error is not None:
+        raise mailbox.error
+    if receiving.gave_up is not None:
+        raise receiving.gave_up
+    yield receiving.finished()
+    return None
+
+
+class SenderMailbox:
+    """The sender's first mailbox message, read while the transfer-v2
+    session starts. The sender may still end it all there (spec 9.1's
+    ``error``: its human rejected the verifier, before any dilation):
+    that closes the session and ``error`` says why. When we fall back to
+    the classic protocol instead (``hand_over()``), the message is the
+    classic receiver's: ``first_message()`` gives it (or its failure)."""
+
+    def __init__(self, reactor, w, session):
+        self.error = None
+        self._session = session
+        self._first = OneShotObserver(EventualQueue(reactor))
+        # a wormhole closed with the message still awaited fails it: the
+        # session says what happened, or the classic receiver gets it
+        w.get_message().addCallbacks(self._got, self._first.error)
+
+    def hand_over(self):
+        """The session is not used: the message is no longer ours."""
+        self._session = None
+
+    def _got(self, body):
+        message = parse_message(body)
+        if self._session is not None and isinstance(message, dict) and "error" in message:
+            self.error = peer_gave_up("sender", str(message["error"]))
+            self._session.close()
+        self._first.fire(body)
+
+    def first_message(self):
+        return self._first.when_fired()

@@ -1,0 +1,223 @@
+"""Deciding about each transfer-v2 offer that comes in (``wormhole
+receive`` and ``wormhole share``, docs/transfer-v2.md "The CLI"): one
+question at a time (``--accept-file`` accepts all), the offer written
+under the receiving rules (through ``transfer_v2``'s sink), its progress,
+and what to say when it ends; the session's line when several came.
+
+When the session is over and how long to wait for the next offer is the
+``ReceiveFlow`` machine's (``_receive_flow``).
+"""
+import contextlib
+import os
+
+from twisted.internet import defer
+
+from .. import transfer_v2 as T
+from ..errors import TransferError
+from ..transfer import Declined
+from ._connection_path import ConnectionPath
+from ._display import escape_text
+from ._progress import OfferProgress, SessionTotal, say, summary
+from ._receive_flow import ReceiveFlow
+from ._wording import describe, outcome
+
+
+class Receiving:
+    """Decides about each incoming offer, one question at a time.
+    ``ask(reactor, cfg, prompt)`` fires with the human's answer;
+    ``path`` is the session's ConnectionPath (given to its w.dilate())."""
+
+    def __init__(self, reactor, cfg, ask, path=None):
+        self._reactor = reactor
+        self._cfg = cfg
+        self._ask = ask
+        self._path = path or ConnectionPath(cfg)
+        self._flow = ReceiveFlow(reactor, cfg.peer_timeout)
+        self._questions = defer.DeferredLock()
+        self.cwd = os.path.abspath(cfg.cwd or os.getcwd())
+        self.done = []       # when_done() of every accepted offer
+        self.failures = []   # an exception per offer that did not complete
+        self._unsaid = []    # the first one's line, kept while it is the only offer
+        self.offers = 0
+        # what the offers received whole add up to, for the session's line
+        # (the sender announces no total: offers come one at a time)
+        self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
+        self._total = None  # the session's SessionTotal, when the sender said its totals
+
+    def totals(self, offers, nbytes):
+        """The sender's "session-totals" (before its first offer): with
+        more than one offer coming, a session bar above each offer's, as
+        the sender shows it. Totals that come after an offer, or a second
+        time, are ignored (the bars are placed already)."""
+        if self._total is None and self.offers == 0 and offers > 1:
+            self._total = SessionTotal(self._cfg, nbytes)
+
+    def _bars_paused(self):
+        """The session's bar, if any, out of the way of a question."""
+        if self._total is None:
+            return contextlib.nullcontext()
+        return self._total.paused()
+
+    def _close_total(self):
+        if self._total is not None:
+            self._total.close()
+
+    def expect_offers(self, session):
+        """``wormhole receive``: the sender offers at once, one offer after
+        the other, then closes; a silence of ``--peer-timeout`` with no
+        offer under way closes ``session`` (docs/security.md), and
+        ``gave_up`` says why."""
+        self._flow.expect_offers(session)
+
+    @property
+    def gave_up(self):
+        """The PeerTimeout that ended the session (the sender offered
+        nothing more), or None."""
+        return self._flow.silence_error()
+
+    def stop_waiting(self):
+        """The session is over: no more offers to wait for."""
+        self._close_total()
+        self._flow.session_over()
+
+    @defer.inlineCallbacks
+    def finished(self):
+        """Once every accepted offer ended: fails if any was refused or
+        failed (declined, exit 3, when every one was refused)."""
+        yield defer.DeferredList(self.done)
+        self._close_total()
+        if self.offers > 1:
+            say(self._cfg, self.session_line())
+        error = outcome(self.failures, self.offers, "offers")
+        if error is not None and error is not self.failures[0]:
+            self._say_unsaid()
+        if error is not None:
+            raise error
+
+    def session_line(self):
+        """The session in one line, when more than one offer came (each
+        has its own summary): "Session: 2 of 3 offers received (5 files);
+        received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time from the
+        first byte to the end of the last offer received."""
+        got = self._received
+        seconds = 0.0
+        if got["first"] is not None:
+            seconds = got["last"] - got["first"]
+        return (f"Session: {got['offers']} of {self.offers} offers received "
+                f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
+                + summary("received", got["bytes"], seconds, self._path.description))
+
+    def _count_received(self, result, meter):
+        got = self._received
+        got["offers"] += 1
+        got["files"] += result.files
+        got["bytes"] += meter.moved
+        if meter.started is not None and (got["first"] is None or meter.started < got["first"]):
+            got["first"] = meter.started
+        got["last"] = self._reactor.seconds()
+
+    def _failed(self, error, label):
+        """An offer did not complete: said at once, except while it is the
+        only offer (then the command's ERROR line says it, once)."""
+        self.failures.append(error)
+        self._unsaid.append(f"{label}: {escape_text(error)}")
+        if self.offers > 1:
+            self._say_unsaid()
+
+    def _say_unsaid(self):
+        for line in self._unsaid:
+            say(self._cfg, line)
+        self._unsaid = []
+
+    def _target(self, number):
+        """(folder, name or None) for the ``number``th offer (from 1): -o
+        names the first one only, unless it is a folder."""
+        out = self._cfg.output_file
+        if out and os.path.isdir(os.path.join(self.cwd, out)):
+            return os.path.join(self.cwd, out), None
+        if out and number == 1:
+            full = os.path.abspath(os.path.join(self.cwd, out))
+            return os.path.dirname(full), os.path.basename(full)
+        return self.cwd, None
+
+    def on_offer(self, incoming):
+        self.offers += 1
+        if self.offers > 1:
+            self._say_unsaid()
+        self._flow.offer_came(incoming)
+        incoming.when_done().addBoth(lambda result: self._flow.offer_over(incoming))
+        self._questions.run(self._decide, incoming, self.offers).addErrback(
+            lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
+
+    @defer.inlineCallbacks
+    def _decide(self, incoming, number):
+        cfg = self._cfg
+        if cfg.only_text:
+            # the peer hears what classic receive says in this case
+            self._refuse(incoming, "transfer rejected",
+                         "--only-text accepts only text messages")
+            return
+        folder, name = self._target(number)
+        say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
+        if not cfg.accept_file:
+            try:
+                with self._bars_paused():
+                    answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
+            except EOFError:
+                answer = "n"
+            if answer.strip().lower() not in ("", "y", "yes"):
+                self._refuse(incoming, "transfer rejected")
+                return
+        d = incoming.when_done()
+        self.done.append(d)
+        # fires once our answer is out (a resume's kept bytes checked)
+        yield incoming.accept(folder, name, peer_reason="transfer rejected")
+        if incoming.refused:
+            # our rules refused it (it would overwrite, no room): declined
+            self._failed(Declined(incoming.refused), "Refused")
+            return
+        said = incoming.discarded
+        if said:
+            say(cfg, said)
+        if incoming.resumed_from:
+            say(cfg, f"Resuming at byte {incoming.resumed_from} of {incoming.size} (the bytes "
+                     "an interrupted transfer left)")
+        total = self._total.bar if self._total is not None else None
+        meter = OfferProgress(self._reactor, cfg, self._path, ("Receiving", "Received"),
+                              incoming.size, "receive", total=total,
+                              initial=incoming.resumed_from)
+
+        # the sender's answer to a resume may keep fewer bytes than we
+        # asked (IncomingOffer.held follows it): the bar too
+        def progress(nbytes):
+            meter.follow(incoming.held)
+            meter.update(nbytes)
+
+        def file_started(*started):
+            meter.follow(incoming.held)
+            meter.file_started(*started)
+        incoming.progress = progress
+        incoming.file_started = file_started
+        d.addBoth(self._report, meter, incoming, said)
+
+    def _refuse(self, incoming, reason, why=None):
+        # like classic receive, a refused offer makes the command fail
+        # (declined: exit 3)
+        incoming.reject(reason)
+        self._failed(Declined(why or reason), "Refused")
+
+    def _report(self, result, meter, incoming, said):
+        meter.close()
+        cfg = self._cfg
+        if incoming.discarded and incoming.discarded != said:  # from the sender's answer
+            say(cfg, incoming.discarded)
+        if isinstance(result, T.Received):
+            self._count_received(result, meter)
+            say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
+                     f"{escape_text(result.path)}")
+            say(cfg, meter.summary())
+        elif isinstance(result, T.Rejected):
+            if not incoming.refused:  # else said already, with the local reason
+                self._failed(TransferError(f"not received: {result.reason}"), "Failed")
+        else:
+            self._failed(meter.lost("sender", result.value), "Failed")

@@ -1,0 +1,94 @@
+"""Opening a transfer-v2 session from the command line (docs/transfer-v2.md
+"The CLI"): what the wormhole announces, whether the peer speaks
+transfer-v2, the session's timeouts and Dilation options, and its start
+(or the fallback to classic when the peer cannot dilate)."""
+from twisted.internet import defer
+
+from .. import transfer_v2 as T
+from .._dilation.manager import OldPeerCannotDilateError
+from .._transit._hints import parse_relay_string
+from ..errors import TransferError
+from ..transfer_v2 import app_versions, speaks_transfer_v2
+from ._progress import PEER_TIMEOUT_HINT, say
+from ._wording import CANNOT_DILATE, V2_USED
+
+# how long a session survives without any connection to the peer (a peer
+# that was killed never closes; Dilation would try to reconnect forever):
+# then it ends, and a resumable file keeps its bytes for the next attempt.
+# A shorter --peer-timeout shortens it too.
+PEER_TIMEOUT = 60.0
+
+
+def wormhole_kwargs(cfg, mode):
+    """What ``make_wormhole`` adds for transfer-v2 (nothing with --classic)."""
+    if cfg.classic:
+        return {}
+    return {"versions": app_versions(mode), "dilation": True}
+
+
+def peer_speaks_v2(versions):
+    """Whether the peer's ``app_versions`` announce a transfer-v2 we speak."""
+    return speaks_transfer_v2(versions)
+
+
+def check_transit_helper(cfg):
+    """A malformed --transit-helper fails before a code is allocated, as
+    with the classic sender (its own message)."""
+    if cfg.transit_helper:
+        try:
+            parse_relay_string(cfg.transit_helper)
+        except ValueError as e:
+            raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
+
+
+def timeouts(cfg):
+    """A session's timeouts: Dilation without the peer for PEER_TIMEOUT
+    (or --peer-timeout if shorter), and an offer's silence of
+    ``--peer-timeout`` (docs/security.md)."""
+    unreachable = PEER_TIMEOUT
+    if cfg.peer_timeout is not None:
+        unreachable = min(PEER_TIMEOUT, cfg.peer_timeout)
+    return {"peer_timeout": unreachable, "inactivity_timeout": cfg.peer_timeout,
+            "timeout_hint": PEER_TIMEOUT_HINT}
+
+
+def dilate_kwargs(cfg, path):
+    """``w.dilate()``'s options from the command line; ``path`` (a
+    ``ConnectionPath``) follows Dilation's status."""
+    kwargs = {"no_listen": not cfg.listen, "status_update": path.status_update}
+    if cfg.transit_helper:
+        kwargs["transit_relay_location"] = cfg.transit_helper
+    return kwargs
+
+
+def sending_session(reactor, cfg, w, path, on_text):
+    """The TransferSession of ``wormhole send`` (mode ``send``)."""
+    return T.TransferSession(reactor, w, "send", dilate_kwargs=dilate_kwargs(cfg, path),
+                             on_text=on_text, **timeouts(cfg))
+
+
+def receiving_session(reactor, cfg, w, mode, receiving, on_text, path):
+    """A TransferSession whose offers go to ``receiving`` (a
+    ``Receiving``): ``wormhole receive`` (mode ``receive``) and
+    ``wormhole share`` (``connect``)."""
+    return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
+                             on_totals=receiving.totals, dilate_kwargs=dilate_kwargs(cfg, path),
+                             free_space=cfg.free_space, **timeouts(cfg))
+
+
+@defer.inlineCallbacks
+def started(cfg, session):
+    """Start ``session``: True once it is open (we say transfer-v2 is
+    used), False when the peer announced transfer-v2 but cannot dilate:
+    its version message has no ``can-dilate`` version we share. The
+    library gives applications no accessor for that message, but
+    ``w.dilate()`` finds out at once, from it, before any Dilation
+    message is sent; we say the classic protocol is used, and the caller
+    falls back to it on the same wormhole."""
+    try:
+        yield session.start()
+    except OldPeerCannotDilateError:
+        say(cfg, CANNOT_DILATE)
+        return False
+    say(cfg, V2_USED)
+    return True
