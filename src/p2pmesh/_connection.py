@@ -524,6 +524,14 @@ class Connection(Protocol):
             self._handshake_call.cancel()
         self._owner.connection_open(self)
 
+    def _not_agreed(self, f, method):
+        # P2P-D3.4/3.6: refused (or never answered), m is agreed only if we
+        # ACKed the peer's own proposal of it (then we also encode it);
+        # else a transmission in m is NACKed "not-agreed" and closes
+        f.trap(RequestFailed, RequestTimeout, ConnectionGone)
+        if method not in self._encodes:
+            self._decodes.discard(method)
+
     @m.output()
     def _propose_compression(self):
         # P2P-D3.4: the proposer decodes m from the moment it proposes
@@ -531,8 +539,7 @@ class Connection(Protocol):
             self._decodes.add(method)
             d = self.request(SET_CONNECTION_OPT, [OPT_COMPRESSION, method])
             d.addCallbacks(lambda _, m=method: self._encodes.add(m),
-                           lambda f: f.trap(RequestFailed, RequestTimeout,
-                                            ConnectionGone))
+                           lambda f, m=method: self._not_agreed(f, m))
         preferred = self._limits.preferred_compression
         if preferred is not None:
             self.request(SET_CONNECTION_OPT,
