@@ -266,7 +266,8 @@ def _launch(reactor, txtorcon, stderr, options):
     try:
         config = yield _read_config(reactor, txtorcon, tor.process.tor_protocol)
     except TorError:
-        yield tor.process.quit()
+        # stop the Tor we started; our error is the one to report
+        yield defer.maybeDeferred(tor.process.quit).addErrback(log.err)
         shutil.rmtree(data_directory, ignore_errors=True)
         raise
     tor = txtorcon.Tor(reactor, tor.process.tor_protocol, _tor_config=config,
