@@ -431,6 +431,12 @@ class Connection(Protocol):
             self._handshake_call.cancel()
         self._owner.connection_open(self)
 
+    def _not_agreed(self, f, method):
+        # P2P-D3.4/3.6: refused (or never answered): a transmission in
+        # ``method`` is then NACKed "not-agreed" and closes
+        f.trap(RequestFailed, RequestTimeout, ConnectionGone)
+        self._methods.refused(method)
+
     @m.output()
     def _propose_compression(self):
         # P2P-D3.4: the proposer decodes m from the moment it proposes
@@ -438,8 +444,7 @@ class Connection(Protocol):
             self._methods.proposing(method)
             d = self.request(SET_CONNECTION_OPT, [OPT_COMPRESSION, method])
             d.addCallbacks(lambda _, m=method: self._methods.agreed(m),
-                           lambda f: f.trap(RequestFailed, RequestTimeout,
-                                            ConnectionGone))
+                           lambda f, m=method: self._not_agreed(f, m))
         preferred = self._limits.preferred_compression
         if preferred is not None:
             self.request(SET_CONNECTION_OPT,

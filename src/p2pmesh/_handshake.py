@@ -54,6 +54,13 @@ class Compression:
         """The peer ACKed our proposal of ``method``: we may send it."""
         self._encodes.add(method)
 
+    def refused(self, method):
+        """The peer NACKed (or never answered) our proposal of ``method``:
+        it stays agreed only if we ACKed the peer's own proposal of it
+        (then we also encode it); else we stop decoding it."""
+        if method not in self._encodes:
+            self._decodes.discard(method)
+
     def option(self, option, setting):
         """The answer to the peer's option [0, m] (compression) or [1, m]
         (preferred): ``(ACK or NACK, answer list)``."""

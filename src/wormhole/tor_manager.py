@@ -17,8 +17,14 @@ for every outbound connection (``stream_via``). Three ways to get one:
 txtorcon sometimes connects to a launched Tor's control socket before the
 socket exists, and then never tries again (txtorcon issue #349): our
 launch gives it a connection that retries until the socket answers, within
-a bound, and the whole launch has a timeout. Nothing here listens: an
-application that uses Tor makes outbound connections only.
+a bound, and the whole launch has a timeout. txtorcon also reads the
+launched Tor's configuration (hundreds of GETCONF queries) as soon as the
+control connection is up, before Tor is ready; a query answered with an
+error then breaks its setup (``TypeError`` in ``torconfig._do_setup``, CI
+of issue 21). So our launch keeps txtorcon from reading it during the
+launch and reads it itself once Tor has bootstrapped, retrying a bounded
+number of times. Nothing here listens: an application that uses Tor makes
+outbound connections only.
 """
 
 import os
@@ -41,6 +47,11 @@ LAUNCH_TIMEOUT = 120.0
 # a launched Tor's control socket: tries, and seconds between them
 CONTROL_CONNECT_TRIES = 50
 CONTROL_CONNECT_INTERVAL = 0.1
+# reading a launched Tor's configuration once it bootstrapped: tries,
+# seconds between them, and the bound on each
+CONFIG_TRIES = 5
+CONFIG_INTERVAL = 1.0
+CONFIG_TIMEOUT = 30.0
 
 
 class TorError(WormholeError):
@@ -201,6 +212,34 @@ def _retrying_control_connection(reactor, txtorcon, path):
     return connect
 
 
+def _deferred_config(txtorcon):
+    """A TorConfig for txtorcon.launch that is never attached during the
+    launch: txtorcon would read the configuration before Tor is ready."""
+    class _LaunchConfig(txtorcon.TorConfig):
+        def attach_protocol(self, proto):
+            return defer.succeed(None)  # read by _read_config, after bootstrap
+    return _LaunchConfig()
+
+
+@defer.inlineCallbacks
+def _read_config(reactor, txtorcon, protocol):
+    """The launched Tor's TorConfig, read over its control connection once
+    it bootstrapped; a failed read is tried again, CONFIG_TRIES times."""
+    for attempt in range(CONFIG_TRIES):
+        try:
+            d = txtorcon.TorConfig.from_protocol(protocol)
+            config = yield d.addTimeout(CONFIG_TIMEOUT, reactor)
+        except Exception as e:  # TypeError, TorProtocolError, lost, timeout: all "try again"
+            log.msg(f"tor: reading the launched Tor's configuration failed "
+                    f"(try {attempt + 1} of {CONFIG_TRIES}): {_reason(e)}")
+            if attempt == CONFIG_TRIES - 1:
+                raise TorError(f"--launch-tor: Tor started but its configuration could "
+                               f"not be read ({CONFIG_TRIES} tries): {_reason(e)}") from None
+            yield deferLater(reactor, CONFIG_INTERVAL, lambda: None)
+        else:
+            return config
+
+
 @defer.inlineCallbacks
 def _launch(reactor, txtorcon, stderr, options):
     tor_binary = shutil.which("tor") or shutil.which("tor", path="/usr/sbin:/usr/local/sbin")
@@ -209,7 +248,7 @@ def _launch(reactor, txtorcon, stderr, options):
                        "'tor' package)")
     data_directory = tempfile.mkdtemp(prefix="wormhole-tor-")
     control_path = os.path.join(data_directory, "control.socket")
-    config = txtorcon.TorConfig()
+    config = _deferred_config(txtorcon)
     for key, value in options.items():
         setattr(config, key, value)
     print("launching a new Tor process, this may take a while...", file=stderr, flush=True)
@@ -224,6 +263,15 @@ def _launch(reactor, txtorcon, stderr, options):
         shutil.rmtree(data_directory, ignore_errors=True)
         said = f"; tor said: {output.last()}" if output.last() else ""
         raise TorError(f"--launch-tor: Tor did not start: {_reason(e)}{said}") from None
+    try:
+        config = yield _read_config(reactor, txtorcon, tor.process.tor_protocol)
+    except TorError:
+        # stop the Tor we started; our error is the one to report
+        yield defer.maybeDeferred(tor.process.quit).addErrback(log.err)
+        shutil.rmtree(data_directory, ignore_errors=True)
+        raise
+    tor = txtorcon.Tor(reactor, tor.process.tor_protocol, _tor_config=config,
+                       _process_proto=tor.process)
     print("Tor launched and bootstrapped", file=stderr, flush=True)
     # the launched Tor stops with the reactor; its directory goes with it
     reactor.addSystemEventTrigger("after", "shutdown", shutil.rmtree, data_directory, True)

@@ -59,6 +59,11 @@ _SHARED_DEFAULTS = {
 }
 
 
+# seconds we keep reading (and dropping) the rest of a message far over
+# the limit after saying why, before resetting the connection
+OVERSIZE_DRAIN = 60
+
+
 class _Close:
     """The closing handshake, queued behind what the reader has not had."""
 
@@ -125,6 +130,21 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         self.transport.registerProducer(self, True)
         self._conn = self.factory.mailbox.connection_for(self)
         self._conn.connected()
+
+    def _max_message_size_exceeded(self, msg_size, max_msg_size, reason):
+        # autobahn's hook for a frame over maxMessagePayloadSize (far over
+        # our own limit): say why, as an `error` (spec 003) and in the
+        # close (1009), and read the rest of the frame, which autobahn
+        # drops once failedByMe, for up to OVERSIZE_DRAIN seconds, instead
+        # of resetting the connection while the client still sends it:
+        # it would never read why (issue 21)
+        self.failedByMe = True
+        limit = self.factory.mailbox.limits.max_message_size
+        why = (f"message too large: {msg_size} bytes, this server accepts at most "
+               f"{limit} bytes per message")
+        self._conn.error(why, f"<{msg_size} bytes, not parsed>", "bad_message")
+        self.closeHandshakeTimeout = OVERSIZE_DRAIN
+        self.drop(self.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG, why)
 
     def onMessage(self, payload, isBinary):
         # spec 003 says binary; text frames carry the same JSON, accept both

@@ -16,6 +16,7 @@ import json
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from twisted.application import strports
+from twisted.web.http import combinedLogFormatter
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
@@ -55,13 +56,22 @@ class _Root(Resource):
         return b"/metrics: Prometheus metrics\n/health: accepting work?\n"
 
 
+def _access_line(timestamp, request):
+    """Twisted's combined access-log line with ``-`` where the scraper's
+    address would be: the servers log no client address
+    (docs/operations.md "No IP addresses"); the address is escaped, so
+    the first ``" - - `` ends it."""
+    line = combinedLogFormatter(timestamp, request)
+    return '"-"' + line[line.index('" - - ') + 1:]
+
+
 def metrics_site(registry, health):
     """A ``Site`` with ``/metrics`` (``registry``) and ``/health``
     (``health()`` returns a dict with at least ``accepting``)."""
     root = _Root()
     root.putChild(b"metrics", _MetricsPage(registry))
     root.putChild(b"health", _HealthPage(health))
-    return Site(root)
+    return Site(root, logFormatter=_access_line)
 
 
 def metrics_service(description, registry, health):

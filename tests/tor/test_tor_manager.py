@@ -36,6 +36,8 @@ class FakeTor:
         events = self.events
 
         class Process:
+            tor_protocol = "control protocol"
+
             def quit(self):
                 events.append(("tor.process.quit",))
         return Process()
@@ -53,15 +55,27 @@ class FakeTorConfig:
 
 
 class FakeTxtorcon:
-    """Records connect/launch/TorClientEndpoint; each answers with the
-    Deferred the test set up (success by default)."""
-
-    TorConfig = FakeTorConfig
+    """Records connect/launch/TorClientEndpoint/TorConfig.from_protocol/Tor;
+    each answers with the Deferred the test set up (success by default)."""
 
     def __init__(self):
         self.events = []
         self.connect_result = None  # None: succeed with a FakeTor
         self.launch_result = None
+        self.config_results = []  # one per TorConfig.from_protocol; None: success
+        fake = self
+
+        class TorConfig(FakeTorConfig):
+            @staticmethod
+            def from_protocol(protocol):
+                fake.events.append(("TorConfig.from_protocol", protocol))
+                result = fake.config_results.pop(0) if fake.config_results else None
+                return defer.fail(result) if result else defer.succeed(("config", protocol))
+        self.TorConfig = TorConfig
+
+    def Tor(self, reactor, protocol, _tor_config=None, _process_proto=None):
+        self.events.append(("Tor", protocol, _tor_config))
+        return FakeTor(self.events)
 
     def _answer(self, result):
         if result is None:
@@ -178,7 +192,11 @@ class GetTor(unittest.TestCase):
         timing = DebugTiming()
         tor = self.successResultOf(self.get(launch_tor=True, timing=timing,
                                             _launch_options={"TestingTorNetwork": 1}))
-        [(name, kw)] = self.fake.events
+        (name, kw), *rest = self.fake.events
+        # the configuration is read once Tor bootstrapped, not by txtorcon
+        # during the launch
+        self.assertEqual(rest, [("TorConfig.from_protocol", "control protocol"),
+                                ("Tor", "control protocol", ("config", "control protocol"))])
         self.assertEqual(name, "launch")
         self.assertEqual(kw["tor_binary"], "/usr/sbin/tor")
         self.assertEqual(kw["timeout"], tor_manager.LAUNCH_TIMEOUT)
@@ -186,6 +204,7 @@ class GetTor(unittest.TestCase):
                          "unix:" + os.path.join(kw["data_directory"], "control.socket"))
         self.assertTrue(callable(kw["connection_creator"]))
         self.assertEqual(kw["_tor_config"].options, {"TestingTorNetwork": 1})
+        self.assertIsNone(self.successResultOf(kw["_tor_config"].attach_protocol("proto")))
         self.assertTrue(tor.launched)
         self.successResultOf(tor.quit())
         self.assertEqual(self.fake.events[-1], ("tor.process.quit",))
@@ -201,6 +220,38 @@ class GetTor(unittest.TestCase):
         self.assertIn("Tor did not start: timeout while launching Tor", str(f.value))
         [(_, kw)] = self.fake.events
         self.assertFalse(os.path.exists(kw["data_directory"]))
+
+    def test_config_read_again(self):
+        """Reading the launched Tor's configuration failed (txtorcon's setup
+        raced Tor: issue 21): tried again after CONFIG_INTERVAL, and the
+        launch succeeds."""
+        self.patch(tor_manager.shutil, "which", lambda name, path=None: "/usr/sbin/tor")
+        self.fake.config_results = [TypeError("'NoneType' object is not subscriptable")] * 2
+        d = self.get(launch_tor=True)
+        for _ in range(2):
+            self.assertNoResult(d)
+            self.reactor.advance(tor_manager.CONFIG_INTERVAL)
+        tor = self.successResultOf(d)
+        self.assertEqual([e[0] for e in self.fake.events],
+                         ["launch"] + ["TorConfig.from_protocol"] * 3 + ["Tor"])
+        self.assertTrue(tor.launched)
+        self.successResultOf(tor.quit())
+        os.rmdir(self.fake.events[0][1]["data_directory"])
+
+    def test_config_never_read(self):
+        """Every try fails: one TorError line saying so, the launched Tor
+        stopped, its directory removed; no reactor call left behind."""
+        self.patch(tor_manager.shutil, "which", lambda name, path=None: "/usr/sbin/tor")
+        self.fake.config_results = [RuntimeError("connection lost")] * tor_manager.CONFIG_TRIES
+        d = self.get(launch_tor=True)
+        for _ in range(tor_manager.CONFIG_TRIES - 1):
+            self.reactor.advance(tor_manager.CONFIG_INTERVAL)
+        f = self.failureResultOf(d, tor_manager.TorError)
+        self.assertEqual(str(f.value), "--launch-tor: Tor started but its configuration "
+                         "could not be read (5 tries): connection lost")
+        self.assertEqual(self.fake.events[-1], ("tor.process.quit",))
+        self.assertFalse(os.path.exists(self.fake.events[0][1]["data_directory"]))
+        self.assertEqual(self.reactor.getDelayedCalls(), [])
 
     def test_launch_without_tor_binary(self):
         """No tor program: TorError saying to install it."""

@@ -12,7 +12,8 @@ class Negotiate(unittest.TestCase):
         self.assertEqual(V.app_versions("connect"),
                          {"transfer-v2": {"mode": "connect",
                                           "features": {"resume": {}, "empty-folders": {},
-                                                       "session-totals": {}}}})
+                                                       "session-totals": {},
+                                                       "framed-records": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):

@@ -11,7 +11,9 @@
 
 Only Dilation's public API is used: ``w.dilate()``, ``listener_for`` and
 ``connector_for`` with the subprotocol names below, and subchannels as
-record pipes (one ``write`` arrives as one ``dataReceived``).
+byte pipes whose records carry their length when both peers declared
+"framed-records" (``_framing``; else one ``write`` is taken to arrive
+as one ``dataReceived``, as our earlier releases do).
 """
 import attr
 from twisted.internet import defer
@@ -26,7 +28,7 @@ from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
-from . import _hashing, _receiving, _sending, _session, _sink, _source, _versions
+from . import _framing, _hashing, _receiving, _sending, _session, _sink, _source, _versions
 from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
                           IResumableSink, ISessionDelegate)
 
@@ -156,6 +158,15 @@ class _OfferProtocol(Protocol):
     the peer (and ``_heard()``) starts the silence again."""
 
     _watchdog = None
+    _pipe = None  # (reader, writer) of the subchannel's records: _records()
+
+    def _records(self):
+        # the one place this subchannel's bytes come and go: records
+        # framed by their length when both declared "framed-records"
+        # (docs/transfer-v2.md "Record framing"), else one per delivery
+        if self._pipe is None:
+            self._pipe = _framing.pipe(self.transport, self._session._framed)
+        return self._pipe
 
     def _watch(self, what):
         self._unwatch()
@@ -179,14 +190,19 @@ class _OfferProtocol(Protocol):
         self.transport.loseConnection()
 
     def _write(self, data):
-        self.transport.write(data)
+        self._records()[1].write(data)
 
     def _close(self):
         self.transport.loseConnection()
 
     def dataReceived(self, data):
         self._heard()
-        self.machine.got_record(data)
+        try:
+            records = self._records()[0].feed(data)
+        except _framing.FramingError as e:
+            return self.machine._got_bad(e)  # a protocol error, as a bad record
+        for record in records:
+            self.machine.got_record(record)
 
     def connectionLost(self, reason=None):
         self.machine.lost()
@@ -281,7 +297,7 @@ class _OfferOutProtocol(_OfferProtocol):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
-        streamer = _source.Streamer(self._session._reactor, self.transport, self._outgoing,
+        streamer = _source.Streamer(self._session._reactor, self._records()[1], self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
                                     self.machine.source_failed, self._sent, resume,
                                     self._file_started)
@@ -379,6 +395,7 @@ class TransferSession:
         self._resume = False  # both declared the "resume" feature
         self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
+        self._framed = False  # both declared "framed-records"
         self._dilated = None
         self._our_control = None
         self.negotiated = None
@@ -441,6 +458,10 @@ class TransferSession:
 
     def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None):
         """Offer an ``Outgoing`` made by ``prepare_offer`` (to show it first)."""
+        if outgoing.is_directory:
+            why = _framing.refusal(M.encode_record(outgoing.offer), self._framed)
+            if why is not None:
+                return defer.fail(TransferError(f"cannot offer {outgoing.offer.base!r}: {why}"))
         done = defer.Deferred()
         factory = Factory.forProtocol(
             lambda: _OfferOutProtocol(self, outgoing, done, progress, file_started))
@@ -457,6 +478,7 @@ class TransferSession:
         self._resume = _versions.RESUME in negotiated.features
         self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
         self._totals = _versions.SESSION_TOTALS in negotiated.features
+        self._framed = _versions.FRAMED_RECORDS in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))

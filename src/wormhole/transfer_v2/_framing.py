@@ -1,0 +1,180 @@
+"""Records framed by their own length on an offer subchannel (the
+``framed-records`` feature, docs/transfer-v2.md "Record framing").
+
+The text calls subchannels "record pipes", but what a peer delivers is
+not always one whole record per ``dataReceived``: our Dilation sends a
+write over ``_dilation._outbound.MAX_DATA_RECORD`` (1 MiB) as several DATA
+records, so a large DirectoryOffer or a resume accept carrying many
+digests arrives in pieces. When both peers declare the feature, every
+record on an offer subchannel goes as a 4-byte big-endian length (of the
+kind byte and the payload), then the record; the reader gives back whole
+records whatever the deliveries were (split anywhere, several in one).
+
+Sans-I/O: ``Deframer.feed(bytes)`` returns the records completed so far
+(``FramingError`` for a length this protocol never sends, checked before
+anything of that record is kept), ``frame(record)`` is the writer's side.
+``Unframed`` is the way of a peer without the feature (one delivery, one
+record). ``pipe(transport, framed)`` gives an offer subchannel's reader
+and writer.
+"""
+import struct
+
+from . import _messages as M
+from ._versions import FRAMED_RECORDS as FEATURE
+
+_LENGTH = struct.Struct(">I")
+HEADER = _LENGTH.size
+# the largest record of each kind, kind byte included (docs/transfer-v2.md
+# "Limits"): data per the text's 65536, a DirectoryOffer and an
+# OfferAccept (its resume digests) up to MAX_OFFER_RECORD, anything else
+# (the other kinds, and unknown ones, which the parser then refuses) up
+# to MAX_CONTROL_MESSAGE
+MAX_RECORD = 1 + M.MAX_OFFER_RECORD
+_LIMITS = {M.KIND_FILE_DATA: 1 + M.MAX_DATA_PAYLOAD,
+           M.KIND_DIRECTORY_OFFER: MAX_RECORD,
+           M.KIND_OFFER_ACCEPT: MAX_RECORD}
+_OTHER_LIMIT = 1 + M.MAX_CONTROL_MESSAGE
+# the longest record that reaches a peer without the feature whole: our
+# earlier releases' Dilation splits a longer write
+# (_dilation/_outbound.MAX_DATA_RECORD), their reader takes each piece
+# for a record
+UNFRAMED_MAX = 1024 * 1024
+
+
+class FramingError(M.MessageError):
+    """A frame announced a record this protocol never sends."""
+
+
+def limit_for(kind):
+    """The longest record of ``kind`` (its first byte) a peer may frame."""
+    return _LIMITS.get(kind, _OTHER_LIMIT)
+
+
+def refusal(record, framed):
+    """Why our ``record`` (an offer) cannot go to this peer, or None."""
+    limit = MAX_RECORD if framed else UNFRAMED_MAX
+    if len(record) <= limit:
+        return None
+    if framed:
+        return (f"its file list takes {len(record)} bytes, more than the {limit} "
+                "a receiver accepts")
+    return (f"its file list takes {len(record)} bytes; the peer's transfer-v2 (an "
+            f"earlier release, without \"{FEATURE}\") receives at most {limit}")
+
+
+def frame(record):
+    """``record`` (kind byte and payload) as it goes on the subchannel."""
+    return _LENGTH.pack(len(record)) + record
+
+
+def _check(head):
+    """The record length in a frame's first bytes (at least HEADER; with
+    one more, the kind byte is checked too), or FramingError."""
+    length = _LENGTH.unpack_from(head)[0]
+    if length == 0:
+        raise FramingError("an empty record (a frame of length 0)")
+    if length > MAX_RECORD:
+        raise FramingError(f"a record of {length} bytes (at most {MAX_RECORD})")
+    if len(head) > HEADER and length > limit_for(head[HEADER]):
+        raise FramingError(f"a record of kind {head[HEADER]} of {length} bytes "
+                           f"(at most {limit_for(head[HEADER])})")
+    return length
+
+
+class Deframer:
+    """Bytes in, whole records out. Records that arrived whole within one
+    delivery are handed out as views of it (no copy); only a record split
+    across deliveries is gathered, after its length was checked."""
+
+    def __init__(self):
+        self._partial = bytearray()  # the start of a frame not yet complete
+        self._failed = False
+
+    def feed(self, data):
+        """The records completed by ``data`` (memoryviews, in order). After
+        a FramingError the stream has no boundaries left: nothing more."""
+        if self._failed:
+            return []
+        try:
+            return self._feed(data)
+        except FramingError:
+            self._failed = True
+            self._partial = bytearray()
+            raise
+
+    def _feed(self, data):
+        if not isinstance(data, bytes):  # a view of a buffer its owner may reuse
+            data = bytes(data)
+        view = memoryview(data)
+        records = []
+        if self._partial:
+            view = self._complete(view, records)
+        pos, end = 0, len(view)
+        while end - pos > HEADER:
+            stop = pos + HEADER + _check(view[pos:pos + HEADER + 1])
+            if stop > end:
+                break
+            records.append(view[pos + HEADER:stop])
+            pos = stop
+        if pos < end:
+            if end - pos >= HEADER:
+                _check(view[pos:end])
+            self._partial = bytearray(view[pos:end])
+        return records
+
+    def _complete(self, view, records):
+        """Add to the frame begun in an earlier delivery; what is left of
+        ``view`` after it (empty when the frame is still incomplete)."""
+        partial = self._partial
+        if len(partial) <= HEADER:  # its length and kind are not all known yet
+            take = HEADER + 1 - len(partial)
+            partial += view[:take]
+            view = view[take:]
+            if len(partial) < HEADER:
+                return view
+            _check(partial)
+            if len(partial) <= HEADER:
+                return view
+        total = HEADER + _LENGTH.unpack_from(partial)[0]
+        take = total - len(partial)
+        partial += view[:take]
+        if len(partial) == total:
+            records.append(memoryview(partial)[HEADER:])
+            self._partial = bytearray()  # the record keeps the old buffer
+        return view[take:]
+
+
+class Unframed:
+    """The way of a peer without the feature: each delivery is one record."""
+
+    def feed(self, data):
+        return [data]
+
+
+class FramedWriter:
+    """An offer subchannel's transport for the machines and the Streamer:
+    ``write(record)`` sends the record framed; the producer calls and
+    ``loseConnection`` are the transport's."""
+
+    def __init__(self, transport):
+        self._transport = transport
+
+    def write(self, record):
+        self._transport.write(frame(record))
+
+    def registerProducer(self, producer, streaming):  # noqa: N802 (Twisted's name)
+        self._transport.registerProducer(producer, streaming)
+
+    def unregisterProducer(self):  # noqa: N802
+        self._transport.unregisterProducer()
+
+    def loseConnection(self):  # noqa: N802
+        self._transport.loseConnection()
+
+
+def pipe(transport, framed):
+    """(reader, writer) of an offer subchannel: framed when both peers
+    declared the feature, else one record per delivery and per write."""
+    if framed:
+        return Deframer(), FramedWriter(transport)
+    return Unframed(), transport

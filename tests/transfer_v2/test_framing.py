@@ -1,0 +1,150 @@
+"""transfer_v2._framing: records framed by their length come back whole
+and in order however the deliveries split or join the stream (split at
+random points, byte by byte, in one block), and a length this protocol
+never sends is refused as soon as its header is in, before anything of
+the record is kept (docs/transfer-v2.md "Record framing")."""
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+from twisted.trial import unittest
+
+from wormhole.transfer_v2 import _framing as F
+from wormhole.transfer_v2 import _messages as M
+from wormhole.transfer_v2 import _versions as V
+
+# records of every kind the text defines, and of a reserved one (the
+# framing carries it; the parser refuses it later), up to their limits
+# for data and a few KiB for the rest (hypothesis keeps examples small)
+records = st.one_of(
+    st.binary(max_size=M.MAX_DATA_PAYLOAD).map(lambda b: bytes((M.KIND_FILE_DATA,)) + b),
+    st.tuples(st.sampled_from([1, 2, 3, 4, 6, 0, 200]), st.binary(max_size=4096))
+    .map(lambda kb: bytes((kb[0],)) + kb[1]))
+
+
+def stream_of(rs):
+    return b"".join(F.frame(r) for r in rs)
+
+
+def deliver(pieces):
+    reader = F.Deframer()
+    got = []
+    for piece in pieces:
+        got.extend(bytes(r) for r in reader.feed(piece))
+    return got, reader
+
+
+class RoundTrip(unittest.TestCase):
+    @given(st.lists(records, max_size=8), st.lists(st.integers(min_value=0), max_size=20))
+    def test_split_and_joined_at_random(self, rs, cuts):
+        """Deliveries cut anywhere (several records in one, one record in
+        several): the same records in the same order, nothing pending."""
+        stream = stream_of(rs)
+        points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
+        got, reader = deliver([stream[a:b] for a, b in itertools.pairwise(points)])
+        self.assertEqual(got, rs)
+        self.assertEqual(reader._partial, bytearray())
+
+    @given(st.lists(records, max_size=3))
+    def test_byte_by_byte_and_one_block(self, rs):
+        """Every byte in its own delivery, and the whole stream in one."""
+        stream = stream_of(rs)
+        self.assertEqual(deliver([stream[i:i + 1] for i in range(len(stream))])[0], rs)
+        self.assertEqual(deliver([stream])[0], rs)
+
+    def test_largest_records(self):
+        """A DirectoryOffer and an accept at MAX_OFFER_RECORD, a data
+        record at the text's 65536, in 1 MiB deliveries (how our Dilation
+        splits a write): whole."""
+        rs = [bytes((M.KIND_DIRECTORY_OFFER,)) + b"d" * M.MAX_OFFER_RECORD,
+              bytes((M.KIND_FILE_DATA,)) + b"x" * M.MAX_DATA_PAYLOAD,
+              bytes((M.KIND_OFFER_ACCEPT,)) + b"a" * M.MAX_OFFER_RECORD]
+        stream = stream_of(rs)
+        mib = 1024 * 1024
+        got, _ = deliver([stream[i:i + mib] for i in range(0, len(stream), mib)])
+        self.assertEqual([len(r) for r in got], [len(r) for r in rs])
+        self.assertEqual(got, rs)
+
+    def test_whole_records_are_not_copied(self):
+        """A record that arrived whole in one delivery is a view of it."""
+        data = F.frame(b"\x05" + b"x" * 100)
+        (record,) = F.Deframer().feed(data)
+        self.assertIs(record.obj, data)
+
+    def test_writer(self):
+        """The writer frames each record; without the feature the
+        transport is used as it is (one write, one record)."""
+        class Transport:
+            def __init__(self):
+                self.written = []
+                self.write = self.written.append
+        t = Transport()
+        reader, writer = F.pipe(t, framed=True)
+        writer.write(b"\x03")
+        self.assertEqual(t.written, [b"\x00\x00\x00\x01\x03"])
+        self.assertIsInstance(reader, F.Deframer)
+        reader, writer = F.pipe(t, framed=False)
+        self.assertIs(writer, t)
+        self.assertEqual(reader.feed(b"\x03\x05"), [b"\x03\x05"])
+
+
+class Limits(unittest.TestCase):
+    def refused(self, pieces):
+        reader = F.Deframer()
+        for piece in pieces[:-1]:
+            self.assertEqual(reader.feed(piece), [])
+        with self.assertRaises(F.FramingError) as e:
+            reader.feed(pieces[-1])
+        # nothing of the record was kept, and the stream is over
+        self.assertEqual(reader._partial, bytearray())
+        self.assertEqual(reader.feed(F.frame(b"\x03")), [])
+        return str(e.exception)
+
+    def test_over_the_maximum(self):
+        """A length over MAX_RECORD: refused with its 4 header bytes, also
+        when they come one at a time or after a whole record."""
+        header = (F.MAX_RECORD + 1).to_bytes(4, "big")
+        self.assertIn(f"at most {F.MAX_RECORD}", self.refused([header]))
+        self.refused([header[i:i + 1] for i in range(4)])
+        self.refused([F.frame(b"\x03") + header])
+        self.refused([b"\xff\xff\xff\xff" + b"\x02" * 10])
+
+    def test_over_the_kind_limit(self):
+        """Data over 65536 bytes, a FileOffer over 64 KiB: refused once the
+        kind byte is in."""
+        data = (1 + M.MAX_DATA_PAYLOAD + 1).to_bytes(4, "big") + bytes((M.KIND_FILE_DATA,))
+        self.assertIn("kind 5", self.refused([data]))
+        self.refused([data[:4], data[4:]])
+        offer = (1 + M.MAX_CONTROL_MESSAGE + 1).to_bytes(4, "big") + b"\x01"
+        self.refused([offer[:2], offer[2:]])
+
+    def test_empty_record(self):
+        """A frame of length 0 carries no kind: refused."""
+        self.assertIn("empty", self.refused([b"\x00\x00\x00\x00"]))
+
+    def test_at_the_limits(self):
+        """Exactly at each kind's limit is accepted."""
+        for kind in (1, 2, 3, 4, 5, 6):
+            length = F.limit_for(kind)
+            (got,) = F.Deframer().feed(F.frame(bytes((kind,)) + b"\0" * (length - 1)))
+            self.assertEqual(len(got), length)
+
+
+class Feature(unittest.TestCase):
+    def test_declared_and_negotiated(self):
+        """We declare "framed-records"; it is used only when the peer
+        declares it too (our earlier releases do not)."""
+        self.assertIn(F.FEATURE, V.app_versions("send")["transfer-v2"]["features"])
+        both = V.negotiate("send", V.app_versions("receive"))
+        self.assertIn(V.FRAMED_RECORDS, both.features)
+        earlier = {"resume": {}, "empty-folders": {}, "session-totals": {}}
+        old = V.negotiate("send", V.app_versions("receive", earlier))
+        self.assertNotIn(V.FRAMED_RECORDS, old.features)
+
+    def test_refusal(self):
+        """An offer too long for the peer is refused before it is sent:
+        1 MiB to a peer without the feature, MAX_RECORD with it."""
+        self.assertIsNone(F.refusal(b"x" * F.UNFRAMED_MAX, framed=False))
+        self.assertIn("without", F.refusal(b"x" * (F.UNFRAMED_MAX + 1), framed=False))
+        self.assertIsNone(F.refusal(b"x" * (F.UNFRAMED_MAX + 1), framed=True))
+        self.assertIsNotNone(F.refusal(b"x" * (F.MAX_RECORD + 1), framed=True))
