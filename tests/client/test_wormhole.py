@@ -421,6 +421,9 @@ class WormholeTests(unittest.TestCase):
         code = [e[1] for e in dg1.events if e[0] == "code"][0]
         self.assertRegex(code, r"^1-\w+-\w+-\w+$")
         w2.set_code(code)
+        # as in the reference 0.24: the delegate has the code before
+        # set_code() returns (docs/api.md "Delegated mode")
+        self.assertEqual(dg2.events[-1], ("code", code))
         w1.send_message(b"hi")
         self.pump()
         self.assertEqual([e[0] for e in dg2.events],
@@ -431,6 +434,41 @@ class WormholeTests(unittest.TestCase):
         self.pump()
         self.assertEqual(dg1.events[-1], ("closed", "happy"))
         self.assertEqual(dg2.events[-1], ("closed", "happy"))
+
+    def test_delegate_raising_is_logged(self):
+        """A delegate method that raises is logged; the wormhole goes on
+        (the exception does not unwind the Boss's transition)."""
+        class Raising(Delegate):
+            def wormhole_got_code(self, code):
+                Delegate.wormhole_got_code(self, code)
+                raise ZeroDivisionError("the application's bug")
+        dg1, dg2 = Raising(), Delegate()
+        w1, w2 = self.create(delegate=dg1), self.create(delegate=dg2)
+        w1.set_code("5-a-b")
+        w2.set_code("5-a-b")
+        w2.send_message(b"still works")
+        self.pump()
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        self.assertIn(("message", b"still works"), dg1.events)
+        w1.close()
+        w2.close()
+        self.pump()
+        self.assertEqual(dg1.events[-1], ("closed", "happy"))
+
+    def test_delegate_calls_back_inside_event(self):
+        """A delegate that closes the wormhole from inside an event (here
+        wormhole_got_code, during set_code()) is heard: the close is
+        lonely and reported once."""
+        class Closer(Delegate):
+            def wormhole_got_code(self, code):
+                Delegate.wormhole_got_code(self, code)
+                w.close()
+        dg = Closer()
+        w = self.create(delegate=dg)
+        w.set_code("5-a-b")
+        self.pump()
+        self.assertEqual([e[0] for e in dg.events if e[0] != "welcome"], ["code", "closed"])
+        self.assertIsInstance(dg.events[-1][1], errors.LonelyError)
 
     def test_delegated_lonely(self):
         """Delegated mode: a lonely close hands the LonelyError to the delegate."""
