@@ -212,9 +212,12 @@ class DeferredWormhole(_WormholeBase):
             failure = Failure(result)
         else:
             failure = Failure(WormholeClosed(result))
+        # also those that had answered: every new get_*() call fails from
+        # now on, as in the reference 0.24 (after a wrong code too, since
+        # the Boss closes the wormhole itself then)
         for o in (self._welcome_observer, self._code_observer, self._key_observer,
                   self._verifier_observer, self._version_observer):
-            o.fire_if_not_fired(failure)
+            o.error(failure)
         self._received_observer.fire(failure)
         self._closed_observer.fire(Failure(result) if isinstance(result, Exception) else result)
 

@@ -65,9 +65,35 @@ class SmallModules(unittest.TestCase):
         clock.advance(0)
         self.assertEqual(seen, [1])
 
+    def test_eventual_queue_turns_and_errors(self):
+        """A queued call that raises is logged and the others run; what a
+        call queues runs after what was queued before it; flush_sync()
+        goes on after an error too."""
+        clock = Clock()
+        eq = EventualQueue(clock)
+        seen = []
+
+        def first():
+            seen.append("first")
+            eq.eventually(seen.append, "queued by first")
+        eq.eventually(first)
+        eq.eventually(lambda: 1 / 0)
+        eq.eventually(seen.append, "after the error")
+        clock.advance(0)
+        self.assertEqual(seen, ["first", "after the error", "queued by first"])
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        eq.eventually(lambda: 1 / 0)
+        eq.eventually(seen.append, "last")
+        eq.flush_sync()
+        self.assertEqual(seen[-1], "last")
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        self.assertEqual(clock.getDelayedCalls(), [])
+
     def test_observers(self):
-        """OneShotObserver.error fails every waiter; EmptyableSet fires
-        when_next_empty once a discard empties it; NoResult is a sentinel."""
+        """OneShotObserver.error fails every waiter, also after fire();
+        EmptyableSet fires when_next_empty the next time a discard empties
+        it, never at once; NoResult is a sentinel (the reference 0.24's
+        behaviour, compared in tests/client/test_behaviour_vs_reference)."""
         clock = Clock()
         eq = EventualQueue(clock)
         o = OneShotObserver(eq)
@@ -85,7 +111,20 @@ class SmallModules(unittest.TestCase):
         s.discard(2)
         clock.advance(0)
         self.assertIsNone(self.successResultOf(d))
-        self.assertIsNone(self.successResultOf(EmptyableSet().when_next_empty()))
+        empty = EmptyableSet(_eventual_queue=eq)
+        d = empty.when_next_empty()
+        clock.advance(0)
+        self.assertNoResult(d)
+        empty.add(3)
+        empty.discard(3)
+        clock.advance(0)
+        self.assertIsNone(self.successResultOf(d))
+        fired = OneShotObserver(eq)
+        fired.fire("result")
+        fired.error(ValueError("later"))
+        d = fired.when_fired()
+        clock.advance(0)
+        self.failureResultOf(d, ValueError)
         self.assertIsNot(NoResult, None)
 
     def test_find_addresses(self):

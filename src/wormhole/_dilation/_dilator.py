@@ -180,7 +180,7 @@ class Dilator:
                 "the peer's wormhole cannot dilate (no shared can-dilate "
                 f"version in {self._versions.get('can-dilate')!r}); upgrade it")
             self._registry.fail(failure)
-            self._when_dilated.fire_if_not_fired(failure)
+            self._when_dilated.error(failure)
             return
         side = self._forced_side or make_side()
         dilation_key = derive_dilation_key(self._key)
