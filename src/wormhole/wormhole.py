@@ -29,7 +29,8 @@ from .journal import ImmediateJournal
 from .timing import DebugTiming
 from .util import bytes_to_hexstr, to_bytes
 
-__all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code"]
+__all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code",
+           "IDeferredWormhole", "IWormhole"]
 
 log = Logger()
 
@@ -276,6 +277,14 @@ class DelegatedWormhole(_WormholeBase):
 
     def closed(self, result):
         self._deliver("wormhole_closed", result)
+
+
+# the reference 0.24's names in this module, which applications' test
+# fixtures import (docs/api.md): its interfaces and its facade classes
+IDeferredWormhole = _interfaces.IDeferredWormhole
+IWormhole = _interfaces.IWormhole
+_DeferredWormhole = DeferredWormhole
+_DelegatedWormhole = DelegatedWormhole
 
 
 def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, tor=None,

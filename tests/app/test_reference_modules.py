@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer, protocol, reactor
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
@@ -21,7 +21,7 @@ from wormhole.observer import EmptyableSet, NoResult, OneShotObserver
 from wormhole.server.testing import start_mailbox_server
 from wormhole.tor_manager import get_tor
 from wormhole.transit import (BadHandshake, BadNonce, FileConsumer, TransitClosed,
-                              TransitError)
+                              TransitError, allocate_tcp_port, there_can_be_only_one)
 
 APPID = "example.com/xfer-util-test"
 
@@ -184,6 +184,29 @@ class SmallModules(unittest.TestCase):
 
 
 class TransitAPI(unittest.TestCase):
+    def test_allocate_tcp_port(self):
+        """allocate_tcp_port() gives a port on 127.0.0.1 that can be
+        listened on at once."""
+        port = allocate_tcp_port()
+        p = reactor.listenTCP(port, protocol.Factory(), interface="127.0.0.1")
+        return p.stopListening()
+
+    def test_there_can_be_only_one(self):
+        """The first success wins and the others are cancelled; all
+        failing gives the first failure; an empty race is refused."""
+        cancelled = []
+        a, b = defer.Deferred(), defer.Deferred(lambda d: cancelled.append(d))
+        race = there_can_be_only_one([a, b])
+        a.callback("a")
+        self.assertEqual(self.successResultOf(race), "a")
+        self.assertEqual(cancelled, [b])
+        a, b = defer.Deferred(), defer.Deferred()
+        race = there_can_be_only_one([a, b])
+        b.errback(KeyError("b"))
+        a.errback(ValueError("a"))
+        self.failureResultOf(race, KeyError)
+        self.assertRaises(ValueError, there_can_be_only_one, [])
+
     def test_error_types(self):
         """The reference's Transit exception names: TransitClosed and
         BadNonce are TransitErrors, BadHandshake is not."""
