@@ -136,3 +136,30 @@ def reference_source_file(dist, *parts):
             f"{dist} {'/'.join(parts)} not found in the reference venv's "
             "src/: run `./dev test`, which unpacks the reference's sdists")
     return found[0]
+
+
+@defer.inlineCallbacks
+def run_in_loopback_namespace(module, *args):
+    """``python -m module ARGS`` (our venv's python, the repository on its
+    path) in a new network namespace whose only interface is loopback, so
+    the reference, which listens on and advertises every local address,
+    reaches 127.0.0.1 only. Returns the JSON object its last stdout line
+    holds; a non-zero exit is an AssertionError with its stderr. Needs
+    unshare(1), ip(8) and root: a failure, never a skip, without them."""
+    import json
+    import shutil
+    import sys
+    from twisted.internet import reactor
+    from twisted.internet.utils import getProcessOutputAndValue
+    unshare = shutil.which("unshare")
+    if not (unshare and shutil.which("ip") and os.geteuid() == 0):
+        raise AssertionError("needs unshare(1), ip(8) and root for a loopback-only namespace")
+    script = " ".join(["ip link set lo up &&", sys.executable, "-m", module, *args])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO_ROOT
+    out, err, code = yield getProcessOutputAndValue(
+        unshare, ["-n", "--", "sh", "-c", script], path=REPO_ROOT, env=env, reactor=reactor)
+    if code != 0:
+        raise AssertionError(f"{module} exited with {code}: "
+                             + err.decode(errors="replace")[-3000:])
+    return json.loads(out.decode().strip().splitlines()[-1])

@@ -261,7 +261,9 @@ class RendezvousConnector:
     @m.output()
     def report_connect_failed(self, f):
         self._status.mailbox(Failed(f.getErrorMessage()))
-        self._B.error(ServerConnectionError(self._url, f.getErrorMessage()))
+        # the exception itself, as the reference 0.24: applications test
+        # isinstance(e.reason, ConnectionRefusedError)
+        self._B.error(ServerConnectionError(self._url, f.value))
 
     @m.output()
     def report_ws_failed(self, was_clean, code, reason):

@@ -1,7 +1,7 @@
 """``wormhole.observer``: the observers the reference 0.24 exports
 publicly. ``OneShotObserver`` and ``SequenceObserver`` are this library's
 own (in _observer, behind every ``get_*`` Deferred); ``EmptyableSet`` is
-a set whose ``when_next_empty()`` fires once it has been emptied.
+a set whose ``when_next_empty()`` fires the next time it is emptied.
 """
 
 from twisted.internet.defer import Deferred
@@ -14,7 +14,8 @@ __all__ = ["EmptyableSet", "NoResult", "OneShotObserver", "SequenceObserver"]
 class EmptyableSet(set):
     """A set that tells waiters when it becomes empty: ``when_next_empty()``
     fires (in a later turn, through the eventual queue) the next time a
-    ``discard()`` empties it, or at once if it is already empty."""
+    ``discard()`` leaves it empty, even when it is empty already (as the
+    reference 0.24: "the next time", never at once)."""
 
     def __init__(self, *args, **kwargs):
         # ``_eventual_queue=``: fire in a later turn (else at once)
@@ -24,10 +25,7 @@ class EmptyableSet(set):
 
     def when_next_empty(self):
         d = Deferred()
-        if not self:
-            self._fire(d)
-        else:
-            self._waiting.append(d)
+        self._waiting.append(d)
         return d
 
     def discard(self, o):

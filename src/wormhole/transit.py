@@ -25,6 +25,7 @@ from twisted.internet import defer, endpoints, protocol
 from twisted.python import failure, log
 
 from ._transit._addresses import configured_addresses, discover_addresses
+from ._transit._codec import receiver_handshake, relay_handshake, sender_handshake
 from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
@@ -40,6 +41,7 @@ from ._transit._hints import (
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
 from ._transit._selection import Selection, TransitError
+from ._transit_helpers import allocate_tcp_port, there_can_be_only_one
 
 __all__ = [
     "BadHandshake",
@@ -51,7 +53,19 @@ __all__ = [
     "TransitError",
     "TransitReceiver",
     "TransitSender",
+    "allocate_tcp_port",
+    "build_receiver_handshake",
+    "build_sender_handshake",
+    "build_sided_relay_handshake",
+    "there_can_be_only_one",
 ]
+
+# the reference 0.24's names for the handshakes of spec 004 6.3 and 6.4
+# (pure functions of the key; applications' tests build them to talk to
+# a Transit relay or peer by hand)
+build_sender_handshake = sender_handshake
+build_receiver_handshake = receiver_handshake
+build_sided_relay_handshake = relay_handshake
 
 
 # The reference 0.24's exception names, for applications' ``except``

@@ -1,14 +1,16 @@
 """``create()`` and the two facades of spec 004 chapter 5.
 
 Deferred mode turns each event into Deferreds (every ``get_*`` call gets
-its own, before or after the event); Delegated mode calls the delegate's
-``wormhole_*`` methods. Both only validate arguments and hand them to the
-Boss; every event reaches the application in a later reactor turn.
+its own, before or after the event), which fire in a later reactor turn;
+Delegated mode calls the delegate's ``wormhole_*`` methods at once, inside
+the turn that caused the event (as the reference 0.24 does). Both only
+validate arguments and hand them to the Boss.
 """
 
 import os
 import sys
 
+from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
@@ -27,7 +29,10 @@ from .journal import ImmediateJournal
 from .timing import DebugTiming
 from .util import bytes_to_hexstr, to_bytes
 
-__all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code"]
+__all__ = ["create", "DeferredWormhole", "DelegatedWormhole", "validate_code",
+           "IDeferredWormhole", "IWormhole"]
+
+log = Logger()
 
 
 def validate_code(code):
@@ -208,19 +213,28 @@ class DeferredWormhole(_WormholeBase):
             failure = Failure(result)
         else:
             failure = Failure(WormholeClosed(result))
+        # also those that had answered: every new get_*() call fails from
+        # now on, as in the reference 0.24 (after a wrong code too, since
+        # the Boss closes the wormhole itself then)
         for o in (self._welcome_observer, self._code_observer, self._key_observer,
                   self._verifier_observer, self._version_observer):
-            o.fire_if_not_fired(failure)
+            o.error(failure)
         self._received_observer.fire(failure)
         self._closed_observer.fire(Failure(result) if isinstance(result, Exception) else result)
 
 
 @implementer(_interfaces.IWormhole, _interfaces.IWormholeEvents)
 class DelegatedWormhole(_WormholeBase):
+    """Calls the delegate's ``wormhole_*`` methods inside the turn (and the
+    Boss's transition) that caused each event, as the reference 0.24 does:
+    ``wormhole_got_code`` before ``set_code()`` returns, an event caused by
+    a server message while that message is processed, so in journalled
+    mode inside the same ``journal.process()`` (spec 004 11.2). The order
+    of events is docs/api.md "Delegated mode"."""
+
     def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url,
-                 journal, make_boss):
+                 make_boss):
         self._delegate = delegate
-        self._journal = journal
         super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
     def close(self):
@@ -228,18 +242,20 @@ class DelegatedWormhole(_WormholeBase):
         self._boss.close()
 
     def _deliver(self, method, *args):
-        self._eq.eventually(self._in_journal, method, *args)
-
-    def _in_journal(self, method, *args):
-        # spec 004 11.2: wormhole events reach the application inside the
-        # journal's context, so what it sends in reaction is checkpointed
-        with self._journal.process():
+        # an exception from the delegate is the application's bug: it must
+        # not unwind the machine transition that is calling us (the
+        # reference lets it escape; docs/api.md "Behaviour differences")
+        try:
             getattr(self._delegate, method)(*args)
+        except Exception:  # noqa: BLE001 -- logged with its traceback
+            log.failure("the delegate's {method} raised", method=method)
 
     # IWormholeEvents
     def got_welcome(self, welcome):
-        if self._show_welcome(welcome):
-            self._deliver("wormhole_got_welcome", welcome)
+        # the motd is shown once, but the delegate hears every welcome
+        # (one per connection to the server), as in the reference
+        self._show_welcome(welcome)
+        self._deliver("wormhole_got_welcome", welcome)
 
     def got_code(self, code):
         self._deliver("wormhole_got_code", code)
@@ -255,12 +271,20 @@ class DelegatedWormhole(_WormholeBase):
         self._deliver("wormhole_got_versions", versions)
 
     def received(self, plaintext):
-        # nothing waits in this facade: the delegate has it next turn
+        # nothing waits in this facade: the delegate has it now
         self._boss.message_taken(plaintext)
         self._deliver("wormhole_got_message", plaintext)
 
     def closed(self, result):
         self._deliver("wormhole_closed", result)
+
+
+# the reference 0.24's names in this module, which applications' test
+# fixtures import (docs/api.md): its interfaces and its facade classes
+IDeferredWormhole = _interfaces.IDeferredWormhole
+IWormhole = _interfaces.IWormhole
+_DeferredWormhole = DeferredWormhole
+_DelegatedWormhole = DelegatedWormhole
 
 
 def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, tor=None,
@@ -311,7 +335,7 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,
-                              journal, make_boss)
+                              make_boss)
     else:
         w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url, make_boss)
     w._boss.start()

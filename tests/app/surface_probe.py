@@ -31,6 +31,11 @@ NAMED = [
     ("wormhole._dilation.manager", "OldPeerCannotDilateError"),
     ("wormhole._interfaces", "ITorManager"),
     ("wormhole.wormhole", "create"),
+    # applications' test fixtures import these from wormhole.wormhole (issue 23)
+    ("wormhole.wormhole", "IDeferredWormhole"),
+    ("wormhole.wormhole", "IWormhole"),
+    ("wormhole.wormhole", "_DeferredWormhole"),
+    ("wormhole.wormhole", "_DelegatedWormhole"),
 ]
 
 

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer, protocol, reactor
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
@@ -21,7 +21,7 @@ from wormhole.observer import EmptyableSet, NoResult, OneShotObserver
 from wormhole_mailbox.testing import start_mailbox_server
 from wormhole.tor_manager import get_tor
 from wormhole.transit import (BadHandshake, BadNonce, FileConsumer, TransitClosed,
-                              TransitError)
+                              TransitError, allocate_tcp_port, there_can_be_only_one)
 
 APPID = "example.com/xfer-util-test"
 
@@ -65,9 +65,35 @@ class SmallModules(unittest.TestCase):
         clock.advance(0)
         self.assertEqual(seen, [1])
 
+    def test_eventual_queue_turns_and_errors(self):
+        """A queued call that raises is logged and the others run; what a
+        call queues runs after what was queued before it; flush_sync()
+        goes on after an error too."""
+        clock = Clock()
+        eq = EventualQueue(clock)
+        seen = []
+
+        def first():
+            seen.append("first")
+            eq.eventually(seen.append, "queued by first")
+        eq.eventually(first)
+        eq.eventually(lambda: 1 / 0)
+        eq.eventually(seen.append, "after the error")
+        clock.advance(0)
+        self.assertEqual(seen, ["first", "after the error", "queued by first"])
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        eq.eventually(lambda: 1 / 0)
+        eq.eventually(seen.append, "last")
+        eq.flush_sync()
+        self.assertEqual(seen[-1], "last")
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        self.assertEqual(clock.getDelayedCalls(), [])
+
     def test_observers(self):
-        """OneShotObserver.error fails every waiter; EmptyableSet fires
-        when_next_empty once a discard empties it; NoResult is a sentinel."""
+        """OneShotObserver.error fails every waiter, also after fire();
+        EmptyableSet fires when_next_empty the next time a discard empties
+        it, never at once; NoResult is a sentinel (the reference 0.24's
+        behaviour, compared in tests/client/test_behaviour_vs_reference)."""
         clock = Clock()
         eq = EventualQueue(clock)
         o = OneShotObserver(eq)
@@ -85,7 +111,20 @@ class SmallModules(unittest.TestCase):
         s.discard(2)
         clock.advance(0)
         self.assertIsNone(self.successResultOf(d))
-        self.assertIsNone(self.successResultOf(EmptyableSet().when_next_empty()))
+        empty = EmptyableSet(_eventual_queue=eq)
+        d = empty.when_next_empty()
+        clock.advance(0)
+        self.assertNoResult(d)
+        empty.add(3)
+        empty.discard(3)
+        clock.advance(0)
+        self.assertIsNone(self.successResultOf(d))
+        fired = OneShotObserver(eq)
+        fired.fire("result")
+        fired.error(ValueError("later"))
+        d = fired.when_fired()
+        clock.advance(0)
+        self.failureResultOf(d, ValueError)
         self.assertIsNot(NoResult, None)
 
     def test_find_addresses(self):
@@ -145,6 +184,29 @@ class SmallModules(unittest.TestCase):
 
 
 class TransitAPI(unittest.TestCase):
+    def test_allocate_tcp_port(self):
+        """allocate_tcp_port() gives a port on 127.0.0.1 that can be
+        listened on at once."""
+        port = allocate_tcp_port()
+        p = reactor.listenTCP(port, protocol.Factory(), interface="127.0.0.1")
+        return p.stopListening()
+
+    def test_there_can_be_only_one(self):
+        """The first success wins and the others are cancelled; all
+        failing gives the first failure; an empty race is refused."""
+        cancelled = []
+        a, b = defer.Deferred(), defer.Deferred(lambda d: cancelled.append(d))
+        race = there_can_be_only_one([a, b])
+        a.callback("a")
+        self.assertEqual(self.successResultOf(race), "a")
+        self.assertEqual(cancelled, [b])
+        a, b = defer.Deferred(), defer.Deferred()
+        race = there_can_be_only_one([a, b])
+        b.errback(KeyError("b"))
+        a.errback(ValueError("a"))
+        self.failureResultOf(race, KeyError)
+        self.assertRaises(ValueError, there_can_be_only_one, [])
+
     def test_error_types(self):
         """The reference's Transit exception names: TransitClosed and
         BadNonce are TransitErrors, BadHandshake is not."""

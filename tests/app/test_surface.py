@@ -13,16 +13,15 @@ kinds, come first (same names); anything we add has a default. A kind
 
 import json
 import os
-import re
 import subprocess
 import sys
 
 from twisted.trial import unittest
 
+from tests._apidoc import documented, is_documented, stale
 from tests._processes import REPO_ROOT, child_env, reference_bin
 
 PROBE = os.path.join(REPO_ROOT, "tests", "app", "surface_probe.py")
-DOC = os.path.join(REPO_ROOT, "docs", "api.md")
 
 
 def probe(python):
@@ -67,28 +66,6 @@ def differences(reference, ours):
     return found
 
 
-def documented():
-    """The keys (or ``prefix.*`` patterns) docs/api.md lists as known
-    surface differences."""
-    with open(DOC) as f:
-        text = f.read()
-    section = text.split("## Surface differences", 1)[1].split("\n## ", 1)[0]
-    keys = []
-    for bullet in re.split(r"\n- ", section)[1:]:
-        # the keys are the backticked names before the colon that starts
-        # the reason
-        head = bullet.split("`:", 1)[0] + "`"
-        keys.extend(k for k in re.findall(r"`([^`]+)`", head) if k.startswith("wormhole."))
-    return keys
-
-
-def is_documented(key, patterns):
-    for p in patterns:
-        if p == key or (p.endswith(".*") and key.startswith(p[:-1])):
-            return True
-    return False
-
-
 class Surface(unittest.TestCase):
     timeout = 240
 
@@ -99,13 +76,13 @@ class Surface(unittest.TestCase):
         ours = probe(sys.executable)
         self.assertGreater(len(reference), 150)  # the probe saw the reference's API
         found = differences(reference, ours)
-        patterns = documented()
+        patterns = documented("Surface differences", "wormhole.")
         undocumented = {k: v for k, v in found.items() if not is_documented(k, patterns)}
         self.assertEqual(undocumented, {}, "new differences from the reference 0.24: fix "
                          "them, or list them in docs/api.md 'Surface differences' with "
                          "the reason")
-        stale = [p for p in patterns if not any(is_documented(k, [p]) for k in found)]
-        self.assertEqual(stale, [], "docs/api.md lists differences that are gone")
+        self.assertEqual(stale(found, patterns), [],
+                         "docs/api.md lists differences that are gone")
 
     def test_comparison_catches_differences(self):
         """The comparison itself: a missing name, another kind, a renamed

@@ -4,6 +4,7 @@
 import io
 
 from twisted.internet import defer, reactor
+from twisted.internet.error import ConnectionRefusedError
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
@@ -74,11 +75,13 @@ class WelcomeE2E(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_no_server(self):
-        """Nothing listening: ServerConnectionError naming the URL."""
+        """Nothing listening: ServerConnectionError naming the URL, whose
+        ``reason`` is the exception itself (as in the reference 0.24)."""
         srv = yield self.start()
         url = srv.url
         yield srv.stop()
         w = wormhole.create(APPID, url, reactor)
         e = yield self.assertFailure(w.get_welcome(), errors.ServerConnectionError)
         self.assertIn(url, str(e))
+        self.assertIsInstance(e.reason, ConnectionRefusedError)
         yield self.assertFailure(w.close(), errors.ServerConnectionError)

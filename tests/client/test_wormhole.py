@@ -17,6 +17,10 @@ APPID = "example.com/test"
 URL = "ws://127.0.0.1:1/v1"
 
 
+GETTERS = ("get_welcome", "get_code", "get_unverified_key", "get_verifier",
+           "get_versions", "get_message")
+
+
 class Delegate:
     def __init__(self):
         self.events = []
@@ -149,6 +153,11 @@ class WormholeTests(unittest.TestCase):
         self.pump()
         self.failureResultOf(d_verifier, errors.WrongPasswordError)
         self.failureResultOf(d_msg, errors.WrongPasswordError)
+        # before close(): the wormhole closed itself, so every getter,
+        # also those that had answered, fails with the error (reference 0.24)
+        for w in (w1, w2):
+            for getter in GETTERS:
+                self.fails(getattr(w, getter)(), errors.WrongPasswordError)
         self.closed_with(w1, errors.WrongPasswordError)
         self.closed_with(w2, errors.WrongPasswordError)
         self.assertEqual([m for s, m in self.server.moods], ["scary", "scary"])
@@ -178,8 +187,8 @@ class WormholeTests(unittest.TestCase):
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_get_after_happy_close(self):
-        """After a happy close, pending and later get_message calls errback
-        with WormholeClosed; close() again gives "happy" again."""
+        """After a happy close, pending and later get_*() calls errback
+        with WormholeClosed("happy"); close() again gives "happy" again."""
         w1, w2 = self.create(), self.create()
         w1.set_code("5-a-b")
         w2.set_code("5-a-b")
@@ -187,7 +196,10 @@ class WormholeTests(unittest.TestCase):
         d = w1.get_message()
         self.close_both(w1, w2)
         self.failureResultOf(d, errors.WormholeClosed)
-        self.fails(w1.get_message(), errors.WormholeClosed)
+        # every getter, also those that had answered, fails with the mood
+        for getter in GETTERS:
+            err = self.fails(getattr(w1, getter)(), errors.WormholeClosed)
+            self.assertEqual(err.value.args, ("happy",))
         d2 = w1.close()
         self.pump()
         self.assertEqual(self.successResultOf(d2), "happy")
@@ -358,18 +370,19 @@ class WormholeTests(unittest.TestCase):
     def test_unread_messages_bounded(self):
         """Issue 11: a peer sending phase after phase that the application
         never reads. With room for 3 unread messages, the 4th closes the
-        wormhole with UnreadOverflow (the exact text); the 3 already there
-        are still handed out, then every get_message() fails with it."""
+        wormhole with UnreadOverflow (the exact text); from then on every
+        get_message() fails with it, also while unread messages were
+        waiting (the reference 0.24's rule after any error)."""
         w1, w2 = self._paired(_max_unread=3)
         self._peer_sends(w1, w2, ["0", "1", "2", "3"])
         err = self.closed_with(w1, errors.UnreadOverflow)
         self.assertEqual(str(err.value), (
             "the peer sent 4 messages (8 bytes) that the application has not read; "
             "the limit is 3 messages, 33554432 bytes (docs/security.md)"))
-        ds = [w1.get_message() for i in range(4)]
+        ds = [w1.get_message() for i in range(2)]
         self.pump()
-        self.assertEqual([self.successResultOf(d) for d in ds[:3]], [b"p0", b"p1", b"p2"])
-        self.assertIs(self.failureResultOf(ds[3]).value, err.value)
+        for d in ds:
+            self.assertIs(self.failureResultOf(d).value, err.value)
         w2.close()
         self.pump()
 
@@ -421,6 +434,9 @@ class WormholeTests(unittest.TestCase):
         code = [e[1] for e in dg1.events if e[0] == "code"][0]
         self.assertRegex(code, r"^1-\w+-\w+-\w+$")
         w2.set_code(code)
+        # as in the reference 0.24: the delegate has the code before
+        # set_code() returns (docs/api.md "Delegated mode")
+        self.assertEqual(dg2.events[-1], ("code", code))
         w1.send_message(b"hi")
         self.pump()
         self.assertEqual([e[0] for e in dg2.events],
@@ -431,6 +447,41 @@ class WormholeTests(unittest.TestCase):
         self.pump()
         self.assertEqual(dg1.events[-1], ("closed", "happy"))
         self.assertEqual(dg2.events[-1], ("closed", "happy"))
+
+    def test_delegate_raising_is_logged(self):
+        """A delegate method that raises is logged; the wormhole goes on
+        (the exception does not unwind the Boss's transition)."""
+        class Raising(Delegate):
+            def wormhole_got_code(self, code):
+                Delegate.wormhole_got_code(self, code)
+                raise ZeroDivisionError("the application's bug")
+        dg1, dg2 = Raising(), Delegate()
+        w1, w2 = self.create(delegate=dg1), self.create(delegate=dg2)
+        w1.set_code("5-a-b")
+        w2.set_code("5-a-b")
+        w2.send_message(b"still works")
+        self.pump()
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+        self.assertIn(("message", b"still works"), dg1.events)
+        w1.close()
+        w2.close()
+        self.pump()
+        self.assertEqual(dg1.events[-1], ("closed", "happy"))
+
+    def test_delegate_calls_back_inside_event(self):
+        """A delegate that closes the wormhole from inside an event (here
+        wormhole_got_code, during set_code()) is heard: the close is
+        lonely and reported once."""
+        class Closer(Delegate):
+            def wormhole_got_code(self, code):
+                Delegate.wormhole_got_code(self, code)
+                w.close()
+        dg = Closer()
+        w = self.create(delegate=dg)
+        w.set_code("5-a-b")
+        self.pump()
+        self.assertEqual([e[0] for e in dg.events if e[0] != "welcome"], ["code", "closed"])
+        self.assertIsInstance(dg.events[-1][1], errors.LonelyError)
 
     def test_delegated_lonely(self):
         """Delegated mode: a lonely close hands the LonelyError to the delegate."""

@@ -1,7 +1,8 @@
 """L4 + L5 in memory (spec 000 "L5 subchannels", "Initiating Dilation"):
 two sides' Outbound/Inbound/registry joined by an in-memory L3; endpoints
 open subchannels both ways, ids follow the Leader-odd/Follower-even rule,
-data flows, close handshakes complete, connect() waits for the role."""
+data flows, close handshakes complete, connect() and listen() wait for
+the first connection with the peer."""
 
 from twisted.internet.interfaces import (
     IListeningPort,
@@ -42,6 +43,12 @@ def factory():
     f = Factory.forProtocol(Collect)
     f.made = []
     return f
+
+
+def up(registry, is_leader):
+    """The peer's please gave the role, then the first connection came up."""
+    registry.set_role(is_leader)
+    registry.connected()
 
 
 class Side:
@@ -92,8 +99,8 @@ class Pair(unittest.TestCase):
         """Each side opens a subchannel to the other's listener: Leader ids
         are odd, Follower ids even; data flows both ways; a close from the
         initiator ends both protocols."""
-        self.leader.registry.set_role(True)
-        self.follower.registry.set_role(False)
+        up(self.leader.registry, True)
+        up(self.follower.registry, False)
         fl, ff = factory(), factory()
         ports = []
         SubchannelListenerEndpoint("echo", self.leader.registry).listen(fl).addCallback(ports.append)
@@ -122,7 +129,7 @@ class Pair(unittest.TestCase):
     def test_open_before_listen(self):
         """An OPEN (and its data) that arrives before listen() is handed to
         the factory when listen() is called."""
-        self.leader.registry.set_role(True)
+        up(self.leader.registry, True)
         got = []
         SubchannelConnectorEndpoint("late", self.leader.registry).connect(
             factory()).addCallback(got.append)
@@ -138,7 +145,7 @@ class Pair(unittest.TestCase):
         with CLOSE at once (the opener's protocol ends); an expected name
         still waits for its listener."""
         self.follower.registry._expected = frozenset(["wanted"])
-        self.leader.registry.set_role(True)
+        up(self.leader.registry, True)
         got = []
         for name in ("other", "wanted"):
             SubchannelConnectorEndpoint(name, self.leader.registry).connect(
@@ -152,21 +159,27 @@ class Pair(unittest.TestCase):
         self.pump()
         self.assertEqual(f.made[0].got, [b"kept"])
 
-    def test_connect_waits_for_role(self):
-        """connect() before the peer's please only fires once the role is
-        known; a failure (old peer) errbacks waiting and later connects."""
-        got = []
-        SubchannelConnectorEndpoint("x", self.follower.registry).connect(
-            factory()).addCallback(got.append)
-        self.assertEqual(got, [])
-        self.follower.registry.set_role(False)
+    def test_connect_and_listen_wait_for_connection(self):
+        """connect() and listen() fire once the first connection with the
+        peer is up, not when the role is known (the reference 0.24's
+        moment); a failure (old peer) errbacks waiting and later calls."""
+        got, ports = [], []
+        reg = self.follower.registry
+        SubchannelConnectorEndpoint("x", reg).connect(factory()).addCallback(got.append)
+        SubchannelListenerEndpoint("y", reg).listen(factory()).addCallback(ports.append)
+        reg.set_role(False)
+        self.assertEqual((got, ports), ([], []))
+        reg.connected()
         self.assertEqual(got[0].transport.getPeer().scid, 2)
+        verifyObject(IListeningPort, ports[0])
         reg = Side([]).registry
         d1 = SubchannelConnectorEndpoint("x", reg).connect(factory())
+        l1 = SubchannelListenerEndpoint("x", reg).listen(factory())
         reg.fail(ValueError("old peer"))
         d2 = SubchannelConnectorEndpoint("x", reg).connect(factory())
-        self.failureResultOf(d1, ValueError)
-        self.failureResultOf(d2, ValueError)
+        l2 = SubchannelListenerEndpoint("y", reg).listen(factory())
+        for d in (d1, l1, d2, l2):
+            self.failureResultOf(d, ValueError)
 
     def test_double_listen(self):
         """listen() twice for one subprotocol fails the second."""
@@ -176,8 +189,8 @@ class Pair(unittest.TestCase):
 
     def test_close_all(self):
         """close_all() ends open subchannels on both kinds and fails
-        connect() calls still waiting for the role."""
-        self.leader.registry.set_role(True)
+        connect() calls still waiting for the connection."""
+        up(self.leader.registry, True)
         got = []
         SubchannelConnectorEndpoint("x", self.leader.registry).connect(
             factory()).addCallback(got.append)

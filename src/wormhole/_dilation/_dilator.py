@@ -180,7 +180,7 @@ class Dilator:
                 "the peer's wormhole cannot dilate (no shared can-dilate "
                 f"version in {self._versions.get('can-dilate')!r}); upgrade it")
             self._registry.fail(failure)
-            self._when_dilated.fire_if_not_fired(failure)
+            self._when_dilated.error(failure)
             return
         side = self._forced_side or make_side()
         dilation_key = derive_dilation_key(self._key)
@@ -210,7 +210,9 @@ class Dilator:
 
     def _peer_status(self, generation, peer_connection):
         if isinstance(peer_connection, ConnectedPeer):
-            # when_dilated(): the first L3 connection exists
+            # when_dilated(), connect() and listen(): the first L3
+            # connection exists
+            self._registry.connected()
             self._when_dilated.fire_if_not_fired(None)
             address = self._connector and self._connector.selected_peer_address
             if address is not None and peer_connection.peer_address is None:

@@ -1,12 +1,16 @@
 """L5 endpoints (spec 000 "Initiating Dilation", "L5 subchannels").
 
-``connector_for(name)`` gives an IStreamClientEndpoint: connect() allocates
-a subchannel id (Leader odd, Follower even, 0 reserved; the parity is
-known once the peer's ``please`` has arrived), sends OPEN with the
-subprotocol name and builds the protocol at once (no reply to OPEN is
-awaited). ``listener_for(name)`` gives an IStreamServerEndpoint whose
-factory receives the peer's OPENs for that name; OPENs that arrive before
-listen() wait (with their data) until it is called. With
+``connector_for(name)`` gives an IStreamClientEndpoint: connect() waits
+for the first connection with the peer, then allocates a subchannel id
+(Leader odd, Follower even, 0 reserved), sends OPEN with the subprotocol
+name and builds the protocol at once (no reply to OPEN is awaited).
+``listener_for(name)`` gives an IStreamServerEndpoint whose factory
+receives the peer's OPENs for that name; listen() registers it at once
+(OPENs that arrive before listen() wait, with their data, until it is
+called) and fires when the first connection with the peer is up, as the
+reference 0.24's does: applications read that moment as "the peer is
+here". Both fail when Dilation cannot happen or the wormhole closes
+first. With
 ``dilate(expected_subprotocols=[...])`` an OPEN for any other name is
 refused at once (answered with CLOSE) instead of waiting for a listener
 that will never come (docs/api.md says how this differs from the
@@ -42,7 +46,8 @@ class SubchannelRegistry:
         self._clock = clock
         self._close_timeout = close_timeout
         self._expected = expected_subprotocols  # None: any name may wait
-        self._role_waiters = []
+        self._connected_waiters = []
+        self._connected = False
         self._is_leader = None
         self._failure = None
         self._next = 0
@@ -58,15 +63,20 @@ class SubchannelRegistry:
 
     def set_role(self, is_leader):
         self._is_leader = bool(is_leader)
-        waiters, self._role_waiters = self._role_waiters, []
+
+    def connected(self):
+        """The first connection with the peer is up (the role is known by
+        then): waiting connect() and listen() calls go on."""
+        self._connected = True
+        waiters, self._connected_waiters = self._connected_waiters, []
         for d in waiters:
             d.callback(None)
 
     def fail(self, f):
         """Dilation cannot happen (e.g. OldPeerCannotDilateError): every
-        pending and future connect() errbacks with ``f``."""
+        pending and future connect() and listen() errbacks with ``f``."""
         self._failure = f
-        waiters, self._role_waiters = self._role_waiters, []
+        waiters, self._connected_waiters = self._connected_waiters, []
         for d in waiters:
             d.errback(f)
 
@@ -87,10 +97,10 @@ class SubchannelRegistry:
             d = Deferred()
             d.errback(self._failure)
             return d
-        if self._is_leader is not None:
+        if self._connected:
             return succeed(None)
         d = Deferred()
-        self._role_waiters.append(d)
+        self._connected_waiters.append(d)
         return d
 
     def _allocate_scid(self):
@@ -134,10 +144,13 @@ class SubchannelRegistry:
         return sc
 
     def listen(self, subprotocol, factory):
+        """Register ``factory`` now; the Deferred fires once the peer is
+        connected (``connected``), or fails as ``fail`` says."""
         if subprotocol in self._factories:
             raise ValueError(f"already listening for subprotocol {subprotocol!r}")
         self._factories[subprotocol] = factory
         self._eventually(self._attach_waiting, subprotocol)
+        return self._when_ready()
 
     def stop_listening(self, subprotocol):
         self._factories.pop(subprotocol, None)
@@ -193,9 +206,10 @@ class SubchannelListenerEndpoint:
 
     def listen(self, protocolFactory):
         try:
-            self._registry.listen(self._subprotocol, protocolFactory)
+            ready = self._registry.listen(self._subprotocol, protocolFactory)
         except ValueError as e:
             d = Deferred()
             d.errback(e)
             return d
-        return succeed(SubchannelListeningPort(self._subprotocol, self._registry))
+        return ready.addCallback(
+            lambda _: SubchannelListeningPort(self._subprotocol, self._registry))

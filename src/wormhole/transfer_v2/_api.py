@@ -482,8 +482,10 @@ class TransferSession:
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))
-        self._dilated.listener_for(CONTROL_SUBPROTOCOL).listen(control)
-        self._dilated.listener_for(OFFER_SUBPROTOCOL).listen(offers)
+        # listen() fails when Dilation does, as connect() below, whose
+        # errback reports it: these two failures are the same one
+        for name, factory in ((CONTROL_SUBPROTOCOL, control), (OFFER_SUBPROTOCOL, offers)):
+            self._dilated.listener_for(name).listen(factory).addErrback(lambda f: None)
         ours = Factory.forProtocol(lambda: _ControlProtocol(self, ours=True))
         d = self._dilated.connector_for(CONTROL_SUBPROTOCOL).connect(ours)
         d.addCallbacks(self._our_control_made, self._our_control_failed)
