@@ -24,6 +24,7 @@ from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
+from ._serialization import SerializationError
 from .timing import DebugTiming
 from .util import bytes_to_hexstr, to_bytes
 
@@ -174,6 +175,11 @@ class DeferredWormhole(_WormholeBase):
     def get_message(self):
         return self._received_observer.when_next_event()
 
+    def serialize(self):
+        raise SerializationError(
+            "only Delegated-mode wormholes can be serialized (spec 004 5.12: a "
+            "Deferred cannot outlive its process): create(..., delegate=...)")
+
     def close(self):
         d = self._closed_observer.when_fired()
         self._stop_dilation()
@@ -221,13 +227,38 @@ class DelegatedWormhole(_WormholeBase):
                  journal, make_boss):
         self._delegate = delegate
         self._journal = journal
+        self._journalled = not isinstance(journal, ImmediateJournal)
         super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
     def close(self):
         self._stop_dilation()
         self._boss.close()
 
+    def input_code(self):
+        if self._journalled:
+            raise SerializationError(
+                "input_code() cannot be journalled: its helper belongs to a human at a "
+                "terminal and to this process; use set_code() (docs/journal.md)")
+        return super().input_code()
+
+    def serialize(self):
+        """This wormhole as a JSON-able dict (spec 004 5.12; the format is
+        in docs/journal.md); ``wormhole.from_serialized()`` rebuilds it."""
+        from ._from_serialized import wormhole_record
+        return wormhole_record(self._relay_url, self._welcomed, self._key,
+                               self._boss.serialize())
+
+    def _restore(self, welcomed, key):
+        self._welcomed = welcomed
+        self._key = key
+
     def _deliver(self, method, *args):
+        if self._journalled:
+            # spec 004 11.2: inside the transaction of the message (or the
+            # application's call) that caused it, so that what the delegate
+            # changes and sends in reaction is in the same checkpoint
+            getattr(self._delegate, method)(*args)
+            return
         self._eq.eventually(self._in_journal, method, *args)
 
     def _in_journal(self, method, *args):
