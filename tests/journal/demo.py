@@ -117,6 +117,11 @@ class KillableMixin:
         import wormhole
         return make_killable(wormhole.Journal)(self.save_checkpoint, self)
 
+    def resume(self, **wormhole_options):
+        # what this lifetime starts from does not count as a change
+        self.last_saved = json.dumps(self.store.load(), sort_keys=True)
+        super().resume(**wormhole_options)
+
     def save_checkpoint(self):
         data = {"state": self.state,
                 "wormhole": self.w.serialize() if self.w is not None else None}
