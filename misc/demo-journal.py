@@ -150,7 +150,7 @@ def main(argv=None):
     parser.add_argument("--code", help="the wormhole code both sides use (a new exchange)")
     parser.add_argument("--relay-url", default=RELAY_URL, help="the Mailbox server")
     parser.add_argument("lines", nargs="*", help="what to send, one message each")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     from twisted.internet import reactor
     store = FileStore(args.state)
     app = ChatApp(reactor, store, out=lambda text: print(text, flush=True),
