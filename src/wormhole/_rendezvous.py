@@ -373,8 +373,12 @@ class RendezvousConnector:
     # -- transitions ----------------------------------------------------
     S0_idle.upon(start, enter=S1_connecting_first, outputs=[connect])
     S0_idle.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
-    # a restored wormhole has been connected before: retry, never give up
+    # a restored wormhole retries, never gives up (its process may have
+    # been restarted while the server was away); closed before it resumed,
+    # it stays closed
     S0_idle.upon(resume, enter=S1_connecting, outputs=[connect])
+    S5_stopping.upon(resume, enter=S5_stopping, outputs=[])
+    S6_stopped.upon(resume, enter=S6_stopped, outputs=[])
 
     S1_connecting_first.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
     S1_connecting_first.upon(_connect_failed, enter=S7_failed,

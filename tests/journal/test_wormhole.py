@@ -196,6 +196,24 @@ class RoundTripTests(Base):
         self.pump(40)
         self.assertEqual(d2.events, [("closed", "happy")])
 
+    def test_close_before_resuming(self):
+        """Closed before its first turn (before it reconnects), a restored
+        wormhole closes without connecting."""
+        wa, wb = self.pair()
+        wb.set_code(CODE)
+        self.pump()
+        data = wb.serialize()
+        wb._boss._RC._endpoint_factory = lambda *a: _Nowhere()
+        self.server.drop_all()
+        d2 = Delegate()
+        wb2 = self.restore(data, d2)
+        wb2.close()
+        self.pump()
+        [(event, result)] = d2.events
+        self.assertEqual(event, "closed")
+        self.assertIsInstance(result, LonelyError)
+        self.assertEqual(len(self.server.conns), 1)  # wa's: the restored one never connected
+
     def test_errors_survive(self):
         """The error a wormhole is closing with comes back as itself."""
         from wormhole._serialization import decode_result, encode_result
