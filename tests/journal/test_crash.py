@@ -34,6 +34,9 @@ LINES = {"a": ["a1", "a2", "a3"], "b": ["b1", "b2", "b3"]}
 # by test_no_kills ("transactions: N"); the plans cover them all
 STEPS = 18
 POSITIONS = ("released", "after", "before", "reconnect")
+# a side that is never killed lives while its peer dies and restarts some
+# 27 times: on a loaded machine (load 13 on 2 cores) that took minutes
+LIFETIME_TIMEOUT = 540
 
 
 def plan(offset, length):
@@ -67,7 +70,8 @@ class AppProcess:
                     "--relay-url", self.url, "--code", self.code]
             argv += ["--kill", kill] if kill else []
             run = spawn(self.test, reactor, argv + LINES[self.name],
-                        f"{self.name} lifetime {len(self.lifetimes)} ({kill})", cwd=REPO_ROOT)
+                        f"{self.name} lifetime {len(self.lifetimes)} ({kill})", cwd=REPO_ROOT,
+                        timeout=LIFETIME_TIMEOUT)
             self.lifetimes.append(run)
             yield run.ended()
             signal = getattr(run.status, "signal", None)
@@ -82,7 +86,7 @@ class AppProcess:
 
 
 class CrashBase(unittest.TestCase):
-    timeout = 600
+    timeout = 900
 
     def start_server(self):
         raise NotImplementedError
@@ -178,7 +182,7 @@ class ReferencePeerCrashTests(CrashBase):
             steps += [["send", line], ["recv", 1]]
         peer = spawn(self, reactor, ref_peer_argv(
             {"relay_url": url, "appid": demo.APPID, "code": code, "steps": steps}),
-            "reference peer")
+            "reference peer", timeout=LIFETIME_TIMEOUT)
         kills = plan(0, STEPS + STEPS // 2)
         ours = AppProcess(self, "a", url, code, kills)
         yield defer.gatherResults([ours.run(), wait_all(self, [peer])], consumeErrors=True)

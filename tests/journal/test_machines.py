@@ -35,6 +35,7 @@ from wormhole._serialization import SerializationError, restore
 from wormhole._status import StatusTracker
 from wormhole._terminator import Terminator
 from wormhole._wordlist import PGPWordList
+from wormhole.errors import ServerError, WelcomeError
 from wormhole.timing import DebugTiming
 
 from ..client.common import make_fake
@@ -139,6 +140,37 @@ def build_terminator(events):
                  (_interfaces.INameplate, "n"), (_interfaces.IMailbox, "m"))
 
 
+class BossUnderTest:
+    """The Boss with recording fakes for its neighbours (it builds its own
+    machines: the test replaces the ones its outputs talk to) and its own
+    record only (``serialize()`` proper adds every machine's)."""
+
+    def __init__(self, events):
+        from wormhole._boss import Boss
+        from wormhole.journal import ImmediateJournal
+        fake = lambda iface, prefix: make_fake(iface, prefix, events)  # noqa: E731
+        self.boss = Boss(fake(_interfaces.IWormholeEvents, "w"), SIDE, "ws://127.0.0.1:1/v1",
+                         "appid", {}, ("python", "0"), Clock(), EventualQueue(Clock()),
+                         ImmediateJournal(), None, DebugTiming(),
+                         dilator=fake(_interfaces.IDilator, "d"))
+        self.boss._C = fake(_interfaces.ICode, "c")
+        self.boss._S = fake(_interfaces.ISend, "s")
+        self.boss._T = fake(_interfaces.ITerminator, "t")
+
+    def serialize(self):
+        return self.boss._serialize_own()
+
+    def _restore(self, record):
+        self.boss._restore(record)
+
+    def __getattr__(self, name):
+        return getattr(self.boss, name)
+
+
+def build_boss(events):
+    return BossUnderTest(events)
+
+
 def _step(name, *args):
     return st.tuples(st.just(name), st.tuples(*args))
 
@@ -196,6 +228,18 @@ INPUT_INPUTS = [
 LISTER_INPUTS = [_step("connected"), _step("lost"), _step("refresh"),
                  _step("rx_nameplates", st.lists(st.sampled_from(["1", "2"])))]
 
+BOSS_INPUTS = [
+    _step("allocate_code", st.just(2)), _step("input_code"),
+    _step("set_code", st.sampled_from(CODES)), _step("send", st.binary(max_size=4)),
+    _step("close"), _step("rx_welcome", st.just({"motd": "hi"})),
+    _step("rx_unwelcome", st.just(WelcomeError("go away"))),
+    _step("error", st.just(ServerError("crowded", {"type": "claim"}))),
+    _step("got_code", st.sampled_from(CODES)), _step("got_key", st.sampled_from(KEYS)),
+    _step("happy"), _step("scared"), _step("got_verifier", st.just(b"v" * 32)),
+    _step("got_message", st.sampled_from(["version", "0", "1", "2", "dilate-0", "other"]),
+          st.sampled_from([b'{"app_versions": {"x": 1}}', b"not json", b"m"])),
+    _step("closed")]
+
 TERMINATOR_INPUTS = [_step("close", st.sampled_from(["happy", "lonely"])),
                      _step("nameplate_done"), _step("mailbox_done"), _step("stopped"),
                      _step("connection_failed")]
@@ -210,6 +254,10 @@ def _normal(value):
         return sorted(value)
     if isinstance(value, (tuple, list)):
         return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, Exception):  # rebuilt from a record: same kind, same text
+        return [type(value).__name__, str(value)]
     return type(value).__name__
 
 
@@ -543,6 +591,21 @@ class TerminatorRoundTrip(RoundTrip, unittest.TestCase):
               ("S_stopping", False),
               ("S_stopped", False),
               ("S_open_without_server", False)}
+
+
+class BossRoundTrip(RoundTrip, unittest.TestCase):
+    build = staticmethod(build_boss)
+    inputs = BOSS_INPUTS
+    routes = (
+        [],
+        [("set_code", (CODES[0],))],
+        [("set_code", (CODES[0],)), ("happy", ()), ("got_message", ("1", b"one"))],
+        [("set_code", (CODES[0],)), ("happy", ()), ("close", ())],
+        [("set_code", (CODES[0],)), ("error", (ServerError("e", None),))],
+        [("set_code", (CODES[0],)), ("close", ()), ("closed", ())],
+    )
+    states = {("S0_empty", False), ("S1_lonely", False), ("S2_happy", False),
+              ("S3_closing", False), ("S4_closed", False)}
 
 
 class KeyMidExchange(unittest.TestCase):
