@@ -321,6 +321,11 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     if journal is not None and delegate is None:
         # spec 004 5.4: Deferreds cannot be checkpointed
         raise ValueError("a journal only works in Delegated mode: pass delegate= too")
+    if journal is not None and (dilation or _enable_dilate):
+        # spec 004 5.12: a dilated wormhole cannot be serialized, so no
+        # checkpoint could hold it
+        raise ValueError("a journal only works with non-dilated wormholes: "
+                         "drop dilation=True, or the journal (docs/journal.md)")
     timing = timing or DebugTiming()
     # 10 hex digits, as the reference client uses on the wire
     side = bytes_to_hexstr(os.urandom(5))

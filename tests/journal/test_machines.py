@@ -608,6 +608,60 @@ class BossRoundTrip(RoundTrip, unittest.TestCase):
               ("S3_closing", False), ("S4_closed", False)}
 
 
+class RendezvousIntent(unittest.TestCase):
+    """The connector writes only what it wants (spec 004 11.1: "I want a
+    connection", never "I am connected")."""
+
+    def build(self):
+        from twisted.internet.error import ConnectionRefusedError
+
+        from ..client.common import recorded_connector
+        from ..client.fakes import FakeNetwork
+        self.net = FakeNetwork()
+        self.refused = ConnectionRefusedError
+        return recorded_connector("ws://127.0.0.1:1/v1", Clock(), self.net,
+                                  StatusTracker(None, None), [])
+
+    def test_wants(self):
+        """Idle, connecting, bound and waiting to retry all want a
+        connection; once stopped, it wants nothing."""
+        rc = self.build()
+        wants = [rc.serialize()["want"]]
+        rc.start()
+        wants.append(rc.serialize()["want"])
+        ws = self.net.accept(rc, welcome={})
+        wants.append(rc.serialize()["want"])
+        ws.transport.loseConnection()
+        wants.append(rc.serialize()["want"])  # waiting to reconnect
+        rc._timer_expired()
+        self.net.accept(rc, welcome={})
+        rc.stop()  # (the fake connection closes at once)
+        self.assertEqual(wants, ["connect"] * 4)
+        self.assertEqual(rc.serialize(), {"want": "stopped"})
+
+    def test_first_connection_failed(self):
+        """A first connection that failed is remembered as failed."""
+        from twisted.python.failure import Failure
+        rc = self.build()
+        rc.start()
+        self.net.attempts.pop(0).errback(Failure(self.refused()))
+        self.assertEqual(rc.serialize(), {"want": "failed"})
+
+    def test_restored(self):
+        """Restored, each wish leaves the connector where resume() or
+        stop() can act on it, and an unknown one is refused."""
+        for want in ("connect", "stop", "stopped", "failed"):
+            rc = self.build()
+            restore("rendezvous", rc, {"want": want})
+            self.assertEqual(rc.serialize(), {"want": "connect" if want == "stop" else want})
+        rc = self.build()
+        restore("rendezvous", rc, {"want": "connect"})
+        rc.resume()
+        self.assertEqual(len(self.net.attempts), 1)
+        self.assertRaises(SerializationError, restore, "rendezvous", self.build(),
+                          {"want": "dance"})
+
+
 class KeyMidExchange(unittest.TestCase):
     def test_spake2_half_survives(self):
         """Our pake sent, theirs not yet here: the restored Key finishes

@@ -100,6 +100,13 @@ class RefusalTests(Base):
         e = self.assertRaises(wormhole.SerializationError, self.restore, data, Delegate())
         self.assertIn("order", str(e))
 
+    def test_journal_with_dilation_refused(self):
+        """create() refuses a journal for a dilated wormhole at once
+        (no checkpoint could hold it)."""
+        e = self.assertRaises(ValueError, self.create, delegate=Delegate(),
+                              journal=Journal(lambda: None), dilation=True)
+        self.assertIn("non-dilated", str(e))
+
     def test_needs_delegate(self):
         """from_serialized() without a delegate is refused."""
         data = self.create(delegate=Delegate()).serialize()
