@@ -25,6 +25,8 @@ _LAZY = {
     "create": "wormhole",
     "Journal": "journal",
     "ImmediateJournal": "journal",
+    "from_serialized": "_from_serialized",
+    "SerializationError": "_serialization",
     "input_with_completion": "_rlcompleter",
     "SubchannelAddress": "_dilation._subchannel",
 }
@@ -51,6 +53,7 @@ def __dir__():
 
 __all__ = [
     "create", "input_with_completion", "__version__", "Journal", "ImmediateJournal",
+    "from_serialized", "SerializationError",
     "WormholeStatus", "DilationStatus", "SubchannelAddress",
     "WormholeError", "WelcomeError", "ServerError", "LonelyError", "WrongPasswordError",
     "KeyFormatError", "NoKeyError", "OnlyOneCodeError", "MustChooseNameplateFirstError",

@@ -9,6 +9,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._serialization import offline
+from ._wordlist import PGPWordList
 from ._tracing import trace_hook
 
 
@@ -22,23 +24,38 @@ class Allocator:
         self._length = None
         self._wordlist = None
 
+    _OFFLINE = {"S0B_idle_connected": "S0A_idle",
+                "S1B_allocating_connected": "S1A_allocating"}
+
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": offline(state, self._OFFLINE), "length": self._length}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._length = record["length"]
+        # every code uses the PGP word list today (spec 004 5.5), so a
+        # checkpoint names none
+        self._wordlist = PGPWordList() if self._length is not None else None
+        return record["state"]
+
     def wire(self, rendezvous_connector, code):
         self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
         self._C = _interfaces.ICode(code)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0A_idle")
     def S0A_idle(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S0B_idle_connected")
     def S0B_idle_connected(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1A_allocating")
     def S1A_allocating(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1B_allocating_connected")
     def S1B_allocating_connected(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_done")
     def S2_done(self): pass  # noqa
 
     @m.input()

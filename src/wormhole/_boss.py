@@ -26,11 +26,14 @@ from ._order import Order
 from ._receive import Receive
 from ._rendezvous import RendezvousConnector
 from ._send import Send
+from ._serialization import (SerializationError, decode_result, encode_result,
+                             restore_machines, serialize_machines)
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
 from ._tracing import trace_hook
 from ._unread import UnreadBudget, UnreadOverflow
 from ._wordlist import PGPWordList
+from .util import bytes_to_hexstr, hexstr_to_bytes
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
 
@@ -154,20 +157,56 @@ class Boss:
     def stop_dilation(self):
         self._D.stop()
 
+    # -- serialization (spec 004 5.12; the format: docs/journal.md) ---------
+    def serialize(self):
+        if self._dilation:
+            raise SerializationError(
+                "a wormhole created with dilation=True cannot be serialized "
+                "(spec 004 5.12: only non-dilated wormholes can)")
+        return serialize_machines(self._machines(), self._serialize_own())
+
+    @m.serializer()
+    def _serialize_own(self, state):
+        return {"state": state, "side": self._side, "appid": self._appid,
+                "next_tx_phase": self._next_tx_phase, "next_rx_phase": self._next_rx_phase,
+                "rx_phases": {str(n): bytes_to_hexstr(p) for n, p in self._rx_phases.items()},
+                "result": encode_result(self._result)}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._next_tx_phase = int(record["next_tx_phase"])
+        self._next_rx_phase = int(record["next_rx_phase"])
+        self._rx_phases = {int(n): hexstr_to_bytes(p) for n, p in record["rx_phases"].items()}
+        self._result = decode_result(record["result"])
+        return record["state"]
+
+    def restore(self, records):
+        """Put every machine back as ``serialize()`` found it (no output
+        fires); ``resume()`` then starts them."""
+        restore_machines(self._machines(), records, self)
+
+    def resume(self, records):
+        """Reconnect, or finish stopping: the checkpoint kept only the wish."""
+        want = records["rendezvous"]["want"]
+        if want == "connect":
+            self._RC.resume()
+        elif want == "stop":
+            self._RC.stop()
+
     # -- states -----------------------------------------------------------
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_empty")
     def S0_empty(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_lonely")
     def S1_lonely(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_happy")
     def S2_happy(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3_closing")
     def S3_closing(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4_closed")
     def S4_closed(self): pass  # noqa
 
     # -- inputs from the facade --------------------------------------------

@@ -11,6 +11,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._status import AllocatedCode
+from ._serialization import SerializationError
 from ._tracing import trace_hook
 
 
@@ -27,6 +28,20 @@ class Code:
         self._timing = timing
         self._status = status
 
+    @m.serializer()
+    def serialize(self, state):
+        if state in ("S2_typing_nameplate", "S3_typing_words"):
+            # the input helper belongs to a human at a terminal and to this
+            # process: no checkpoint can hand it to the next one
+            raise SerializationError(
+                "a wormhole whose code is being typed (input_code()) cannot be "
+                "serialized: finish the code first, or use set_code()")
+        return {"state": state}
+
+    @m.unserializer()
+    def _restore(self, record):
+        return record["state"]
+
     def wire(self, boss, allocator, nameplate, key, input):
         self._B = _interfaces.IBoss(boss)
         self._A = _interfaces.IAllocator(allocator)
@@ -34,19 +49,19 @@ class Code:
         self._K = _interfaces.IKey(key)
         self._I = _interfaces.IInput(input)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_idle")
     def S0_idle(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_allocating")
     def S1_allocating(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_typing_nameplate")
     def S2_typing_nameplate(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3_typing_words")
     def S3_typing_words(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4_known")
     def S4_known(self): pass  # noqa
 
     @m.input()

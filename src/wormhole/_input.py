@@ -15,6 +15,7 @@ from ._observer import OneShotObserver
 from .errors import (AlreadyChoseNameplateError, AlreadyChoseWordsError, KeyFormatError,
                      MustChooseNameplateFirstError)
 from ._tracing import trace_hook
+from ._wordlist import PGPWordList
 
 
 def _first(outputs):
@@ -33,23 +34,40 @@ class Input:
         self._wordlist = None
         self._wordlist_observer = OneShotObserver(eventual_queue)
 
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": state, "nameplates": sorted(self._all_nameplates),
+                "nameplate": self._nameplate,
+                # the word list is always the PGP one (spec 004 5.5): only
+                # whether it has arrived is kept
+                "wordlist": self._wordlist is not None}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._all_nameplates = set(record["nameplates"])
+        self._nameplate = record["nameplate"]
+        if record["wordlist"]:
+            self._wordlist = PGPWordList()
+            self._wordlist_observer.fire_if_not_fired(None)
+        return record["state"]
+
     def wire(self, code, lister):
         self._C = _interfaces.ICode(code)
         self._L = _interfaces.ILister(lister)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_idle")
     def S0_idle(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_typing_nameplate")
     def S1_typing_nameplate(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_typing_code_no_wordlist")
     def S2_typing_code_no_wordlist(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3_typing_code_yes_wordlist")
     def S3_typing_code_yes_wordlist(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4_done")
     def S4_done(self): pass  # noqa
 
     @m.input()

@@ -8,10 +8,12 @@ still typing the words), so it is kept until then.
 """
 
 from automat import MethodicalMachine
+from spake2 import SPAKE2_Symmetric
 from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import derive_phase_key, encode_version, encrypt_data, finish_pake, make_pake
+from ._serialization import bytes_or_none, hex_or_none
 from ._tracing import trace_hook
 
 
@@ -30,22 +32,40 @@ class Key:
         self._sp = None
         self._their_pake = None
 
+    @m.serializer()
+    def serialize(self, state):
+        # our SPAKE2 half is only needed between sending our pake and
+        # receiving theirs (S10); spake2 serializes its own secret scalar
+        sp = self._sp.serialize().decode("ascii") if state == "S10_have_code" else None
+        return {"state": state, "versions": self._versions,
+                "version_extra": self._version_extra,
+                "their_pake": hex_or_none(self._their_pake), "spake2": sp}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._versions = record["versions"]
+        self._version_extra = record["version_extra"]
+        self._their_pake = bytes_or_none(record["their_pake"])
+        sp = record["spake2"]
+        self._sp = None if sp is None else SPAKE2_Symmetric.from_serialized(sp.encode("ascii"))
+        return record["state"]
+
     def wire(self, boss, mailbox, receive, ordering):
         self._B = _interfaces.IBoss(boss)
         self._M = _interfaces.IMailbox(mailbox)
         self._R = _interfaces.IReceive(receive)
         self._O = _interfaces.IOrder(ordering)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S00_nothing")
     def S00_nothing(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S01_have_pake")
     def S01_have_pake(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S10_have_code")
     def S10_have_code(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S11_done")
     def S11_done(self): pass  # noqa
 
     @m.input()

@@ -9,6 +9,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._serialization import offline
 from ._tracing import trace_hook
 
 
@@ -20,20 +21,31 @@ class Lister:
     def __init__(self, timing):
         self._timing = timing
 
+    _OFFLINE = {"S0B_idle_connected": "S0A_idle_disconnected",
+                "S1B_wanting_connected": "S1A_wanting_disconnected"}
+
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": offline(state, self._OFFLINE)}
+
+    @m.unserializer()
+    def _restore(self, record):
+        return record["state"]
+
     def wire(self, rendezvous_connector, input):
         self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
         self._I = _interfaces.IInput(input)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0A_idle_disconnected")
     def S0A_idle_disconnected(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S0B_idle_connected")
     def S0B_idle_connected(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1A_wanting_disconnected")
     def S1A_wanting_disconnected(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1B_wanting_connected")
     def S1B_wanting_connected(self): pass  # noqa
 
     @m.input()

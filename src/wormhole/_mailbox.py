@@ -20,6 +20,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._serialization import bytes_or_none, hex_or_none, offline
 from ._tracing import trace_hook
 from .errors import PhaseOverflow
 
@@ -45,6 +46,28 @@ class Mailbox:
         self._processed = set()  # (side, phase) seen from the peer
         self._mood = None
 
+    # spec 004 5.12: the disconnected variant is what a checkpoint keeps;
+    # a restored S2A re-opens and re-adds everything not yet echoed
+    _OFFLINE = {"S0B": "S0A", "S2B": "S2A", "S3B": "S3A", "S4B": "S4A"}
+
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": offline(state, self._OFFLINE), "mailbox": self._mailbox,
+                "mood": self._mood,
+                # insertion order is the order they are re-added in
+                "pending": [[phase, hex_or_none(body)]
+                            for phase, body in self._pending_outbound.items()],
+                "processed": sorted([side, phase] for side, phase in self._processed)}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._mailbox = record["mailbox"]
+        self._mood = record["mood"]
+        self._pending_outbound = {phase: bytes_or_none(body)
+                                  for phase, body in record["pending"]}
+        self._processed = {(side, phase) for side, phase in record["processed"]}
+        return record["state"]
+
     def wire(self, nameplate, rendezvous_connector, ordering, terminator, boss):
         self._B = _interfaces.IBoss(boss)  # hears PhaseOverflow
         self._N = _interfaces.INameplate(nameplate)
@@ -55,31 +78,31 @@ class Mailbox:
     # S0: mailbox unknown; S1: known, never opened (only while disconnected,
     # since learning it while connected opens it at once); S2: open;
     # S3: close sent; S4: closed.
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0A")
     def S0A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S0B")
     def S0B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1A")
     def S1A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2A")
     def S2A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2B")
     def S2B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3A")
     def S3A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3B")
     def S3B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4A")
     def S4A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4B")
     def S4B(self): pass  # noqa
 
     @m.input()
@@ -151,6 +174,17 @@ class Mailbox:
             self._RC.tx_add(phase, body)
 
     @m.output()
+    def readd_before_close(self):
+        # a message added just before close() whose echo we have not seen
+        # (the connection dropped, or a journalled process restarted before
+        # releasing it, spec 004 11.1) must still reach the peer: the
+        # server keeps the mailbox until both sides close (spec 003)
+        if self._pending_outbound:
+            self._RC.tx_open(self._mailbox)
+            for phase, body in self._pending_outbound.items():
+                self._RC.tx_add(phase, body)
+
+    @m.output()
     def dequeue(self, phase):
         self._pending_outbound.pop(phase, None)
 
@@ -213,12 +247,12 @@ class Mailbox:
     S2B.upon(_rx_too_many, enter=S2B, outputs=[report_overflow])
     S2B.upon(close, enter=S3B, outputs=[record_mood, tx_close_with_mood])
 
-    S3A.upon(connected, enter=S3B, outputs=[tx_close])
+    S3A.upon(connected, enter=S3B, outputs=[readd_before_close, tx_close])
     S3A.upon(add_message, enter=S3A, outputs=[])
     S3A.upon(close, enter=S3A, outputs=[])
     S3B.upon(lost, enter=S3A, outputs=[])
     S3B.upon(add_message, enter=S3B, outputs=[])
-    S3B.upon(_rx_ours, enter=S3B, outputs=[])
+    S3B.upon(_rx_ours, enter=S3B, outputs=[dequeue])
     S3B.upon(_rx_theirs, enter=S3B, outputs=[])
     S3B.upon(_rx_duplicate, enter=S3B, outputs=[])
     S3B.upon(_rx_too_many, enter=S3B, outputs=[])

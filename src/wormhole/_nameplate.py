@@ -11,6 +11,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._serialization import offline
 from ._status import ConsumedCode
 from ._tracing import trace_hook
 from ._wordlist import PGPWordList
@@ -25,6 +26,19 @@ class Nameplate:
         self._status = status
         self._nameplate = None
 
+    # spec 004 5.12: the disconnected variant is what a checkpoint keeps
+    _OFFLINE = {"S0B": "S0A", "S1B": "S1A", "S2B": "S2A", "S3B": "S3A", "S3cB": "S3cA",
+                "S4B": "S4A", "S5B": "S5A"}
+
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": offline(state, self._OFFLINE), "nameplate": self._nameplate}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._nameplate = record["nameplate"]
+        return record["state"]
+
     def wire(self, mailbox, input, rendezvous_connector, terminator):
         self._M = _interfaces.IMailbox(mailbox)
         self._I = _interfaces.IInput(input)
@@ -34,46 +48,46 @@ class Nameplate:
     # S0: no nameplate yet; S1: nameplate known, claim not answered;
     # S2: claimed; S3: release sent; S3c: release sent and closing;
     # S4: released; S5: closed.
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0A")
     def S0A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S0B")
     def S0B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1A")
     def S1A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1B")
     def S1B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2A")
     def S2A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2B")
     def S2B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3A")
     def S3A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3B")
     def S3B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3cA")
     def S3cA(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3cB")
     def S3cB(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4A")
     def S4A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4B")
     def S4B(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S5A")
     def S5A(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S5B")
     def S5B(self): pass  # noqa
 
     @m.input()

@@ -17,6 +17,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._serialization import bytes_or_none, hex_or_none
 from ._tracing import trace_hook
 
 
@@ -39,14 +40,25 @@ class Order:
         self._max_queued = max_queued
         self._max_queued_bytes = max_queued_bytes
 
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": state,
+                "queue": [[side, phase, hex_or_none(body)] for side, phase, body in self._queue]}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._queue = [(side, phase, bytes_or_none(body)) for side, phase, body in record["queue"]]
+        self._queued_bytes = sum(len(body) for _, _, body in self._queue)
+        return record["state"]
+
     def wire(self, key, receive):
         self._K = _interfaces.IKey(key)
         self._R = _interfaces.IReceive(receive)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_no_key")
     def S0_no_key(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_has_key")
     def S1_has_key(self): pass  # noqa
 
     def got_message(self, side, phase, body):

@@ -10,6 +10,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import DecryptError, decrypt_data, derive_phase_key, derive_verifier
+from ._serialization import bytes_or_none, hex_or_none
 from ._tracing import trace_hook
 
 
@@ -23,20 +24,29 @@ class Receive:
         self._timing = timing
         self._key = None
 
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": state, "key": hex_or_none(self._key)}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._key = bytes_or_none(record["key"])
+        return record["state"]
+
     def wire(self, boss, send):
         self._B = _interfaces.IBoss(boss)
         self._S = _interfaces.ISend(send)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_unknown_key")
     def S0_unknown_key(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_unverified_key")
     def S1_unverified_key(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_verified_key")
     def S2_verified_key(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3_scared")
     def S3_scared(self): pass  # noqa
 
     @m.input()

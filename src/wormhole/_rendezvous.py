@@ -122,38 +122,59 @@ class RendezvousConnector:
         return ep
 
     # -- states ---------------------------------------------------------
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_idle")
     def S0_idle(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_connecting_first")
     def S1_connecting_first(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_connecting")
     def S1_connecting(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2_awaiting_welcome")
     def S2_awaiting_welcome(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S2m_minting")
     def S2m_minting(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S3_bound")
     def S3_bound(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S4_waiting")
     def S4_waiting(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S5_stopping")
     def S5_stopping(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S6_stopped")
     def S6_stopped(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S7_failed")
     def S7_failed(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S8_refused")
     def S8_refused(self): pass  # noqa
+
+    # -- serialization: the wish, never the connection (spec 004 11.1) --
+    _WANT = {"S0_idle": "connect", "S1_connecting_first": "connect",
+             "S1_connecting": "connect", "S2_awaiting_welcome": "connect",
+             "S2m_minting": "connect", "S3_bound": "connect", "S4_waiting": "connect",
+             "S5_stopping": "stop", "S6_stopped": "stopped", "S7_failed": "failed",
+             "S8_refused": "failed"}
+    # where a restored connector starts; the Boss then resume()s or stop()s it
+    _RESTORED = {"connect": "S0_idle", "stop": "S0_idle", "stopped": "S6_stopped",
+                 "failed": "S7_failed"}
+
+    @m.serializer()
+    def serialize(self, state):
+        return {"want": self._WANT[state]}
+
+    @m.unserializer()
+    def _restore(self, record):
+        return self._RESTORED[record["want"]]
+
+    @m.input()
+    def resume(self): pass  # noqa
 
     # -- inputs ---------------------------------------------------------
     @m.input()
@@ -166,6 +187,9 @@ class RendezvousConnector:
     def ws_open(self, proto): pass  # noqa
 
     def ws_close(self, was_clean, code, reason):
+        self._in_journal(self._route_close, was_clean, code, reason)
+
+    def _route_close(self, was_clean, code, reason):
         # validated and routed (STYLE: the machine itself has no ifs):
         # an opened connection that ended early counts towards giving up
         if self._opened_at is not None:
@@ -181,6 +205,13 @@ class RendezvousConnector:
                 self._ws_dropped_too_often(was_clean, code, reason)
                 return
         self._ws_close(was_clean, code, reason)
+
+    def _in_journal(self, fn, *args):
+        # spec 004 11.2: what the reactor (not the server) starts, a lost
+        # connection, a failed connect, a minted stamp, may end in messages
+        # or delegate events: they are a transaction of their own
+        with self._journal.process():
+            fn(*args)
 
     @m.input()
     def _ws_close(self, was_clean, code, reason): pass  # noqa
@@ -220,7 +251,7 @@ class RendezvousConnector:
 
         def _failed(f):
             self._connect_d = None
-            self._connect_failed(f)
+            self._in_journal(self._connect_failed, f)
         d.addCallbacks(_connected, _failed)
 
     @m.output()
@@ -291,11 +322,13 @@ class RendezvousConnector:
         def minted(stamp):
             # only for the connection whose welcome asked for it
             if generation == self._generation:
-                self._stamp_ready(stamp)
+                # submit-permissions, bind and the re-sends are outbound
+                # messages: checkpointed first (spec 004 11.2)
+                self._in_journal(self._stamp_ready, stamp)
 
         def failed(f):
             if generation == self._generation:
-                self._B.error(WelcomeError(f"could not mint a hashcash stamp: "
+                self._in_journal(self._B.error, WelcomeError(f"could not mint a hashcash stamp: "
                                            f"{f.getErrorMessage()}"))
         self._mint_f(resource, bits).addCallbacks(minted, failed)
 
@@ -343,6 +376,12 @@ class RendezvousConnector:
     # -- transitions ----------------------------------------------------
     S0_idle.upon(start, enter=S1_connecting_first, outputs=[connect])
     S0_idle.upon(stop, enter=S6_stopped, outputs=[tell_stopped])
+    # a restored wormhole retries, never gives up (its process may have
+    # been restarted while the server was away); closed before it resumed,
+    # it stays closed
+    S0_idle.upon(resume, enter=S1_connecting, outputs=[connect])
+    S5_stopping.upon(resume, enter=S5_stopping, outputs=[])
+    S6_stopped.upon(resume, enter=S6_stopped, outputs=[])
 
     S1_connecting_first.upon(ws_open, enter=S2_awaiting_welcome, outputs=[record_ws])
     S1_connecting_first.upon(_connect_failed, enter=S7_failed,

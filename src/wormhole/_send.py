@@ -10,6 +10,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import derive_phase_key, encrypt_data
+from ._serialization import bytes_or_none, hex_or_none
 from ._tracing import trace_hook
 
 
@@ -24,13 +25,24 @@ class Send:
         self._key = None
         self._queue = []
 
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": state, "key": hex_or_none(self._key),
+                "queue": [[phase, hex_or_none(plaintext)] for phase, plaintext in self._queue]}
+
+    @m.unserializer()
+    def _restore(self, record):
+        self._key = bytes_or_none(record["key"])
+        self._queue = [(phase, bytes_or_none(plaintext)) for phase, plaintext in record["queue"]]
+        return record["state"]
+
     def wire(self, mailbox):
         self._M = _interfaces.IMailbox(mailbox)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S0_no_key")
     def S0_no_key(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S1_verified_key")
     def S1_verified_key(self): pass  # noqa
 
     @m.input()

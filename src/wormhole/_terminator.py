@@ -18,28 +18,36 @@ class Terminator:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
+    @m.serializer()
+    def serialize(self, state):
+        return {"state": state}
+
+    @m.unserializer()
+    def _restore(self, record):
+        return record["state"]
+
     def wire(self, boss, rendezvous_connector, nameplate, mailbox):
         self._B = _interfaces.IBoss(boss)
         self._RC = _interfaces.IRendezvousConnector(rendezvous_connector)
         self._N = _interfaces.INameplate(nameplate)
         self._M = _interfaces.IMailbox(mailbox)
 
-    @m.state(initial=True)
+    @m.state(initial=True, serialized="S_open")
     def S_open(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_closing_nameplate_and_mailbox")
     def S_closing_nameplate_and_mailbox(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_closing_nameplate")
     def S_closing_nameplate(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_closing_mailbox")
     def S_closing_mailbox(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_stopping")
     def S_stopping(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_stopped")
     def S_stopped(self): pass  # noqa
 
     @m.input()
@@ -57,7 +65,7 @@ class Terminator:
     @m.input()
     def connection_failed(self): pass  # noqa
 
-    @m.state()
+    @m.state(serialized="S_open_without_server")
     def S_open_without_server(self): pass  # noqa
 
     @m.output()

@@ -26,6 +26,7 @@ from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
+from ._serialization import SerializationError
 from .timing import DebugTiming
 from .util import bytes_to_hexstr, to_bytes
 
@@ -179,6 +180,11 @@ class DeferredWormhole(_WormholeBase):
     def get_message(self):
         return self._received_observer.when_next_event()
 
+    def serialize(self):
+        raise SerializationError(
+            "only Delegated-mode wormholes can be serialized (spec 004 5.12: a "
+            "Deferred cannot outlive its process): create(..., delegate=...)")
+
     def close(self):
         d = self._closed_observer.when_fired()
         self._stop_dilation()
@@ -233,13 +239,33 @@ class DelegatedWormhole(_WormholeBase):
     of events is docs/api.md "Delegated mode"."""
 
     def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url,
-                 make_boss):
+                 journal, make_boss):
         self._delegate = delegate
+        # what cannot be journalled is refused (docs/journal.md)
+        self._journalled = not isinstance(journal, ImmediateJournal)
         super().__init__(reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss)
 
     def close(self):
         self._stop_dilation()
         self._boss.close()
+
+    def input_code(self):
+        if self._journalled:
+            raise SerializationError(
+                "input_code() cannot be journalled: its helper belongs to a human at a "
+                "terminal and to this process; use set_code() (docs/journal.md)")
+        return super().input_code()
+
+    def serialize(self):
+        """This wormhole as a JSON-able dict (spec 004 5.12; the format is
+        in docs/journal.md); ``wormhole.from_serialized()`` rebuilds it."""
+        from ._from_serialized import wormhole_record
+        return wormhole_record(self._relay_url, self._welcomed, self._key,
+                               self._boss.serialize())
+
+    def _restore(self, welcomed, key):
+        self._welcomed = welcomed
+        self._key = key
 
     def _deliver(self, method, *args):
         # an exception from the delegate is the application's bug: it must
@@ -314,6 +340,11 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     if journal is not None and delegate is None:
         # spec 004 5.4: Deferreds cannot be checkpointed
         raise ValueError("a journal only works in Delegated mode: pass delegate= too")
+    if journal is not None and (dilation or _enable_dilate):
+        # spec 004 5.12: a dilated wormhole cannot be serialized, so no
+        # checkpoint could hold it
+        raise ValueError("a journal only works with non-dilated wormholes: "
+                         "drop dilation=True, or the journal (docs/journal.md)")
     timing = timing or DebugTiming()
     # 10 hex digits, as the reference client uses on the wire
     side = bytes_to_hexstr(os.urandom(5))
@@ -335,7 +366,7 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,
-                              make_boss)
+                              journal, make_boss)
     else:
         w = DeferredWormhole(reactor, eq, stderr, welcome_handler, relay_url, make_boss)
     w._boss.start()

@@ -112,6 +112,25 @@ class MailboxTests(unittest.TestCase):
         m.rx_closed()
         self.assertEqual(events[-1], ("t.mailbox_done",))
 
+    def test_close_reconnecting_readds_unechoed(self):
+        """A message added just before close() and not yet echoed when the
+        connection dropped is added again (after open) before the close."""
+        m, events = self.build()
+        m.connected()
+        m.got_mailbox("mb1")
+        m.add_message("0", b"last")
+        m.close("happy")
+        m.lost()
+        del events[:]
+        m.connected()
+        self.assertEqual(events, [("rc.tx_open", "mb1"), ("rc.tx_add", "0", b"last"),
+                                  ("rc.tx_close", "mb1", "happy")])
+        m.rx_message("side1", "0", b"last")  # the echo
+        m.lost()
+        del events[:]
+        m.connected()
+        self.assertEqual(events, [("rc.tx_close", "mb1", "happy")])
+
     def test_close_without_mailbox(self):
         """close() with no mailbox is done immediately."""
         m, events = self.build()
