@@ -10,6 +10,16 @@ connection can win first). Each TCP connection gets its own
 DilatedConnectionProtocol. The first connection that proves the key (the
 Follower's KCM on the Leader; the Leader's KCM on the Follower) is selected:
 the others are dropped, pending dials cancelled, listeners closed.
+
+NAT hole punching (issue 26, docs/transit.md "Through a NAT"): given the
+wormhole's NatObserver, once it knows our Mapping the Connector also
+listens on the Mailbox connection's port and advertises the outside
+address as one more direct-tcp-v1 hint (priority OUTSIDE_PRIORITY, sent
+later than the others: spec 000 "Connection hints" lets hints arrive any
+time). The peer's outside hints (direct hints below priority 0) are dialled
+from that same port, so that both sides' SYNs open each NAT for the other
+(TCP simultaneous open), through the same bounded, staggered DialQueue;
+relays keep their own timing.
 """
 
 from automat import MethodicalMachine
@@ -29,6 +39,7 @@ from .._transit._hints import (
     describe_hint,
 )
 from .._transit._endpoint_choice import endpoint_for_hint
+from .._transit._punch import OUTSIDE_PRIORITY, reusable_binding
 from . import _interfaces as I
 from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 
@@ -71,7 +82,7 @@ class Connector:
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
                  endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND,
-                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
+                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL, nat=None):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
@@ -80,7 +91,8 @@ class Connector:
         ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
         nothing listens: docs/dilation.md, "Tor". At most ``max_inbound``
         connections to our listeners are open at once. Each connection's
-        keepalive ticks every ``keepalive_interval`` seconds (_connection)."""
+        keepalive ticks every ``keepalive_interval`` seconds (_connection).
+        ``nat``: the wormhole's NatObserver, for punching (None: off)."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -112,6 +124,12 @@ class Connector:
         self._held = None   # the relay candidate the Leader is holding
         self._keepalive_interval = keepalive_interval
         self.selected_peer_address = None  # set by _made
+        # punching: None while off; else the Mapping's local port once known
+        self._nat = None if self._no_listen else nat
+        self._punch_port = None
+        self._outside_wanted = []  # the peer's outside hints, until mapped
+        self._punched = set()  # hints dialled from the punching port
+        self._mapped = False  # punch() ran (the observer answered)
 
     def _made(self, connection):
         """``connection`` is selected: remember where an inbound one came
@@ -228,6 +246,9 @@ class Connector:
     def stop(self): pass
 
     @m.input()
+    def _mapped_input(self, mapping): pass
+
+    @m.input()
     def _retry(self, key): pass
 
     # -- outputs -----------------------------------------------------------
@@ -253,16 +274,54 @@ class Connector:
             else:
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay,
                                                           relay))
+        if self._nat is not None:
+            self._nat.mapping().addCallback(self._mapped_input)
 
     @m.output()
     def dial(self, hints):
         for h in hints:
             if isinstance(h, RelayV1Hint):
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
+            elif self._nat is not None and _is_outside(h) and not self._mapped:
+                # dialled from the punching port once we know it (punch)
+                self._outside_wanted.append(h)
             else:
-                self._dial_direct(h)
+                self._dial_maybe_punched(h)
+
+    @m.output()
+    def punch(self, mapping):
+        if mapping is not None and mapping.outside is not None:
+            self._punch_port = mapping.local_port
+            f = _ProtocolFactory(self, description="inbound")
+            try:
+                self._listeners.append(self._reactor.listenTCP(
+                    reusable_binding(mapping.local_port), f))
+            except Exception as e:  # another program holds the port
+                log.msg(f"Dilation: cannot listen on port {mapping.local_port} "
+                        f"for punching: {e}")
+            else:
+                host, port = mapping.outside
+                self._manager.send_hints([DirectTCPV1Hint(
+                    host, port, OUTSIDE_PRIORITY).to_dict()])
+        elif mapping is not None:
+            log.msg(f"Dilation: no outside hint ({mapping.reason})")
+        self._dial_outside()
+
+    def _dial_outside(self):
+        self._mapped = True
+        wanted, self._outside_wanted = self._outside_wanted, []
+        for h in wanted:
+            self._dial_maybe_punched(h)
+
+    def _dial_maybe_punched(self, h):
+        if self._punch_port is not None and _is_outside(h):
+            self._punched.add(h)
+        self._dial_direct(h)
 
     def _tcp_endpoint(self, hint):
+        if hint in self._punched:
+            return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port,
+                                      bindAddress=reusable_binding(self._punch_port))
         return endpoint_for_hint(self._reactor, hint, self._tor,
                                  tcp_endpoint=TCP4ClientEndpoint)
 
@@ -293,6 +352,8 @@ class Connector:
         if kind == "direct":
             self._direct_pending.add(key)
         description = describe_hint(hint)
+        if hint in self._punched:
+            description += " (through NAT)"  # the CLI's path line says so
         if kind == "relay":
             # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
             description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
@@ -426,6 +487,10 @@ class Connector:
     S_connecting.upon(_candidate_lost, enter=S_connecting, outputs=[forget, retry_if_dialled])
     S_connecting.upon(_retry, enter=S_connecting, outputs=[schedule_retry])
     S_connecting.upon(stop, enter=S_stopped, outputs=[stop_everything])
+    S_connecting.upon(_mapped_input, enter=S_connecting, outputs=[punch])
+    S_holding_relay.upon(_mapped_input, enter=S_holding_relay, outputs=[punch])
+    S_selected.upon(_mapped_input, enter=S_selected, outputs=[])
+    S_stopped.upon(_mapped_input, enter=S_stopped, outputs=[])
 
     S_selected.upon(_got_hints, enter=S_selected, outputs=[])
     S_selected.upon(_candidate, enter=S_selected, outputs=[drop_candidate])
@@ -444,3 +509,10 @@ class Connector:
     S_stopped.upon(_candidate_lost, enter=S_stopped, outputs=[])
     S_stopped.upon(_retry, enter=S_stopped, outputs=[])
     S_stopped.upon(stop, enter=S_stopped, outputs=[])
+
+
+def _is_outside(hint):
+    """A peer's outside (NAT-mapped) address: a direct hint ranked below
+    its local ones (OUTSIDE_PRIORITY, as the reference's pull request
+    #685 sends it)."""
+    return isinstance(hint, DirectTCPV1Hint) and hint.priority < 0

@@ -1,0 +1,178 @@
+"""What a client learns about its NAT for hole punching (issue 26):
+``wormhole._transit._punch`` and ``_observe``."""
+
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, inlineCallbacks
+from twisted.internet.protocol import Factory, Protocol
+from twisted.internet.task import Clock
+from twisted.trial import unittest
+
+from wormhole._transit._observe import observe_welcome
+from wormhole._transit._punch import (Mapping, NatObserver, judge,
+                                      parse_your_address, punching_disabled,
+                                      reusable_binding)
+
+
+class ParseYourAddress(unittest.TestCase):
+    def test_ipv4_and_ipv6(self):
+        """The reference 0.8's two shapes."""
+        self.assertEqual(parse_your_address(
+            {"your-address": {"port": 5, "ipv4": "198.51.100.1"}}), ("198.51.100.1", 5))
+        self.assertEqual(parse_your_address(
+            {"your-address": {"port": 6, "ipv6": "2001:db8::1"}}), ("2001:db8::1", 6))
+
+    def test_missing_or_malformed(self):
+        """What a server should not have sent is no observation at all."""
+        for welcome in ({}, {"your-address": "1.2.3.4:5"},
+                        {"your-address": {"ipv4": "198.51.100.1"}},
+                        {"your-address": {"port": 0, "ipv4": "198.51.100.1"}},
+                        {"your-address": {"port": True, "ipv4": "198.51.100.1"}},
+                        {"your-address": {"port": 5, "ipv4": "2001:db8::1"}},
+                        {"your-address": {"port": 5, "ipv4": "not"}},
+                        {"your-address": {"port": 5}}, None):
+            self.assertIsNone(parse_your_address(welcome), welcome)
+
+
+OUT = "203.0.113.9"
+
+
+class Judge(unittest.TestCase):
+    def test_port_kept_is_usable(self):
+        """Both connections kept their local port, same outside address:
+        the outside address and the first port are advertised."""
+        m = judge((4000, (OUT, 4000)), (4100, (OUT, 4100)))
+        self.assertEqual((m.local_port, m.outside), (4000, (OUT, 4000)))
+
+    def test_symmetric_ports(self):
+        """A NAT that rewrote a port may map each destination anew."""
+        for second in ((4100, (OUT, 4100)), (4100, (OUT, 4101))):
+            self.assertIsNone(judge((4000, (OUT, 61000)), second).outside)
+        self.assertIsNone(judge((4000, (OUT, 4000)), (4100, (OUT, 52001))).outside)
+
+    def test_address_changes(self):
+        """A second outside address (pooling NATs): nothing advertised."""
+        m = judge((4000, (OUT, 4000)), (4100, ("203.0.113.10", 4100)))
+        self.assertIsNone(m.outside)
+        self.assertIn("symmetric", m.reason)
+
+    def test_not_behind_nat(self):
+        """Our own address: the local hints already say it."""
+        m = judge((4000, ("192.0.2.5", 4000)), None, ("192.0.2.5",))
+        self.assertIsNone(m.outside)
+        self.assertIn("not behind a NAT", m.reason)
+
+    def test_no_observation(self):
+        """Without the server's word or without a second look: nothing."""
+        self.assertIsNone(judge((4000, None), None).outside)
+        self.assertIsNone(judge((4000, (OUT, 4000)), None).outside)
+        self.assertIsNone(judge((4000, (OUT, 4000)), (4100, None)).outside)
+
+
+class Observer(unittest.TestCase):
+    def setUp(self):
+        self.clock = Clock()
+        self.asked = []
+
+    def observer(self, local=()):
+        def again(url):
+            d = Deferred()
+            self.asked.append((url, d))
+            return d
+        return NatObserver(self.clock, "ws://mb/v1", again, local)
+
+    def welcome(self, port):
+        return {"your-address": {"port": port, "ipv4": OUT}}
+
+    def test_two_observations(self):
+        """The first welcome starts the second observation; mapping()
+        fires with the judgement once it is in."""
+        nat = self.observer()
+        self.assertIsNone(self.successResultOf(nat.mapping()))  # no welcome yet
+        nat.connected(4000)
+        nat.welcomed(self.welcome(4000))
+        d = nat.mapping()
+        self.assertNoResult(d)
+        (url, second), = self.asked
+        self.assertEqual(url, "ws://mb/v1")
+        second.callback((4100, self.welcome(4100)))
+        self.assertEqual(self.successResultOf(d),
+                         Mapping(4000, (OUT, 4000), "the NAT keeps our port"))
+        self.assertEqual(nat.binding()._port, 4000)  # a reconnection reuses it
+        self.assertFalse(self.clock.getDelayedCalls())
+
+    def test_second_observation_times_out(self):
+        """A second connection that does not answer in time: no hint, and
+        the connection is dropped."""
+        nat = self.observer()
+        nat.connected(4000)
+        nat.welcomed(self.welcome(4000))
+        d = nat.mapping()
+        self.clock.advance(5.0)
+        self.assertIsNone(self.successResultOf(d).outside)
+        self.assertTrue(self.asked[0][1].called)  # cancelled
+
+    def test_local_address_needs_no_second_look(self):
+        """Told our own address: decided at once, no second connection."""
+        nat = self.observer(local=(OUT,))
+        nat.connected(4000)
+        nat.welcomed(self.welcome(4000))
+        self.assertEqual(self.asked, [])
+        self.assertIsNone(self.successResultOf(nat.mapping()).outside)
+
+    def test_reconnection_keeps_the_first(self):
+        """A later welcome (after a reconnection) changes nothing."""
+        nat = self.observer()
+        nat.connected(4000)
+        nat.welcomed(self.welcome(4000))
+        nat.welcomed(self.welcome(4000))
+        self.assertEqual(len(self.asked), 1)
+        nat.stop()
+        self.assertTrue(self.asked[0][1].called)
+        self.assertFalse(self.clock.getDelayedCalls())
+
+
+class Environment(unittest.TestCase):
+    def test_env(self):
+        """$WORMHOLE_NO_PUNCH turns punching off unless empty or 0."""
+        self.assertFalse(punching_disabled({}))
+        self.assertFalse(punching_disabled({"WORMHOLE_NO_PUNCH": "0"}))
+        self.assertTrue(punching_disabled({"WORMHOLE_NO_PUNCH": "1"}))
+
+
+class OverLoopback(unittest.TestCase):
+    @inlineCallbacks
+    def test_observe_welcome(self):
+        """The second observation against our server: the port it names
+        is the one the connection left from."""
+        from wormhole.server.testing import start_mailbox_server
+        srv = yield start_mailbox_server(reactor)
+        self.addCleanup(srv.stop)
+        local_port, welcome = yield observe_welcome(reactor, srv.url)
+        self.assertEqual(parse_your_address(welcome), ("127.0.0.1", local_port))
+
+    @inlineCallbacks
+    def test_reusable_port_shared(self):
+        """The point of the reusable binding: a listener and a second
+        outbound connection share the port of a connection that is
+        still open (Twisted's public makeBinding)."""
+        server = reactor.listenTCP(0, Factory.forProtocol(Protocol),
+                                   interface="127.0.0.1")
+        self.addCleanup(server.stopListening)
+        from twisted.internet.endpoints import TCP4ClientEndpoint
+        first = yield TCP4ClientEndpoint(
+            reactor, "127.0.0.1", server.getHost().port,
+            bindAddress=reusable_binding()).connect(Factory.forProtocol(Protocol))
+        self.addCleanup(first.transport.loseConnection)
+        port = first.transport.getHost().port
+        listener = reactor.listenTCP(reusable_binding(port),
+                                     Factory.forProtocol(Protocol))
+        self.addCleanup(listener.stopListening)
+        self.assertEqual(listener.getHost().port, port)
+        other = reactor.listenTCP(0, Factory.forProtocol(Protocol),
+                                  interface="127.0.0.1")
+        self.addCleanup(other.stopListening)
+        second = yield TCP4ClientEndpoint(
+            reactor, "127.0.0.1", other.getHost().port,
+            bindAddress=reusable_binding(port)).connect(Factory.forProtocol(Protocol))
+        self.addCleanup(second.transport.loseConnection)
+        self.assertEqual(second.transport.getHost().port, port)
