@@ -61,9 +61,9 @@ def path_line(run):
 
 @defer.inlineCallbacks
 def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
-             send_args=(), recv_args=()):
-    """Our CLI sends a file from host ``sender`` to host ``receiver``;
-    returns (send run, receive run, seconds from start to the sender's
+             send_args=(), recv_args=(), ref_receiver=False):
+    """Our CLI sends a file from host ``sender`` to host ``receiver`` (the
+    reference 0.24 CLI receives with ``ref_receiver``); returns (send run, receive run, seconds from start to the sender's
     path line: the time to the first byte)."""
     src = os.path.abspath(testcase.mktemp())
     os.makedirs(src)
@@ -77,7 +77,11 @@ def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
     send = spawn(testcase, net, sender, cli + ["send", "--hide-progress", "--code", code,
                                                *send_args, "data.bin"],
                  f"sender on {sender}", env=extra_env, cwd=src)
-    recv = spawn(testcase, net, receiver, cli + ["receive", "--hide-progress", "--accept-file",
+    recv_cli = cli
+    if ref_receiver:
+        from ..files._support import ref_bin
+        recv_cli = [ref_bin("wormhole")] + cli[3:]
+    recv = spawn(testcase, net, receiver, recv_cli + ["receive", "--hide-progress", "--accept-file",
                                                  *recv_args, code],
                  f"receiver on {receiver}", env=extra_env, cwd=out)
     seen = []

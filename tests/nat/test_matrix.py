@@ -83,3 +83,24 @@ class Matrix(unittest.TestCase):
     def test_symmetric_pair(self):
         """Symmetric NATs on both sides: the relay."""
         return self.relayed("symmetric", "symmetric")
+
+
+class WithTheReference(unittest.TestCase):
+    """The reference 0.24 CLI as the receiver (it does not punch, and our
+    sender falls back to classic Transit for it): every transfer still
+    completes, direct where the reference can reach us or we it, through
+    the relay otherwise."""
+    timeout = 240
+
+    @defer.inlineCallbacks
+    def test_reference_receivers(self):
+        net = Internet.build(self, "port-restricted", "symmetric")
+        yield _peers.start_servers(self, net)
+        for sender, receiver, direct in (("a", "p", True), ("p", "a", True),
+                                         ("a", "b", False), ("b", "a", False)):
+            send, recv, _ = yield _peers.transfer(self, net, sender, receiver,
+                                                  ref_receiver=True)
+            line = _peers.path_line(send)
+            self.assertIsNotNone(line, send.describe())
+            self.assertEqual("relay" not in line, direct,
+                             f"{sender}->{receiver}: " + send.describe())
