@@ -28,6 +28,7 @@ from ._transit._addresses import configured_addresses, discover_addresses
 from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
+from ._transit._punch import punch_listener
 from ._transit._hints import (
     DIRECT_TCP_V1,
     RELAY_V1,
@@ -133,6 +134,8 @@ class _Transit:
         self._attempts = None
         self._selection = None
         self._connect_d = None  # connect() waiting for set_transit_key()
+        self._nat = None  # issue 26: a Deferred Mapping, from _set_nat()
+        self._punch_port = None
 
     # abilities and hints (spec 004 9.3)
 
@@ -165,6 +168,11 @@ class _Transit:
             else:
                 d.callback(list(result))
 
+    def _set_nat(self, mapping_d):
+        """NAT hole punching (docs/transit.md "Through a NAT"): the
+        wormhole's ``_nat_mapping()``; call before get_connection_hints()."""
+        self._nat = mapping_d
+
     @defer.inlineCallbacks
     def _build_hints(self):
         hints = []
@@ -172,6 +180,14 @@ class _Transit:
             port = yield self._listen()
             addresses = self._listen_addresses or discover_addresses()
             hints.extend(DirectTCPV1Hint(a, port, 0.0).to_dict() for a in addresses)
+            if self._nat is not None:
+                mapping = yield self._nat
+                punched, hint = punch_listener(self._reactor, mapping,
+                                               _InboundFactory(self), "transit")
+                if punched is not None:
+                    self._ports.append(punched)
+                    self._punch_port = mapping.local_port
+                    hints.append(hint.to_dict())
         hints.extend(r.to_dict() for r in self._our_relays)
         return hints
 
@@ -271,7 +287,8 @@ class _Transit:
         self._attempts = Attempts(
             self._reactor, self._key, self._is_sender, self._side,
             self._their_direct, relays, tor=self._tor,
-            listening=bool(self._ports), on_stop=self._stop_listening)
+            listening=bool(self._ports), on_stop=self._stop_listening,
+            punch_port=self._punch_port)
         self._attempts.wire(self._selection)
         self._selection.wire(self._attempts)
         delay = self._relay_delay if self._their_direct else 0.0

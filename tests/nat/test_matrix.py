@@ -1,6 +1,6 @@
 """NAT hole punching end to end (issue 26): our CLI pair on the small
-internet of ``_net``, sending a file with transfer-v2 (Dilation) between
-hosts behind different NATs.
+internet of ``_net``, sending a file with transfer-v2 (Dilation), and with
+classic Transit, between hosts behind different NATs.
 
 Endpoint-independent mappings (full cone, port-restricted) and one side
 public get a direct connection; a symmetric NAT gets the relay, no later
@@ -38,10 +38,17 @@ class Matrix(unittest.TestCase):
             self.assertIsNotNone(line, run.describe())
             self.assertNotIn("relay", line, run.describe())
 
+    # transfer-v2 (Dilation) is what our CLI pair uses by default
+    args = ()
+
+    def send_file(self, sender, receiver, **kw):
+        return _peers.transfer(self, self.net, sender, receiver,
+                               send_args=self.args, recv_args=self.args, **kw)
+
     @defer.inlineCallbacks
     def punched(self, nat_a, nat_b):
         yield self.setup_net(nat_a, nat_b)
-        send, recv, _ = yield _peers.transfer(self, self.net, "a", "b")
+        send, recv, _ = yield self.send_file("a", "b")
         self.assertPunched(send, recv)
 
     def test_port_restricted_pair(self):
@@ -61,17 +68,16 @@ class Matrix(unittest.TestCase):
         """The receiver on the public segment: direct, both ways round."""
         yield self.setup_net("port-restricted", "symmetric")
         for sender, receiver in (("a", "p"), ("p", "a"), ("b", "p")):
-            send, recv, _ = yield _peers.transfer(self, self.net, sender, receiver)
+            send, recv, _ = yield self.send_file(sender, receiver)
             self.assertDirect(send, recv)
 
     @defer.inlineCallbacks
     def relayed(self, nat_a, nat_b):
         yield self.setup_net(nat_a, nat_b)
-        send, recv, with_punch = yield _peers.transfer(self, self.net, "a", "b")
+        send, recv, with_punch = yield self.send_file("a", "b")
         for run in (send, recv):
             self.assertIn("relay", _peers.path_line(run), run.describe())
-        send, recv, without = yield _peers.transfer(
-            self, self.net, "a", "b", extra_env={"WORMHOLE_NO_PUNCH": "1"})
+        send, recv, without = yield self.send_file("a", "b", extra_env={"WORMHOLE_NO_PUNCH": "1"})
         self.assertIn("relay", _peers.path_line(send), send.describe())
         self.assertLessEqual(with_punch, without + SLACK)
 
@@ -83,6 +89,12 @@ class Matrix(unittest.TestCase):
     def test_symmetric_pair(self):
         """Symmetric NATs on both sides: the relay."""
         return self.relayed("symmetric", "symmetric")
+
+
+class ClassicMatrix(Matrix):
+    """The same matrix with classic Transit (``--classic``): no retries of
+    its own, the kernel's SYN retransmissions carry the punch."""
+    args = ("--classic",)
 
 
 class WithTheReference(unittest.TestCase):

@@ -87,16 +87,18 @@ class Observer(unittest.TestCase):
         """The first welcome starts the second observation; mapping()
         fires with the judgement once it is in."""
         nat = self.observer()
-        self.assertIsNone(self.successResultOf(nat.mapping()))  # no welcome yet
+        early = nat.mapping()  # asked before the welcome: it waits
         nat.connected(4000)
         nat.welcomed(self.welcome(4000))
         d = nat.mapping()
+        self.assertNoResult(early)
         self.assertNoResult(d)
         (url, second), = self.asked
         self.assertEqual(url, "ws://mb/v1")
         second.callback((4100, self.welcome(4100)))
-        self.assertEqual(self.successResultOf(d),
-                         Mapping(4000, (OUT, 4000), "the NAT keeps our port"))
+        expected = Mapping(4000, (OUT, 4000), "the NAT keeps our port")
+        self.assertEqual(self.successResultOf(d), expected)
+        self.assertEqual(self.successResultOf(early), expected)
         self.assertEqual(nat.binding()._port, 4000)  # a reconnection reuses it
         self.assertFalse(self.clock.getDelayedCalls())
 
@@ -118,6 +120,13 @@ class Observer(unittest.TestCase):
         nat.welcomed(self.welcome(4000))
         self.assertEqual(self.asked, [])
         self.assertIsNone(self.successResultOf(nat.mapping()).outside)
+
+    def test_stopped_before_any_welcome(self):
+        """A wormhole that stops before its first welcome answers None."""
+        nat = self.observer()
+        d = nat.mapping()
+        nat.stop()
+        self.assertIsNone(self.successResultOf(d))
 
     def test_reconnection_keeps_the_first(self):
         """A later welcome (after a reconnection) changes nothing."""
@@ -176,3 +185,55 @@ class OverLoopback(unittest.TestCase):
             bindAddress=reusable_binding(port)).connect(Factory.forProtocol(Protocol))
         self.addCleanup(second.transport.loseConnection)
         self.assertEqual(second.transport.getHost().port, port)
+
+
+class ClassicTransit(unittest.TestCase):
+    """Classic Transit's part (docs/transit.md "Through a NAT")."""
+
+    @inlineCallbacks
+    def test_outside_hint_and_punch_listener(self):
+        """Given the wormhole's mapping, the hints end with the outside
+        address at -1.0 (before the relay) and the mapping's port accepts
+        connections; without an outside address nothing is added."""
+        from twisted.internet.defer import succeed
+        from wormhole.transit import TransitSender
+        probe = reactor.listenTCP(reusable_binding(), Factory.forProtocol(Protocol))
+        port = probe.getHost().port
+        yield probe.stopListening()
+        t = TransitSender("tcp:198.18.0.1:4001", listen_addresses=["127.0.0.1"])
+        self.addCleanup(t.stop)
+        t._set_nat(succeed(Mapping(port, ("203.0.113.5", 41000), "kept")))
+        hints = yield t.get_connection_hints()
+        self.assertEqual([h.get("priority") for h in hints[:2]], [0.0, -1.0])
+        self.assertEqual(hints[1]["hostname"], "203.0.113.5")
+        self.assertEqual(hints[2]["type"], "relay-v1")
+        from twisted.internet.endpoints import TCP4ClientEndpoint
+        proto = yield TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
+            Factory.forProtocol(Protocol))
+        proto.transport.loseConnection()
+        t2 = TransitSender(None, listen_addresses=["127.0.0.1"])
+        self.addCleanup(t2.stop)
+        t2._set_nat(succeed(Mapping(port, None, "symmetric")))
+        self.assertEqual(len((yield t2.get_connection_hints())), 1)
+
+    def test_outside_hints_dialled_from_the_port(self):
+        """The peer's outside hint is dialled from our punching port (reuse
+        flags on), described "(through NAT)"; its local hints as before."""
+        from twisted.internet.testing import MemoryReactorClock
+        from wormhole._transit._attempts import Attempts
+        from wormhole._transit._dialing import DialQueue
+        from wormhole._transit._hints import DirectTCPV1Hint
+        from .fakes import FakeSelection
+        r = MemoryReactorClock()
+        a = Attempts(r, b"\x01" * 32, True, "00112233aabbccdd",
+                     [DirectTCPV1Hint("10.0.2.2", 5000, 0.0),
+                      DirectTCPV1Hint("203.0.113.20", 41000, -1.0)], [],
+                     dial_queue=DialQueue(r, stagger=0.0), punch_port=40000)
+        a.wire(FakeSelection([]))
+        a.launch_direct()
+        r.advance(0)
+        (_, _, _, _, first), (host, port, factory, _, bind) = r.tcpClients
+        self.assertIsNone(first)
+        self.assertEqual((host, port, bind._port, bind._reusePort),
+                         ("203.0.113.20", 41000, 40000, True))
+        a.stop_all_except(None)

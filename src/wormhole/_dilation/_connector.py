@@ -39,7 +39,8 @@ from .._transit._hints import (
     describe_hint,
 )
 from .._transit._endpoint_choice import endpoint_for_hint
-from .._transit._punch import OUTSIDE_PRIORITY, reusable_binding
+from .._transit._punch import (THROUGH_NAT, is_outside, punch_listener,
+                               punched_endpoint)
 from . import _interfaces as I
 from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 
@@ -282,7 +283,7 @@ class Connector:
         for h in hints:
             if isinstance(h, RelayV1Hint):
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
-            elif self._nat is not None and _is_outside(h) and not self._mapped:
+            elif self._nat is not None and is_outside(h) and not self._mapped:
                 # dialled from the punching port once we know it (punch)
                 self._outside_wanted.append(h)
             else:
@@ -290,21 +291,12 @@ class Connector:
 
     @m.output()
     def punch(self, mapping):
-        if mapping is not None and mapping.outside is not None:
+        port, hint = punch_listener(self._reactor, mapping, _ProtocolFactory(
+            self, description="inbound"), "Dilation")
+        if port is not None:
             self._punch_port = mapping.local_port
-            f = _ProtocolFactory(self, description="inbound")
-            try:
-                self._listeners.append(self._reactor.listenTCP(
-                    reusable_binding(mapping.local_port), f))
-            except Exception as e:  # another program holds the port
-                log.msg(f"Dilation: cannot listen on port {mapping.local_port} "
-                        f"for punching: {e}")
-            else:
-                host, port = mapping.outside
-                self._manager.send_hints([DirectTCPV1Hint(
-                    host, port, OUTSIDE_PRIORITY).to_dict()])
-        elif mapping is not None:
-            log.msg(f"Dilation: no outside hint ({mapping.reason})")
+            self._listeners.append(port)
+            self._manager.send_hints([hint.to_dict()])
         self._dial_outside()
 
     def _dial_outside(self):
@@ -314,14 +306,13 @@ class Connector:
             self._dial_maybe_punched(h)
 
     def _dial_maybe_punched(self, h):
-        if self._punch_port is not None and _is_outside(h):
+        if self._punch_port is not None and is_outside(h):
             self._punched.add(h)
         self._dial_direct(h)
 
     def _tcp_endpoint(self, hint):
         if hint in self._punched:
-            return TCP4ClientEndpoint(self._reactor, hint.hostname, hint.port,
-                                      bindAddress=reusable_binding(self._punch_port))
+            return punched_endpoint(self._reactor, hint, self._punch_port)
         return endpoint_for_hint(self._reactor, hint, self._tor,
                                  tcp_endpoint=TCP4ClientEndpoint)
 
@@ -353,7 +344,7 @@ class Connector:
             self._direct_pending.add(key)
         description = describe_hint(hint)
         if hint in self._punched:
-            description += " (through NAT)"  # the CLI's path line says so
+            description += THROUGH_NAT  # the CLI's path line says so
         if kind == "relay":
             # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
             description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
@@ -509,10 +500,3 @@ class Connector:
     S_stopped.upon(_candidate_lost, enter=S_stopped, outputs=[])
     S_stopped.upon(_retry, enter=S_stopped, outputs=[])
     S_stopped.upon(stop, enter=S_stopped, outputs=[])
-
-
-def _is_outside(hint):
-    """A peer's outside (NAT-mapped) address: a direct hint ranked below
-    its local ones (OUTSIDE_PRIORITY, as the reference's pull request
-    #685 sends it)."""
-    return isinstance(hint, DirectTCPV1Hint) and hint.priority < 0

@@ -28,13 +28,20 @@ import os
 
 import attr
 from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import TCP4ClientEndpoint
+from twisted.internet.error import CannotListenError
 from twisted.internet.tcp import makeBinding
+from twisted.python import log
+
+from ._hints import DirectTCPV1Hint
 
 # turns punching off (docs/transit.md); so does the CLI's --no-punch
 NO_PUNCH_ENV = "WORMHOLE_NO_PUNCH"
 # the outside hint ranks below every local hint (0.0) and above the relay
 # (the reference's pull request #685 uses -1.0 for it too)
 OUTSIDE_PRIORITY = -1.0
+# what a punched connection's description (the CLI's path line) ends with
+THROUGH_NAT = " (through NAT)"
 # how long the second observation may take before we give up on punching
 SECOND_OBSERVATION_TIMEOUT = 5.0
 
@@ -51,6 +58,38 @@ def reusable_binding(port=0, interface=""):
     connection, our Transit/Dilation listener and our punching dials all
     use the same port (SO_REUSEADDR + SO_REUSEPORT)."""
     return makeBinding(interface, port, reuseAddress=True, reusePort=True)
+
+
+def is_outside(hint):
+    """A peer's outside (NAT-mapped) address: a direct hint ranked below
+    its local ones (OUTSIDE_PRIORITY, as the reference's pull request #685
+    sends it)."""
+    return isinstance(hint, DirectTCPV1Hint) and hint.priority < 0
+
+
+def punched_endpoint(reactor, hint, local_port):
+    """A dial of the peer's outside ``hint`` from our punching port."""
+    return TCP4ClientEndpoint(reactor, hint.hostname, hint.port,
+                              bindAddress=reusable_binding(local_port))
+
+
+def punch_listener(reactor, mapping, factory, who):
+    """Listen on the Mapping's port (reusable): ``(listening port, our
+    outside hint)``, or ``(None, None)`` when there is nothing to punch
+    with (the reason is logged, naming ``who``)."""
+    if mapping is None:
+        return None, None
+    if mapping.outside is None:
+        log.msg(f"{who}: no outside hint ({mapping.reason})")
+        return None, None
+    try:
+        port = reactor.listenTCP(reusable_binding(mapping.local_port), factory)
+    except CannotListenError as e:
+        log.msg(f"{who}: cannot listen on port {mapping.local_port} for "
+                f"punching: {e}")
+        return None, None
+    host, outside_port = mapping.outside
+    return port, DirectTCPV1Hint(host, outside_port, OUTSIDE_PRIORITY)
 
 
 def parse_your_address(welcome):
@@ -118,7 +157,8 @@ class NatObserver:
     ``(local_port, welcome)`` from a second connection to the same server
     (``_observe.observe_welcome``). ``mapping()`` fires with a Mapping (or
     None if the Mailbox connection never told us anything) once both
-    observations are in, or after ``timeout`` seconds on ``clock``.
+    observations are in, or ``timeout`` seconds on ``clock`` after the
+    first; with None if the wormhole stops before.
     ``local_addresses``: this host's addresses, or a function returning
     them when the welcome comes (default: every interface's, loopback
     included: a server that sees one of them sees us without a NAT)."""
@@ -174,11 +214,11 @@ class NatObserver:
             d.callback(self._result)
 
     def mapping(self):
-        """Deferred Mapping; None at once if we never had a welcome."""
+        """Deferred Mapping, once both observations are in (a classic
+        sender asks before the first welcome); None if the wormhole
+        stopped first."""
         if self._result is not None:
             return _fired(self._result)
-        if self._first is None:
-            return _fired(None)
         d = Deferred()
         self._waiters.append(d)
         return d
@@ -191,6 +231,9 @@ class NatObserver:
         d, self._second_d = self._second_d, None
         if d is not None and not d.called:
             d.cancel()
+        waiters, self._waiters = self._waiters, []
+        for d in waiters:
+            d.callback(self._result)
 
 
 def own_addresses():

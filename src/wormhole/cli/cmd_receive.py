@@ -191,7 +191,7 @@ def _receive_path(reactor, cfg, w, receiver, kind, offer, their_hints, finished)
         # refused before anything came: the transfer was declined (exit 3)
         raise DeclinedOffer(*e.args) from None
     transit = _transfer.make_transit(cfg.transit_receiver, reactor, cfg)
-    ours = yield _transfer.transit_message(transit)
+    ours = yield _transfer.transit_message(transit, w)
     # our hints before the answer: the sender connects once it has the ack
     w.send_message(dict_to_bytes({"transit": ours}))
     transit.add_connection_hints(their_hints)

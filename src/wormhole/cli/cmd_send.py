@@ -187,7 +187,7 @@ def _offer_path(reactor, cfg, w, outgoing, transit):
     if not (yield _verified(reactor, cfg, w)):
         sender.reject_verification()
     else:
-        ours = yield _transfer.transit_message(transit)
+        ours = yield _transfer.transit_message(transit, w)
         sender.send_offer(outgoing.offer, ours)
     while not finished.called:
         body = yield w.get_message()
