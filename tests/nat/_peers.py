@@ -61,7 +61,7 @@ def path_line(run):
 
 @defer.inlineCallbacks
 def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
-             send_args=(), recv_args=(), ref_receiver=False):
+             send_args=(), recv_args=(), ref_receiver=False, top_args=()):
     """Our CLI sends a file from host ``sender`` to host ``receiver`` (the
     reference 0.24 CLI receives with ``ref_receiver``); returns (send run, receive run, seconds from start to the sender's
     path line: the time to the first byte)."""
@@ -72,7 +72,7 @@ def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
     os.makedirs(out)
     code = f"{next(_codes)}-nat-punch"
     cli = [sys.executable, "-m", "wormhole.cli", "--relay-url", URL,
-           "--transit-helper", HELPER]
+           "--transit-helper", HELPER, *top_args]
     started = reactor.seconds()
     send = spawn(testcase, net, sender, cli + ["send", "--hide-progress", "--code", code,
                                                *send_args, "data.bin"],
@@ -80,7 +80,7 @@ def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
     recv_cli = cli
     if ref_receiver:
         from ..files._support import ref_bin
-        recv_cli = [ref_bin("wormhole")] + cli[3:]
+        recv_cli = [ref_bin("wormhole"), "--relay-url", URL, "--transit-helper", HELPER]
     recv = spawn(testcase, net, receiver, recv_cli + ["receive", "--hide-progress", "--accept-file",
                                                  *recv_args, code],
                  f"receiver on {receiver}", env=extra_env, cwd=out)

@@ -4,7 +4,7 @@ classic Transit, between hosts behind different NATs.
 
 Endpoint-independent mappings (full cone, port-restricted) and one side
 public get a direct connection; a symmetric NAT gets the relay, no later
-than with punching turned off ($WORMHOLE_NO_PUNCH). File hashes are
+than with punching turned off (--no-punch). File hashes are
 checked; the path lines are asserted."""
 from twisted.internet import defer
 from twisted.trial import unittest
@@ -77,9 +77,17 @@ class Matrix(unittest.TestCase):
         send, recv, with_punch = yield self.send_file("a", "b")
         for run in (send, recv):
             self.assertIn("relay", _peers.path_line(run), run.describe())
-        send, recv, without = yield self.send_file("a", "b", extra_env={"WORMHOLE_NO_PUNCH": "1"})
+        send, recv, without = yield self.send_file("a", "b", top_args=["--no-punch"])
         self.assertIn("relay", _peers.path_line(send), send.describe())
         self.assertLessEqual(with_punch, without + SLACK)
+
+    @defer.inlineCallbacks
+    def test_punching_off(self):
+        """--no-punch ($WORMHOLE_NO_PUNCH) on both sides: two port-
+        restricted NATs meet through the relay."""
+        yield self.setup_net("port-restricted", "port-restricted")
+        send, recv, _ = yield self.send_file("a", "b", extra_env={"WORMHOLE_NO_PUNCH": "1"})
+        self.assertIn("relay", _peers.path_line(send), send.describe())
 
     def test_symmetric_and_port_restricted(self):
         """A symmetric NAT on one side: the relay, no later than without

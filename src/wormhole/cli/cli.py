@@ -210,11 +210,14 @@ class _AliasedGroup(click.Group):
                    "or several separated by commas")
 @click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
               help="(debug) write timing data to file")
+@click.option("--no-punch", is_flag=True, envvar="WORMHOLE_NO_PUNCH", show_envvar=True,
+              help="no NAT hole punching: advertise only local addresses "
+                   "(docs/transit.md)")
 @_top_debug_state_option
 @click.version_option(version=__version__, prog_name="wormhole",
                       message=f"%(prog)s %(version)s ({IMPLEMENTATION})")
 @click.pass_context
-def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
+def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, no_punch, debug_state):
     """Create a Magic Wormhole and communicate through it.
 
     Wormholes are created by speaking the same magic CODE in two different
@@ -234,7 +237,7 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
     # reference has it on send/receive, where it overrides this one
     ctx.obj["config"] = Config(appid=appid, relay_url=relay_url,
                                transit_helper=transit_helper, dump_timing=dump_timing,
-                               debug_state=debug_state)
+                               debug_state=debug_state, punch=not no_punch)
 
 
 def _common_options(f):
