@@ -24,11 +24,12 @@ import os
 from twisted.internet import defer, endpoints, protocol
 from twisted.python import failure, log
 
-from ._transit._addresses import configured_addresses, discover_addresses
+from ._transit._addresses import (configured_addresses, configured_listen_port,
+                                  discover_addresses)
 from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
-from ._transit._punch import punch_listener
+from ._transit._punch import forwarded_hint, punch_listener
 from ._transit._hints import (
     DIRECT_TCP_V1,
     RELAY_V1,
@@ -93,7 +94,7 @@ class _Transit:
 
     def __init__(self, transit_relay, no_listen=False, tor=None,
                  reactor=None, timing=None, *,
-                 listen_addresses=None,
+                 listen_addresses=None, listen_port=None,
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
                  side=None):
@@ -104,6 +105,8 @@ class _Transit:
         Beyond the reference's arguments (all keyword-only):
         ``listen_addresses`` restricts which local addresses we bind and
         advertise (default: ``$WORMHOLE_TRANSIT_ADDRESSES``, else all);
+        ``listen_port`` fixes the port we listen on (default:
+        ``$WORMHOLE_LISTEN_PORT``, else any; docs/transit.md);
         ``relay_delay`` is how long relays wait when direct hints exist;
         ``connect_timeout`` bounds ``connect()``; ``side`` (16 hex digits)
         fixes the relay side for known-answer tests.
@@ -118,6 +121,7 @@ class _Transit:
         # Tor hides our addresses (spec 004 3.1): never listen or advertise
         self._no_listen = bool(no_listen) or tor is not None
         self._listen_addresses = configured_addresses(listen_addresses)
+        self._listen_port = configured_listen_port(listen_port)
         self._relay_delay = relay_delay
         self._connect_timeout = connect_timeout
         self._side = side if side is not None else os.urandom(8).hex()
@@ -188,6 +192,9 @@ class _Transit:
                     self._ports.append(punched)
                     self._punch_port = mapping.local_port
                     hints.append(hint.to_dict())
+                forwarded = forwarded_hint(mapping, self._listen_port)
+                if forwarded is not None and forwarded != hint:
+                    hints.append(forwarded.to_dict())
         hints.extend(r.to_dict() for r in self._our_relays)
         return hints
 
@@ -195,12 +202,12 @@ class _Transit:
     def _listen(self):
         factory = _InboundFactory(self)
         if self._listen_addresses is None:
-            ep = endpoints.TCP4ServerEndpoint(self._reactor, 0)
+            ep = endpoints.TCP4ServerEndpoint(self._reactor, self._listen_port or 0)
             self._ports.append((yield ep.listen(factory)))
             return self._ports[0].getHost().port
         # the same port number on every allowed address, so one number
         # serves every hint; the first one picks it
-        portnum = 0
+        portnum = self._listen_port or 0
         for address in self._listen_addresses:
             cls = (endpoints.TCP6ServerEndpoint if ":" in address
                    else endpoints.TCP4ServerEndpoint)

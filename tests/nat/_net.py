@@ -116,6 +116,15 @@ class Internet:
                       "ESTABLISHED,RELATED -j ACCEPT"]
         self.sh(router, " && ".join(rules))
 
+    def forward(self, side, port):
+        """The router of ``side`` forwards TCP ``port`` to its host (what a
+        user does for --listen-port)."""
+        router = "r" + side
+        self.sh(router, f"iptables -w -t nat -A PREROUTING -i wan -p tcp --dport {port} "
+                f"-j DNAT --to-destination {HOST[side]}:{port} && "
+                f"iptables -w -I FORWARD -i wan -p tcp -d {HOST[side]} --dport {port} "
+                "-j ACCEPT")
+
     def sh(self, role, command):
         _run("ip", "netns", "exec", self.ns[role], "sh", "-ec", command)
 

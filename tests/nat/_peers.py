@@ -61,7 +61,8 @@ def path_line(run):
 
 @defer.inlineCallbacks
 def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
-             send_args=(), recv_args=(), ref_receiver=False, top_args=()):
+             send_args=(), recv_args=(), ref_receiver=False, top_args=(),
+             recv_top_args=()):
     """Our CLI sends a file from host ``sender`` to host ``receiver`` (the
     reference 0.24 CLI receives with ``ref_receiver``); returns (send run, receive run, seconds from start to the sender's
     path line: the time to the first byte)."""
@@ -81,7 +82,7 @@ def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
     if ref_receiver:
         from ..files._support import ref_bin
         recv_cli = [ref_bin("wormhole"), "--relay-url", URL, "--transit-helper", HELPER]
-    recv = spawn(testcase, net, receiver, recv_cli + ["receive", "--hide-progress", "--accept-file",
+    recv = spawn(testcase, net, receiver, recv_cli + [*recv_top_args, "receive", "--hide-progress", "--accept-file",
                                                  *recv_args, code],
                  f"receiver on {receiver}", env=extra_env, cwd=out)
     seen = []

@@ -9,12 +9,13 @@ checked; the path lines are asserted."""
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from . import _peers
+from . import _net, _peers
 from ._net import Internet
 
 # a bound for "no worse than without punching": generous, the machine is
 # shared (the relay waits 2 s behind direct hints either way)
 SLACK = 5.0
+FORWARDED = 47000
 
 
 class Matrix(unittest.TestCase):
@@ -88,6 +89,20 @@ class Matrix(unittest.TestCase):
         yield self.setup_net("port-restricted", "port-restricted")
         send, recv, _ = yield self.send_file("a", "b", extra_env={"WORMHOLE_NO_PUNCH": "1"})
         self.assertIn("relay", _peers.path_line(send), send.describe())
+
+    @defer.inlineCallbacks
+    def test_forwarded_listen_port(self):
+        """Behind a symmetric NAT that forwards one port to us, --listen-port
+        on the receiver: the sender (behind another symmetric NAT, so no
+        punching) dials our outside address on that port directly."""
+        yield self.setup_net("symmetric", "symmetric")
+        self.net.forward("b", FORWARDED)
+        send, recv, _ = yield self.send_file(
+            "a", "b", recv_top_args=["--listen-port", str(FORWARDED)])
+        lines = [_peers.path_line(send), _peers.path_line(recv)]
+        self.assertIn(f"{_net.WAN['b']}:{FORWARDED}", " ".join(lines),
+                      send.describe() + recv.describe())
+        self.assertNotIn("relay", " ".join(lines))
 
     def test_symmetric_and_port_restricted(self):
         """A symmetric NAT on one side: the relay, no later than without

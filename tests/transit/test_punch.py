@@ -49,6 +49,13 @@ class Judge(unittest.TestCase):
             self.assertIsNone(judge((4000, (OUT, 61000)), second).outside)
         self.assertIsNone(judge((4000, (OUT, 4000)), (4100, (OUT, 52001))).outside)
 
+    def test_address_kept_for_forwarded_ports(self):
+        """The outside address is known even when the mapping is not
+        usable (a forwarded --listen-port is reached there), but not when
+        we are not behind a NAT."""
+        self.assertEqual(judge((4000, (OUT, 61000)), (4100, (OUT, 52001))).address, OUT)
+        self.assertIsNone(judge((4000, ("192.0.2.5", 4000)), None, ("192.0.2.5",)).address)
+
     def test_address_changes(self):
         """A second outside address (pooling NATs): nothing advertised."""
         m = judge((4000, (OUT, 4000)), (4100, ("203.0.113.10", 4100)))
@@ -96,7 +103,7 @@ class Observer(unittest.TestCase):
         (url, second), = self.asked
         self.assertEqual(url, "ws://mb/v1")
         second.callback((4100, self.welcome(4100)))
-        expected = Mapping(4000, (OUT, 4000), "the NAT keeps our port")
+        expected = Mapping(4000, (OUT, 4000), "the NAT keeps our port", OUT)
         self.assertEqual(self.successResultOf(d), expected)
         self.assertEqual(self.successResultOf(early), expected)
         self.assertEqual(nat.binding()._port, 4000)  # a reconnection reuses it
@@ -237,3 +244,27 @@ class ClassicTransit(unittest.TestCase):
         self.assertEqual((host, port, bind._port, bind._reusePort),
                          ("203.0.113.20", 41000, 40000, True))
         a.stop_all_except(None)
+
+
+class ListenPort(unittest.TestCase):
+    def test_configured_listen_port(self):
+        """listen_port= wins over $WORMHOLE_LISTEN_PORT; a bad value is a
+        clear error naming where it came from."""
+        from wormhole._transit._addresses import configured_listen_port
+        self.assertIsNone(configured_listen_port(environ={}))
+        self.assertEqual(configured_listen_port(environ={"WORMHOLE_LISTEN_PORT": "4700"}), 4700)
+        self.assertEqual(configured_listen_port(4701, {"WORMHOLE_LISTEN_PORT": "4700"}), 4701)
+        for bad in ("x", "0", "70000"):
+            e = self.assertRaises(ValueError, configured_listen_port,
+                                  environ={"WORMHOLE_LISTEN_PORT": bad})
+            self.assertIn("WORMHOLE_LISTEN_PORT", str(e))
+        self.assertRaises(ValueError, configured_listen_port, True)
+
+    def test_forwarded_hint(self):
+        """The outside address with the fixed port, at -1.0."""
+        from wormhole._transit._punch import forwarded_hint
+        m = Mapping(4000, None, "symmetric", OUT)
+        self.assertEqual(forwarded_hint(m, 47000).to_dict(), {
+            "type": "direct-tcp-v1", "hostname": OUT, "port": 47000, "priority": -1.0})
+        self.assertIsNone(forwarded_hint(m, None))
+        self.assertIsNone(forwarded_hint(Mapping(4000, None, "not behind a NAT"), 47000))

@@ -39,8 +39,9 @@ from .._transit._hints import (
     describe_hint,
 )
 from .._transit._endpoint_choice import endpoint_for_hint
-from .._transit._punch import (THROUGH_NAT, is_outside, punch_listener,
-                               punched_endpoint)
+from .._transit._addresses import configured_listen_port
+from .._transit._punch import (THROUGH_NAT, forwarded_hint, is_outside,
+                               punch_listener, punched_endpoint, reusable_binding)
 from . import _interfaces as I
 from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 
@@ -128,6 +129,8 @@ class Connector:
         # punching: None while off; else the Mapping's local port once known
         self._nat = None if self._no_listen else nat
         self._punch_port = None
+        # $WORMHOLE_LISTEN_PORT (the CLI's --listen-port): a fixed port
+        self._listen_port = configured_listen_port()
         self._outside_wanted = []  # the peer's outside hints, until mapped
         self._punched = set()  # hints dialled from the punching port
         self._mapped = False  # punch() ran (the observer answered)
@@ -260,7 +263,11 @@ class Connector:
         if not self._no_listen:
             f = _ProtocolFactory(self, description="inbound")
             for addr in self._addresses:
-                port = self._reactor.listenTCP(0, f, interface=addr)
+                # a fixed port is shared with the previous generation's
+                # listener, which may not have closed yet
+                where = (reusable_binding(self._listen_port, addr)
+                         if self._listen_port else 0)
+                port = self._reactor.listenTCP(where, f, interface=addr)
                 self._listeners.append(port)
                 hints.append(DirectTCPV1Hint(addr, port.getHost().port, DIRECT_PRIORITY))
         hints.extend(self._relays)
@@ -293,10 +300,16 @@ class Connector:
     def punch(self, mapping):
         port, hint = punch_listener(self._reactor, mapping, _ProtocolFactory(
             self, description="inbound"), "Dilation")
+        hints = []
         if port is not None:
             self._punch_port = mapping.local_port
             self._listeners.append(port)
-            self._manager.send_hints([hint.to_dict()])
+            hints.append(hint)
+        forwarded = forwarded_hint(mapping, self._listen_port)
+        if forwarded is not None and forwarded != hint:
+            hints.append(forwarded)
+        if hints:
+            self._manager.send_hints([h.to_dict() for h in hints])
         self._dial_outside()
 
     def _dial_outside(self):

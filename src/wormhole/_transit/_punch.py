@@ -73,6 +73,14 @@ def punched_endpoint(reactor, hint, local_port):
                               bindAddress=reusable_binding(local_port))
 
 
+def forwarded_hint(mapping, listen_port):
+    """Our outside address with the fixed ``listen_port`` (a port the user
+    forwarded on the router), or None when either is unknown."""
+    if mapping is None or mapping.address is None or listen_port is None:
+        return None
+    return DirectTCPV1Hint(mapping.address, listen_port, OUTSIDE_PRIORITY)
+
+
 def punch_listener(reactor, mapping, factory, who):
     """Listen on the Mapping's port (reusable): ``(listening port, our
     outside hint)``, or ``(None, None)`` when there is nothing to punch
@@ -118,15 +126,26 @@ def parse_your_address(welcome):
 class Mapping:
     """What punching may use: the ``local_port`` to listen and dial from,
     and the ``outside`` (address, port) to advertise, or None with the
-    ``reason`` why not."""
+    ``reason`` why not. ``address``: our outside address as the server saw
+    it, even when the mapping is unusable (None when not behind a NAT): a
+    port forwarded on the router (``--listen-port``) is reached there."""
     local_port = attr.ib()
     outside = attr.ib()
     reason = attr.ib(default="")
+    address = attr.ib(default=None)
 
 
 def judge(first, second, local_addresses=()):
     """A Mapping from two observations, each ``(local_port, (addr, port))``
     (the second may be None: it failed). Pure, for the tests."""
+    mapping = _judge(first, second, local_addresses)
+    seen = first[1]
+    if seen is not None and seen[0] not in local_addresses:
+        mapping = attr.evolve(mapping, address=seen[0])
+    return mapping
+
+
+def _judge(first, second, local_addresses):
     local_port, seen = first
     if seen is None:
         return Mapping(local_port, None, "the Mailbox server did not say "
