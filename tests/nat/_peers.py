@@ -11,6 +11,7 @@ import sys
 from twisted.internet import defer, reactor
 
 from ..cli._process import CLIProcess
+from ..files._support import ref_bin
 from ._net import PUBLIC
 
 MAILBOX_PORT = 4000
@@ -62,10 +63,11 @@ def path_line(run):
 @defer.inlineCallbacks
 def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
              send_args=(), recv_args=(), ref_receiver=False, top_args=(),
-             recv_top_args=()):
+             recv_top_args=(), ref_sender=False):
     """Our CLI sends a file from host ``sender`` to host ``receiver`` (the
-    reference 0.24 CLI receives with ``ref_receiver``); returns (send run, receive run, seconds from start to the sender's
-    path line: the time to the first byte)."""
+    reference 0.24 CLI receives with ``ref_receiver``, sends with
+    ``ref_sender``); returns (send run, receive run, seconds from start to
+    the sender's path line: the time to the first byte)."""
     src = os.path.abspath(testcase.mktemp())
     os.makedirs(src)
     digest = write_file(os.path.join(src, "data.bin"), size)
@@ -74,17 +76,19 @@ def transfer(testcase, net, sender, receiver, size=300_000, extra_env=None,
     code = f"{next(_codes)}-nat-punch"
     cli = [sys.executable, "-m", "wormhole.cli", "--relay-url", URL,
            "--transit-helper", HELPER, *top_args]
+    ref_cli = [ref_bin("wormhole"), "--relay-url", URL, "--transit-helper", HELPER]
+    recv_cli = ref_cli if ref_receiver else cli
+    send_cli = cli
+    if ref_sender:
+        send_cli, send_args = ref_cli, ("--no-qr", *send_args)
     started = reactor.seconds()
-    send = spawn(testcase, net, sender, cli + ["send", "--hide-progress", "--code", code,
-                                               *send_args, "data.bin"],
-                 f"sender on {sender}", env=extra_env, cwd=src)
-    recv_cli = cli
-    if ref_receiver:
-        from ..files._support import ref_bin
-        recv_cli = [ref_bin("wormhole"), "--relay-url", URL, "--transit-helper", HELPER]
-    recv = spawn(testcase, net, receiver, recv_cli + [*recv_top_args, "receive", "--hide-progress", "--accept-file",
-                                                 *recv_args, code],
-                 f"receiver on {receiver}", env=extra_env, cwd=out)
+    send = spawn(testcase, net, sender,
+                 send_cli + ["send", "--hide-progress", "--code", code, *send_args,
+                             "data.bin"], f"sender on {sender}", env=extra_env, cwd=src)
+    recv = spawn(testcase, net, receiver,
+                 recv_cli + [*recv_top_args, "receive", "--hide-progress", "--accept-file",
+                             *recv_args, code], f"receiver on {receiver}", env=extra_env,
+                 cwd=out)
     seen = []
     send.wait_for(PATH_LINE).addCallbacks(
         lambda m: seen.append(reactor.seconds() - started), lambda f: None)
