@@ -58,7 +58,7 @@ class Boss:
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
                  entropy_f=None, on_status_update=None, dilator=None,
-                 dilation_options=None, unread=None, max_phases=MAX_PROCESSED):
+                 dilation_options=None, unread=None, max_phases=MAX_PROCESSED, nat=None):
         """``dilator``: a ready IDilator (tests); by default the Boss builds
         the Dilator itself when ``dilation`` is true (``dilation_options``
         go to its constructor), else the null one. ``unread``: the
@@ -90,7 +90,7 @@ class Boss:
             if dilation:
                 from ._dilation._dilator import Dilator  # only when asked for
                 dilator = Dilator(reactor, eventual_queue, self.send_dilate_phase,
-                                  self._status, tor=tor, **(dilation_options or {}))
+                                  self._status, tor=tor, nat=nat, **(dilation_options or {}))
         self._D = _interfaces.IDilator(dilator)
         self._N = Nameplate(self._status)
         self._M = Mailbox(side, max_phases)
@@ -102,7 +102,8 @@ class Boss:
                                        client_version, self._status,
                                        initial_delay=reconnect_delay,
                                        max_delay=reconnect_max_delay,
-                                       endpoint_factory=endpoint_factory)
+                                       endpoint_factory=endpoint_factory, nat=nat)
+        self._nat = nat  # issue 26: wormhole._transit._punch.NatObserver
         self._L = Lister(timing)
         self._A = Allocator(timing)
         self._I = Input(timing, eventual_queue)
@@ -287,6 +288,13 @@ class Boss:
             self._got_phase(number, plaintext)
         elif phase.startswith("dilate-"):
             self._got_dilate(plaintext)
+
+    def nat_mapping(self):
+        """Deferred Mapping of our NAT for punching, or None (issue 26)."""
+        if self._nat is None:
+            from twisted.internet.defer import succeed
+            return succeed(None)
+        return self._nat.mapping()
 
     def message_taken(self, plaintext):
         """The application has this message (the facade says when)."""

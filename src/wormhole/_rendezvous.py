@@ -53,8 +53,12 @@ class RendezvousConnector:
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,
                  mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER,
-                 max_server_message=MAX_SERVER_MESSAGE):
+                 max_server_message=MAX_SERVER_MESSAGE, nat=None):
         self._status = status
+        # issue 26: a NatObserver (wormhole._transit._punch) when punching
+        # is on: our Mailbox connection's port is then reusable and its
+        # welcome's your-address is observed
+        self._nat = nat
         self._mint_f = mint_f or self._mint_in_thread
         self._generation = 0  # which connection a stamp was minted for
         self._url = url
@@ -116,7 +120,8 @@ class RendezvousConnector:
     def _make_endpoint(self, scheme, host, port):
         if self._tor is not None:
             return self._tor.stream_via(host, port, tls=(scheme == "wss"))
-        ep = HostnameEndpoint(self._reactor, host, port)
+        binding = self._nat.binding() if self._nat is not None else None
+        ep = HostnameEndpoint(self._reactor, host, port, bindAddress=binding)
         if scheme == "wss":
             ep = wrapClientTLS(optionsForClientTLS(host), ep)
         return ep
@@ -266,6 +271,9 @@ class RendezvousConnector:
         self._generation += 1
         self._opened_at = self._reactor.seconds()
         self._ws = proto
+        host = getattr(proto.transport, "getHost", None)
+        if self._nat is not None and host is not None:
+            self._nat.connected(host().port)
 
     @m.output()
     def drop_ws(self):
@@ -313,6 +321,8 @@ class RendezvousConnector:
 
     @m.output()
     def deliver_welcome(self, welcome):
+        if self._nat is not None:
+            self._nat.welcomed(welcome)
         self._B.rx_welcome(welcome)
 
     @m.output()
@@ -366,10 +376,14 @@ class RendezvousConnector:
     @m.output()
     def tell_failed(self):
         # the server will not serve us (again): nothing can be released
+        if self._nat is not None:
+            self._nat.stop()
         self._T.connection_failed()
 
     @m.output()
     def tell_stopped(self):
+        if self._nat is not None:
+            self._nat.stop()
         self._status.mailbox(Closed())
         self._T.stopped()
 

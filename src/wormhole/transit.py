@@ -24,11 +24,13 @@ import os
 from twisted.internet import defer, endpoints, protocol
 from twisted.python import failure, log
 
-from ._transit._addresses import configured_addresses, discover_addresses
+from ._transit._addresses import (configured_addresses, configured_listen_port,
+                                  discover_addresses)
 from ._transit._codec import receiver_handshake, relay_handshake, sender_handshake
 from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
+from ._transit._punch import forwarded_hint, punch_listener
 from ._transit._hints import (
     DIRECT_TCP_V1,
     RELAY_V1,
@@ -106,7 +108,7 @@ class _Transit:
 
     def __init__(self, transit_relay, no_listen=False, tor=None,
                  reactor=None, timing=None, *,
-                 listen_addresses=None,
+                 listen_addresses=None, listen_port=None,
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
                  side=None):
@@ -117,6 +119,8 @@ class _Transit:
         Beyond the reference's arguments (all keyword-only):
         ``listen_addresses`` restricts which local addresses we bind and
         advertise (default: ``$WORMHOLE_TRANSIT_ADDRESSES``, else all);
+        ``listen_port`` fixes the port we listen on (default:
+        ``$WORMHOLE_LISTEN_PORT``, else any; docs/transit.md);
         ``relay_delay`` is how long relays wait when direct hints exist;
         ``connect_timeout`` bounds ``connect()``; ``side`` (16 hex digits)
         fixes the relay side for known-answer tests.
@@ -131,6 +135,7 @@ class _Transit:
         # Tor hides our addresses (spec 004 3.1): never listen or advertise
         self._no_listen = bool(no_listen) or tor is not None
         self._listen_addresses = configured_addresses(listen_addresses)
+        self._listen_port = configured_listen_port(listen_port)
         self._relay_delay = relay_delay
         self._connect_timeout = connect_timeout
         self._side = side if side is not None else os.urandom(8).hex()
@@ -147,6 +152,8 @@ class _Transit:
         self._attempts = None
         self._selection = None
         self._connect_d = None  # connect() waiting for set_transit_key()
+        self._nat = None  # issue 26: a Deferred Mapping, from _set_nat()
+        self._punch_port = None
 
     # abilities and hints (spec 004 9.3)
 
@@ -179,6 +186,11 @@ class _Transit:
             else:
                 d.callback(list(result))
 
+    def _set_nat(self, mapping_d):
+        """NAT hole punching (docs/transit.md "Through a NAT"): the
+        wormhole's ``_nat_mapping()``; call before get_connection_hints()."""
+        self._nat = mapping_d
+
     @defer.inlineCallbacks
     def _build_hints(self):
         hints = []
@@ -186,6 +198,17 @@ class _Transit:
             port = yield self._listen()
             addresses = self._listen_addresses or discover_addresses()
             hints.extend(DirectTCPV1Hint(a, port, 0.0).to_dict() for a in addresses)
+            if self._nat is not None:
+                mapping = yield self._nat
+                punched, hint = punch_listener(self._reactor, mapping,
+                                               _InboundFactory(self), "transit")
+                if punched is not None:
+                    self._ports.append(punched)
+                    self._punch_port = mapping.local_port
+                    hints.append(hint.to_dict())
+                forwarded = forwarded_hint(mapping, self._listen_port)
+                if forwarded is not None and forwarded != hint:
+                    hints.append(forwarded.to_dict())
         hints.extend(r.to_dict() for r in self._our_relays)
         return hints
 
@@ -193,12 +216,12 @@ class _Transit:
     def _listen(self):
         factory = _InboundFactory(self)
         if self._listen_addresses is None:
-            ep = endpoints.TCP4ServerEndpoint(self._reactor, 0)
+            ep = endpoints.TCP4ServerEndpoint(self._reactor, self._listen_port or 0)
             self._ports.append((yield ep.listen(factory)))
             return self._ports[0].getHost().port
         # the same port number on every allowed address, so one number
         # serves every hint; the first one picks it
-        portnum = 0
+        portnum = self._listen_port or 0
         for address in self._listen_addresses:
             cls = (endpoints.TCP6ServerEndpoint if ":" in address
                    else endpoints.TCP4ServerEndpoint)
@@ -285,7 +308,8 @@ class _Transit:
         self._attempts = Attempts(
             self._reactor, self._key, self._is_sender, self._side,
             self._their_direct, relays, tor=self._tor,
-            listening=bool(self._ports), on_stop=self._stop_listening)
+            listening=bool(self._ports), on_stop=self._stop_listening,
+            punch_port=self._punch_port)
         self._attempts.wire(self._selection)
         self._selection.wire(self._attempts)
         delay = self._relay_delay if self._their_direct else 0.0

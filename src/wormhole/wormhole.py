@@ -110,6 +110,11 @@ class _WormholeBase:
             raise NoKeyError()
         return derive_key(self._key, to_bytes(purpose), length)
 
+    def _nat_mapping(self):
+        """Deferred ``_punch.Mapping`` (or None): the port and outside
+        address classic Transit may punch with (issue 26)."""
+        return self._boss.nat_mapping()
+
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
                ping_interval=None, expected_subprotocols=None, *, status_update=None,
                _listen_addresses=None, **limits):
@@ -313,12 +318,22 @@ _DeferredWormhole = DeferredWormhole
 _DelegatedWormhole = DelegatedWormhole
 
 
+def _nat_observer(reactor, relay_url, tor, punch):
+    """Issue 26: what our Mailbox connection learns about our NAT, unless
+    punching is off (Tor hides our addresses: never with Tor)."""
+    from ._transit._punch import punching_disabled, NatObserver
+    if tor is not None or not punch or punching_disabled():
+        return None
+    from ._transit._observe import observe_welcome
+    return NatObserver(reactor, relay_url, lambda url: observe_welcome(reactor, url))
+
+
 def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, tor=None,
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
            on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
            _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES,
-           _max_phases=MAX_PROCESSED):
+           _max_phases=MAX_PROCESSED, _punch=True):
     """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
@@ -331,6 +346,8 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     ``_max_unread``/``_max_unread_bytes`` bound the peer's messages the
     application has not read, ``_max_phases`` the distinct phases of the
     peer remembered for de-duplication (docs/security.md "Mailbox client").
+    ``_punch=False`` (or $WORMHOLE_NO_PUNCH) turns NAT hole punching off
+    (docs/transit.md "Through a NAT").
     """
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
@@ -362,7 +379,10 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
                     dilation_options=dilation_options,
                     unread=UnreadBudget(_max_unread, _max_unread_bytes),
-                    max_phases=_max_phases)
+                    max_phases=_max_phases,
+                    # punching binds our own Mailbox connection's port
+                    nat=_nat_observer(reactor, relay_url, tor,
+                                      _punch and _endpoint_factory is None))
 
     if delegate is not None:
         w = DelegatedWormhole(delegate, reactor, eq, stderr, welcome_handler, relay_url,

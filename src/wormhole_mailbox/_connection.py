@@ -78,9 +78,12 @@ class Connection:
 
     # the public surface: called by the WebSocket glue and the sweeper
 
-    def connected(self):
+    def connected(self, your_address=None):
         policy = self._ctx.policy
         welcome = dict(self._ctx.welcome)
+        if your_address is not None:
+            # issue 26: the client learns its outside address for punching
+            welcome["your-address"] = your_address
         if policy.welcome_fields("") is not None:
             self._secret = new_secret()
             welcome["permission-required"] = policy.welcome_fields(

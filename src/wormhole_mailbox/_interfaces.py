@@ -115,8 +115,9 @@ class IMailboxListener(Interface):
 class IConnection(Interface):
     """The per-connection protocol machine (spec 003 message types)."""
 
-    def connected():
-        """The WebSocket opened: send `welcome`."""
+    def connected(your_address=None):
+        """The WebSocket opened: send `welcome` (with ``your-address``
+        when the glue knows where the client came from)."""
 
     def received(payload):
         """One WebSocket message arrived (bytes)."""

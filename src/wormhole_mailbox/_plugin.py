@@ -58,6 +58,9 @@ class Options(usage.Options):
     optFlags = [
         ("log-addresses", None,
          "name clients' IP addresses in log lines (off: never logged)"),
+        ("trust-x-real-ip", None,
+         "behind a reverse proxy: tell clients the address in its "
+         "X-Real-IP/X-Real-Port headers as their 'your-address'"),
         ("disallow-list", None,
          "refuse to send list of allocated nameplates (answer an empty list)"),
         # kept from when listing was off by default: now a no-op
@@ -180,7 +183,8 @@ def makeService(config, reactor=None):
                             config["server-id"])
     factory = make_factory(mailbox, websocket_options=config[
         "websocket-protocol-options"], reactor=reactor,
-        log_addresses=bool(config["log-addresses"]))
+        log_addresses=bool(config["log-addresses"]),
+        trust_x_real_ip=bool(config["trust-x-real-ip"]))
     log_startup("wormhole-mailbox", config)
     parent = MultiService()
     # stopped after the listener (services stop in reverse order); it

@@ -15,6 +15,7 @@ is dropped as too slow: it sends but does not read.
 """
 
 import collections
+import ipaddress
 
 from autobahn.twisted.websocket import (WebSocketServerFactory,
                                         WebSocketServerProtocol)
@@ -126,10 +127,13 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
             self.trafficStats.preopenOutgoingOctetsWireLevel += len(data)
 
     def onOpen(self):
+        # before _slim() drops the request headers; never logged (privacy)
+        you = your_address(self.transport.getPeer(), getattr(
+            self, "http_headers", {}), self.factory.trust_x_real_ip)
         self._slim()
         self.transport.registerProducer(self, True)
         self._conn = self.factory.mailbox.connection_for(self)
-        self._conn.connected()
+        self._conn.connected(you)
 
     def _max_message_size_exceeded(self, msg_size, max_msg_size, reason):
         # autobahn's hook for a frame over maxMessagePayloadSize (far over
@@ -238,9 +242,33 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         pass
 
 
+def your_address(peer, headers, trust_x_real_ip):
+    """The welcome's ``your-address`` (docs/server.md): where the client's
+    connection came from as ``{"port": P, "ipv4"|"ipv6": ADDR}``, the way
+    the reference 0.8 sends it (a v4-mapped IPv6 peer is ``ipv4``); behind
+    a reverse proxy, the operator's ``--trust-x-real-ip`` takes the
+    X-Real-IP/X-Real-Port headers instead. None when unknown (a UNIX
+    socket, a proxy that sent no or bad headers)."""
+    if trust_x_real_ip:
+        host, port = headers.get("x-real-ip"), headers.get("x-real-port")
+    else:
+        host, port = getattr(peer, "host", None), getattr(peer, "port", None)
+    try:
+        addr = ipaddress.ip_address(str(host).strip())
+        port = int(port)
+    except (TypeError, ValueError):
+        return None
+    if not 0 < port < 65536:
+        return None
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return {"port": port, f"ipv{addr.version}": str(addr)}
+
+
 class MailboxWebSocketFactory(WebSocketServerFactory):
     protocol = MailboxWebSocketProtocol
     log_addresses = False  # --log-addresses: let autobahn name peers
+    trust_x_real_ip = False  # --trust-x-real-ip: a proxy names the client
 
     def __init__(self, url, mailbox, reactor=None):
         super().__init__(url, reactor=reactor)

@@ -228,11 +228,12 @@ class _Factory(MailboxWebSocketFactory):
 
 
 def make_factory(mailbox, url=None, websocket_options=(),
-                 reactor=None, log_addresses=False):
+                 reactor=None, log_addresses=False, trust_x_real_ip=False):
     """The WebSocket factory for ``mailbox``; ``websocket_options`` are
     (name, value) pairs for autobahn (``--websocket-protocol-option``)."""
     factory = _Factory(url, mailbox, reactor=reactor)
     factory.log_addresses = log_addresses
+    factory.trust_x_real_ip = trust_x_real_ip
     mailbox.compactors.append(factory.compact)
     limits = mailbox.limits
     options = {

@@ -78,9 +78,10 @@ class _Raw(WebSocketClientProtocol):
         return d
 
 
-def connect(reactor, url):
-    """Fires with a connected _Raw."""
-    f = WebSocketClientFactory(url)
+def connect(reactor, url, headers=None):
+    """Fires with a connected _Raw (``headers``: extra HTTP headers of the
+    opening handshake)."""
+    f = WebSocketClientFactory(url, headers=headers)
     f.protocol = _Raw
     f.setProtocolOptions(**NO_TIMERS)
     f.opened = defer.Deferred()

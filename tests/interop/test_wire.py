@@ -169,6 +169,17 @@ class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
     def start_server(self):
         return self.start_our_server()
 
+    @defer.inlineCallbacks
+    def test_reference_client_ignores_your_address(self):
+        """Our welcome carries "your-address" (issue 26), naming the port
+        each connection came from; the reference 0.24 CLI pair ignores it
+        and completes the exchange."""
+        tap, _ = yield self.observe_text_exchange()
+        for n in (0, 1):
+            welcome = tap.messages("s2c", "welcome", n)[0]["welcome"]
+            self.assertEqual(welcome["your-address"]["ipv4"], "127.0.0.1")
+            self.assertIsInstance(welcome["your-address"]["port"], int)
+
 
 class OurCLIWireOnReferenceServer(ReferenceWire, InteropTestCase):
     """Our CLI pair through the tap to the reference server: the same

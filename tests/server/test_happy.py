@@ -40,7 +40,9 @@ class HappyPath(unittest.TestCase):
         c = yield connect(reactor, srv.url)
         self.addCleanup(c.close)
         welcome = yield c.next("welcome")
-        self.assertEqual(welcome["welcome"], {"motd": "hi there"})
+        me = c.proto.transport.getHost()
+        self.assertEqual(welcome["welcome"], {"motd": "hi there", "your-address":
+                                              {"ipv4": "127.0.0.1", "port": me.port}})
         self.assertIn("server_tx", welcome)
         c.send(type="ping", ping=7, id="p1")
         ack = yield c.next("ack")

@@ -49,11 +49,14 @@ class InMemory(unittest.TestCase):
 
     def test_text_frames(self):
         """The welcome arrives as a text frame (the reference client
-        asserts on text frames) with the motd."""
+        asserts on text frames) with the motd and where the client came
+        from (issue 26)."""
         verifyObject(ITransportGlue, self.servers[0])
         (msg, binary), = self.client.got
         self.assertFalse(binary)
-        self.assertEqual(msg["welcome"], {"motd": "hello"})
+        me = self.client.transport.getHost()
+        self.assertEqual(msg["welcome"], {"motd": "hello", "your-address": {
+            "ipv4": me.host, "port": me.port}})
 
     @inlineCallbacks
     def test_ping(self):

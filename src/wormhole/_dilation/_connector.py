@@ -10,6 +10,16 @@ connection can win first). Each TCP connection gets its own
 DilatedConnectionProtocol. The first connection that proves the key (the
 Follower's KCM on the Leader; the Leader's KCM on the Follower) is selected:
 the others are dropped, pending dials cancelled, listeners closed.
+
+NAT hole punching (issue 26, docs/transit.md "Through a NAT"): given the
+wormhole's NatObserver, once it knows our Mapping the Connector also
+listens on the Mailbox connection's port and advertises the outside
+address as one more direct-tcp-v1 hint (priority OUTSIDE_PRIORITY, sent
+later than the others: spec 000 "Connection hints" lets hints arrive any
+time). The peer's outside hints (direct hints below priority 0) are dialled
+from that same port, so that both sides' SYNs open each NAT for the other
+(TCP simultaneous open), through the same bounded, staggered DialQueue;
+relays keep their own timing.
 """
 
 from automat import MethodicalMachine
@@ -30,6 +40,9 @@ from .._transit._hints import (
     describe_hint,
 )
 from .._transit._endpoint_choice import endpoint_for_hint
+from .._transit._addresses import configured_listen_port
+from .._transit._punch import (THROUGH_NAT, forwarded_hint, is_outside,
+                               punch_listener, punched_endpoint, reusable_binding)
 from . import _interfaces as I
 from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 
@@ -72,7 +85,7 @@ class Connector:
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
                  endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND,
-                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL):
+                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL, nat=None):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
@@ -81,7 +94,8 @@ class Connector:
         ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
         nothing listens: docs/dilation.md, "Tor". At most ``max_inbound``
         connections to our listeners are open at once. Each connection's
-        keepalive ticks every ``keepalive_interval`` seconds (_connection)."""
+        keepalive ticks every ``keepalive_interval`` seconds (_connection).
+        ``nat``: the wormhole's NatObserver, for punching (None: off)."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -113,6 +127,14 @@ class Connector:
         self._held = None   # the relay candidate the Leader is holding
         self._keepalive_interval = keepalive_interval
         self.selected_peer_address = None  # set by _made
+        # punching: None while off; else the Mapping's local port once known
+        self._nat = None if self._no_listen else nat
+        self._punch_port = None
+        # $WORMHOLE_LISTEN_PORT (the CLI's --listen-port): a fixed port
+        self._listen_port = configured_listen_port()
+        self._outside_wanted = []  # the peer's outside hints, until mapped
+        self._punched = set()  # hints dialled from the punching port
+        self._mapped = False  # punch() ran (the observer answered)
 
     def _made(self, connection):
         """``connection`` is selected: remember where an inbound one came
@@ -229,6 +251,9 @@ class Connector:
     def stop(self): pass
 
     @m.input()
+    def _mapped_input(self, mapping): pass
+
+    @m.input()
     def _retry(self, key): pass
 
     # -- outputs -----------------------------------------------------------
@@ -239,7 +264,11 @@ class Connector:
         if not self._no_listen:
             f = _ProtocolFactory(self, description="inbound")
             for addr in self._addresses:
-                port = self._reactor.listenTCP(0, f, interface=addr)
+                # a fixed port is shared with the previous generation's
+                # listener, which may not have closed yet
+                where = (reusable_binding(self._listen_port, addr)
+                         if self._listen_port else 0)
+                port = self._reactor.listenTCP(where, f, interface=addr)
                 self._listeners.append(port)
                 hints.append(DirectTCPV1Hint(addr, port.getHost().port, DIRECT_PRIORITY))
         hints.extend(self._relays)
@@ -254,16 +283,50 @@ class Connector:
             else:
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay,
                                                           relay))
+        if self._nat is not None:
+            self._nat.mapping().addCallback(self._mapped_input)
 
     @m.output()
     def dial(self, hints):
         for h in hints:
             if isinstance(h, RelayV1Hint):
                 self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
+            elif self._nat is not None and is_outside(h) and not self._mapped:
+                # dialled from the punching port once we know it (punch)
+                self._outside_wanted.append(h)
             else:
-                self._dial_direct(h)
+                self._dial_maybe_punched(h)
+
+    @m.output()
+    def punch(self, mapping):
+        port, hint = punch_listener(self._reactor, mapping, _ProtocolFactory(
+            self, description="inbound"), "Dilation")
+        hints = []
+        if port is not None:
+            self._punch_port = mapping.local_port
+            self._listeners.append(port)
+            hints.append(hint)
+        forwarded = forwarded_hint(mapping, self._listen_port)
+        if forwarded is not None and forwarded != hint:
+            hints.append(forwarded)
+        if hints:
+            self._manager.send_hints([h.to_dict() for h in hints])
+        self._dial_outside()
+
+    def _dial_outside(self):
+        self._mapped = True
+        wanted, self._outside_wanted = self._outside_wanted, []
+        for h in wanted:
+            self._dial_maybe_punched(h)
+
+    def _dial_maybe_punched(self, h):
+        if self._punch_port is not None and is_outside(h):
+            self._punched.add(h)
+        self._dial_direct(h)
 
     def _tcp_endpoint(self, hint):
+        if hint in self._punched:
+            return punched_endpoint(self._reactor, hint, self._punch_port)
         return endpoint_for_hint(self._reactor, hint, self._tor,
                                  tcp_endpoint=TCP4ClientEndpoint)
 
@@ -294,6 +357,8 @@ class Connector:
         if kind == "direct":
             self._direct_pending.add(key)
         description = describe_hint(hint)
+        if hint in self._punched:
+            description += THROUGH_NAT  # the CLI's path line says so
         if kind == "relay":
             # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
             description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
@@ -427,6 +492,10 @@ class Connector:
     S_connecting.upon(_candidate_lost, enter=S_connecting, outputs=[forget, retry_if_dialled])
     S_connecting.upon(_retry, enter=S_connecting, outputs=[schedule_retry])
     S_connecting.upon(stop, enter=S_stopped, outputs=[stop_everything])
+    S_connecting.upon(_mapped_input, enter=S_connecting, outputs=[punch])
+    S_holding_relay.upon(_mapped_input, enter=S_holding_relay, outputs=[punch])
+    S_selected.upon(_mapped_input, enter=S_selected, outputs=[])
+    S_stopped.upon(_mapped_input, enter=S_stopped, outputs=[])
 
     S_selected.upon(_got_hints, enter=S_selected, outputs=[])
     S_selected.upon(_candidate, enter=S_selected, outputs=[drop_candidate])

@@ -59,14 +59,16 @@ MAX_EARLY_BYTES = 1024 * 1024
 class Dilator:
     def __init__(self, reactor, eventual_queue, send_phase, status_tracker=None,
                  listen_addresses=None, side=None, tor=None, max_early=MAX_EARLY,
-                 max_early_bytes=MAX_EARLY_BYTES):
+                 max_early_bytes=MAX_EARLY_BYTES, nat=None):
         """``send_phase(phase, plaintext)``: the Boss sends one phase;
         ``status_tracker``: the wormhole's StatusTracker, whose current
         WormholeStatus every DilationStatus carries; ``side``: force the
         Dilation side (tests pick the Leader with all f, the Follower
         with all 0); ``tor``: create(tor=...), every L2 dial through Tor;
         ``max_early``/``max_early_bytes``: how many DILATE-n messages (and
-        bytes) are kept before the Manager starts, later ones dropped."""
+        bytes) are kept before the Manager starts, later ones dropped;
+        ``nat``: the wormhole's NatObserver, for hole punching (issue 26)."""
+        self._nat = nat
         self._reactor = reactor
         self._tor = tor  # create(tor=...): every L2 dial through Tor
         self._eq = eventual_queue
@@ -194,7 +196,7 @@ class Dilator:
             self._connector = Connector(
                 dilation_key, is_leader, side, self._reactor, self._reactor, manager,
                 relay_hint=opts["relay"], addresses=addresses, no_listen=opts["no_listen"],
-                tor=self._tor, keepalive_interval=opts["ping_interval"])
+                tor=self._tor, keepalive_interval=opts["ping_interval"], nat=self._nat)
             return self._connector
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,

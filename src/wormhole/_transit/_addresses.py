@@ -14,6 +14,9 @@ import socket
 import struct
 
 ADDRESSES_ENV = "WORMHOLE_TRANSIT_ADDRESSES"
+# a fixed listening port (the CLI's --listen-port), e.g. one forwarded on
+# the router (magic-wormhole #673; docs/transit.md "Through a NAT")
+LISTEN_PORT_ENV = "WORMHOLE_LISTEN_PORT"
 _SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 
 
@@ -40,6 +43,26 @@ def configured_addresses(listen_addresses=None, environ=None):
     if value:
         return _check([a for a in value.split(",") if a.strip()], ADDRESSES_ENV)
     return None
+
+
+def configured_listen_port(listen_port=None, environ=None):
+    """The fixed port Transit and Dilation listen on, or None (any free
+    port): ``listen_port`` if given, else ``$WORMHOLE_LISTEN_PORT``."""
+    if listen_port is None:
+        environ = os.environ if environ is None else environ
+        value = environ.get(LISTEN_PORT_ENV, "").strip()
+        if not value:
+            return None
+        where = LISTEN_PORT_ENV
+    else:
+        value, where = listen_port, "listen_port"
+    try:
+        port = int(value)
+    except (TypeError, ValueError):
+        port = 0
+    if isinstance(value, bool) or not 0 < port < 65536:
+        raise ValueError(f"{where}: {value!r} is not a TCP port (1..65535)")
+    return port
 
 
 def _interface_addresses():

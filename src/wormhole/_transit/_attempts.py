@@ -15,6 +15,7 @@ from ._dialing import dial_queue_for
 from ._connection import ConnectionProtocol, TransitConnection
 from ._endpoint_choice import endpoint_for_hint
 from ._hints import describe_hint
+from ._punch import THROUGH_NAT, is_outside, punched_endpoint
 from ._interfaces import IAttempts, ISelection
 from ._pipe import RecordPipe
 
@@ -41,11 +42,14 @@ class _OneShotFactory(protocol.ClientFactory):
 class Attempts:
     def __init__(self, reactor, key, is_sender, side, direct_hints,
                  relay_hints, tor=None, listening=False, on_stop=None,
-                 endpoint_for=None, dial_queue=None):
+                 endpoint_for=None, dial_queue=None, punch_port=None):
         """``endpoint_for(hint)`` -> client endpoint, or None to skip the
         hint; the default dials TCP (or through ``tor``). Tests inject it.
         ``dial_queue`` paces and bounds the dials (default: a DialQueue on
-        ``reactor``'s clock, see ``_dialing``)."""
+        ``reactor``'s clock, see ``_dialing``). ``punch_port``: our NAT
+        punching port (issue 26), from which the peer's outside hints are
+        dialled."""
+        self._punch_port = punch_port
         self._reactor = reactor
         self._key = key
         self._is_sender = is_sender
@@ -72,7 +76,12 @@ class Attempts:
 
     def _dial(self, hint, relay_line, description, urgent=False):
         try:
-            ep = self._endpoint_for(hint)
+            if self._punch_port is not None and relay_line is None and is_outside(hint):
+                # docs/transit.md "Through a NAT": simultaneous open
+                description += THROUGH_NAT
+                ep = punched_endpoint(self._reactor, hint, self._punch_port)
+            else:
+                ep = self._endpoint_for(hint)
         except ValueError as e:
             # txtorcon refuses private address literals: "isn't going to
             # work over Tor"; the other hints still get their try

@@ -25,6 +25,8 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=Non
         kwargs["dilation"] = True
     if cfg.tor_manager is not None:
         kwargs["tor"] = cfg.tor_manager
+    if not cfg.punch:
+        kwargs["_punch"] = False  # docs/transit.md "Through a NAT"
     if on_status_update is not None:
         kwargs["on_status_update"] = on_status_update
     w = cfg.create(cfg.appid, cfg.relay_url, reactor, **kwargs)

@@ -46,6 +46,7 @@ class Config:
     relay_url: str = RENDEZVOUS_RELAY
     transit_helper: str = TRANSIT_RELAY
     dump_timing: str = None
+    punch: bool = True               # --no-punch / $WORMHOLE_NO_PUNCH: off
     debug_state: str = None          # space-separated machine letters
     # send and receive
     code: str = None

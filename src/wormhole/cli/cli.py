@@ -213,11 +213,19 @@ class _AliasedGroup(click.Group):
                    "or several separated by commas")
 @click.option("--dump-timing", type=click.Path(dir_okay=False), metavar="FILE.json",
               help="(debug) write timing data to file")
+@click.option("--no-punch", is_flag=True, envvar="WORMHOLE_NO_PUNCH", show_envvar=True,
+              help="no NAT hole punching: advertise only local addresses "
+                   "(docs/transit.md)")
+@click.option("--listen-port", type=click.IntRange(1, 65535), metavar="PORT",
+              envvar="WORMHOLE_LISTEN_PORT", show_envvar=True,
+              help="listen for direct connections on this TCP port (e.g. one "
+                   "forwarded on your router) and offer it at your outside address")
 @_top_debug_state_option
 @click.version_option(version=__version__, prog_name="wormhole",
                       message=f"%(prog)s %(version)s ({IMPLEMENTATION})")
 @click.pass_context
-def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
+def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, no_punch, listen_port,
+             debug_state):
     """Create a Magic Wormhole and communicate through it.
 
     Wormholes are created by speaking the same magic CODE in two different
@@ -232,12 +240,15 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, debug_state):
     # no import-time side effects), before the commands import the client;
     # AUTOBAHN_USE_NVX=1 in the environment still wins.
     os.environ.setdefault("AUTOBAHN_USE_NVX", "0")
+    if listen_port is not None:
+        # read by Transit and Dilation alike (wormhole._transit._addresses)
+        os.environ["WORMHOLE_LISTEN_PORT"] = str(listen_port)
     ctx.ensure_object(dict)
     # --debug-state is also accepted here, before the command; the
     # reference has it on send/receive, where it overrides this one
     ctx.obj["config"] = Config(appid=appid, relay_url=relay_url,
                                transit_helper=transit_helper, dump_timing=dump_timing,
-                               debug_state=debug_state)
+                               debug_state=debug_state, punch=not no_punch)
 
 
 def _tor_options(f):

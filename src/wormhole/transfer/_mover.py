@@ -30,8 +30,12 @@ def transit_key(w, appid):
 
 
 @defer.inlineCallbacks
-def transit_message(transit):
-    """The value of our ``transit`` message: abilities and hints (9.3)."""
+def transit_message(transit, w=None):
+    """The value of our ``transit`` message: abilities and hints (9.3);
+    with the wormhole ``w``, hole punching too (docs/transit.md)."""
+    nat_mapping = getattr(w, "_nat_mapping", None)  # fakes in tests lack it
+    if nat_mapping is not None:
+        transit._set_nat(nat_mapping())
     hints = yield transit.get_connection_hints()
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
 

@@ -179,7 +179,7 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
         raise DeclinedOffer(*e.args) from None
     from ..transit import TransitReceiver
     transit = make_transit(transit, transit_relay, reactor, timing, TransitReceiver)
-    ours = yield _mover.transit_message(transit)
+    ours = yield _mover.transit_message(transit, w)
     # our hints before the answer: the sender connects once it has the ack
     w.send_message(dict_to_bytes({"transit": ours}))
     transit.add_connection_hints(their_hints)

@@ -112,7 +112,7 @@ def _offer_and_send(reactor, w, appid, outgoing, transit, verify, connected, pro
     if not (yield _verified(w, verify)):
         sender.reject_verification()
     else:
-        ours = yield _mover.transit_message(transit)
+        ours = yield _mover.transit_message(transit, w)
         sender.send_offer(outgoing.offer, ours)
     yield _read_until_done(w, sender, outcome)
     transit.set_transit_key(_mover.transit_key(w, appid))
