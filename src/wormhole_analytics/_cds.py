@@ -21,10 +21,9 @@ updated in place) only costs a warning: sharing is off for that run.
 import hashlib
 import os
 import shutil
-import subprocess
 
 CONF_KEY = "spark.wormhole.classArchive"
-JAVA_OPTS = "spark.driver.extraJavaOptions"
+from ._session import JAVA_OPTS, end_gateway
 # settings that change the driver's classpath or its JVM
 _KEYED = (JAVA_OPTS, "spark.jars", "spark.jars.packages",
           "spark.driver.extraClassPath")
@@ -109,11 +108,7 @@ class Archive:
         archive to be written, and give it its name."""
         if not self.writing or proc is None:
             return
-        try:
-            if proc.stdin:
-                proc.stdin.close()
-            proc.wait(timeout)
-        except (OSError, subprocess.TimeoutExpired):
+        if not end_gateway(proc, timeout):
             return  # a JVM that will not exit: leave it be
         if os.path.exists(self._writing):
             os.replace(self._writing, self.path)

@@ -6,7 +6,9 @@ Every chart is built from the *published* tables (small cells already
 suppressed), so no bar reveals what a table hides, and the page embeds
 each specification next to its picture so tests check the chart's content
 and labels from the specification, not from pixels. A chart with nothing
-to draw gets no picture, only the words "no data".
+to draw gets no picture, only words: "withheld" when small-cell
+suppression took its cells (a suppressed figure is never shown as zero
+or as missing data), "no data" when there were none.
 """
 
 import base64
@@ -31,6 +33,16 @@ def number(v):
     return None if math.isnan(f) else f
 
 
+def withheld(v):
+    """Is this published cell a suppressed count (``<N`` or hidden,
+    ``_publish``)? Such a cell is withheld, never zero."""
+    return isinstance(v, str)
+
+
+def count_withheld(values):
+    return sum(1 for v in values if withheld(v))
+
+
 def byte_unit(values):
     """(unit, divisor) that shows the largest of ``values`` as 1-999."""
     top = max((v for v in values if v is not None), default=0)
@@ -42,10 +54,12 @@ def byte_unit(values):
 
 
 def spec(chart_id, title, kind, x_title, y_title, categories, series,
-         note=None, y_percent=False, y_log=False):
+         note=None, y_percent=False, y_log=False, withheld=0):
     """A chart specification. ``series``: [{"name", "values"}] aligned with
-    ``categories``; ``kind``: bar, line or barh."""
-    return {"id": chart_id, "title": title, "kind": kind,
+    ``categories``; ``kind``: bar, line or barh; ``withheld``: how many of
+    its cells small-cell suppression left out (so that a chart with
+    nothing to draw says "withheld", not "no data")."""
+    return {"id": chart_id, "title": title, "kind": kind, "withheld": withheld,
             "x": {"title": x_title}, "y": {"title": y_title,
                                            "percent": y_percent,
                                            "log": y_log},
@@ -73,7 +87,9 @@ def daily_specs(published, min_cell):
     """The per-day charts of the all-servers rows."""
     mb = _overall(published, "mailbox")
     days = list(mb["day"]) if len(mb) else []
-    hidden = f"days with fewer than {min_cell} mailboxes are left out"
+    hidden = suppression_note(min_cell, "days with fewer than {n} mailboxes "
+                              "are left out")
+    masked_days = count_withheld(mb["n"]) if days else 0
     waits = [number(v) for col in ("waiting_p50", "waiting_p90")
              for v in (mb[col] if days else [])]
     waits = [w for w in waits if w]
@@ -84,7 +100,7 @@ def daily_specs(published, min_cell):
              "day (UTC)", "mailboxes per day", days,
              [{"name": "mailboxes",
                "values": [number(v) for v in mb["n"]] if days else []}],
-             note=hidden),
+             note=hidden, withheld=masked_days),
         spec("rates", "Success, crowded and scary rates per day", "line",
              "day (UTC)", "share of the day's mailboxes (%)", days,
              [{"name": name, "values": [
@@ -94,15 +110,16 @@ def daily_specs(published, min_cell):
                                 ("crowded", "crowded_rate"),
                                 ("scary", "scary_rate"))],
              y_percent=True,
-             note=f"blank where the count behind a rate is below "
-                  f"{min_cell}"),
+             note=suppression_note(min_cell, "blank where the count behind "
+                                   "a rate is below {n}"),
+             withheld=masked_days),
         spec("waiting", "Time waiting for the peer", "line", "day (UTC)",
              "seconds (log scale)" if wide else "seconds", days,
              [{"name": name, "values": [number(v) for v in mb[col]]
                if days else []}
               for name, col in (("median", "waiting_p50"),
                                 ("90th percentile", "waiting_p90"))],
-             y_log=wide),
+             y_log=wide, note=hidden, withheld=masked_days),
     ]
     rl = _overall(published, "relay")
     rdays = list(rl["day"]) if len(rl) else []
@@ -113,20 +130,36 @@ def daily_specs(published, min_cell):
         f"bytes relayed ({unit})", rdays,
         [{"name": "bytes", "values": [None if v is None else v / div
                                       for v in raw]}],
-        note=f"blank where the day had fewer than {min_cell} sessions"))
+        note=suppression_note(min_cell, "blank where the day had fewer "
+                              "than {n} sessions"),
+        withheld=count_withheld(rl["n"]) if rdays else 0))
     return charts
+
+
+def suppression_note(min_cell, text):
+    """``text`` with ``{n}`` the threshold, or None when nothing is
+    suppressed (``--min-cell 1`` or less)."""
+    return text.format(n=min_cell) if min_cell > 1 else None
 
 
 def distribution_specs(published):
     """Totals over the report's days: relay sizes, client versions."""
     s = published["sizes"]
+    # a bucket is 0 when no session fell in it, and blank (not 0) when
+    # its only cells are withheld
     totals = {b: 0.0 for b in A.SIZE_BUCKETS}
+    masked = set()
     for b, n in zip(s["bucket"], s["n"]) if len(s) else ():
+        if withheld(n):
+            masked.add(b)
         totals[b] += number(n) or 0.0
+    for b in masked:
+        totals[b] = totals[b] or None
     charts = [spec("sizes", "Relay: sessions by size", "bar",
                    "session size (bytes, both directions)", "sessions",
                    list(totals), [{"name": "sessions",
-                                   "values": list(totals.values())}])]
+                                   "values": list(totals.values())}],
+                   withheld=count_withheld(s["n"]) if len(s) else 0)]
     v = published["versions"]
     counts = {}
     for impl, ver, n in zip(v["impl"], v["version"], v["sides"]) \
@@ -140,7 +173,8 @@ def distribution_specs(published):
         "versions", "Clients by implementation and version (top 15)", "barh",
         "sides (deduplicated per day and server)",
         "implementation and version", [k for k, _ in reversed(top)],
-        [{"name": "sides", "values": [n for _, n in reversed(top)]}]))
+        [{"name": "sides", "values": [n for _, n in reversed(top)]}],
+        withheld=count_withheld(v["sides"]) if len(v) else 0))
     return charts
 
 
@@ -156,6 +190,7 @@ def per_server_specs(published, min_cell):
     for server in sorted(set(per["server"])):
         rows = per[per["server"] == server]
         series = []
+        masked = count_withheld(rows["n"])
         for kind in ("mailbox", "relay"):
             k = rows[rows["kind"] == kind]
             if not len(k):
@@ -169,7 +204,8 @@ def per_server_specs(published, min_cell):
         panels.append(spec(
             f"server-{server}", server, "line", "day (UTC)",
             "sessions per day", days, series,
-            note=f"cells below {min_cell} are left out"))
+            note=suppression_note(min_cell, "cells below {n} are left out"),
+            withheld=masked))
     return panels
 
 

@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from ._progress import Progress
+from ._quiet import FilteredStderr
 
 
 def _parser():
@@ -109,10 +110,18 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._session import SHORT_JOB_CONF, get_session, stop_for_exit
+    from ._session import (SHORT_JOB_CONF, end_gateway, get_session, quiet_jvm_conf,
+                           started_by_submit, stop_for_exit)
     conf = dict(SHORT_JOB_CONF)
+    # a JVM this CLI starts logs errors only and its two unconditional
+    # start-up notices are filtered (_quiet); under spark-submit the JVM
+    # runs already and the operator's settings apply
+    ours = not started_by_submit() and _gateway_process() is None
+    if ours:
+        conf.update(quiet_jvm_conf(conf))
     conf.update(_conf(args.conf))
     archive = _archive(args.command, conf)
+    stderr = FilteredStderr().start() if ours else None
     spark = get_session(args.master, conf=conf, progress=not args.quiet)
     try:
         if args.command == "ingest":
@@ -134,7 +143,15 @@ def main(argv=None):
         stop_for_exit(spark)
         if archive is not None:
             archive.finish(_gateway_process())
+        if stderr is not None:
+            # the JVM's last words through the filter: it exits when its
+            # standard input closes (PySpark's gateway), then the pipe ends
+            proc = _gateway_process()
+            if proc is not None:
+                end_gateway(proc, 10)
+            stderr.stop()
     return 0
+
 
 
 def _archive(command, conf):

@@ -15,7 +15,8 @@ import html
 import json
 
 from . import _aggregate as A
-from ._charts import daily_specs, distribution_specs, draw, number, per_server_specs
+from ._charts import (count_withheld, daily_specs, distribution_specs, draw, number,
+                      per_server_specs)
 
 _CSS = """
 body{font-family:sans-serif;margin:1.5em auto;max-width:72em;color:#222;
@@ -28,7 +29,8 @@ td,th{border:1px solid #ccc;padding:.2em .4em;text-align:right;
  white-space:nowrap}
 th{background:#f0f0f0;position:sticky;top:0}
 .big{display:inline-block;margin:0 2em 1em 0;vertical-align:top}
-.big b{display:block;font-size:1.8em} .note{color:#666;font-size:.85em}
+.big b{display:block;font-size:1.8em} .big .note{display:block;max-width:14em}
+.note{color:#666;font-size:.85em}
 figure{margin:1em 0;max-width:100%} figure img{max-width:100%;height:auto}
 .nodata{color:#666;font-style:italic;border:1px dashed #ccc;padding:1em}
 .multiples{display:grid;grid-template-columns:repeat(auto-fill,
@@ -46,14 +48,26 @@ def _figure(chart, small=False):
     """A chart's picture (or "no data") with its specification beside it
     as JSON (``data-spec``) for the tests and for anyone re-plotting."""
     img = draw(chart, *((4.5, 2.6) if small else (9.0, 3.2)))
-    body = img or (f'<p class=nodata>{html.escape(chart["title"])}: '
-                   "no data for these days</p>")
+    if img:
+        body = img
+    elif chart.get("withheld"):
+        # suppressed cells are not "no data": say they exist and why
+        body = (f'<p class=nodata>{html.escape(chart["title"])}: withheld '
+                f'({chart["withheld"]} {_cells(chart["withheld"])} below '
+                "the small-cell threshold)</p>")
+    else:
+        body = (f'<p class=nodata>{html.escape(chart["title"])}: '
+                "no data for these days</p>")
     note = (f'<figcaption class=note>{html.escape(chart["note"])}'
             "</figcaption>" if chart.get("note") and img else "")
     attr = html.escape(json.dumps(chart), quote=True)
     return (f'<figure class=chart data-spec="{attr}" '
             f'data-has-image="{"yes" if img else "no"}">{body}{note}'
             "</figure>")
+
+
+def _cells(n):
+    return "cell" if n == 1 else "cells"
 
 
 def _cell(v):
@@ -92,36 +106,84 @@ def _sum(values):
     return sum(number(v) for v in values if number(v) is not None)
 
 
+def _days(n):
+    return "day" if n == 1 else "days"
+
+
+def _total(label, counts, text, min_cell, unit):
+    """A headline sum of published day cells: a number when every day is
+    published; with a note when some days are withheld; "withheld" (never
+    0) when every day is."""
+    masked = count_withheld(counts)
+    if masked == len(counts):
+        return (label, "withheld",
+                f"every day had fewer than {min_cell} {unit}")
+    note = (f"and {masked} {_days(masked)} withheld (fewer than "
+            f"{min_cell} {unit} each)" if masked else None)
+    return (label, text, note)
+
+
 def headline(published, min_cell):
-    """[(label, text)] from the published all-servers rows: sums of
+    """[(label, text, note)] from the published all-servers rows: sums of
     published cells, and each rate over the rows whose numerator is
-    published (so the rate needs no hidden cell)."""
+    published (so the rate needs no hidden cell). A figure that rests on
+    withheld cells says so: it never reads as zero."""
     d = published["daily"]
     figures = []
     overall = d[d["server"] == A.ALL] if len(d) else d
     mb = overall[overall["kind"] == "mailbox"] if len(d) else d
     if len(mb):
-        figures.append(("wormholes", f"{int(_sum(mb['n']))}"))
+        figures.append(_total("wormholes", list(mb["n"]),
+                              f"{int(_sum(mb['n']))}", min_cell,
+                              "mailboxes"))
         for label, col in (("succeeded", "happy"), ("crowded", "crowded"),
                            ("scary", "scary")):
             rows = [(number(c), number(n)) for c, n in zip(mb[col], mb["n"])
                     if number(c) is not None and number(n) is not None]
             num = sum(c for c, _ in rows)
             den = sum(n for _, n in rows)
-            text = (f"{num / den:.1%}" if den and (num == 0 or num >= min_cell)
-                    else "suppressed")
-            if den and den < _sum(mb["n"]):
-                # days whose count was masked are not in this rate
-                text += f" of {int(den)}"
-            figures.append((label, text))
+            note = None
+            if den and (num == 0 or num >= min_cell):
+                text = f"{num / den:.1%}"
+                if den < _sum(mb["n"]) or count_withheld(mb["n"]):
+                    # days whose counts were withheld are not in this rate
+                    text += f" of {int(den)}"
+            else:
+                text = "withheld"
+                note = f"fewer than {min_cell} behind it"
+            figures.append((label, text, note))
     rl = overall[overall["kind"] == "relay"] if len(d) else d
     if len(rl):
-        figures.append(("relay sessions", f"{int(_sum(rl['n']))}"))
-        figures.append(("bytes relayed", human_bytes(_sum(rl["bytes"]))))
+        figures.append(_total("relay sessions", list(rl["n"]),
+                              f"{int(_sum(rl['n']))}", min_cell,
+                              "sessions"))
+        figures.append(_total("bytes relayed", list(rl["n"]),
+                              human_bytes(_sum(rl["bytes"])), min_cell,
+                              "sessions"))
     q = published["quarantine"]
     figures.append(("quarantined lines",
-                    f"{int(_sum(q['n'])) if len(q) else 0}"))
+                    f"{int(_sum(q['n'])) if len(q) else 0}", None))
     return figures
+
+
+def _big(label, value, note):
+    extra = f"<span class=note>{html.escape(note)}</span>" if note else ""
+    return (f"<div class=big><b>{html.escape(value)}</b>"
+            f"{html.escape(label)}{extra}</div>")
+
+
+def _rule(min_cell):
+    if min_cell <= 1:
+        return ("<p class=note>No small-cell suppression (--min-cell "
+                f"{min_cell}): every count is shown as it is. Times in "
+                "seconds, days in UTC.</p>")
+    return (f"<p class=note>Every figure on this page is published: counts "
+            f"below {min_cell} show as &lt;{min_cell} (a second count of the "
+            f"same row as <i>hidden</i> when one alone would be given back by "
+            "the total), figures derived from them are blank, and the "
+            "headline and the charts add up only published cells; a figure "
+            "or chart whose cells are all below the threshold says "
+            "<i>withheld</i>. Times in seconds, days in UTC.</p>")
 
 
 def render(tables, published, min_cell, since=None, until=None,
@@ -137,9 +199,7 @@ def render(tables, published, min_cell, since=None, until=None,
              if since or until else "")
     overall = d[d["server"] == A.ALL] if len(d) else d
     per = d[d["server"] != A.ALL] if len(d) else d
-    figures = "".join(f"<div class=big><b>{html.escape(v)}</b>"
-                      f"{html.escape(k)}</div>"
-                      for k, v in headline(published, min_cell))
+    figures = "".join(_big(*f) for f in headline(published, min_cell))
     multiples = per_server_specs(published, min_cell)
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
@@ -149,12 +209,7 @@ def render(tables, published, min_cell, since=None, until=None,
         f"<p id=coverage>{html.escape(covered + asked)}. Made "
         f"{generated:%Y-%m-%d %H:%M} UTC.</p>",
         f"<div id=headline>{figures}</div>",
-        (f"<p class=note>Every figure on this page is published: counts "
-         f"below {min_cell} show as &lt;{min_cell} (a second count of the "
-         f"same row as <i>hidden</i> when one alone would be given back by "
-         "the total), figures derived from them are blank, and the headline "
-         "and the charts add up only published cells. Times in seconds, "
-         "days in UTC.</p>"),
+        _rule(min_cell),
         "<h2>Per day, all servers</h2>",
         *[_figure(c) for c in daily_specs(published, min_cell)],
         "<h2>Per server</h2>",

@@ -6,6 +6,7 @@ partitions, UTC session time zone (days are UTC days everywhere in this
 pipeline, like the event files' names)."""
 
 import os
+import subprocess
 import sys
 
 DEFAULT_CONF = {
@@ -35,10 +36,22 @@ DEFAULT_CONF = {
 # first tier compiles Spark's generated code in a fraction of the time,
 # and the serial collector needs no GC threads (measured: half the
 # report's CPU; about 3 of ingest's 30 CPU seconds at 10M events).
+JAVA_OPTS = "spark.driver.extraJavaOptions"
+
 SHORT_JOB_CONF = {
-    "spark.driver.extraJavaOptions":
+    JAVA_OPTS:
         "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
 }
+
+
+def quiet_jvm_conf(conf):
+    """The driver JVM's logging at errors only (``log4j2.properties``
+    beside this module), added to the JVM options ``conf`` has: for a
+    JVM this package starts, never under spark-submit."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    flag = f"-Dlog4j2.configurationFile=file:{os.path.join(here, 'log4j2.properties')}"
+    opts = conf.get(JAVA_OPTS, "")
+    return {JAVA_OPTS: f"{opts} {flag}".strip()}
 
 
 def get_session(master=None, app_name="wormhole-analytics", conf=None,
@@ -98,3 +111,16 @@ def stop_for_exit(spark):
             server.server_shutdown = True
         server.shutdown = shutdown
     spark.stop()
+
+
+def end_gateway(proc, timeout):
+    """Let the driver JVM that PySpark started (``proc``, a ``Popen``)
+    exit: its gateway exits when its standard input closes. True when it
+    has exited within ``timeout`` seconds."""
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+        proc.wait(timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return True

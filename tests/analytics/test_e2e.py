@@ -9,9 +9,11 @@ import collections
 import glob
 import os
 import signal
+import re
 import sqlite3
+import sys
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer, reactor, utils
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.protocol import Protocol
 from twisted.internet.task import deferLater
@@ -23,6 +25,7 @@ from wormhole._version import IMPLEMENTATION
 from wormhole_analytics._ingest import ingest
 from wormhole_analytics._report import run_report
 
+from .._processes import child_env
 from ..relay import _subprocess as relay_proc
 from ..server import _subprocess as server_proc
 from ._spark import QuietProgress, spark
@@ -222,3 +225,28 @@ class EndToEnd(unittest.TestCase):
         # our clients name this implementation in bind (wormhole._version)
         self.assertEqual(set(v["impl"]), {IMPLEMENTATION})
         self.assertTrue(os.path.exists(os.path.join(out, "report.html")))
+        yield self._operator_runs_the_report(store, base)
+
+    @defer.inlineCallbacks
+    def _operator_runs_the_report(self, store, base):
+        """``wormhole-analytics report`` as an operator runs it: the
+        terminal gets the job's progress lines and Spark's progress bar,
+        and nothing of the JVM's (log4j notices, the launcher's incubator
+        warning, DataSketches' Java-version warning)."""
+        out = os.path.join(base, "out-cli")
+        stdout, stderr, code = yield utils.getProcessOutputAndValue(
+            sys.executable,
+            ["-m", "wormhole.analytics", "report", "--store", store,
+             "--out", out, "--master", "local[1]",
+             # no class-data archive to write at exit: a shorter test
+             "--conf", "spark.wormhole.classArchive=false"],
+            env=child_env())
+        self.assertEqual(code, 0, stderr.decode(errors="replace")[-3000:])
+        self.assertTrue(os.path.exists(os.path.join(out, "report.html")))
+        shown = [line.strip() for line in
+                 stderr.decode(errors="replace").replace("\r", "\n")
+                 .splitlines()]
+        noise = [line for line in shown if line
+                 and not re.match(r"\[(report|Stage \d+)", line)]
+        self.assertEqual(noise, [])
+        self.assertIn("writing published tables and HTML", stderr.decode())

@@ -13,7 +13,6 @@ directly in the shape the aggregation returns).
 import json
 import math
 import os
-import shutil
 import subprocess
 from html.parser import HTMLParser
 
@@ -24,6 +23,8 @@ from wormhole_analytics import _aggregate as A
 from wormhole_analytics._html import render
 from wormhole_analytics._publish import HIDDEN
 from wormhole_analytics._publish import suppress as published_from
+
+from . import _browser as browser
 
 MIN = 5
 COUNTS = ["n"] + A.RESULTS
@@ -170,7 +171,7 @@ class Suppression(unittest.TestCase):
             if "bucket" in r and r["n"] in masks[:2]:
                 self.assertEqual(r["bytes"], "", r)
 
-        headline = {label: value for value, label in page.headline}
+        headline = {big[1]: big[0] for big in page.headline}
         # 40 + 25: the day of 3 is not counted anywhere
         self.assertEqual(headline["wormholes"], "65")
         charts = {c[0]["id"]: c[0] for c in page.charts}
@@ -184,7 +185,8 @@ class Suppression(unittest.TestCase):
         # scary (3) and, hidden with it, lonely: the rate rests on
         # published cells only
         self.assertEqual(headline["scary"], "0.0% of 25")
-        self.assertEqual(headline["succeeded"], f"{55 / 65:.1%}")
+        # (over the published days: the day of 3 is withheld)
+        self.assertEqual(headline["succeeded"], f"{55 / 65:.1%} of 65")
         # relay: the day of 2 sessions adds nothing, its bytes are blank
         self.assertEqual(headline["relay sessions"], "12")
         self.assertEqual(headline["bytes relayed"], "512.00 MB")
@@ -228,65 +230,94 @@ class Suppression(unittest.TestCase):
         self.assertIn("Days covered: 2026-01-01 to 2026-01-03", html_page)
 
 
-def chromium():
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    raise AssertionError("headless Chromium is missing: ./dev test installs "
-                         "the Debian package chromium (as root)")
+def three_relayed_transfers():
+    """A small operator's day: 3 relayed transfers and 12 wormholes, so
+    every relay figure is below the threshold."""
+    daily = pd.DataFrame([
+        _row("2026-01-01", "mailbox", A.ALL, A.ALL, 12, happy=12),
+        _row("2026-01-01", "mailbox", "mbx-1", "app", 12, happy=12),
+        _row("2026-01-01", "relay", A.ALL, A.ALL, 3, 62_960_000, happy=3),
+        _row("2026-01-01", "relay", "relay-1", A.ALL, 3, 62_960_000,
+             happy=3)])
+    sizes = pd.DataFrame([{"day": "2026-01-01", "server": "relay-1",
+                           "bucket": 6, "n": 3, "bytes": 62_960_000}])
+    versions = pd.DataFrame([{"day": "2026-01-01", "server": "mbx-1",
+                              "impl": "python", "version": "0.24.0",
+                              "sides": 24, "share": 1.0}])
+    return {"daily": daily, "sizes": sizes, "versions": versions,
+            "quarantine": pd.DataFrame(columns=["day", "reason", "n"])}
 
 
-_PROBE = """<script>
-window.addEventListener('load', function () {
-  var w = window.innerWidth, out = {innerWidth: w,
-    scrollWidth: document.documentElement.scrollWidth, overflowing: [],
-    images: []};
-  document.querySelectorAll('body *').forEach(function (e) {
-    var r = e.getBoundingClientRect();
-    if (r.right > w + 0.5 && !e.closest('.scroll'))
-      out.overflowing.push(e.tagName + ' ' + (e.className || ''));
-  });
-  document.querySelectorAll('img').forEach(function (i) {
-    out.images.push([i.alt, i.naturalWidth, i.getBoundingClientRect().right]);
-  });
-  var pre = document.createElement('pre');
-  pre.id = 'probe';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-});
-</script>"""
+class Withheld(unittest.TestCase):
+    def test_a_suppressed_figure_is_never_zero_or_no_data(self):
+        """With every relay cell below the threshold the headline says
+        "withheld" (not "0" or "0 B"), and the relay charts say withheld,
+        not "no data"; the figures that are published stay numbers."""
+        page = parse(page_for(three_relayed_transfers()))
+        headline = {big[1]: big for big in page.headline}
+        self.assertEqual(headline["relay sessions"][0], "withheld")
+        self.assertIn("fewer than 5 sessions", headline["relay sessions"][2])
+        self.assertEqual(headline["bytes relayed"][0], "withheld")
+        self.assertEqual(headline["wormholes"][0], "12")
+        self.assertEqual(len(headline["wormholes"]), 2)  # no note
+        charts = {c[0]["id"]: c for c in page.charts}
+        for chart_id in ("relay_bytes", "sizes", "server-relay-1"):
+            spec, has_image = charts[chart_id][:2]
+            self.assertEqual(has_image, "no", chart_id)
+            self.assertGreater(spec["withheld"], 0, chart_id)
+        # the sizes chart: the bucket is blank, not a bar of 0
+        self.assertIsNone(charts["sizes"][0]["series"][0]["values"][6])
+        self.assertNotIn("no data", page_for(three_relayed_transfers()))
+
+    def test_some_days_withheld_are_counted_as_such(self):
+        """A sum over published days says how many days it leaves out."""
+        page = parse(page_for(example_tables()))
+        headline = {big[1]: big for big in page.headline}
+        self.assertEqual(headline["wormholes"][:2], ("65", "wormholes"))
+        self.assertIn("1 day withheld", headline["wormholes"][2])
+        self.assertIn("1 day withheld", headline["relay sessions"][2])
+
+    def test_no_threshold_no_suppression_wording(self):
+        """--min-cell 1 suppresses nothing: no "fewer than 1" anywhere."""
+        tables = three_relayed_transfers()
+        page = render(tables, published_from(tables, 1), 1)
+        self.assertNotIn("fewer than 1", page)
+        self.assertNotIn("below 1", page)
+        self.assertIn("No small-cell suppression", page)
+        self.assertEqual({big[1]: big[0] for big in parse(page).headline}
+                         ["relay sessions"], "3")
 
 
 class Browser(unittest.TestCase):
     timeout = 120
 
+    def test_small_operator_reads_withheld(self):
+        """The page of a server with 3 relayed transfers, as Chromium shows
+        it: the relay headline figures read "withheld" with their reason,
+        never 0, and no chart says "no data" for what is withheld."""
+        base = os.path.abspath(self.mktemp())
+        os.makedirs(base)
+        shown = browser.probe(page_for(three_relayed_transfers()), base)
+        figures = {fig.split("\n")[1]: fig for fig in shown["headline"]}
+        for label in ("relay sessions", "bytes relayed"):
+            self.assertTrue(figures[label].startswith("withheld\n"),
+                            figures[label])
+            self.assertIn("fewer than 5 sessions", figures[label])
+        self.assertNotIn("no data", shown["text"])
+        self.assertIn("Relay: bytes carried per day: withheld", shown["text"])
+        self.assertNotRegex(shown["text"], r"(?m)^0 B$")
+
     def test_chromium_1280(self):
         """Headless Chromium at 1280 px: the page is no wider than the
         window (the wide tables scroll inside their box), every picture
         decodes and fits; the screenshot is kept as an artifact."""
-        exe = chromium()
         base = os.path.abspath(self.mktemp())
         os.makedirs(base)
         page = page_for(example_tables())
-        probed = os.path.join(base, "probed.html")
-        with open(probed, "w") as f:
-            f.write(page.replace("</body>", _PROBE + "</body>"))
         report = os.path.join(base, "report.html")
         with open(report, "w") as f:
             f.write(page)
-        flags = [exe, "--headless", "--no-sandbox", "--disable-gpu",
-                 "--hide-scrollbars", f"--user-data-dir={base}/profile",
-                 "--window-size=1280,1000"]
-        dom = subprocess.run(flags + ["--dump-dom", "file://" + probed],
-                             capture_output=True, timeout=90, text=True,
-                             check=False)
-        start = dom.stdout.find('<pre id="probe">')
-        self.assertNotEqual(start, -1, dom.stderr[-2000:])
-        import html as html_module
-        probe = json.loads(html_module.unescape(
-            dom.stdout[start + len('<pre id="probe">'):
-                       dom.stdout.index("</pre>", start)]))
+        probe = browser.probe(page, base)
         self.assertEqual(probe["innerWidth"], 1280)
         self.assertLessEqual(probe["scrollWidth"], 1280, probe)
         self.assertEqual(probe["overflowing"], [])
@@ -297,8 +328,7 @@ class Browser(unittest.TestCase):
         artifacts = os.path.abspath("artifacts")
         os.makedirs(artifacts, exist_ok=True)
         shot = os.path.join(artifacts, "report-1280.png")
-        subprocess.run(flags + [f"--screenshot={shot}",
-                                "--window-size=1280,4000",
-                                "file://" + report],
+        subprocess.run(browser.flags(base, 4000) + [f"--screenshot={shot}",
+                                                    "file://" + report],
                        capture_output=True, timeout=90, check=True)
         self.assertGreater(os.path.getsize(shot), 10000)
