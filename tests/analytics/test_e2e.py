@@ -236,7 +236,7 @@ class EndToEnd(unittest.TestCase):
         out = os.path.join(base, "out-cli")
         stdout, stderr, code = yield utils.getProcessOutputAndValue(
             sys.executable,
-            ["-m", "wormhole.analytics", "report", "--store", store,
+            ["-m", "wormhole_analytics", "report", "--store", store,
              "--out", out, "--master", "local[1]",
              # no class-data archive to write at exit: a shorter test
              "--conf", "spark.wormhole.classArchive=false"],

@@ -1,5 +1,5 @@
 """The JVM's unconditional start-up notices kept off the operator's
-terminal (``wormhole.analytics._quiet``), without holding back or
+terminal (``wormhole_analytics._quiet``), without holding back or
 changing anything else."""
 
 import os
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.analytics._quiet import NOISE, FilteredStderr, NoiseFilter
+from wormhole_analytics._quiet import NOISE, FilteredStderr, NoiseFilter
 
 PROGRESS = b"[Stage 2:>          (0 + 1) / 1]"
 
