@@ -15,7 +15,7 @@ from twisted.internet import reactor, threads
 from twisted.internet.defer import inlineCallbacks
 from twisted.trial import unittest
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..server._client import happy_exchange
 

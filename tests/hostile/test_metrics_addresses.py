@@ -11,7 +11,7 @@ from twisted.logger import globalLogPublisher
 from twisted.trial import unittest
 from twisted.web.client import Agent, readBody
 
-from wormhole._ops.metrics import metrics_site
+from wormhole_ops.metrics import metrics_site
 
 
 def _has_ipv6_loopback():

@@ -13,6 +13,7 @@ import os
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._landing import BadOffer
 from ..errors import TransferError
 from ..transfer import Declined
 from ._connection_path import ConnectionPath
@@ -173,8 +174,11 @@ class Receiving:
         # fires once our answer is out (a resume's kept bytes checked)
         yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
-            # our rules refused it (it would overwrite, no room): declined
-            self._failed(Declined(incoming.refused), "Refused")
+            # our rules refused it: a malformed offer (an unusable name) is
+            # a failure (exit 1) as in classic receive; it would overwrite,
+            # no room: declined
+            bad = isinstance(incoming.refusal, BadOffer)
+            self._failed(incoming.refusal if bad else Declined(incoming.refused), "Refused")
             return
         said = incoming.discarded
         if said:
