@@ -7,6 +7,7 @@ this needs the ``graphviz`` Python package (the ``visualize`` extra, in
 ``test``) but not Graphviz's ``dot`` program.
 """
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,10 @@ from .._absent import SERVER_ONLY, SPARK_ONLY, run_without
 from . import generator
 from .generator import generated
 
-# the console script Automat installs beside the interpreter
-TOOL = Path(sys.executable).parent / "automat-visualize"
+# the console script Automat installs beside the interpreter (in a venv),
+# else the one on PATH
+_BESIDE = Path(sys.executable).parent / "automat-visualize"
+TOOL = _BESIDE if _BESIDE.exists() else Path(shutil.which("automat-visualize") or _BESIDE)
 
 
 def machines_of(package):
