@@ -109,9 +109,11 @@ class AlreadyInputNameplateError(WormholeError):
     """The nameplate was already input (a second one cannot be)."""
 
 
-class WormholeClosedError(InternalError):
+class WormholeClosedError(InternalError, OnlyOneCodeError):
     """An API call was made after the wormhole was closed (a bug in the
-    application, not in the peer)."""
+    application, not in the peer). For allocate_code/set_code/input_code
+    the reference 0.24 raises OnlyOneCodeError here, so this is one too
+    (docs/api.md "Behaviour differences")."""
 
 
 class WormholeClosed(WormholeError):

@@ -451,6 +451,24 @@ class WormholeTests(unittest.TestCase):
         self.assertEqual(dg1.events[-1], ("closed", "happy"))
         self.assertEqual(dg2.events[-1], ("closed", "happy"))
 
+    def test_delegate_hears_every_welcome(self):
+        """Delegated mode: the delegate hears the welcome of each
+        connection to the server, as in the reference 0.24 (the motd is
+        printed once)."""
+        self.server.welcome = {"motd": "hello"}
+        dg = Delegate()
+        w = self.create(delegate=dg)
+        w.set_code("5-a-b")
+        self.pump()
+        self.server.drop_all()
+        self.clock.advance(1)
+        self.pump()
+        self.assertEqual([e for e in dg.events if e[0] == "welcome"],
+                         [("welcome", {"motd": "hello"})] * 2)
+        self.assertEqual(self.stderr.getvalue().count("hello"), 1)
+        w.close()
+        self.pump()
+
     def test_delegate_raising_is_logged(self):
         """A delegate method that raises is logged; the wormhole goes on
         (the exception does not unwind the Boss's transition)."""
