@@ -17,12 +17,16 @@ class ServerError(WormholeError):
     """The Mailbox server sent an ``error`` message (spec 004 7.4).
 
     ``str()`` is the server's own text (what the reference shows users);
-    ``orig`` is the command it answered, when the server said.
+    ``orig`` is the command it answered, when the server said. ``args``
+    are the reference 0.24's, ``(message, orig)``.
     """
 
     def __init__(self, message, orig=None):
-        super().__init__(message)
+        super().__init__(*((message,) if orig is None else (message, orig)))
         self.orig = orig
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 class WelcomeError(WormholeError):
@@ -105,9 +109,11 @@ class AlreadyInputNameplateError(WormholeError):
     """The nameplate was already input (a second one cannot be)."""
 
 
-class WormholeClosedError(InternalError):
+class WormholeClosedError(InternalError, OnlyOneCodeError):
     """An API call was made after the wormhole was closed (a bug in the
-    application, not in the peer)."""
+    application, not in the peer). For allocate_code/set_code/input_code
+    the reference 0.24 raises OnlyOneCodeError here, so this is one too
+    (docs/api.md "Behaviour differences")."""
 
 
 class WormholeClosed(WormholeError):

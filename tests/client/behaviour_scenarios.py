@@ -38,6 +38,13 @@ def describe_error(e):
     return out
 
 
+def words(f):
+    """An error's text, with what differs from run to run (ports) masked."""
+    import re
+    e = f.value if isinstance(f, Failure) else f
+    return re.sub(r":\d+/", ":<port>/", str(e))
+
+
 def settled(reactor, d):
     """What ``d`` gave within ANSWER seconds: {"ok": ...}, {"error": ...}
     or "silent"."""
@@ -206,7 +213,38 @@ def after_close_happy(reactor, url):
     out["close_b"] = yield settled(reactor, wb.close())
     out["a"] = yield getters(reactor, wa)
     out["b"] = yield getters(reactor, wb)
+    out["commands"] = commands(wa)
     return out
+
+
+def commands(w):
+    """What each command does on a closed wormhole: returns, or raises
+    which class."""
+    out = {}
+    for name, call in (("allocate_code", lambda: w.allocate_code()),
+                       ("set_code", lambda: w.set_code("1-purple-sausages")),
+                       ("input_code", lambda: w.input_code()),
+                       ("send_message", lambda: w.send_message(b"late")),
+                       ("derive_key", lambda: w.derive_key("purpose", 32)),
+                       ("close", lambda: w.close())):
+        try:
+            result = call()
+            if isinstance(result, defer.Deferred):
+                result.addErrback(lambda f: None)
+                result = "a Deferred"
+            out[name] = {"returned": normalise(result)}
+        except Exception as e:  # noqa: BLE001 -- recorded: which class
+            out[name] = {"raised": type(e).__name__, "is": reference_classes(e)}
+    return out
+
+
+def reference_classes(e):
+    """The reference's error classes ``e`` is an instance of (what an
+    application's ``except`` clauses can test)."""
+    from wormhole import errors
+    names = ("WormholeError", "OnlyOneCodeError", "NoKeyError", "KeyFormatError",
+             "WormholeClosed", "LonelyError", "WrongPasswordError")
+    return [n for n in names if isinstance(e, getattr(errors, n))]
 
 
 @defer.inlineCallbacks
@@ -221,6 +259,7 @@ def after_close_lonely(reactor, url):
     out = {"close": (yield settled(reactor, w.close()))}
     out["pending_key"] = yield settled(reactor, pending)
     out["after"] = yield getters(reactor, w)
+    out["commands"] = commands(w)
     return out
 
 
@@ -228,8 +267,11 @@ def after_close_lonely(reactor, url):
 def wrong_code(reactor, url):
     """Item 3: once both sides saw WrongPasswordError, before close()."""
     wa, wb = yield paired(reactor, url, "-wrong")
-    out = {"first_a": (yield settled(reactor, wa.get_message())),
-           "first_b": (yield settled(reactor, wb.get_message()))}
+    first = wa.get_message()
+    first.addErrback(lambda f: out.__setitem__("words", words(f)) or f)
+    out = {}
+    out["first_a"] = yield settled(reactor, first)
+    out["first_b"] = yield settled(reactor, wb.get_message())
     out["a"] = yield getters(reactor, wa)
     out["b"] = yield getters(reactor, wb)
     out["close_a"] = yield settled(reactor, wa.close())
@@ -255,6 +297,7 @@ def server_connection_error(reactor, url):
             got["class"] = "ServerConnectionError"
             got["reason_class"] = type(e.reason).__name__
             got["reason_is_exception"] = isinstance(e.reason, Exception)
+            got["words"] = words(e)
         except Exception as e:  # noqa: BLE001 -- recorded: which class it was
             got = describe_error(e)
         got["close"] = yield settled(reactor, w.close())

@@ -124,10 +124,12 @@ class BossTests(unittest.TestCase):
 
     def test_only_one_code(self):
         """Only one of allocate/input/set_code, once; after close they
-        raise WormholeClosedError."""
+        raise WormholeClosedError, an OnlyOneCodeError as the reference
+        0.24 raises there."""
         b, events = self.build()
         b.allocate_code(2)
         self.assertRaises(errors.OnlyOneCodeError, b.set_code, "1-a-b")
         self.assertRaises(errors.OnlyOneCodeError, b.input_code)
         b.close()
         self.assertRaises(errors.WormholeClosedError, b.set_code, "1-a-b")
+        self.assertRaises(errors.OnlyOneCodeError, b.allocate_code, 2)

@@ -147,7 +147,9 @@ class E2E(_Base):
 
     @defer.inlineCallbacks
     def test_writes_before_connection(self):
-        """Large writes made before any L3 exists are queued and delivered."""
+        """Large writes made as soon as connect() fires are queued and
+        delivered (connect() waits for the first L3, as in the reference
+        0.24, so these are the earliest writes an application can make)."""
         _w1, _w2, d1, d2 = yield self.pair()
         f2 = collector_factory()
         yield d2.listener_for("early").listen(f2)
