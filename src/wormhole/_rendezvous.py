@@ -338,8 +338,8 @@ class RendezvousConnector:
 
         def failed(f):
             if generation == self._generation:
-                self._in_journal(self._B.error, WelcomeError(f"could not mint a hashcash stamp: "
-                                           f"{f.getErrorMessage()}"))
+                self._in_journal(self._B.error, WelcomeError(
+                    f"could not mint a hashcash stamp: {f.getErrorMessage()}"))
         self._mint_f(resource, bits).addCallbacks(minted, failed)
 
     @m.output()

@@ -338,11 +338,19 @@ class RoundTrip:
         its disconnected twin answer the same inputs alike."""
         steps = st.lists(st.one_of(*self.inputs), max_size=10)
         # a route to each state, then random steps from there
-        prefixes = st.builds(lambda route, more: list(route) + more,
-                             st.sampled_from(self.routes), steps)
+        # each route to a state, also with the connection lost (or made)
+        # at its end, for the machines that have connections
+        routes = list(self.routes)
+        if self.connects:
+            for r in self.routes:
+                routes.append(list(r) + [("lost" if ("connected", ()) in r else "connected", ())])
         self.seen = set()
+        for route in routes:  # every state at least once, whatever hypothesis draws
+            self._check_round_trip(route, [])
+        prefixes = st.builds(lambda route, more: list(route) + more,
+                             st.sampled_from(routes), steps)
 
-        @settings(max_examples=300, deadline=None, database=None)
+        @settings(max_examples=200, deadline=None, database=None)
         @given(prefixes, steps)
         def check(prefix, suffix):
             self._check_round_trip(prefix, suffix)
@@ -364,6 +372,7 @@ class RoundTrip:
 class NameplateRoundTrip(RoundTrip, unittest.TestCase):
     build = staticmethod(build_nameplate)
     inputs = NAMEPLATE_INPUTS
+    connects = True
     routes = (
         [],
         [("connected", ()),
@@ -409,6 +418,7 @@ class NameplateRoundTrip(RoundTrip, unittest.TestCase):
 class MailboxRoundTrip(RoundTrip, unittest.TestCase):
     build = staticmethod(build_mailbox)
     inputs = MAILBOX_INPUTS
+    connects = True
     routes = (
         [],
         [("got_mailbox", ("mb1",))],
@@ -515,6 +525,7 @@ class CodeRoundTrip(RoundTrip, unittest.TestCase):
 class AllocatorRoundTrip(RoundTrip, unittest.TestCase):
     build = staticmethod(build_allocator)
     inputs = ALLOCATOR_INPUTS
+    connects = True
     routes = (
         [],
         [("allocate", (2, PGPWordList()))],
@@ -555,6 +566,7 @@ class InputRoundTrip(RoundTrip, unittest.TestCase):
 class ListerRoundTrip(RoundTrip, unittest.TestCase):
     build = staticmethod(build_lister)
     inputs = LISTER_INPUTS
+    connects = True
     routes = (
         [],
         [("refresh", ())],
