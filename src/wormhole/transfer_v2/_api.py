@@ -200,7 +200,7 @@ class _OfferProtocol(Protocol):
         try:
             records = self._records()[0].feed(data)
         except _framing.FramingError as e:
-            return self.machine._got_bad(e)  # a protocol error, as a bad record
+            return self.machine.bad_bytes(e)
         for record in records:
             self.machine.got_record(record)
 

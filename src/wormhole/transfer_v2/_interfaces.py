@@ -158,6 +158,10 @@ class IOfferReceiver(Interface):
     def got_record(raw):
         """One record from the offer subchannel."""
 
+    def bad_bytes(error):
+        """The subchannel's bytes do not make records (the framed-records
+        feature, ``_framing``): a protocol error, as a bad record."""
+
     def accept(sink):
         """The application accepts into ``sink`` (an ISink)."""
 
@@ -194,6 +198,10 @@ class IOfferSender(Interface):
 
     def got_record(raw):
         """One record from the offer subchannel."""
+
+    def bad_bytes(error):
+        """The subchannel's bytes do not make records (the framed-records
+        feature, ``_framing``): a protocol error, as a bad record."""
 
     def file_sent(size, digest):
         """The streamer sent one file's data (its size and BLAKE2b)."""

@@ -96,6 +96,11 @@ class OfferReceiver:
         self._delegate = IOfferReceiverDelegate(delegate)
 
     # -- public inputs, validated before the machine -------------------------
+    def bad_bytes(self, error):
+        """The subchannel's bytes do not make records (``_framing``): a
+        protocol error, as a bad record."""
+        return self._got_bad(error)
+
     def got_record(self, raw):
         """One record: parsed, then given to the machine as what it is (an
         offer or header, file data, an acknowledgement); what each means

@@ -90,6 +90,11 @@ class OfferSender:
         self._delegate = IOfferSenderDelegate(delegate)
 
     # -- public inputs, validated before the machine -------------------------
+    def bad_bytes(self, error):
+        """The subchannel's bytes do not make records (``_framing``): a
+        protocol error, as a bad record."""
+        return self._got_bad(error)
+
     def got_record(self, raw):
         try:
             record = M.parse_record(raw)
