@@ -22,7 +22,7 @@ import sys
 
 from twisted.internet import defer, protocol, task
 
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._apps import app_env, apps_bin
 

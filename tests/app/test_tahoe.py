@@ -19,7 +19,7 @@ from twisted.internet.utils import getProcessOutputAndValue
 from twisted.trial import unittest
 
 from tests._processes import LineProcess
-from wormhole.server.testing import start_mailbox_server
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ._apps import app_env, apps_bin, require_apps
 

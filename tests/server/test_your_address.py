@@ -9,8 +9,8 @@ from twisted.internet.address import IPv4Address, IPv6Address, UNIXAddress
 from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 
-from wormhole.server._plugin import Options, makeService
-from wormhole.server._websocket import your_address
+from wormhole_mailbox._plugin import Options, makeService
+from wormhole_mailbox._websocket import your_address
 
 V4 = IPv4Address("TCP", "198.51.100.4", 51000)
 HEADERS = {"x-real-ip": "2001:db8::7", "x-real-port": "40001"}

@@ -160,7 +160,7 @@ class OverLoopback(unittest.TestCase):
     def test_observe_welcome(self):
         """The second observation against our server: the port it names
         is the one the connection left from."""
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor)
         self.addCleanup(srv.stop)
         local_port, welcome = yield observe_welcome(reactor, srv.url)
