@@ -214,7 +214,8 @@ class ClassicTransit(unittest.TestCase):
     def test_outside_hint_and_punch_listener(self):
         """Given the wormhole's mapping, the hints end with the outside
         address at -1.0 (before the relay) and the mapping's port accepts
-        connections; without an outside address nothing is added."""
+        connections, described "(through NAT)"; without an outside address
+        nothing is added."""
         from twisted.internet.defer import succeed
         from wormhole.transit import TransitSender
         probe = reactor.listenTCP(reusable_binding(), Factory.forProtocol(Protocol))
@@ -230,6 +231,10 @@ class ClassicTransit(unittest.TestCase):
         from twisted.internet.endpoints import TCP4ClientEndpoint
         proto = yield TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
             Factory.forProtocol(Protocol))
+        from twisted.internet.task import deferLater
+        yield deferLater(reactor, 0.05, lambda: None)  # the accept's turn
+        # the path line names a connection that came in through the NAT
+        self.assertTrue(t._early_inbound[-1][1].endswith(" (through NAT)"))
         proto.transport.loseConnection()
         t2 = TransitSender(None, listen_addresses=["127.0.0.1"])
         self.addCleanup(t2.stop)
