@@ -232,7 +232,8 @@ class ClassicTransit(unittest.TestCase):
         proto = yield TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
             Factory.forProtocol(Protocol))
         from twisted.internet.task import deferLater
-        yield deferLater(reactor, 0.05, lambda: None)  # the accept's turn
+        while not t._early_inbound:  # until the listener has accepted it
+            yield deferLater(reactor, 0.01, lambda: None)
         # the path line names a connection that came in through the NAT
         self.assertTrue(t._early_inbound[-1][1].endswith(" (through NAT)"))
         proto.transport.loseConnection()
