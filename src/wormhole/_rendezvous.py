@@ -256,6 +256,8 @@ class RendezvousConnector:
 
         def _failed(f):
             self._connect_d = None
+            if self._nat is not None:
+                self._nat.connect_failed()
             self._in_journal(self._connect_failed, f)
         d.addCallbacks(_connected, _failed)
 

@@ -30,7 +30,7 @@ from ._transit._codec import receiver_handshake, relay_handshake, sender_handsha
 from ._transit._file import FileConsumer
 from ._transit._attempts import Attempts
 from ._transit._connection import ConnectionProtocol
-from ._transit._punch import forwarded_hint, punch_listener
+from ._transit._punch import THROUGH_NAT, forwarded_hint, punch_listener
 from ._transit._hints import (
     DIRECT_TCP_V1,
     RELAY_V1,
@@ -94,12 +94,13 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 
 
 class _InboundFactory(protocol.Factory):
-    def __init__(self, transit):
+    def __init__(self, transit, suffix=""):
         self._transit = transit
+        self._suffix = suffix  # THROUGH_NAT on the punching port's listener
 
     def buildProtocol(self, addr):
         proto = ConnectionProtocol()
-        self._transit._inbound(proto, f"<-tcp:{addr.host}:{addr.port}")
+        self._transit._inbound(proto, f"<-tcp:{addr.host}:{addr.port}{self._suffix}")
         return proto
 
 
@@ -201,7 +202,7 @@ class _Transit:
             if self._nat is not None:
                 mapping = yield self._nat
                 punched, hint = punch_listener(self._reactor, mapping,
-                                               _InboundFactory(self), "transit")
+                                               _InboundFactory(self, THROUGH_NAT), "transit")
                 if punched is not None:
                     self._ports.append(punched)
                     self._punch_port = mapping.local_port

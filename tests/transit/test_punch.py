@@ -128,6 +128,19 @@ class Observer(unittest.TestCase):
         self.assertEqual(self.asked, [])
         self.assertIsNone(self.successResultOf(nat.mapping()).outside)
 
+    def test_failed_connection_rebinds_any_port(self):
+        """After a failed Mailbox connection (its port may be taken by
+        now) the next binds any free port, and the Mapping stays."""
+        nat = self.observer(local=(OUT,))
+        nat.connected(4000)
+        nat.welcomed(self.welcome(4000))
+        self.assertEqual(nat.binding()._port, 4000)
+        nat.connect_failed()
+        self.assertEqual(nat.binding()._port, 0)
+        nat.connected(4100)
+        nat.welcomed(self.welcome(4100))
+        self.assertEqual(self.successResultOf(nat.mapping()).local_port, 4000)
+
     def test_stopped_before_any_welcome(self):
         """A wormhole that stops before its first welcome answers None."""
         nat = self.observer()
@@ -201,7 +214,8 @@ class ClassicTransit(unittest.TestCase):
     def test_outside_hint_and_punch_listener(self):
         """Given the wormhole's mapping, the hints end with the outside
         address at -1.0 (before the relay) and the mapping's port accepts
-        connections; without an outside address nothing is added."""
+        connections, described "(through NAT)"; without an outside address
+        nothing is added."""
         from twisted.internet.defer import succeed
         from wormhole.transit import TransitSender
         probe = reactor.listenTCP(reusable_binding(), Factory.forProtocol(Protocol))
@@ -217,6 +231,11 @@ class ClassicTransit(unittest.TestCase):
         from twisted.internet.endpoints import TCP4ClientEndpoint
         proto = yield TCP4ClientEndpoint(reactor, "127.0.0.1", port).connect(
             Factory.forProtocol(Protocol))
+        from twisted.internet.task import deferLater
+        while not t._early_inbound:  # until the listener has accepted it
+            yield deferLater(reactor, 0.01, lambda: None)
+        # the path line names a connection that came in through the NAT
+        self.assertTrue(t._early_inbound[-1][1].endswith(" (through NAT)"))
         proto.transport.loseConnection()
         t2 = TransitSender(None, listen_addresses=["127.0.0.1"])
         self.addCleanup(t2.stop)
@@ -268,3 +287,45 @@ class ListenPort(unittest.TestCase):
             "type": "direct-tcp-v1", "hostname": OUT, "port": 47000, "priority": -1.0})
         self.assertIsNone(forwarded_hint(m, None))
         self.assertIsNone(forwarded_hint(Mapping(4000, None, "not behind a NAT"), 47000))
+
+
+class MailboxConnection(unittest.TestCase):
+    def close(self, w):
+        from wormhole.errors import LonelyError
+        return self.assertFailure(w.close(), LonelyError)  # nobody came
+
+    @inlineCallbacks
+    def test_wormhole_binds_a_reusable_port(self):
+        """A wormhole's Mailbox connection leaves from a port that Transit
+        and Dilation can listen on while it is open; on loopback the
+        server names one of our own addresses: no outside hint, no
+        second connection."""
+        import io
+        from wormhole import create
+        from wormhole.server.testing import start_mailbox_server
+        srv = yield start_mailbox_server(reactor)
+        self.addCleanup(srv.stop)
+        w = create("example.com/punch", srv.url, reactor, stderr=io.StringIO())
+        yield w.get_welcome()
+        mapping = yield w._nat_mapping()
+        local = w._boss._RC._ws.transport.getHost().port
+        self.assertEqual(mapping.local_port, local)
+        self.assertIsNone(mapping.outside)
+        self.assertIn("not behind a NAT", mapping.reason)
+        listener = reactor.listenTCP(reusable_binding(local), Factory.forProtocol(Protocol))
+        yield listener.stopListening()
+        yield self.close(w)
+
+    @inlineCallbacks
+    def test_no_punch(self):
+        """create(_punch=False): no observer, mapping None."""
+        import io
+        from wormhole import create
+        from wormhole.server.testing import start_mailbox_server
+        srv = yield start_mailbox_server(reactor)
+        self.addCleanup(srv.stop)
+        w = create("example.com/punch", srv.url, reactor, stderr=io.StringIO(),
+                   _punch=False)
+        yield w.get_welcome()
+        self.assertIsNone((yield w._nat_mapping()))
+        yield self.close(w)

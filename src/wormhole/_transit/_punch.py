@@ -203,6 +203,11 @@ class NatObserver:
     def connected(self, local_port):
         self._local_port = local_port
 
+    def connect_failed(self):
+        """A Mailbox connection failed (maybe its port is taken now): the
+        next one binds any free port; the decided Mapping stays."""
+        self._local_port = None
+
     def welcomed(self, welcome):
         if self._first is not None or self._local_port is None:
             return  # the first welcome decides; a reconnection keeps it
