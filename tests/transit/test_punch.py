@@ -302,7 +302,7 @@ class MailboxConnection(unittest.TestCase):
         second connection."""
         import io
         from wormhole import create
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor)
         self.addCleanup(srv.stop)
         w = create("example.com/punch", srv.url, reactor, stderr=io.StringIO())
@@ -321,7 +321,7 @@ class MailboxConnection(unittest.TestCase):
         """create(_punch=False): no observer, mapping None."""
         import io
         from wormhole import create
-        from wormhole.server.testing import start_mailbox_server
+        from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor)
         self.addCleanup(srv.stop)
         w = create("example.com/punch", srv.url, reactor, stderr=io.StringIO(),
