@@ -153,7 +153,7 @@ class _Transit:
         self._attempts = None
         self._selection = None
         self._connect_d = None  # connect() waiting for set_transit_key()
-        self._nat = None  # issue 26: a Deferred Mapping, from _set_nat()
+        self._nat = None  # issue 26: a Deferred Mapping, from set_nat_mapping()
         self._punch_port = None
 
     # abilities and hints (spec 004 9.3)
@@ -187,9 +187,10 @@ class _Transit:
             else:
                 d.callback(list(result))
 
-    def _set_nat(self, mapping_d):
-        """NAT hole punching (docs/transit.md "Through a NAT"): the
-        wormhole's ``_nat_mapping()``; call before get_connection_hints()."""
+    def set_nat_mapping(self, mapping_d):
+        """NAT hole punching (docs/transit.md "Through a NAT"; ours, not the
+        reference's): a Deferred of the wormhole's NAT mapping
+        (``w._nat_mapping()``); call before get_connection_hints()."""
         self._nat = mapping_d
 
     @defer.inlineCallbacks

@@ -123,6 +123,9 @@ def connected_pair(we_lead):
         v.conn.dataReceived(p.line + p.noise.write_handshake() + p.noise.encrypt_frame(kcm))
     v.conn.select(v.manager)
     v.manager.connector_connection_made(v.conn)
+    # what the Dilator does on the first ConnectedPeer status: connect()
+    # and listen() go on once the peer is here
+    v.registry.connected()
     p.read(v.take_output())
     p.records = []
     return v, p

@@ -32,6 +32,9 @@ class _NoTransit:
     def add_connection_hints(self, hints):
         self.hints.extend(hints)
 
+    def set_nat_mapping(self, mapping_d):
+        """(no punching in memory: the wormhole has no NAT observer)"""
+
     def set_transit_key(self, key):
         raise AssertionError("a refused offer must not reach Transit")
 

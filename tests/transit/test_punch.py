@@ -223,7 +223,7 @@ class ClassicTransit(unittest.TestCase):
         yield probe.stopListening()
         t = TransitSender("tcp:198.18.0.1:4001", listen_addresses=["127.0.0.1"])
         self.addCleanup(t.stop)
-        t._set_nat(succeed(Mapping(port, ("203.0.113.5", 41000), "kept")))
+        t.set_nat_mapping(succeed(Mapping(port, ("203.0.113.5", 41000), "kept")))
         hints = yield t.get_connection_hints()
         self.assertEqual([h.get("priority") for h in hints[:2]], [0.0, -1.0])
         self.assertEqual(hints[1]["hostname"], "203.0.113.5")
@@ -239,7 +239,7 @@ class ClassicTransit(unittest.TestCase):
         proto.transport.loseConnection()
         t2 = TransitSender(None, listen_addresses=["127.0.0.1"])
         self.addCleanup(t2.stop)
-        t2._set_nat(succeed(Mapping(port, None, "symmetric")))
+        t2.set_nat_mapping(succeed(Mapping(port, None, "symmetric")))
         self.assertEqual(len((yield t2.get_connection_hints())), 1)
 
     def test_outside_hints_dialled_from_the_port(self):

@@ -35,7 +35,7 @@ def transit_message(transit, w=None):
     with the wormhole ``w``, hole punching too (docs/transit.md)."""
     nat_mapping = getattr(w, "_nat_mapping", None)  # fakes in tests lack it
     if nat_mapping is not None:
-        transit._set_nat(nat_mapping())
+        transit.set_nat_mapping(nat_mapping())
     hints = yield transit.get_connection_hints()
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
 
