@@ -13,6 +13,7 @@ import os
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
+from .._landing import BadOffer
 from ..errors import TransferError
 from ..transfer import Declined
 from ._connection_path import ConnectionPath
@@ -149,6 +150,16 @@ class Receiving:
         self._questions.run(self._decide, incoming, self.offers).addErrback(
             lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
 
+    def refused(self, error):
+        """The session's ``on_refused``: an offer the library refused
+        before it was known (a record over the limits, a malformed offer,
+        a protocol error) counts as an offer that failed (exit 1), said as
+        any other offer's failure."""
+        self.offers += 1
+        if self.offers > 1:
+            self._say_unsaid()
+        self._failed(error, "Refused")
+
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
         cfg = self._cfg
@@ -173,8 +184,11 @@ class Receiving:
         # fires once our answer is out (a resume's kept bytes checked)
         yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
-            # our rules refused it (it would overwrite, no room): declined
-            self._failed(Declined(incoming.refused), "Refused")
+            # our rules refused it: a malformed offer (an unusable name) is
+            # a failure (exit 1) as in classic receive; it would overwrite,
+            # no room: declined (exit 3)
+            bad = isinstance(incoming.refusal, BadOffer)
+            self._failed(incoming.refusal if bad else Declined(incoming.refused), "Refused")
             return
         said = incoming.discarded
         if said:
