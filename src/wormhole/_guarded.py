@@ -9,16 +9,18 @@ Transit and drop the connection, for a bar that failed to draw. So the
 libraries call such callbacks only through a ``DisplayGuard``: a failing
 display is logged once, with its traceback, and the transfer goes on.
 """
-from twisted.logger import Logger, LogLevel
+from twisted.logger import Logger
 
 _log = Logger()
 
 
 class DisplayGuard:
     """Calls display callbacks for one transfer (an offer, a classic
-    transfer); the first exception any of them raises is logged (level
-    warn, with its traceback), later ones are dropped unlogged: a display
-    that fails once usually fails at every chunk."""
+    transfer); the first exception any of them raises is logged with its
+    traceback (a failure event: a program that has not begun logging,
+    like the CLI, shows it on stderr, so the bug gets reported), later
+    ones are dropped unlogged: a display that fails once usually fails at
+    every chunk."""
 
     def __init__(self, what):
         self._what = what
@@ -31,8 +33,7 @@ class DisplayGuard:
             if not self.failed:
                 self.failed = True
                 _log.failure("a display callback of {what} raised; the transfer goes on and "
-                             "its later errors are not logged", level=LogLevel.warn,
-                             what=self._what)
+                             "its later errors are not logged", what=self._what)
 
     def wrap(self, callback):
         """``callback`` as a callable that goes through this guard."""

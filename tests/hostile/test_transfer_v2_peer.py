@@ -224,3 +224,87 @@ class SilentSession(unittest.TestCase):
         clock.advance(10 * TIMEOUT)
         self.assertEqual((session.closed, clock.getDelayedCalls()), (0, []))
         receiving.stop_waiting()
+
+
+class RefusedBeforeKnown(unittest.TestCase):
+    """An offer refused before it was known reaches the application
+    through the session's ``on_refused`` (issue 21 item 2)."""
+
+    def setUp(self):
+        self.clock = Clock()
+        self.refused = []
+        self.offers = []
+        self.s = session(self.clock, "receive", "send", on_offer=self.offers.append,
+                         on_refused=self.refused.append)
+        self.p = _api._OfferInProtocol(self.s)
+        self.t = RecordingTransport()
+        self.p.makeConnection(self.t)
+
+    def test_malformed_first_record(self):
+        self.p.dataReceived(b"\x63junk")
+        [error] = self.refused
+        self.assertIsInstance(error, T.OfferRefused)
+        self.assertEqual(str(error), "refused an offer from the peer before it was known: "
+                                     "protocol error from the offering side: unknown record "
+                                     "kind 99")
+        self.assertTrue(self.t.disconnecting)
+        self.assertEqual(self.offers, [])
+
+    def test_session_closing_is_no_refusal(self):
+        """Our own session ending cancels an offer not yet known: no refusal."""
+        self.s._cancel_offers("the session is closing")
+        self.assertTrue(self.t.disconnecting)
+        self.assertEqual(self.refused, [])
+
+    def test_known_offer_is_not_refused_here(self):
+        """Once the offer is known its IncomingOffer says how it ended."""
+        self.p.dataReceived(M.encode_record(M.FileOffer("f", 0, 10)))
+        self.p.dataReceived(b"\x63junk")
+        self.assertEqual(len(self.offers), 1)
+        self.assertEqual(self.refused, [])
+
+
+class DisplayErrors(unittest.TestCase):
+    """A display callback that raises is logged once and never reaches the
+    protocol (issue 21 item 6): the transfer completes."""
+
+    def test_receiver_progress_raises(self):
+        clock = Clock()
+        folder = self.mktemp()
+        os.makedirs(folder)
+        offers = []
+        s = session(clock, "receive", "send", on_offer=offers.append)
+        p = _api._OfferInProtocol(s)
+        p.makeConnection(RecordingTransport())
+        data = b"d" * 3000
+        p.dataReceived(M.encode_record(M.FileOffer("f", 0, len(data))))
+        [incoming] = offers
+        incoming.progress = lambda nbytes: 1 / 0
+        incoming.accept(folder)
+        for i in range(0, len(data), 1000):
+            p.dataReceived(M.encode_record(M.FileData(data[i:i + 1000])))
+        h = M.new_hash()
+        h.update(data)
+        p.dataReceived(M.encode_record(M.FileAcknowledge(len(data), h.digest())))
+        p.connectionLost(None)
+        done = incoming.when_done()
+        clock.advance(0)
+        self.assertIsInstance(self.successResultOf(done), T.Received)
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+
+    def test_sender_progress_raises(self):
+        clock = Clock()
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(b"s" * 3000)
+        s = session(clock, "send", "receive")
+        done = defer.Deferred()
+        p = _api._OfferOutProtocol(s, _api._source.prepare(path), done,
+                                   lambda nbytes: [][1])
+        t = RecordingTransport()
+        p.makeConnection(t)
+        p.dataReceived(M.encode_record(M.OfferAccept()))
+        clock.advance(0)
+        self.assertEqual(sum(len(w) - 1 for w in t.written if w[:1] == b"\x05"), 3000)
+        self.assertEqual(len(self.flushLoggedErrors(IndexError)), 1)
+        self.assertNoResult(done)  # it waits for the receiver's acknowledgement

@@ -214,6 +214,8 @@ class HostileSender(V2PeerCase):
                                    again=victim)
         self.assertEqual(victim2.status, 0, victim2.describe())
         assert_clean_terminal(self, victim2)
+        self.assertNotIn(b"display callback", victim2.stderr, victim2.describe())
+        self.assertIn(b"\nReceived 2.0 kB in ", victim2.stderr, victim2.describe())
         with open(f"{victim2.out}/f", "rb") as f:
             self.assertEqual(f.read(), data[:2000])
         self.assert_outside_untouched(victim2, "f")
