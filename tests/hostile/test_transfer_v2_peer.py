@@ -2,7 +2,10 @@
 (issue 11, docs/security.md "transfer-v2"): each end of an offer
 subchannel, driven record by record on a Clock, gives up after exactly
 the session's inactivity timeout of silence from the peer, says why to
-the peer and to the application, and closes the subchannel."""
+the peer and to the application, and closes the subchannel. And
+(issue 21 items 2, 6) an offer refused before it was known reaches the
+application (``on_refused``); a display callback that raises is logged
+once and never reaches the protocol."""
 import io
 import os
 
