@@ -450,9 +450,17 @@ class TransferSession:
 
     def close(self):
         """End the session: outstanding offers are cancelled, our control
-        channel closes; fires when it has. Close the wormhole after this."""
+        channel closes; fires when it has (with ``inactivity_timeout``, at
+        the latest that long after: a peer that stopped answering would
+        hold it until Dilation's close timeout). Close the wormhole after
+        this."""
         self._machine.close()
-        return self.when_closed()
+        seconds = self._inactivity_timeout
+        closed = self.when_closed()
+        if seconds is not None and not closed.called:
+            bound = self._reactor.callLater(seconds, self._machine.peer_unreachable, seconds)
+            closed.addBoth(lambda result: (bound.active() and bound.cancel(), result)[1])
+        return closed
 
     def send_text(self, message):
         if self._our_control is None:
