@@ -32,6 +32,7 @@ from ._victim import Victim, assert_clean_terminal, assert_memory_bounded, asser
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
 _codes = itertools.count(1)
+WRONG_HASH = b"\x00" * 32
 
 
 class RawOffer(Protocol):
@@ -73,6 +74,19 @@ class RawOffer(Protocol):
 
     def send_raw(self, data):
         self.transport.write(data)
+
+    @defer.inlineCallbacks
+    def acknowledge_wrongly(self):
+        """As the receiving side, once the offer came: accept, take the
+        data, answer the sender's FileAcknowledge with a wrong hash
+        (zeros); fires once the subchannel closed."""
+        self.send(M.OfferAccept())
+        while True:
+            record = yield self.next_record()
+            if isinstance(record, M.FileAcknowledge):
+                break
+        self.send(M.FileAcknowledge(record.bytes, WRONG_HASH))
+        yield self.lost
 
     def stop_reading(self):
         """Take nothing more from the victim (Dilation's flow control

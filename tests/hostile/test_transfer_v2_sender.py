@@ -71,16 +71,7 @@ class HostileReceiver(V2PeerCase):
 
     @defer.inlineCallbacks
     def test_wrong_acknowledgement(self):
-        @defer.inlineCallbacks
-        def answer(channel, offer):
-            channel.send(M.OfferAccept())
-            while True:
-                record = yield channel.next_record()
-                if isinstance(record, M.FileAcknowledge):
-                    break
-            channel.send(M.FileAcknowledge(record.bytes, b"\x00" * 32))
-            yield first_of(channel.lost)
-        victim = yield self.send(answer)
+        victim = yield self.send(lambda channel, offer: channel.acknowledge_wrongly())
         self.assert_error(victim, "the peer received different bytes: 5000 bytes with hash "
                                   + "00" * 32)
 

@@ -43,13 +43,7 @@ class HostileSharer(V2PeerCase):
         a wrong hash."""
         channel = yield peer.next_offer()
         yield channel.next_record()
-        channel.send(M.OfferAccept())
-        while True:
-            record = yield channel.next_record()
-            if isinstance(record, M.FileAcknowledge):
-                break
-        channel.send(M.FileAcknowledge(record.bytes, b"\x00" * 32))
-        yield first_of(channel.lost)
+        yield channel.acknowledge_wrongly()
 
     @defer.inlineCallbacks
     def test_refused_before_known(self):
