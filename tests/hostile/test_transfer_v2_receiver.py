@@ -18,7 +18,7 @@ from wormhole.transfer_v2 import _framing
 from wormhole.transfer_v2 import _messages as M
 
 from ._v2_peer import V2PeerCase, digest, first_of
-from ._victim import assert_clean_terminal
+from ._victim import assert_clean_terminal, assert_memory_bounded
 
 UNUSABLE = "the sender offered an unusable name"
 BEFORE_KNOWN = "refused an offer from the peer before it was known: protocol error"
@@ -167,6 +167,7 @@ class HostileSender(V2PeerCase):
                                   then=lambda offer: self.send_file(offer, data))
         self.assertEqual(victim.status, 0, victim.describe())
         self.assertIn(b"Received file written to", victim.stderr)
+        assert_memory_bounded(self, victim)
         self.assert_outside_untouched(victim, "f")
         with open(f"{victim.out}/f", "rb") as f:
             self.assertEqual(f.read(), data)
@@ -193,6 +194,7 @@ class HostileSender(V2PeerCase):
         self.assertEqual(victim.status, 0, victim.describe())
         self.assert_outside_untouched(victim, "d")
         self.assertEqual(len(os.listdir(f"{victim.out}/d")), 4500)
+        assert_memory_bounded(self, victim)
 
     @defer.inlineCallbacks
     def test_resume_answered_from_zero(self):
@@ -216,6 +218,7 @@ class HostileSender(V2PeerCase):
         assert_clean_terminal(self, victim2)
         self.assertNotIn(b"display callback", victim2.stderr, victim2.describe())
         self.assertIn(b"\nReceived 2.0 kB in ", victim2.stderr, victim2.describe())
+        assert_memory_bounded(self, victim2)
         with open(f"{victim2.out}/f", "rb") as f:
             self.assertEqual(f.read(), data[:2000])
         self.assert_outside_untouched(victim2, "f")
