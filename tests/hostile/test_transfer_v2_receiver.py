@@ -27,7 +27,7 @@ BEFORE_KNOWN = "refused an offer from the peer before it was known: protocol err
 class HostileSender(V2PeerCase):
 
     @defer.inlineCallbacks
-    def offer(self, first, base="f", then=None, again=None):
+    def offer(self, first, base="f", then=None, again=None, end=True):
         """The victim receives; our peer opens an offer subchannel and
         writes ``first`` (a record, or raw bytes with ``raw=``); ``then``
         (given the RawOffer) goes on. When the victim answered (a record)
@@ -45,7 +45,8 @@ class HostileSender(V2PeerCase):
         else:
             yield first_of(offer.next_record(), offer.lost)
         offer.close()
-        peer.end_session()
+        if end:
+            peer.end_session()
         yield victim.ended
         return victim
 
@@ -113,6 +114,17 @@ class HostileSender(V2PeerCase):
 
     def test_malformed_record(self):
         return self.refused_record(self.framed(b"\x63not a record"), "unknown record kind 99")
+
+    @defer.inlineCallbacks
+    def test_refused_then_silent(self):
+        """The peer keeps the session open after its refused offer: the
+        victim gives up after --peer-timeout, and the refusal is still
+        its ERROR line (the silence is said above it)."""
+        victim = yield self.offer(self.framed(b"\x63not a record"), end=False)
+        self.assert_error(victim, f"{BEFORE_KNOWN} from the offering side: unknown record kind")
+        self.assertIn(b"\ngave up waiting for the sender's next offer: nothing came for "
+                      b"5 seconds (--peer-timeout)\nERROR", victim.stderr, victim.describe())
+        self.assert_outside_untouched(victim)
 
     # -- a size: our rules decline it (exit 3) -----------------------------
     @defer.inlineCallbacks
