@@ -311,3 +311,79 @@ class DisplayErrors(unittest.TestCase):
         self.assertEqual(sum(len(w) - 1 for w in t.written if w[:1] == b"\x05"), 3000)
         self.assertEqual(len(self.flushLoggedErrors(IndexError)), 1)
         self.assertNoResult(done)  # it waits for the receiver's acknowledgement
+
+
+class _Connector:
+    """A Dilation endpoint whose subchannels connect at once and never
+    hear back (the peer's side never answers a close)."""
+
+    def __init__(self):
+        self.transports = []
+
+    def listen(self, factory):
+        return defer.succeed(None)
+
+    def connect(self, factory):
+        protocol = factory.buildProtocol(None)
+        transport = StringTransport()
+        self.transports.append(transport)
+        protocol.makeConnection(transport)
+        return defer.succeed(protocol)
+
+
+class _Dilated:
+    def __init__(self):
+        self.endpoint = _Connector()
+
+    def listener_for(self, name):
+        return self.endpoint
+
+    def connector_for(self, name):
+        return self.endpoint
+
+
+class _Wormhole:
+    def __init__(self, versions):
+        self._versions = versions
+        self.dilated = _Dilated()
+
+    def get_versions(self):
+        return defer.succeed(self._versions)
+
+    def dilate(self, **kwargs):
+        return self.dilated
+
+
+class UnansweredClose(unittest.TestCase):
+    def test_close_bounded_by_the_inactivity_timeout(self):
+        """Item 4: the peer never answers our close (it stopped reading):
+        close() fires after exactly the inactivity timeout, not after
+        Dilation's 300 s close timeout."""
+        clock = Clock()
+        w = _Wormhole(T.app_versions("receive"))
+        s = T.TransferSession(clock, w, "send", inactivity_timeout=8.0)
+        started = s.start()
+        clock.advance(0)
+        self.successResultOf(started)
+        closed = s.close()
+        [control] = w.dilated.endpoint.transports
+        self.assertTrue(control.disconnecting)  # our CLOSE went; no answer comes
+        clock.advance(8.0 - 0.1)
+        self.assertNoResult(closed)
+        clock.advance(0.1)
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(closed), "the peer has been unreachable for 8.0 s")
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_answered_close_leaves_no_timer(self):
+        clock = Clock()
+        w = _Wormhole(T.app_versions("receive"))
+        s = T.TransferSession(clock, w, "send", inactivity_timeout=8.0)
+        started = s.start()
+        clock.advance(0)
+        self.successResultOf(started)
+        closed = s.close()
+        s._control_lost(ours=True)  # the peer answered our CLOSE
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(closed), "closed")
+        self.assertEqual(clock.getDelayedCalls(), [])
