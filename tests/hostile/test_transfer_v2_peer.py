@@ -355,16 +355,21 @@ class _Wormhole:
 
 
 class UnansweredClose(unittest.TestCase):
-    def test_close_bounded_by_the_inactivity_timeout(self):
-        """Item 4: the peer never answers our close (it stopped reading):
-        close() fires after exactly the inactivity timeout, not after
-        Dilation's 300 s close timeout."""
+    def opened(self):
+        """A sending session, open, with an inactivity timeout of 8 s."""
         clock = Clock()
         w = _Wormhole(T.app_versions("receive"))
         s = T.TransferSession(clock, w, "send", inactivity_timeout=8.0)
         started = s.start()
         clock.advance(0)
         self.successResultOf(started)
+        return clock, w, s
+
+    def test_close_bounded_by_the_inactivity_timeout(self):
+        """Item 4: the peer never answers our close (it stopped reading):
+        close() fires after exactly the inactivity timeout, not after
+        Dilation's 300 s close timeout."""
+        clock, w, s = self.opened()
         closed = s.close()
         [control] = w.dilated.endpoint.transports
         self.assertTrue(control.disconnecting)  # our CLOSE went; no answer comes
@@ -376,12 +381,7 @@ class UnansweredClose(unittest.TestCase):
         self.assertEqual(clock.getDelayedCalls(), [])
 
     def test_answered_close_leaves_no_timer(self):
-        clock = Clock()
-        w = _Wormhole(T.app_versions("receive"))
-        s = T.TransferSession(clock, w, "send", inactivity_timeout=8.0)
-        started = s.start()
-        clock.advance(0)
-        self.successResultOf(started)
+        clock, w, s = self.opened()
         closed = s.close()
         s._control_lost(ours=True)  # the peer answered our CLOSE
         clock.advance(0)
