@@ -5,7 +5,9 @@ process itself as it exits) and time of death the tests assert.
 
 ``Victim.spawn(testcase, url, code, *args)`` runs it in a fresh folder
 (``victim.out``, inside ``victim.base`` so anything made beside the target
-shows too) with our Transit on 127.0.0.1 only and no relay.
+shows too) with our Transit on 127.0.0.1 only and no relay;
+``command="send"`` or ``"share"`` runs that command instead (``args``
+then name what it offers), with stdin left open.
 """
 import os
 import re
@@ -40,20 +42,35 @@ _RAW_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\
                           rb"|\xe2\x81[\xa6-\xa9]")
 
 
+_COMMANDS = {
+    "receive": lambda timeout, args, code: ["receive", "--accept-file", "--hide-progress",
+                                            *timeout, *args, code],
+    "send": lambda timeout, args, code: ["send", "--hide-progress", *timeout, "--code", code,
+                                         *args],
+    "share": lambda timeout, args, code: ["share", "--accept-file", "--hide-progress",
+                                          *timeout, "--code", code, *args],
+}
+
+
 class Victim:
 
     @classmethod
-    def spawn(cls, testcase, url, code, *args, peer_timeout=None, env=None):
+    def spawn(cls, testcase, url, code, *args, peer_timeout=None, env=None,
+              command="receive", again=None):
+        """``again``: an earlier Victim whose folders this one uses (a
+        second session, after what the first one left)."""
         self = cls()
-        self.base = os.path.abspath(testcase.mktemp())
-        self.out = os.path.join(self.base, "inbox")
-        os.makedirs(self.out)
+        if again is None:
+            self.base = os.path.abspath(testcase.mktemp())
+            self.out = os.path.join(self.base, "inbox")
+            os.makedirs(self.out)
+        else:
+            self.base, self.out = again.base, again.out
         self._rss_file = os.path.join(self.base, "peak-rss")
         env = dict(ENV, HOSTILE_PEAK_RSS_FILE=self._rss_file, **(env or {}))
         timeout = () if peer_timeout is None else ("--peer-timeout", str(peer_timeout))
         argv = [sys.executable, "-c", _MEASURED_CLI, "--relay-url", url,
-                "--transit-helper", "", "receive", "--accept-file", "--hide-progress",
-                *timeout, *args, code]
+                "--transit-helper", "", *_COMMANDS[command](timeout, args, code)]
         self.run = CLIProcess.spawn(testcase, reactor, argv, name="victim receiver",
                                     env=env, cwd=self.out)
         self.ended_at = None
@@ -106,9 +123,10 @@ def assert_clean_terminal(testcase, victim):
     testcase.assertNotIn(b"Traceback", victim.stderr, victim.describe())
 
 
-def assert_one_error_line(testcase, victim, words):
-    """Exit 1 and exactly one line ``ERROR: ...`` containing ``words``."""
-    testcase.assertEqual(victim.status, 1, victim.describe())
+def assert_one_error_line(testcase, victim, words, status=1):
+    """Exit ``status`` (1: a failure) and exactly one line ``ERROR: ...``
+    containing ``words``."""
+    testcase.assertEqual(victim.status, status, victim.describe())
     errors = [line for line in victim.stderr.split(b"\n") if line.startswith(b"ERROR")]
     testcase.assertEqual(len(errors), 1, victim.describe())
     testcase.assertIn(words.encode("utf-8"), errors[0], victim.describe())

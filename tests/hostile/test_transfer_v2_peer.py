@@ -2,7 +2,10 @@
 (issue 11, docs/security.md "transfer-v2"): each end of an offer
 subchannel, driven record by record on a Clock, gives up after exactly
 the session's inactivity timeout of silence from the peer, says why to
-the peer and to the application, and closes the subchannel."""
+the peer and to the application, and closes the subchannel. And
+(issue 21 items 2, 6) an offer refused before it was known reaches the
+application (``on_refused``); a display callback that raises is logged
+once and never reaches the protocol."""
 import io
 import os
 
@@ -224,3 +227,163 @@ class SilentSession(unittest.TestCase):
         clock.advance(10 * TIMEOUT)
         self.assertEqual((session.closed, clock.getDelayedCalls()), (0, []))
         receiving.stop_waiting()
+
+
+class RefusedBeforeKnown(unittest.TestCase):
+    """An offer refused before it was known reaches the application
+    through the session's ``on_refused`` (issue 21 item 2)."""
+
+    def setUp(self):
+        self.clock = Clock()
+        self.refused = []
+        self.offers = []
+        self.s = session(self.clock, "receive", "send", on_offer=self.offers.append,
+                         on_refused=self.refused.append)
+        self.p = _api._OfferInProtocol(self.s)
+        self.t = RecordingTransport()
+        self.p.makeConnection(self.t)
+
+    def test_malformed_first_record(self):
+        self.p.dataReceived(b"\x63junk")
+        [error] = self.refused
+        self.assertIsInstance(error, T.OfferRefused)
+        self.assertEqual(str(error), "refused an offer from the peer before it was known: "
+                                     "protocol error from the offering side: unknown record "
+                                     "kind 99")
+        self.assertTrue(self.t.disconnecting)
+        self.assertEqual(self.offers, [])
+
+    def test_session_closing_is_no_refusal(self):
+        """Our own session ending cancels an offer not yet known: no refusal."""
+        self.s._cancel_offers("the session is closing")
+        self.assertTrue(self.t.disconnecting)
+        self.assertEqual(self.refused, [])
+
+    def test_known_offer_is_not_refused_here(self):
+        """Once the offer is known its IncomingOffer says how it ended."""
+        self.p.dataReceived(M.encode_record(M.FileOffer("f", 0, 10)))
+        self.p.dataReceived(b"\x63junk")
+        self.assertEqual(len(self.offers), 1)
+        self.assertEqual(self.refused, [])
+
+
+class DisplayErrors(unittest.TestCase):
+    """A display callback that raises is logged once and never reaches the
+    protocol (issue 21 item 6): the transfer completes."""
+
+    def test_receiver_progress_raises(self):
+        clock = Clock()
+        folder = self.mktemp()
+        os.makedirs(folder)
+        offers = []
+        s = session(clock, "receive", "send", on_offer=offers.append)
+        p = _api._OfferInProtocol(s)
+        p.makeConnection(RecordingTransport())
+        data = b"d" * 3000
+        p.dataReceived(M.encode_record(M.FileOffer("f", 0, len(data))))
+        [incoming] = offers
+        incoming.progress = lambda nbytes: 1 / 0
+        incoming.accept(folder)
+        for i in range(0, len(data), 1000):
+            p.dataReceived(M.encode_record(M.FileData(data[i:i + 1000])))
+        h = M.new_hash()
+        h.update(data)
+        p.dataReceived(M.encode_record(M.FileAcknowledge(len(data), h.digest())))
+        p.connectionLost(None)
+        done = incoming.when_done()
+        clock.advance(0)
+        self.assertIsInstance(self.successResultOf(done), T.Received)
+        self.assertEqual(len(self.flushLoggedErrors(ZeroDivisionError)), 1)
+
+    def test_sender_progress_raises(self):
+        clock = Clock()
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(b"s" * 3000)
+        s = session(clock, "send", "receive")
+        done = defer.Deferred()
+        p = _api._OfferOutProtocol(s, _api._source.prepare(path), done,
+                                   lambda nbytes: [][1])
+        t = RecordingTransport()
+        p.makeConnection(t)
+        p.dataReceived(M.encode_record(M.OfferAccept()))
+        clock.advance(0)
+        self.assertEqual(sum(len(w) - 1 for w in t.written if w[:1] == b"\x05"), 3000)
+        self.assertEqual(len(self.flushLoggedErrors(IndexError)), 1)
+        self.assertNoResult(done)  # it waits for the receiver's acknowledgement
+
+
+class _Connector:
+    """A Dilation endpoint whose subchannels connect at once and never
+    hear back (the peer's side never answers a close)."""
+
+    def __init__(self):
+        self.transports = []
+
+    def listen(self, factory):
+        return defer.succeed(None)
+
+    def connect(self, factory):
+        protocol = factory.buildProtocol(None)
+        transport = StringTransport()
+        self.transports.append(transport)
+        protocol.makeConnection(transport)
+        return defer.succeed(protocol)
+
+
+class _Dilated:
+    def __init__(self):
+        self.endpoint = _Connector()
+
+    def listener_for(self, name):
+        return self.endpoint
+
+    def connector_for(self, name):
+        return self.endpoint
+
+
+class _Wormhole:
+    def __init__(self, versions):
+        self._versions = versions
+        self.dilated = _Dilated()
+
+    def get_versions(self):
+        return defer.succeed(self._versions)
+
+    def dilate(self, **kwargs):
+        return self.dilated
+
+
+class UnansweredClose(unittest.TestCase):
+    def opened(self):
+        """A sending session, open, with an inactivity timeout of 8 s."""
+        clock = Clock()
+        w = _Wormhole(T.app_versions("receive"))
+        s = T.TransferSession(clock, w, "send", inactivity_timeout=8.0)
+        started = s.start()
+        clock.advance(0)
+        self.successResultOf(started)
+        return clock, w, s
+
+    def test_close_bounded_by_the_inactivity_timeout(self):
+        """Item 4: the peer never answers our close (it stopped reading):
+        close() fires after exactly the inactivity timeout, not after
+        Dilation's 300 s close timeout."""
+        clock, w, s = self.opened()
+        closed = s.close()
+        [control] = w.dilated.endpoint.transports
+        self.assertTrue(control.disconnecting)  # our CLOSE went; no answer comes
+        clock.advance(8.0 - 0.1)
+        self.assertNoResult(closed)
+        clock.advance(0.1)
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(closed), "the peer has been unreachable for 8.0 s")
+        self.assertEqual(clock.getDelayedCalls(), [])
+
+    def test_answered_close_leaves_no_timer(self):
+        clock, w, s = self.opened()
+        closed = s.close()
+        s._control_lost(ours=True)  # the peer answered our CLOSE
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(closed), "closed")
+        self.assertEqual(clock.getDelayedCalls(), [])

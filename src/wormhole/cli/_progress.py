@@ -169,6 +169,8 @@ class OfferProgress:
         if delta:
             self.initial = start
             bar = self._bar
+            if bar.disable:  # --hide-progress: tqdm made none of these counters
+                return
             bar.n += delta
             bar.initial += delta
             bar.last_print_n += delta

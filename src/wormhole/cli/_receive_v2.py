@@ -8,6 +8,7 @@ from ..observer import OneShotObserver
 from ..transfer import parse_message, peer_gave_up
 from ._connection_path import ConnectionPath
 from ._display import received_text
+from ._progress import say
 from ._prompt import ask
 from ._receiving import Receiving
 from ._v2_session import receiving_session, started
@@ -39,7 +40,11 @@ def receive_session(reactor, cfg, w):
     if mailbox.error is not None:
         raise mailbox.error
     if receiving.gave_up is not None:
-        raise receiving.gave_up
+        if not receiving.failures:
+            raise receiving.gave_up
+        # an offer failed or was refused first: that is the ERROR line,
+        # the silence that followed is said above it
+        say(cfg, str(receiving.gave_up))
     yield receiving.finished()
     return None
 

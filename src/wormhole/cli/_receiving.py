@@ -150,6 +150,16 @@ class Receiving:
         self._questions.run(self._decide, incoming, self.offers).addErrback(
             lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
 
+    def refused(self, error):
+        """The session's ``on_refused``: an offer the library refused
+        before it was known (a record over the limits, a malformed offer,
+        a protocol error) counts as an offer that failed (exit 1), said as
+        any other offer's failure."""
+        self.offers += 1
+        if self.offers > 1:
+            self._say_unsaid()
+        self._failed(error, "Refused")
+
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
         cfg = self._cfg
@@ -176,7 +186,7 @@ class Receiving:
         if incoming.refused:
             # our rules refused it: a malformed offer (an unusable name) is
             # a failure (exit 1) as in classic receive; it would overwrite,
-            # no room: declined
+            # no room: declined (exit 3)
             bad = isinstance(incoming.refusal, BadOffer)
             self._failed(incoming.refusal if bad else Declined(incoming.refused), "Refused")
             return

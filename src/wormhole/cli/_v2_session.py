@@ -72,7 +72,8 @@ def receiving_session(reactor, cfg, w, mode, receiving, on_text, path):
     ``Receiving``): ``wormhole receive`` (mode ``receive``) and
     ``wormhole share`` (``connect``)."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
-                             on_totals=receiving.totals, dilate_kwargs=dilate_kwargs(cfg, path),
+                             on_totals=receiving.totals, on_refused=receiving.refused,
+                             dilate_kwargs=dilate_kwargs(cfg, path),
                              free_space=cfg.free_space, **timeouts(cfg))
 
 

@@ -19,6 +19,7 @@ from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
+from ._progress import say
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
@@ -106,9 +107,19 @@ def share(reactor, cfg):
         yield defer.DeferredList([lines.when_ended(), session.when_closed()],
                                  fireOnOneCallback=True)
         yield session.close()
-        yield receiving.finished()
-        error = outcome(failures, len(outgoings), "offers we made")
-        if error is not None:
-            raise error
+        theirs = None
+        try:
+            yield receiving.finished()
+        except Exception as e:  # noqa: BLE001 -- said below, beside ours
+            theirs = e
+        ours = outcome(failures, len(outgoings), "offers we made")
+        if theirs is not None and ours is not None:
+            # both ways failed: each said on its line, neither hides the
+            # other (issue 21 item 5); the ERROR line counts them
+            say(cfg, f"Receiving: {escape_text(theirs)}")
+            say(cfg, f"Sending: {escape_text(ours)}")
+            raise outcome([theirs, ours], 2, "directions (the peer's offers, ours)")
+        if theirs is not None or ours is not None:
+            raise theirs or ours
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)

@@ -15,6 +15,7 @@ from twisted.internet import defer
 
 from .. import _landing
 from .._escape import excerpt
+from .._guarded import DisplayGuard
 from .._inactivity import give_up_after
 from .._shutdown import OnShutdown
 from ..errors import TransferError
@@ -193,8 +194,10 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
     transit.set_transit_key(_mover.transit_key(w, appid))
     close_early(w)  # our hints and file_ack are sent (spec 9.3)
     pipe = yield transit.connect()
+    # the display is called from inside Transit's records: guarded
+    display = DisplayGuard("a classic receive")
     result = yield _receive_bytes(reactor, pipe, checked, policy, connected or no_op,
-                                  progress or no_op, unpacking or no_op, timing)
+                                  display.wrap(progress or no_op), unpacking or no_op, timing)
     return result
 
 

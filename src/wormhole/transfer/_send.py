@@ -11,6 +11,7 @@ steps through plain callables (``verify``, ``connected``, ``progress``,
 import attrs
 from twisted.internet import defer
 
+from .._guarded import DisplayGuard
 from .._shutdown import OnShutdown
 from . import _mover, _outgoing
 from ._flow import Outcome, close_early, make_transit, no_op
@@ -95,7 +96,8 @@ def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=
     try:
         transit = make_transit(transit, transit_relay, reactor, timing, TransitSender)
         result = yield _offer_and_send(reactor, w, appid, outgoing, transit, verify,
-                                       connected or no_op, progress or no_op,
+                                       connected or no_op,
+                                       DisplayGuard("a classic send").wrap(progress or no_op),
                                        sent or no_op, timing)
     finally:
         if on_shutdown is not None:

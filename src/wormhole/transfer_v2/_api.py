@@ -20,15 +20,18 @@ from twisted.internet import defer
 from zope.interface import implementer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.python import failure
+from twisted.logger import Logger
 
 from .. import _landing
 from .._eventual import EventualQueue
+from .._guarded import DisplayGuard
 from .._inactivity import Watchdog, silence
 from .._status import ConnectedPeer
 from .._observer import OneShotObserver
 from ..errors import TransferError
 from . import _messages as M
 from . import _framing, _hashing, _receiving, _sending, _session, _sink, _source, _versions
+from ._receiving import OfferRefused
 from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
                           IResumableSink, ISessionDelegate)
 
@@ -39,6 +42,8 @@ OFFER_SUBPROTOCOL = "transfer-v2-offer"
 # the peer's offers we hold at once (each waits for a decision or is
 # being received); more are rejected rather than queued without bound
 MAX_INCOMING_OFFERS = 100
+
+_log = Logger()
 
 
 class _ControlProtocol(Protocol):
@@ -158,6 +163,7 @@ class _OfferProtocol(Protocol):
     the peer (and ``_heard()``) starts the silence again."""
 
     _watchdog = None
+    _ended_by_us = False
     _pipe = None  # (reader, writer) of the subchannel's records: _records()
 
     def _records(self):
@@ -210,6 +216,11 @@ class _OfferProtocol(Protocol):
     def cancel(self, reason):
         self.machine.cancel(reason)
 
+    def session_over(self, reason):
+        """Our session ends: the offer is cancelled by us (not refused)."""
+        self._ended_by_us = True
+        self.cancel(reason)
+
 
 @implementer(IOfferChannel)
 class _Channel:
@@ -234,6 +245,8 @@ class _OfferInProtocol(_OfferProtocol):
         self._session = session
         self.incoming = None
         self._done = OneShotObserver(session._eq)
+        # the application's display (IncomingOffer.progress, .file_started)
+        self._display = DisplayGuard("an incoming offer")
         self.machine = _receiving.OfferReceiver(session._run_hashing)
         self.machine.wire(_Channel(self), self)
 
@@ -242,7 +255,7 @@ class _OfferInProtocol(_OfferProtocol):
         self.incoming._answer_sent()
 
     def file_started(self, path, size, offset):
-        self.incoming.file_started(path, size, offset)
+        self._display(self.incoming.file_started, path, size, offset)
 
     def resumed(self, nbytes):
         self.incoming._resumed(nbytes)
@@ -259,13 +272,19 @@ class _OfferInProtocol(_OfferProtocol):
         self._session._incoming_offer(self.incoming)
 
     def progress(self, nbytes):
-        self.incoming.progress(nbytes)
+        self._display(self.incoming.progress, nbytes)
 
     def finished(self, result):
         self._unwatch()
         self._session._offers.discard(self)
         if self.incoming is not None:
             self.incoming._answer_sent()
+        elif isinstance(result, Exception) and not self._ended_by_us:
+            # the offer never became known (a record over the limits, a
+            # malformed one, a protocol error, the peer's silence): no
+            # IncomingOffer can say so, the session does
+            self._session._offer_refused(OfferRefused(
+                f"refused an offer from the peer before it was known: {result}"))
         self._done.fire(failure.Failure(result) if isinstance(result, Exception) else result)
 
     def connectionMade(self):
@@ -284,8 +303,10 @@ class _OfferOutProtocol(_OfferProtocol):
             outgoing = _source.without_folders(outgoing)
         self._outgoing = outgoing
         self._done = done
-        self._progress = progress
-        self._file_started = file_started
+        # the application's display, called from the protocol: guarded
+        display = DisplayGuard("an offer")
+        self._progress = display.wrap(progress)
+        self._file_started = file_started and display.wrap(file_started)
         self.machine = _sending.OfferSender(outgoing.offer, resumable=session._resume)
         self.machine.wire(_Channel(self), self)
 
@@ -356,6 +377,14 @@ class TransferSession:
     every offer is rejected); ``on_text(str)`` gets the peer's text
     messages, ``on_totals(offers, nbytes)`` what the peer says it is about
     to offer (the "session-totals" feature; see ``announce_totals``).
+    ``on_refused(OfferRefused)`` hears each offer of the peer's refused
+    before it was known, so never handed to ``on_offer``: a record over
+    the limits, a malformed record or offer (a directory offer whose
+    entries repeat or collide, or over the limits), another protocol
+    error, the peer's silence; without it they are logged. The display
+    callbacks (``on_text``, ``on_totals``, an offer's ``progress`` and
+    ``file_started``) are called through a guard: an exception they raise
+    is logged once and never reaches the protocol.
     ``dilate_kwargs`` go to ``w.dilate()``. ``features`` must be
     what ``app_versions(mode, features)`` announced (default: all we have).
     ``peer_timeout`` (seconds): end the session when Dilation has had no
@@ -372,7 +401,7 @@ class TransferSession:
     def __init__(self, reactor, w, mode, on_offer=None, on_text=None,
                  dilate_kwargs=None, free_space=_landing.default_free_space,
                  features=None, peer_timeout=None, inactivity_timeout=None,
-                 timeout_hint="", run_hashing=None, on_totals=None):
+                 timeout_hint="", run_hashing=None, on_totals=None, on_refused=None):
         self._reactor = reactor
         # where the resume feature hashes kept bytes: a thread, not the reactor
         self._run_hashing = run_hashing or _hashing.in_thread(reactor)
@@ -381,6 +410,8 @@ class TransferSession:
         self._on_offer = on_offer
         self._on_text = on_text or (lambda text: None)
         self._on_totals = on_totals or (lambda offers, nbytes: None)
+        self._on_refused = on_refused or self._log_refused
+        self._display = DisplayGuard("a transfer-v2 session")
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._peer_timeout = peer_timeout
         self._inactivity_timeout = inactivity_timeout
@@ -419,9 +450,17 @@ class TransferSession:
 
     def close(self):
         """End the session: outstanding offers are cancelled, our control
-        channel closes; fires when it has. Close the wormhole after this."""
+        channel closes; fires when it has (with ``inactivity_timeout``, at
+        the latest that long after: a peer that stopped answering would
+        hold it until Dilation's close timeout). Close the wormhole after
+        this."""
         self._machine.close()
-        return self.when_closed()
+        seconds = self._inactivity_timeout
+        closed = self.when_closed()
+        if seconds is not None and not closed.called:
+            bound = self._reactor.callLater(seconds, self._machine.peer_unreachable, seconds)
+            closed.addBoth(lambda result: (bound.active() and bound.cancel(), result)[1])
+        return closed
 
     def send_text(self, message):
         if self._our_control is None:
@@ -521,9 +560,9 @@ class TransferSession:
             return  # ignored: a later version's control message (docs/transfer-v2.md)
         if isinstance(message, M.SessionTotals):
             if self._totals:  # else a feature we did not agree on: ignored
-                self._on_totals(message.offers, message.bytes)
+                self._display(self._on_totals, message.offers, message.bytes)
             return
-        self._on_text(message.message)
+        self._display(self._on_text, message.message)
 
     def _control_lost(self, ours):
         if ours:
@@ -543,6 +582,13 @@ class TransferSession:
         else:
             self._on_offer(incoming)
 
+    def _offer_refused(self, error):
+        self._on_refused(error)
+
+    @staticmethod
+    def _log_refused(error):
+        _log.info("{error}", error=error)
+
     def _opened(self, negotiated):
         self._open.fire_if_not_fired(self)
 
@@ -551,7 +597,7 @@ class TransferSession:
 
     def _cancel_offers(self, reason):
         for offer in list(self._offers):
-            offer.cancel(reason)
+            offer.session_over(reason)
 
     def _close_control(self):
         self._our_control.transport.loseConnection()

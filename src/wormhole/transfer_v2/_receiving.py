@@ -51,6 +51,13 @@ class ReceiveFailed(TransferError):
     """The offer did not complete (protocol error, lost, cancelled)."""
 
 
+class OfferRefused(ReceiveFailed):
+    """An offer subchannel of the peer's ended before its offer was known
+    (a record over the limits, a malformed record or offer, another
+    protocol error, the peer's silence): no IncomingOffer exists, so the
+    session's ``on_refused`` hears it (docs/transfer-v2.md)."""
+
+
 @attr.s(frozen=True)
 class Received:
     """A completed incoming offer."""
