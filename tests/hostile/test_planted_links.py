@@ -7,7 +7,7 @@ written, created, truncated or changed in mode.
 
 The hidden names are not picked by hand: transfer-v2's fixed ones are
 ``_landing.kept_name(base, suffix)`` for every suffix in
-``_sink.KEPT_SUFFIXES`` (``test_every_fixed_name_is_listed`` proves, by
+``_resumable.KEPT_SUFFIXES`` (``test_every_fixed_name_is_listed`` proves, by
 recording every name the receiver makes beside the target through a
 whole interrupted-and-resumed transfer, that no other fixed name exists);
 the others are tempfile's random names (created ``O_EXCL``). Classic
@@ -25,7 +25,7 @@ from wormhole._landing import Refused
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
 from wormhole.transfer_v2 import _messages as M
-from wormhole.transfer_v2 import _sink
+from wormhole.transfer_v2 import _resumable, _sink
 from wormhole.transfer_v2._receiving import Received
 
 from ..cli.fakes import FakeFactory, FakeReactor, FakeTransits
@@ -112,7 +112,7 @@ class TransferV2(unittest.TestCase):
 
     def hidden(self, base):
         return [os.path.join(self.inbox, _landing.kept_name(base, suffix))
-                for suffix in _sink.KEPT_SUFFIXES]
+                for suffix in _resumable.KEPT_SUFFIXES]
 
     # the same bytes in every session (a resumed peer sends what it sent)
     BYTES = bytes(range(256)) * 20
@@ -172,7 +172,7 @@ class TransferV2(unittest.TestCase):
             peer = make_peer()
             peer.run()
             self.assertIsInstance(peer.results[0], Received)
-            fixed = {_landing.kept_name(base, s) for s in _sink.KEPT_SUFFIXES} | {base}
+            fixed = {_landing.kept_name(base, s) for s in _resumable.KEPT_SUFFIXES} | {base}
             for name in made:
                 self.assertTrue(name in fixed or name.startswith(
                     _landing.temporary_prefix(base)), name)

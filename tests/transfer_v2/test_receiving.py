@@ -9,7 +9,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._landing import BadName
-from wormhole.transfer_v2 import _api, _source
+from wormhole.transfer_v2 import _api, _resumable, _source
 from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
@@ -450,14 +450,14 @@ class LongNames(unittest.TestCase):
         """Names of kept bytes and state fit NAME_MAX, are the same for the
         same name, and differ for two long names with a common start."""
         a, b = "é" * 126 + "ab", "é" * 126 + "ac"  # 254 bytes each
-        paths = {n: [_sink.kept_path(self.dir, n, suffix)
-                     for suffix in (_sink.RESUME_SUFFIX, _sink.STATE_SUFFIX)] for n in (a, b)}
+        paths = {n: [_resumable.kept_path(self.dir, n, suffix)
+                     for suffix in (_resumable.RESUME_SUFFIX, _resumable.STATE_SUFFIX)] for n in (a, b)}
         for path in paths[a] + paths[b]:
             self.assertLessEqual(len(os.path.basename(path).encode("utf-8")), 255)
-        self.assertEqual(paths[a], [_sink.kept_path(self.dir, a, s)
-                                    for s in (_sink.RESUME_SUFFIX, _sink.STATE_SUFFIX)])
+        self.assertEqual(paths[a], [_resumable.kept_path(self.dir, a, s)
+                                    for s in (_resumable.RESUME_SUFFIX, _resumable.STATE_SUFFIX)])
         self.assertNotEqual(paths[a], paths[b])
-        self.assertEqual(_sink.kept_path(self.dir, "big", ".resume"),
+        self.assertEqual(_resumable.kept_path(self.dir, "big", ".resume"),
                          os.path.join(self.dir, ".wormhole-partial-big.resume"))
 
     def test_resume_a_255_byte_name(self):

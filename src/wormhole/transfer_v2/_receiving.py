@@ -368,13 +368,16 @@ class OfferReceiver:
         self._channel.write(M.encode_record(held.request()))
         self._delegate.accepted()
 
+    # lost or cancelled: a resumable file or folder keeps what arrived for a
+    # later session; anything else is deleted (the file being received, in
+    # R3_receiving, first)
+    @m.output()
+    def _suspend_file(self):
+        self._writer.suspend()
+        self._writer = None
+
     @m.output()
     def _suspend(self):
-        # lost or cancelled: a resumable file or folder keeps what arrived for a
-        # later session; anything else is deleted
-        if self._writer is not None:
-            self._writer.suspend()
-            self._writer = None
         self._sink.suspend()
 
     @m.output()
@@ -448,11 +451,15 @@ class OfferReceiver:
         # OfferReject after the accept (docs/transfer-v2.md)
         self._channel.write(M.encode_record(M.OfferReject(reason)))
 
+    # a failure: everything the offer made is deleted (the file being
+    # received, in R3_receiving, first)
+    @m.output()
+    def _discard_file(self):
+        self._writer.abort()
+        self._writer = None
+
     @m.output()
     def _discard(self):
-        if self._writer is not None:
-            self._writer.abort()
-            self._writer = None
         self._sink.abort()
 
     @m.output()
@@ -490,11 +497,6 @@ class OfferReceiver:
     def _fail_second_offer(self, offer):
         self._delegate.finished(ReceiveFailed("protocol error from the offering side: "
                                      "a second offer on the same subchannel"))
-
-    @m.output()
-    def _fail_early_header(self, path):  # the previous file is still open
-        self._delegate.finished(ReceiveFailed(f"protocol error from the offering side: the header "
-                                     f"of {'/'.join(path)!r} before the previous file ended"))
 
     @m.output()
     def _fail_keep(self, why):
@@ -565,16 +567,16 @@ class OfferReceiver:
     R3_receiving.upon(_got_ack_last, enter=R4_awaiting_close,
                       outputs=[_send_our_ack, _keep_file])
     R3_receiving.upon(_got_mismatch, enter=R5_done,
-                      outputs=[_send_our_ack, _discard, _close_subchannel, _fail_mismatch])
+                      outputs=[_send_our_ack, _discard_file, _discard, _close_subchannel,
+                               _fail_mismatch])
     R3_receiving.upon(_keep_failed, enter=R5_done,
-                      outputs=[_send_our_ack, _discard, _close_subchannel, _fail_keep])
-    R3_receiving.upon(_got_header, enter=R5_done,
-                      outputs=[_discard_writer, _discard, _close_subchannel, _fail_early_header])
-    R3_receiving.upon(_got_offer, enter=R5_done,
-                      outputs=[_discard, _close_subchannel, _fail_second_offer])
-    R3_receiving.upon(_got_bad, enter=R5_done, outputs=[_discard, _close_subchannel, _fail_bad])
-    R3_receiving.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
-    R3_receiving.upon(cancel, enter=R5_done, outputs=[_send_cancel, _suspend, _fail_cancelled])
+                      outputs=[_send_our_ack, _discard_file, _discard, _close_subchannel,
+                               _fail_keep])
+    R3_receiving.upon(_got_bad, enter=R5_done,
+                      outputs=[_discard_file, _discard, _close_subchannel, _fail_bad])
+    R3_receiving.upon(lost, enter=R5_done, outputs=[_suspend_file, _suspend, _fail_lost])
+    R3_receiving.upon(cancel, enter=R5_done,
+                      outputs=[_send_cancel, _suspend_file, _suspend, _fail_cancelled])
 
     # everything is verified and in place: the offering side closes
     R4_awaiting_close.upon(lost, enter=R5_done, outputs=[_succeed])
