@@ -31,7 +31,8 @@ def receive_classic(reactor, cfg, w, first=None):
     policy = transfer.ReceivePolicy(
         folder=cfg.cwd or os.getcwd(), output=cfg.output_file,
         accept=lambda offer: _ask_human(reactor, cfg, offer, bar),
-        only_text=cfg.only_text, free_space=cfg.free_space,
+        only_text=cfg.only_text and "--only-text accepts only text messages",
+        free_space=cfg.free_space,
         peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
     try:
         got = yield transfer.receive(

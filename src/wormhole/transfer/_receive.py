@@ -45,6 +45,10 @@ class Offer:
     target: str    # the absolute path it will have
 
 
+# why an offer is refused under ``only_text``, unless it says otherwise
+ONLY_TEXT = "only text messages are accepted"
+
+
 def _accept_all(offer):
     return True
 
@@ -59,7 +63,8 @@ class ReceivePolicy:
     - ``accept(offer)``: called with the ``Offer`` once the rules passed
       it; True (or a Deferred firing True) accepts, False refuses
       ("transfer rejected" to the peer, ``DeclinedOffer`` here);
-    - ``only_text``: refuse files and directories;
+    - ``only_text``: refuse files and directories (a string is the end
+      of the refusal's message: "the sender offered a file, and ...");
     - ``max_bytes``: refuse what takes more bytes on disk (None: no bound
       but the free space);
     - ``free_space(path)``: bytes free where ``path`` is (tests play a
@@ -109,8 +114,8 @@ def check_offer(policy, kind, offer):
     """The ``Offer`` for a peer's ``file`` or ``directory`` value, or
     Refused (BadOffer when the offer itself is malformed)."""
     if policy.only_text:
-        raise _landing.Refused(f"the sender offered a {kind}, and --only-text "
-                               "accepts only text messages")
+        why = policy.only_text if isinstance(policy.only_text, str) else ONLY_TEXT
+        raise _landing.Refused(f"the sender offered a {kind}, and {why}")
     size, unpacked, numfiles = _numbers(kind, offer)
     name = offer.get("filename" if kind == "file" else "dirname")
     folder = os.path.abspath(policy.folder)

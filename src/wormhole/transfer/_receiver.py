@@ -4,8 +4,9 @@
 key of that message); ``transit`` hints go to the Transit (9.3); an
 ``offer`` decides the mode: a ``message`` is shown and acknowledged with
 ``message_ack``; a ``file`` or a ``directory`` (``zipfile/deflated``) is
-handed to the command (``offered(kind, offer)``), which checks it, asks
-the human, and answers with ``accept()`` (``file_ack``) or
+handed on (``offered(kind, offer)``) to be checked and decided (the
+receiving rules, a policy, maybe a human: ``_receive.receive``), and
+answered with ``accept()`` (``file_ack``) or
 ``decline(reason)`` (``{"error": "transfer rejected"}``, the reference's
 words). Other keys are ignored.
 

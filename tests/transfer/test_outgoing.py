@@ -4,8 +4,8 @@ import zipfile
 
 from twisted.trial import unittest
 
-from wormhole.transfer import _outgoing
 from wormhole.errors import TransferError
+from wormhole.transfer import _outgoing
 
 
 class Prepare(unittest.TestCase):

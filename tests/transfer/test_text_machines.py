@@ -5,9 +5,9 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
+from wormhole.errors import TransferError
 from wormhole.transfer import IOfferSender, IReceiver, text_sender
 from wormhole.transfer import Receiver as ReceiverMachine
-from wormhole.errors import TransferError
 
 
 def j(d):

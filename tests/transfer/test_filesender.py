@@ -5,8 +5,8 @@ import json
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.transfer import IOfferSender, file_sender
 from wormhole.errors import TransferError
+from wormhole.transfer import IOfferSender, file_sender
 
 TRANSIT = {"abilities-v1": [{"type": "relay-v1"}], "hints-v1": []}
 OFFER = {"file": {"filename": "a", "filesize": 3}}
