@@ -41,6 +41,9 @@ MAX_DEPTH = 64
 # more changed, the whole directory is sent (docs/transfer-v2.md "Resume")
 MAX_RESEND = 4096
 HASH_SIZE = 32  # "32-byte Blake2b": BLAKE2b with digest_size=32
+# "file-modes" feature: a FileOffer's mode is permission bits (with set-uid,
+# set-gid and sticky at most): no file type, nothing above
+MAX_MODE = 0o7777
 
 KIND_FILE_OFFER = 1
 KIND_DIRECTORY_OFFER = 2
@@ -125,9 +128,17 @@ class FileOffer:
     # that changed and are sent again first; only to a receiver that sent
     # its files' digests (OfferAccept.resume_digests)
     resend = attr.ib(default=None)
+    # "file-modes" feature (docs/transfer-v2.md "File modes"): the file's
+    # permission bits at the sender, on a file offer and on each header of
+    # a directory offer; None: absent (only sent to a peer that declared
+    # the feature). What the receiver keeps of them is the receiving
+    # rules' (``_landing.landed_mode``)
+    mode = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         check_segment(self.filename)
+        if self.mode is not None and _check_int("mode", self.mode) > MAX_MODE:
+            raise MessageError(f"a mode is permission bits (at most 0o7777), not {self.mode!r}")
         _check_int("timestamp", self.timestamp)
         _check_int("bytes", self.bytes)
         if self.offset is not None and _check_int("offset", self.offset) > self.bytes:
@@ -318,6 +329,8 @@ def encode_record(record):
             fields["skip"] = record.skip
         if record.resend is not None:
             fields["resend"] = list(record.resend)
+        if record.mode is not None:
+            fields["mode"] = record.mode
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
         fields = {"base": record.base, "size": record.size,
@@ -344,7 +357,7 @@ def encode_record(record):
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
-                     f.get("offset"), f.get("skip"), f.get("resend"))
+                     f.get("offset"), f.get("skip"), f.get("resend"), f.get("mode"))
 
 
 def _parse_directory_offer(payload):

@@ -17,6 +17,12 @@ def plain_target(name, directory):
     return _landing.target_path(directory, name)
 
 
+def mode_of(sink, header):
+    """The mode ``header`` (a FileOffer) carries for its file when the
+    "file-modes" feature is on (``sink.modes``), else None (the default)."""
+    return header.mode if sink.modes else None
+
+
 def check_target(target, directory, needed, free_space):
     """Nothing at ``target`` yet, and room for ``needed`` bytes (Refused)."""
     _landing.check_not_existing(target, os.path.relpath(target, directory))
@@ -27,12 +33,14 @@ def check_target(target, directory, needed, free_space):
 class FileSink:
     """One offered file, into ``directory``."""
 
+    modes = False  # the "file-modes" feature: the file gets the mode offered
+
     def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = plain_target(name or offer.filename, directory)
         check_target(self.final_path, directory, offer.bytes, free_space)
 
     def open_file(self, path, header):
-        return VerifiedPartial(self.final_path, header.bytes)
+        return VerifiedPartial(self.final_path, header.bytes, mode_of(self, header))
 
     def complete(self):
         pass
@@ -46,6 +54,8 @@ class FileSink:
 @implementer(ISink)
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
+
+    modes = False  # the "file-modes" feature: each file gets its header's mode
 
     def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
@@ -70,7 +80,7 @@ class DirectorySink:
         return os.path.join(self._tmp, *path)
 
     def open_file(self, path, header):
-        return FolderFile(self._folder_for(path), header.bytes)
+        return FolderFile(self._folder_for(path), header.bytes, mode=mode_of(self, header))
 
     def complete(self):
         # the "empty-folders" feature: folders no file created
