@@ -9,7 +9,6 @@ our Mailbox server on 127.0.0.1."""
 import os
 import stat
 
-import attr
 from twisted.internet import defer
 from twisted.trial import unittest
 
@@ -152,7 +151,7 @@ class Landing(_Umask, unittest.TestCase):
         hand, past the codec)."""
         offer = M.FileOffer("f", 1, 1)
         sink = _sink.sink_for(offer, self.dir, plenty, modes=True)
-        writer = sink.open_file(("f",), attr.evolve(offer))
+        writer = sink.open_file(("f",), offer)
         writer.mode = "0755"
         writer.write(b"x")
         self.assertRaises(BadOffer, writer.commit)
