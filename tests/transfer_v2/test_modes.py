@@ -26,6 +26,26 @@ from .test_cli import _CLIBase
 from .test_e2e import _Base
 
 
+# the folders of make_moded_tree, given modes of their own here
+FOLDER_MODES = {"sub": 0o750, "sub/deeper": 0o700}
+
+
+def chmod_folders(root):
+    for rel, mode in FOLDER_MODES.items():
+        os.chmod(os.path.join(root, *rel.split("/")), mode)
+    return root
+
+
+def folder_modes_of(root):
+    """{relative path: permission bits} of every folder under ``root``."""
+    out = {}
+    for dirpath, dirs, _ in os.walk(root):
+        for name in dirs:
+            rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+            out[rel] = mode_of(os.path.join(dirpath, name))
+    return out
+
+
 def plenty(path):
     return 1 << 40
 
@@ -62,17 +82,34 @@ class Records(unittest.TestCase):
             self.assertRaises(M.MessageError, M.parse_record, raw)
 
 
+    def test_folder_modes_travel(self):
+        offer = M.DirectoryOffer("d", 1, [["a", "f"]], (), [[["a"], 0o750],
+                                                           [["a", "b"], 0o700]])
+        self.assertEqual(M.parse_record(M.encode_record(offer)), offer)
+        self.assertEqual(offer.folder_modes, ((("a",), 0o750), (("a", "b"), 0o700)))
+        self.assertNotIn(b"folder_modes", M.encode_record(M.DirectoryOffer("d", 1, [["f"]])))
+
+    def test_hostile_folder_modes_refused(self):
+        for bad in ([[["a"], 0o10000]], [[["a"], "755"]], [[["a"], 0o755, 1]],
+                    [[["a"], 0o755], [["a"], 0o700]], [[["f"], 0o755]], "x", [[[], 0o755]],
+                    [[["a"], -1]]):
+            raw = bytes((M.KIND_DIRECTORY_OFFER,)) + M._pack(
+                {"base": "d", "size": 1, "files": [["f"]], "folder_modes": bad})
+            self.assertRaises(M.MessageError, M.parse_record, raw)
+
+
 class Sending(unittest.TestCase):
 
     def setUp(self):
         self.root = os.path.join(os.path.abspath(self.mktemp()), "moded")
-        make_moded_tree(self.root)
+        chmod_folders(make_moded_tree(self.root))
         os.chmod(os.path.join(self.root, "run.sh"), 0o4755)
 
     def test_headers_carry_the_permission_bits(self):
         out = S.prepare(self.root)
         got = {"/".join(f.segments): f.header.mode for f in out.files}
         self.assertEqual(got, MODES)  # run.sh: 0o4755 less set-uid
+        self.assertEqual({"/".join(p): m for p, m in out.offer.folder_modes}, FOLDER_MODES)
         one = S.prepare(os.path.join(self.root, "sub", "secret.key"))
         self.assertEqual(one.offer.mode, 0o600)
 
@@ -82,6 +119,8 @@ class Sending(unittest.TestCase):
             self.assertEqual({f.header.mode for f in out.files}, {None})
             if isinstance(out.offer, M.FileOffer):
                 self.assertIsNone(out.offer.mode)
+            else:
+                self.assertEqual(out.offer.folder_modes, ())
 
 
 class Landing(_Umask, unittest.TestCase):
@@ -133,6 +172,34 @@ class Landing(_Umask, unittest.TestCase):
                 self.assertEqual(self.receive_file(sent, resumable), expected)
                 os.unlink(os.path.join(self.dir, "f"))
 
+    def test_folder_modes(self):
+        """Folders get theirs once filled, deepest first: a read-only one
+        still receives its file; set-uid/set-gid/sticky dropped; a folder
+        that was not made is skipped; without the feature, 0777 less the
+        umask."""
+        self.umask(0o022)
+        for resumable, modes, expected in (
+                (False, True, {"ro": 0o555, "ro/in": 0o700, "s": 0o755}),
+                (True, True, {"ro": 0o555, "ro/in": 0o700, "s": 0o755}),
+                (False, False, {"ro": 0o755, "ro/in": 0o755, "s": 0o755})):
+            folder = os.path.abspath(self.mktemp())
+            os.makedirs(folder)
+            offer = M.DirectoryOffer("d", 2, [["ro", "in", "f"], ["s", "g"]], (), [
+                [["ro"], 0o555], [["ro", "in"], 0o700], [["s"], 0o3777], [["gone"], 0o700]])
+            sink = _sink.sink_for(offer, folder, plenty, resumable=resumable, modes=modes)
+            if resumable:
+                sink.check_kept()
+            for path in offer.files:
+                writer = sink.open_file(path, M.FileOffer(path[-1], 1, 1))
+                writer.write(b"x")
+                writer.commit()
+            sink.complete()
+            root = os.path.join(folder, "d")
+            self.addCleanup(os.chmod, os.path.join(root, "ro"), 0o755)
+            self.assertEqual(folder_modes_of(root), expected)
+            with open(os.path.join(root, "ro", "in", "f"), "rb") as f:
+                self.assertEqual(f.read(), b"x")
+
     def test_umask_limits(self):
         self.umask(0o077)
         self.assertEqual(self.receive_folder({"a": 0o755, "b": 0o644}, False),
@@ -167,14 +234,14 @@ def _clear(folder):
 
 class CLIModes(_Umask, _CLIBase):
     """Two of our ``wormhole`` processes over transfer-v2 (the CLI declares
-    "file-modes"): a tree of 0755, 0644, 0600 and 0700 files and an executable
-    file on its own keep their modes (umask 022 for both: it takes
-    nothing from these modes)."""
+    "file-modes"): a tree of 0755, 0644, 0600 and 0700 files (in folders
+    of 0750 and 0700) and an executable file on its own keep their modes
+    (umask 022 for both: it takes nothing from these modes)."""
 
     @defer.inlineCallbacks
     def test_tree_and_file(self):
         self.umask(0o022)  # the children inherit it
-        tree = make_moded_tree(os.path.join(self.src, "moded"))
+        tree = chmod_folders(make_moded_tree(os.path.join(self.src, "moded")))
         tool = os.path.join(self.src, "tool.sh")
         with open(tool, "w") as f:
             f.write("#!/bin/sh\necho hi\n")
@@ -185,6 +252,7 @@ class CLIModes(_Umask, _CLIBase):
         self.assertExit(recv, 0)
         self.assertIn(V2_USED.encode(), recv.stderr)
         self.assertEqual(modes_of(os.path.join(self.dst, "moded")), MODES)
+        self.assertEqual(folder_modes_of(os.path.join(self.dst, "moded")), FOLDER_MODES)
         self.assertEqual(mode_of(os.path.join(self.dst, "tool.sh")), 0o755)
 
 

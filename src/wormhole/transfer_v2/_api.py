@@ -255,8 +255,9 @@ class _OfferInProtocol(_OfferProtocol):
             # an attribute of a feature we did not declare: ignored, like
             # any unknown key (spec "features")
             offer = attr.evolve(offer, folders=())
-        if isinstance(offer, M.FileOffer) and not self._session._modes:
-            offer = attr.evolve(offer, mode=None)  # the same: "file-modes" undeclared
+        if not self._session._modes:  # the same: "file-modes" undeclared
+            offer = attr.evolve(offer, **({"mode": None} if isinstance(offer, M.FileOffer)
+                                          else {"folder_modes": ()}))
         self.incoming = IncomingOffer(offer, self.machine, self._done,
                                       self._session._free_space, self._session._resume,
                                       self._session._modes)

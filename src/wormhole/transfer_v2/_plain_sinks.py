@@ -65,7 +65,7 @@ class DirectorySink:
     def _prepare(self, offer, directory, free_space, name):
         self.final_path = plain_target(name or offer.base, directory)
         # every path, before anything is made: the same rule as a zip entry's
-        for path in offer.files + offer.folders:
+        for path in offer.files + offer.folders + tuple(p for p, _ in offer.folder_modes):
             _landing.check_path(path)
         check_target(self.final_path, directory, offer.size, free_space)
         self._offer = offer
@@ -86,7 +86,22 @@ class DirectorySink:
         # the "empty-folders" feature: folders no file created
         for folder in self._offer.folders:
             _nofollow.makedirs_inside(self._tmp, folder)
+        if self.modes:
+            self._set_folder_modes()
         self._folder.commit()
+
+    def _set_folder_modes(self):
+        """The "file-modes" feature: each folder the offer gives a mode
+        gets the receiving rules' one, once nothing more goes into it:
+        deepest first (a read-only folder is filled before), on its
+        descriptor, never through a link; one that was not made (an
+        empty folder to a peer without "empty-folders") is skipped."""
+        # every path was checked at accept (_prepare), and every folder
+        # inside the hidden one is ours (made, or checked when kept)
+        for path, mode in sorted(self._offer.folder_modes, key=lambda p: -len(p[0])):
+            folder = os.path.join(self._tmp, *path)
+            if os.path.lexists(folder):
+                _nofollow.set_folder_mode(folder, _landing.landed_mode(mode, 0o777))
 
     def abort(self):
         self._folder.abort()

@@ -91,13 +91,14 @@ def prepare(path):
         return Outgoing(f.header, [f])
     if not stat.S_ISDIR(st.st_mode):
         raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
-    files, skipped, folders = [], [], []
+    files, skipped, folders, folder_modes = [], [], [], []
     for root, dirs, names in os.walk(path):  # does not descend into dir links
         dirs.sort()
         rel = os.path.relpath(root, path)
         prefix = () if rel == "." else tuple(rel.split(os.sep))
         if prefix:
             folders.append(prefix)
+            folder_modes.append((prefix, _permissions(os.stat(root))))
         for n in sorted(names):
             full = os.path.join(root, n)
             try:
@@ -110,7 +111,8 @@ def prepare(path):
                 continue
             files.append(_stat_file(full, prefix + (n,)))
     offer = M.DirectoryOffer(name, sum(f.size for f in files),
-                             [list(f.segments) for f in files], _empty(folders, files))
+                             [list(f.segments) for f in files], _empty(folders, files),
+                             folder_modes)
     return Outgoing(offer, files, tuple(skipped))
 
 
@@ -132,11 +134,14 @@ def without_folders(outgoing):
 
 def without_modes(outgoing):
     """``outgoing`` for a peer without the "file-modes" feature: no FileOffer
-    (the offer, a directory's headers) carries a mode."""
+    (the offer, a directory's headers) carries a mode, no DirectoryOffer
+    its folders' modes."""
     files = [attr.evolve(f, mode=None) for f in outgoing.files]
     offer = outgoing.offer
     if isinstance(offer, M.FileOffer):
         offer = attr.evolve(offer, mode=None)
+    else:
+        offer = attr.evolve(offer, folder_modes=())
     return attr.evolve(outgoing, offer=offer, files=files)
 
 
