@@ -3,8 +3,10 @@ a tree of 0755, 0644, 0600 and 0700 files arrives with the same modes
 ours -> ours, ours -> reference 0.24 and reference 0.24 -> ours (the
 zipfile's external attributes carry them; the receiver keeps the
 permission bits, never more than its umask allows: 022 here, which
-takes nothing from these modes). Relay only (``--no-listen``), through
-our relay on 127.0.0.1."""
+takes nothing from these modes). Set-uid, set-gid and sticky never
+arrive: our zipfile does not carry them to the reference (whose receiver
+would apply them), our receiver drops them from the reference's. Relay
+only (``--no-listen``), through our relay on 127.0.0.1."""
 import os
 import stat
 
@@ -15,10 +17,14 @@ from . import _support as s
 
 MODES = {"run.sh": 0o755, "doc.txt": 0o644, "sub/secret.key": 0o600,
          "sub/deeper/tool": 0o700}
+# set-uid, set-gid and sticky at the sender: the permission bits arrive,
+# never those (our sender does not write them: the reference's receiver
+# would apply them; our receiver drops them from the reference's zipfile)
+SPECIAL = {"setuid": 0o4755, "setgid": 0o2750, "all": 0o7777}
 
 
-def make_moded_tree(root):
-    for rel, mode in MODES.items():
+def make_moded_tree(root, modes=MODES):
+    for rel, mode in modes.items():
         path = os.path.join(root, *rel.split("/"))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
@@ -47,15 +53,19 @@ class Modes(unittest.TestCase):
         self.addCleanup(os.umask, old)
 
     @defer.inlineCallbacks
-    def run_tree(self, sender, receiver):
+    def run_tree(self, sender, receiver, modes=MODES):
         servers = yield s.Servers.start(self, relay="ours")
         src = os.path.abspath(self.mktemp())
-        tree = make_moded_tree(os.path.join(src, "moded"))
-        self.assertEqual(modes_of(tree), MODES)
+        tree = make_moded_tree(os.path.join(src, "moded"), modes)
+        self.assertEqual(modes_of(tree), modes)
         send, recv, out = yield s.transfer(self, servers, sender, receiver, tree,
                                            no_listen=True)
         s.assert_ok(self, send, recv)
-        self.assertEqual(modes_of(os.path.join(out, "moded")), MODES)
+        # ours takes away what the umask (022) forbids; the reference
+        # applies an entry's mode as it is
+        allowed = 0o755 if receiver == "ours" else 0o777
+        self.assertEqual(modes_of(os.path.join(out, "moded")),
+                         {rel: mode & allowed for rel, mode in modes.items()})
 
     def test_ours_to_ours(self):
         """Our sender, our receiver (--classic): every mode kept."""
@@ -68,3 +78,12 @@ class Modes(unittest.TestCase):
     def test_reference_to_ours(self):
         """The reference's zipfile's modes are kept by our receiver."""
         return self.run_tree("ref", "ours")
+
+    def test_special_bits_ours_to_reference(self):
+        """The reference's receiver applies an entry's mode as it is: our
+        zipfile carries no set-uid, set-gid or sticky for it to apply."""
+        return self.run_tree("ours", "ref", SPECIAL)
+
+    def test_special_bits_reference_to_ours(self):
+        """The reference's zipfile carries them: our receiver drops them."""
+        return self.run_tree("ref", "ours", SPECIAL)

@@ -22,6 +22,7 @@ def framed_session(clock, mode, peer_mode, **kw):
     s = T.TransferSession(clock, None, mode, free_space=lambda path: 10 ** 12, **kw)
     s.negotiated = _versions.negotiate(mode, T.app_versions(peer_mode))
     s._framed = _versions.FRAMED_RECORDS in s.negotiated.features
+    s._modes = _versions.FILE_MODES in s.negotiated.features
     assert s._framed
     return s
 

@@ -105,7 +105,8 @@ class Sources(unittest.TestCase):
                    lambda: done.append(True), self.fail,
                    resume=S.ResumePoint(1, 1000, hasher, 1003)).start()
         headers = [r for r in transport.records if isinstance(r, M.FileOffer)]
-        self.assertEqual(headers[0], M.FileOffer("b", b.mtime_ns // 10 ** 9, 70000, 1000, 1))
+        self.assertEqual(headers[0], M.FileOffer("b", b.mtime_ns // 10 ** 9, 70000, 1000, 1,
+                                                 mode=b.mode))
         self.assertEqual([(h.offset, h.skip) for h in headers[1:]], [(None, None)] * 2)
         self.assertEqual(sent[0], (70000, S.digest_of(b)))
         self.assertEqual(sum(len(r.data) for r in transport.records

@@ -13,7 +13,8 @@ class Negotiate(unittest.TestCase):
                          {"transfer-v2": {"mode": "connect",
                                           "features": {"resume": {}, "empty-folders": {},
                                                        "session-totals": {},
-                                                       "framed-records": {}}}})
+                                                       "framed-records": {},
+                                                       "file-modes": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):

@@ -7,7 +7,8 @@ transfer-v2) and for the command line (docs/security.md "Receiving"):
   existing is replaced;
 - ``_room``: room on disk for what an offer announces;
 - ``_partial``: a file filled under a temporary name and linked to its
-  final name when verified; modes;
+  final name when verified; the permission bits a received file or
+  folder gets (``landed_mode``, one rule for both protocols);
 - ``_folder``: a folder filled under a temporary name and renamed;
 - ``_nofollow``: every hidden file made or opened without following a
   link (the only way the others touch one);
@@ -26,13 +27,13 @@ from ._names import (
     kept_name,
     temporary_prefix,
 )
-from ._partial import PartialFile, default_mode
+from ._partial import PERMISSION_BITS, PartialFile, default_mode, landed_mode
 from ._room import check_room, default_free_space
 from ._target import check_not_existing, target_path
 
 __all__ = [
     "BadName", "BadOffer", "Refused", "TemporaryFolder", "land_folder", "MAX_PATH_BYTES",
     "NAME_MAX", "PARTIAL_PREFIX", "check_name", "check_path", "kept_name",
-    "temporary_prefix", "PartialFile", "default_mode", "check_room", "default_free_space",
-    "check_not_existing", "target_path",
+    "temporary_prefix", "PERMISSION_BITS", "PartialFile", "default_mode", "landed_mode",
+    "check_room", "default_free_space", "check_not_existing", "target_path",
 ]

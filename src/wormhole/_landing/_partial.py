@@ -1,20 +1,29 @@
 """Bytes arriving for a file, under a hidden temporary name beside it,
 given the final name only when all of them are on disk (docs/cli.md
-"Receiving files safely"; spec 004 9.2).
+"Receiving files safely"; spec 004 9.2), and the one rule for the
+permission bits a received file or folder gets (``landed_mode``,
+docs/security.md "Modes").
 
 The temporary name (``_names.temporary_prefix`` plus tempfile's random
 part, created ``O_EXCL | O_NOFOLLOW`` by ``mkstemp``) fits beside any
-legal final name; the file is private (0600) while it fills and gets what
-``open()`` would have given it (0666 less the umask) before it is linked
-to its final name, which it never replaces (``link()`` fails on an
+legal final name; the file is private (0600) while it fills and gets its final mode
+(``landed_mode``: the sender's bits when it sent some, else 0666, less
+the umask) before it is linked to its final name, which it never replaces (``link()`` fails on an
 existing name, a link included).
 """
 import hashlib
 import os
 
 from . import _nofollow
-from ._errors import Refused
+from ._errors import BadOffer, Refused
 from ._names import temporary_prefix
+
+
+# the bits a sender's mode may give a received file or folder: read,
+# write and execute for owner, group and others; never set-uid, set-gid
+# or sticky (a received program must not run with its receiver's rights
+# elevated, nor a folder change who may delete in it)
+PERMISSION_BITS = 0o777
 
 
 def default_mode(mode):
@@ -24,18 +33,37 @@ def default_mode(mode):
     return mode & ~umask
 
 
+def landed_mode(sender_mode, default):
+    """The mode a received file (``default`` 0o666) or folder (0o777) gets,
+    whatever protocol carried it (issue 22 item 5; docs/security.md
+    "Modes"): the sender's permission bits (``PERMISSION_BITS``: set-uid,
+    set-gid and sticky are dropped, as is anything above them) less our
+    umask, never more than a file we create would get; ``default`` less
+    the umask when the sender gave none (None). A mode that is not an
+    integer is a malformed offer (BadOffer)."""
+    if sender_mode is None:
+        return default_mode(default)
+    if not isinstance(sender_mode, int) or isinstance(sender_mode, bool) or sender_mode < 0:
+        raise BadOffer(f"a file mode must be a non-negative integer, not {sender_mode!r}")
+    return default_mode(sender_mode & PERMISSION_BITS)
+
+
 class PartialFile:
     """Bytes arriving for ``target``, under a temporary name beside it,
     hashed on the way in with ``hasher`` (SHA-256 for classic receive,
-    transfer-v2 gives its BLAKE2b)."""
+    transfer-v2 gives its BLAKE2b). ``mode``: the sender's permission
+    bits, or None (``landed_mode``)."""
 
-    def __init__(self, target, hasher=None):
+    mode = None
+
+    def __init__(self, target, hasher=None, mode=None):
         self.target = target
         directory, name = os.path.split(target)
         fd, self.path = _nofollow.create_temporary(directory, temporary_prefix(name))
         self._f = os.fdopen(fd, "wb")
         self._hash = hashlib.sha256() if hasher is None else hasher
         self.size = 0
+        self.mode = mode
 
     def write(self, data):
         self._f.write(data)
@@ -59,7 +87,7 @@ class PartialFile:
         if not self._f.closed:
             self._f.flush()
             # its final mode, on the descriptor: never through a name
-            os.fchmod(self._f.fileno(), default_mode(0o666))
+            os.fchmod(self._f.fileno(), landed_mode(self.mode, 0o666))
             os.fsync(self._f.fileno())
             self._f.close()
         return self._hash.hexdigest()

@@ -13,6 +13,7 @@ import zlib
 
 import attrs
 
+from .._landing import PERMISSION_BITS
 from ..errors import TransferError
 from .._wording import naturalsize
 
@@ -147,6 +148,10 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
             for local, arcname, is_dir in _walk(path, unsendable):
                 if is_dir:
                     zf.write(local, arcname)
+                    # external attributes live in the central directory
+                    # only, written from these at close
+                    zf.filelist[-1].external_attr = _entry_attributes(
+                        os.stat(local).st_mode)
                     continue
                 try:
                     size = _add_file(zf, local, arcname)
@@ -182,6 +187,17 @@ def _compress_type(sample):
     return zipfile.ZIP_STORED
 
 
+def _entry_attributes(st_mode):
+    """A zip entry's external attributes: the file type and permission
+    bits in the high 16 bits (where the reference 0.24 and we read a
+    mode), never set-uid, set-gid or sticky: the reference's receiver
+    applies an entry's mode as it is, umask or not (issue 22 item 5), and
+    what we would not keep as a receiver we do not ask others to keep.
+    Folders also get MS-DOS's directory bit, as zipfile gives them."""
+    attributes = (stat.S_IFMT(st_mode) | stat.S_IMODE(st_mode) & PERMISSION_BITS) << 16
+    return attributes | (0x10 if stat.S_ISDIR(st_mode) else 0)
+
+
 def _add_file(zf, local, arcname):
     st = os.stat(local)  # follows links, as the bytes sent will
     if not stat.S_ISREG(st.st_mode):
@@ -189,6 +205,7 @@ def _add_file(zf, local, arcname):
     with open(local, "rb") as src:
         chunk = src.read(_SAMPLE)
         info = zipfile.ZipInfo.from_file(local, arcname)
+        info.external_attr = _entry_attributes(st.st_mode)
         info.compress_type = _compress_type(chunk)
         with zf.open(info, "w", force_zip64=st.st_size > 2**31) as dst:
             while chunk:

@@ -39,7 +39,7 @@ import stat
 import zipfile
 
 from .. import _landing
-from .._landing import Refused, check_path, default_mode, land_folder
+from .._landing import Refused, check_path, land_folder
 from ..errors import TransferError
 
 # PATH_MAX: no legitimate link target is longer, and a link entry's data
@@ -67,11 +67,11 @@ def _is_link(info):
 
 
 def _permissions(info, default):
-    """The permission bits to create an entry with (the kernel then takes
-    away what the umask forbids): the sender's, without set-uid, set-gid
-    and sticky (``0o777``), or ``default`` when the entry carries no mode."""
+    """The mode an entry gets (the receiving rules' ``landed_mode``: the
+    sender's permission bits without set-uid, set-gid and sticky, less the
+    umask), or ``default`` less the umask when the entry carries none."""
     mode = info.external_attr >> 16
-    return stat.S_IMODE(mode) & 0o777 if mode else default
+    return _landing.landed_mode(stat.S_IMODE(mode) if mode else None, default)
 
 
 class _Link:
@@ -334,9 +334,8 @@ def unpack(zf, entries, root, max_bytes):
             os.symlink(target, parts[-1], dir_fd=folders.get(parts[:-1]))
         # folders last (deepest first), once nothing more goes into them:
         # on the descriptor, never through a name
-        umask = 0o777 & ~default_mode(0o777)
         for parts, mode in sorted(moded_folders, key=lambda p: -len(p[0])):
-            os.fchmod(folders.get(parts), mode & ~umask)
+            os.fchmod(folders.get(parts), mode)
     finally:
         folders.close()
 

@@ -69,8 +69,9 @@ class IncomingOffer:
     of a directory offer as it begins (its bytes from ``offset`` on then
     come as ``progress``)."""
 
-    def __init__(self, offer, machine, done, free_space, resumable):
+    def __init__(self, offer, machine, done, free_space, resumable, modes=False):
         self.offer = offer
+        self._modes = modes
         self._answered = None  # accept()'s Deferred, until our answer is out
         self._machine = machine
         self._done = done
@@ -115,7 +116,7 @@ class IncomingOffer:
         answered = self._answered
         try:
             sink = _sink.sink_for(self.offer, folder, self._free_space, name,
-                                  resumable=self._resumable)
+                                  resumable=self._resumable, modes=self._modes)
         except _landing.Refused as e:
             self.refusal = e
             self.refused = str(e)
@@ -267,8 +268,12 @@ class _OfferInProtocol(_OfferProtocol):
             # an attribute of a feature we did not declare: ignored, like
             # any unknown key (spec "features")
             offer = attr.evolve(offer, folders=())
+        if not self._session._modes:  # the same: "file-modes" undeclared
+            offer = attr.evolve(offer, **({"mode": None} if isinstance(offer, M.FileOffer)
+                                          else {"folder_modes": ()}))
         self.incoming = IncomingOffer(offer, self.machine, self._done,
-                                      self._session._free_space, self._session._resume)
+                                      self._session._free_space, self._session._resume,
+                                      self._session._modes)
         self._session._incoming_offer(self.incoming)
 
     def progress(self, nbytes):
@@ -301,6 +306,8 @@ class _OfferOutProtocol(_OfferProtocol):
         self._session = session
         if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
+        if not session._modes:
+            outgoing = _source.without_modes(outgoing)
         self._outgoing = outgoing
         self._done = done
         # the application's display, called from the protocol: guarded
@@ -426,6 +433,7 @@ class TransferSession:
         self._resume = False  # both declared the "resume" feature
         self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
+        self._modes = False  # both declared "file-modes"
         self._framed = False  # both declared "framed-records"
         self._dilated = None
         self._our_control = None
@@ -518,6 +526,7 @@ class TransferSession:
         self._empty_folders = _versions.EMPTY_FOLDERS in negotiated.features
         self._totals = _versions.SESSION_TOTALS in negotiated.features
         self._framed = _versions.FRAMED_RECORDS in negotiated.features
+        self._modes = _versions.FILE_MODES in negotiated.features
         self._dilated = self._w.dilate(**self._dilate_kwargs)
         control = Factory.forProtocol(lambda: _ControlProtocol(self, ours=False))
         offers = Factory.forProtocol(lambda: _OfferInProtocol(self))

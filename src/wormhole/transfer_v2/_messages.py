@@ -41,6 +41,9 @@ MAX_DEPTH = 64
 # more changed, the whole directory is sent (docs/transfer-v2.md "Resume")
 MAX_RESEND = 4096
 HASH_SIZE = 32  # "32-byte Blake2b": BLAKE2b with digest_size=32
+# "file-modes" feature: a FileOffer's mode is permission bits (with set-uid,
+# set-gid and sticky at most): no file type, nothing above
+MAX_MODE = 0o7777
 
 KIND_FILE_OFFER = 1
 KIND_DIRECTORY_OFFER = 2
@@ -125,9 +128,17 @@ class FileOffer:
     # that changed and are sent again first; only to a receiver that sent
     # its files' digests (OfferAccept.resume_digests)
     resend = attr.ib(default=None)
+    # "file-modes" feature (docs/transfer-v2.md "File modes"): the file's
+    # permission bits at the sender, on a file offer and on each header of
+    # a directory offer; None: absent (only sent to a peer that declared
+    # the feature). What the receiver keeps of them is the receiving
+    # rules' (``_landing.landed_mode``)
+    mode = attr.ib(default=None)
 
     def __attrs_post_init__(self):
         check_segment(self.filename)
+        if self.mode is not None:
+            _check_mode(self.mode)
         _check_int("timestamp", self.timestamp)
         _check_int("bytes", self.bytes)
         if self.offset is not None and _check_int("offset", self.offset) > self.bytes:
@@ -166,6 +177,22 @@ def _check_folders(folders):
     return _check_paths(folders, MAX_FOLDERS, "folders")
 
 
+def _check_mode(mode):
+    if _check_int("mode", mode) > MAX_MODE:
+        raise MessageError(f"a mode is permission bits (at most 0o7777), not {mode!r}")
+    return mode
+
+
+def _check_folder_modes(pairs):
+    """The "file-modes" feature's ``folder_modes``: [path, mode] pairs."""
+    if not isinstance(pairs, (list, tuple)) or len(pairs) > MAX_FOLDERS:
+        raise MessageError(f"folder modes must be a list of at most {MAX_FOLDERS} pairs")
+    if not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+        raise MessageError("a folder mode must be a [path, mode] pair")
+    paths = _check_paths([p[0] for p in pairs], MAX_FOLDERS, "folder modes")
+    return tuple(zip(paths, (_check_mode(p[1]) for p in pairs)))
+
+
 @attr.s(frozen=True)
 class DirectoryOffer:
     base = attr.ib()
@@ -175,6 +202,10 @@ class DirectoryOffer:
     # folders that hold nothing, so that no file creates them; only sent
     # to a peer that declared the feature
     folders = attr.ib(default=(), converter=_check_folders)
+    # "file-modes" feature (docs/transfer-v2.md "File modes"): the
+    # permission bits of the offer's folders, ((path, mode), ...); only
+    # sent to a peer that declared the feature
+    folder_modes = attr.ib(default=(), converter=_check_folder_modes)
 
     def __attrs_post_init__(self):
         check_segment(self.base)
@@ -182,6 +213,9 @@ class DirectoryOffer:
         entries = set(self.files) | set(self.folders)
         if len(entries) != len(self.files) + len(self.folders):
             raise MessageError("the same path is offered twice")
+        moded = [path for path, _ in self.folder_modes]
+        if len(set(moded)) != len(moded) or set(moded) & set(self.files):
+            raise MessageError("a folder mode is given twice, or for a file")
         # a file cannot also be a folder, and an empty folder holds nothing
         for path in entries:
             for i in range(1, len(path)):
@@ -318,12 +352,16 @@ def encode_record(record):
             fields["skip"] = record.skip
         if record.resend is not None:
             fields["resend"] = list(record.resend)
+        if record.mode is not None:
+            fields["mode"] = record.mode
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
         fields = {"base": record.base, "size": record.size,
                   "files": [list(p) for p in record.files]}
         if record.folders:
             fields["folders"] = [list(p) for p in record.folders]
+        if record.folder_modes:
+            fields["folder_modes"] = [[list(p), m] for p, m in record.folder_modes]
         return bytes((KIND_DIRECTORY_OFFER,)) + _pack(fields)
     if isinstance(record, OfferAccept):
         if record.resume_offset is None:
@@ -344,13 +382,13 @@ def encode_record(record):
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
-                     f.get("offset"), f.get("skip"), f.get("resend"))
+                     f.get("offset"), f.get("skip"), f.get("resend"), f.get("mode"))
 
 
 def _parse_directory_offer(payload):
     f = _unpack(payload, MAX_OFFER_RECORD)
     return DirectoryOffer(_field(f, "base"), _field(f, "size"), _field(f, "files"),
-                          f.get("folders", ()))
+                          f.get("folders", ()), f.get("folder_modes", ()))
 
 
 def _parse_accept(payload):

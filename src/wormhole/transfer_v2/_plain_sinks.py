@@ -17,6 +17,12 @@ def plain_target(name, directory):
     return _landing.target_path(directory, name)
 
 
+def mode_of(sink, header):
+    """The mode ``header`` (a FileOffer) carries for its file when the
+    "file-modes" feature is on (``sink.modes``), else None (the default)."""
+    return header.mode if sink.modes else None
+
+
 def check_target(target, directory, needed, free_space):
     """Nothing at ``target`` yet, and room for ``needed`` bytes (Refused)."""
     _landing.check_not_existing(target, os.path.relpath(target, directory))
@@ -27,12 +33,14 @@ def check_target(target, directory, needed, free_space):
 class FileSink:
     """One offered file, into ``directory``."""
 
+    modes = False  # the "file-modes" feature: the file gets the mode offered
+
     def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = plain_target(name or offer.filename, directory)
         check_target(self.final_path, directory, offer.bytes, free_space)
 
     def open_file(self, path, header):
-        return VerifiedPartial(self.final_path, header.bytes)
+        return VerifiedPartial(self.final_path, header.bytes, mode_of(self, header))
 
     def complete(self):
         pass
@@ -47,6 +55,8 @@ class FileSink:
 class DirectorySink:
     """One offered directory, into ``directory``/``offer.base``."""
 
+    modes = False  # the "file-modes" feature: each file gets its header's mode
+
     def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self._prepare(offer, directory, free_space, name)
         self._folder = _landing.TemporaryFolder(self.final_path)
@@ -55,7 +65,7 @@ class DirectorySink:
     def _prepare(self, offer, directory, free_space, name):
         self.final_path = plain_target(name or offer.base, directory)
         # every path, before anything is made: the same rule as a zip entry's
-        for path in offer.files + offer.folders:
+        for path in offer.files + offer.folders + tuple(p for p, _ in offer.folder_modes):
             _landing.check_path(path)
         check_target(self.final_path, directory, offer.size, free_space)
         self._offer = offer
@@ -70,13 +80,28 @@ class DirectorySink:
         return os.path.join(self._tmp, *path)
 
     def open_file(self, path, header):
-        return FolderFile(self._folder_for(path), header.bytes)
+        return FolderFile(self._folder_for(path), header.bytes, mode=mode_of(self, header))
 
     def complete(self):
         # the "empty-folders" feature: folders no file created
         for folder in self._offer.folders:
             _nofollow.makedirs_inside(self._tmp, folder)
+        if self.modes:
+            self._set_folder_modes()
         self._folder.commit()
+
+    def _set_folder_modes(self):
+        """The "file-modes" feature: each folder the offer gives a mode
+        gets the receiving rules' one, once nothing more goes into it:
+        deepest first (a read-only folder is filled before), on its
+        descriptor, never through a link; one that was not made (an
+        empty folder to a peer without "empty-folders") is skipped."""
+        # every path was checked at accept (_prepare), and every folder
+        # inside the hidden one is ours (made, or checked when kept)
+        for path, mode in sorted(self._offer.folder_modes, key=lambda p: -len(p[0])):
+            folder = os.path.join(self._tmp, *path)
+            if os.path.lexists(folder):
+                _nofollow.set_folder_mode(folder, _landing.landed_mode(mode, 0o777))
 
     def abort(self):
         self._folder.abort()

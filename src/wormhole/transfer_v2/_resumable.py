@@ -18,7 +18,7 @@ from .._landing import _nofollow
 from . import _hashing
 from . import _messages as M
 from ._interfaces import IResumableSink
-from ._plain_sinks import DirectorySink, check_target, plain_target
+from ._plain_sinks import DirectorySink, check_target, mode_of, plain_target
 from ._writers import FILE_MODE, JournaledFile, ResumablePartial
 
 Refused = _landing.Refused
@@ -88,6 +88,7 @@ class ResumableFileSink:
     read, written and removed without following a link (``_nofollow``)."""
 
     kept_bytes = 0  # no whole files: a file's kept bytes are its offset
+    modes = False  # the "file-modes" feature: the file gets the mode offered
 
     def __init__(self, offer, directory, free_space=_landing.default_free_space, name=None):
         self.final_path = plain_target(name or offer.filename, directory)
@@ -147,7 +148,7 @@ class ResumableFileSink:
         else:
             hasher = self.resume.hasher
         return ResumablePartial(self.final_path, self._partial, self._state, header.bytes,
-                                 offset, hasher)
+                                 offset, hasher, mode_of(self, header))
 
     def open_resumed(self, header):
         """The offering side's answer to our resume request."""
@@ -321,7 +322,7 @@ class ResumableDirectorySink(DirectorySink):
         f.seek(offset)
         f.truncate()
         return JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
-                              received=offset)
+                              received=offset, mode=mode_of(self, header))
 
     def open_resumed(self, header):
         """The offering side's answer to our resume request: continue

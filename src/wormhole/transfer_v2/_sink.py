@@ -36,17 +36,19 @@ Refused = _landing.Refused
 
 
 def sink_for(offer, directory, free_space=_landing.default_free_space, name=None,
-             resumable=False):
+             resumable=False, modes=False):
     """The sink for an accepted offer (an ISink; an IResumableSink with
     ``resumable``), or Refused (the reason goes to the peer): BadName for
     a name or a path of the offer that the receiving rules refuse, as
     classic receive refuses it. ``name`` replaces the offered name
     (``wormhole receive -o``); ``resumable`` when both peers declared the
-    "resume" feature."""
+    "resume" feature; ``modes`` when both declared the "file-modes" feature:
+    a file gets the mode its FileOffer carries (the receiving rules'
+    ``_landing.landed_mode``), else what ``open()`` gives."""
     if isinstance(offer, M.DirectoryOffer):
-        if resumable and offer.files:
-            return ResumableDirectorySink(offer, directory, free_space, name)
-        return DirectorySink(offer, directory, free_space, name)
-    if resumable:
-        return ResumableFileSink(offer, directory, free_space, name)
-    return FileSink(offer, directory, free_space, name)
+        kind = ResumableDirectorySink if resumable and offer.files else DirectorySink
+    else:
+        kind = ResumableFileSink if resumable else FileSink
+    sink = kind(offer, directory, free_space, name)
+    sink.modes = modes
+    return sink

@@ -17,6 +17,7 @@ import attr
 from twisted.internet import interfaces
 from zope.interface import implementer
 
+from .._landing import PERMISSION_BITS
 from ..errors import TransferError
 from . import _hashing
 from . import _messages as M
@@ -38,10 +39,13 @@ class OutgoingFile:
     segments = attr.ib()    # its path relative to the offer ((name,) for a file)
     size = attr.ib()
     mtime_ns = attr.ib()
+    # its permission bits (the "file-modes" feature), None for a peer without it
+    mode = attr.ib(default=None)
 
     @property
     def header(self):
-        return M.FileOffer(self.segments[-1], self.mtime_ns // 10 ** 9, self.size)
+        return M.FileOffer(self.segments[-1], self.mtime_ns // 10 ** 9, self.size,
+                           mode=self.mode)
 
 
 @attr.s(frozen=True)
@@ -64,9 +68,16 @@ def _name_of(path):
     return os.path.basename(os.path.normpath(os.path.abspath(path)))
 
 
+def _permissions(st):
+    """What the "file-modes" feature sends of a file's mode: its permission
+    bits, never set-uid, set-gid or sticky (no receiver of ours keeps
+    them: ``_landing.landed_mode``)."""
+    return stat.S_IMODE(st.st_mode) & PERMISSION_BITS
+
+
 def _stat_file(path, segments):
     st = os.stat(path)
-    return OutgoingFile(path, tuple(segments), st.st_size, st.st_mtime_ns)
+    return OutgoingFile(path, tuple(segments), st.st_size, st.st_mtime_ns, _permissions(st))
 
 
 def prepare(path):
@@ -76,17 +87,18 @@ def prepare(path):
     st = os.stat(path)
     name = _name_of(path)
     if stat.S_ISREG(st.st_mode):
-        f = OutgoingFile(path, (name,), st.st_size, st.st_mtime_ns)
+        f = OutgoingFile(path, (name,), st.st_size, st.st_mtime_ns, _permissions(st))
         return Outgoing(f.header, [f])
     if not stat.S_ISDIR(st.st_mode):
         raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
-    files, skipped, folders = [], [], []
+    files, skipped, folders, folder_modes = [], [], [], []
     for root, dirs, names in os.walk(path):  # does not descend into dir links
         dirs.sort()
         rel = os.path.relpath(root, path)
         prefix = () if rel == "." else tuple(rel.split(os.sep))
         if prefix:
             folders.append(prefix)
+            folder_modes.append((prefix, _permissions(os.stat(root))))
         for n in sorted(names):
             full = os.path.join(root, n)
             try:
@@ -99,7 +111,8 @@ def prepare(path):
                 continue
             files.append(_stat_file(full, prefix + (n,)))
     offer = M.DirectoryOffer(name, sum(f.size for f in files),
-                             [list(f.segments) for f in files], _empty(folders, files))
+                             [list(f.segments) for f in files], _empty(folders, files),
+                             folder_modes)
     return Outgoing(offer, files, tuple(skipped))
 
 
@@ -117,6 +130,19 @@ def without_folders(outgoing):
     if not outgoing.is_directory or not outgoing.offer.folders:
         return outgoing
     return attr.evolve(outgoing, offer=attr.evolve(outgoing.offer, folders=()))
+
+
+def without_modes(outgoing):
+    """``outgoing`` for a peer without the "file-modes" feature: no FileOffer
+    (the offer, a directory's headers) carries a mode, no DirectoryOffer
+    its folders' modes."""
+    files = [attr.evolve(f, mode=None) for f in outgoing.files]
+    offer = outgoing.offer
+    if isinstance(offer, M.FileOffer):
+        offer = attr.evolve(offer, mode=None)
+    else:
+        offer = attr.evolve(offer, folder_modes=())
+    return attr.evolve(outgoing, offer=offer, files=files)
 
 
 def _check_unchanged(f):

@@ -17,13 +17,16 @@ OUR_VERSIONS = (2,)
 # features we implement and accept (spec: "Peers MUST _accept_ messages
 # for any features they declare"): "resume" (docs/transfer-v2.md "Resume"),
 # "empty-folders" (docs/transfer-v2.md "Empty folders"),
-# "session-totals" (docs/transfer-v2.md "Session totals") and
-# "framed-records" (docs/transfer-v2.md "Record framing")
+# "session-totals" (docs/transfer-v2.md "Session totals"),
+# "framed-records" (docs/transfer-v2.md "Record framing") and "file-modes"
+# (docs/transfer-v2.md "File modes")
 RESUME = "resume"
 EMPTY_FOLDERS = "empty-folders"
 SESSION_TOTALS = "session-totals"
 FRAMED_RECORDS = "framed-records"
-OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}, SESSION_TOTALS: {}, FRAMED_RECORDS: {}}
+FILE_MODES = "file-modes"
+OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}, SESSION_TOTALS: {}, FRAMED_RECORDS: {},
+                FILE_MODES: {}}
 _VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
 
 

@@ -31,8 +31,8 @@ class VerifiedPartial(_landing.PartialFile):
     """A PartialFile hashed with transfer-v2's BLAKE2b (the FileAcknowledge
     hash), counting what it expects."""
 
-    def __init__(self, target, expected):
-        super().__init__(target, M.new_hash())
+    def __init__(self, target, expected, mode=None):
+        super().__init__(target, M.new_hash(), mode)
         self.expected = expected
 
     @property
@@ -53,7 +53,7 @@ class ResumablePartial(_landing.PartialFile):
     ``suspend()`` keeps them (and the state file) for a later session;
     ``abort()`` deletes both; ``commit()`` is PartialFile's (no overwrite)."""
 
-    def __init__(self, target, path, state_path, expected, offset, hasher):
+    def __init__(self, target, path, state_path, expected, offset, hasher, mode=None):
         # not PartialFile.__init__: the name is fixed, the file may exist;
         # private (0600) while it fills, never through a link
         self.target = target
@@ -65,6 +65,7 @@ class ResumablePartial(_landing.PartialFile):
         self._hash = hasher
         self.size = offset
         self.expected = expected
+        self.mode = mode  # given at commit (PartialFile.finish)
 
     @property
     def received(self):
@@ -95,10 +96,14 @@ class FolderFile:
     time (docs/performance.md). Created ``O_EXCL | O_NOFOLLOW``: a name
     cannot be written twice, nor through a link; mode 0666 less the umask,
     what ``open()`` gives (the folder is private, 0700, until it is
-    renamed), as classic's unpacker does."""
+    renamed), as classic's unpacker does. With the "file-modes" feature
+    (``mode`` not None) it gets the receiving rules' ``landed_mode`` when
+    verified: not before, so that a file kept for a resume stays ours to
+    write and hash whatever the sender's bits."""
 
-    def __init__(self, path, expected, f=None, hasher=None, received=0):
+    def __init__(self, path, expected, f=None, hasher=None, received=0, mode=None):
         self._path = path
+        self._mode = mode
         self._f = _nofollow.create_file(path, FILE_MODE) if f is None else f
         self._hash = M.new_hash() if hasher is None else hasher
         self.expected = expected
@@ -113,6 +118,9 @@ class FolderFile:
         return self._hash.digest()
 
     def commit(self):
+        if self._mode is not None:
+            # on the descriptor, never through a name (docs/security.md)
+            os.fchmod(self._f.fileno(), _landing.landed_mode(self._mode, FILE_MODE))
         self._f.close()
 
     def abort(self):
