@@ -4,11 +4,13 @@ the classic receiver when the sender cannot dilate after all."""
 from twisted.internet import defer
 
 from .._eventual import EventualQueue
+from ..errors import TransferError
 from ..observer import OneShotObserver
 from ..transfer import parse_message, peer_gave_up
 from ._connection_path import ConnectionPath
 from ._display import received_text
 from ._prompt import ask
+from ._reach import FirstConnection
 from ._receiving import Receiving
 from ._v2_session import receiving_session, started
 
@@ -20,13 +22,17 @@ def receive_session(reactor, cfg, w):
     dilate after all, with the ``SenderMailbox`` whose ``first_message()``
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
+    first = FirstConnection(reactor, cfg)
     receiving = Receiving(reactor, cfg, ask, path)
-    session = receiving_session(
-        reactor, cfg, w, "receive", receiving,
-        lambda text: print(received_text(text), file=cfg.stdout, flush=True), path)
+    texts = []
+
+    def on_text(text):
+        texts.append(text)
+        print(received_text(text), file=cfg.stdout, flush=True)
+    session = receiving_session(reactor, cfg, w, "receive", receiving, on_text, path, first)
     mailbox = SenderMailbox(reactor, w, session)
     try:
-        if not (yield started(cfg, session)):
+        if not (yield started(cfg, session, first)):
             mailbox.hand_over()
             return mailbox
     except Exception:
@@ -41,6 +47,9 @@ def receive_session(reactor, cfg, w):
     if receiving.gave_up is not None:
         raise receiving.gave_up
     yield receiving.finished()
+    if not texts and not receiving.offers:
+        # a transfer that did not happen never exits 0 (issue 22)
+        raise TransferError("the sender ended the session without sending anything")
     return None
 
 

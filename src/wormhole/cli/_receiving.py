@@ -11,6 +11,7 @@ import contextlib
 import os
 
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
@@ -19,7 +20,8 @@ from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
-from ._wording import describe, outcome
+from ._failures import outcome
+from ._wording import describe
 
 
 class Receiving:
@@ -43,6 +45,9 @@ class Receiving:
         # (the sender announces no total: offers come one at a time)
         self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
         self._total = None  # the session's SessionTotal, when the sender said its totals
+        self._accepted = set()    # offers we accepted (their end is _report's)
+        self._unanswered = set()  # offers that ended before our answer
+        self._refused = set()     # offers we refused
 
     def totals(self, offers, nbytes):
         """The sender's "session-totals" (before its first offer): with
@@ -145,13 +150,26 @@ class Receiving:
         if self.offers > 1:
             self._say_unsaid()
         self._flow.offer_came(incoming)
-        incoming.when_done().addBoth(lambda result: self._flow.offer_over(incoming))
+        incoming.when_done().addBoth(self._offer_ended, incoming)
         self._questions.run(self._decide, incoming, self.offers).addErrback(
             lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
+
+    def _offer_ended(self, result, incoming):
+        self._flow.offer_over(incoming)
+        if incoming in self._accepted or incoming in self._refused:
+            return  # said by _report, or by _refuse
+        # the sender gave up (or went away) while we had not answered yet:
+        # nothing was transferred, the command must not exit 0 (issue 22)
+        self._unanswered.add(incoming)
+        why = (result.getErrorMessage() if isinstance(result, Failure)
+               else getattr(result, "reason", result))
+        self._failed(TransferError(f"the offer ended before we answered ({why})"), "Failed")
 
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
         cfg = self._cfg
+        if incoming in self._unanswered:
+            return  # over before its turn to be asked about
         if cfg.only_text:
             # the peer hears what classic receive says in this case
             self._refuse(incoming, "transfer rejected",
@@ -165,9 +183,12 @@ class Receiving:
                     answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
             except EOFError:
                 answer = "n"
+            if incoming in self._unanswered:
+                return  # over while the human decided: said already
             if answer.strip().lower() not in ("", "y", "yes"):
                 self._refuse(incoming, "transfer rejected")
                 return
+        self._accepted.add(incoming)
         d = incoming.when_done()
         self.done.append(d)
         # fires once our answer is out (a resume's kept bytes checked)
@@ -203,6 +224,7 @@ class Receiving:
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
         # (declined: exit 3)
+        self._refused.add(incoming)
         incoming.reject(reason)
         self._failed(Declined(why or reason), "Refused")
 

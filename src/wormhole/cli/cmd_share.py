@@ -22,13 +22,16 @@ from ._display import escape_text
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
+from ._reach import FirstConnection
 from ._v2_session import (
     check_transit_helper,
+    opened,
     peer_speaks_v2,
     receiving_session,
     wormhole_kwargs,
 )
-from ._wording import V2_USED, outcome, peer_says
+from ._failures import outcome
+from ._wording import V2_USED, peer_says
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
@@ -84,10 +87,12 @@ def share(reactor, cfg):
         lines = Lines(reactor, cfg)
         yield _verified_or_declined(reactor, cfg, w, lines)
         path = ConnectionPath(cfg)
+        first = FirstConnection(reactor, cfg)
         receiving = Receiving(reactor, cfg, lines.ask, path)
-        session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path)
+        session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path,
+                                    first)
         try:
-            yield session.start()
+            yield opened(session, first)
         except OldPeerCannotDilateError:
             # it announced transfer-v2 but has no Dilation version we share
             w.send_message(dict_to_bytes({"error": NO_DILATION}))
