@@ -6,12 +6,12 @@ from twisted.internet import defer
 from .._eventual import EventualQueue
 from ..errors import TransferError
 from ..observer import OneShotObserver
-from ..transfer import parse_message, peer_gave_up
 from ._connection_path import ConnectionPath
 from ._display import received_text
 from ._prompt import ask
 from ._reach import FirstConnection
 from ._receiving import Receiving
+from ._peer_error import PeerError
 from ._v2_session import receiving_session, started
 
 
@@ -40,7 +40,8 @@ def receive_session(reactor, cfg, w):
             raise mailbox.error from None
         raise
     receiving.expect_offers(session)
-    yield session.when_closed()
+    # a sender that stopped on purpose is not waited for (its error says why)
+    yield mailbox.peer.unless_error(session.when_closed())
     receiving.stop_waiting()
     if mailbox.error is not None:
         raise mailbox.error
@@ -56,28 +57,29 @@ def receive_session(reactor, cfg, w):
 class SenderMailbox:
     """The sender's first mailbox message, read while the transfer-v2
     session starts. The sender may still end it all there (spec 9.1's
-    ``error``: its human rejected the verifier, before any dilation):
-    that closes the session and ``error`` says why. When we fall back to
-    the classic protocol instead (``hand_over()``), the message is the
+    ``error``: its human rejected the verifier, before any dilation, or
+    stopped it later: Ctrl-C, SIGTERM): that closes the session and
+    ``peer.error`` says why (a ``PeerError``). When we fall back to the
+    classic protocol instead (``hand_over()``), the message is the
     classic receiver's: ``first_message()`` gives it (or its failure)."""
 
     def __init__(self, reactor, w, session):
-        self.error = None
-        self._session = session
+        self.peer = PeerError(session, "sender")
         self._first = OneShotObserver(EventualQueue(reactor))
         # a wormhole closed with the message still awaited fails it: the
         # session says what happened, or the classic receiver gets it
         w.get_message().addCallbacks(self._got, self._first.error)
 
+    @property
+    def error(self):
+        return self.peer.error
+
     def hand_over(self):
         """The session is not used: the message is no longer ours."""
-        self._session = None
+        self.peer.hand_over()
 
     def _got(self, body):
-        message = parse_message(body)
-        if self._session is not None and isinstance(message, dict) and "error" in message:
-            self.error = peer_gave_up("sender", str(message["error"]))
-            self._session.close()
+        self.peer.got(body)
         self._first.fire(body)
 
     def first_message(self):

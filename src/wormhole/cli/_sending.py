@@ -10,6 +10,7 @@ from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._progress import say
 from ._reach import FirstConnection
+from ._peer_error import PeerError
 from ._v2_session import peer_speaks_v2, sending_session, started, wormhole_kwargs
 from ._wording import CLASSIC_USED, peer_says
 
@@ -47,5 +48,12 @@ def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusa
             # the human already said yes to the verifier
             yield classic(attrs.evolve(cfg, verify=False), w)
             return
-        yield over_v2(session, path)
+        # the receiver stopping on purpose says so in the mailbox
+        peer = PeerError.watching(w, session, "receiver")
+        try:
+            yield peer.unless_error(over_v2(session, path))
+        except Exception:
+            if peer.error is not None:
+                raise peer.error from None
+            raise
     return (yield run_and_close(reactor, w, body))

@@ -34,9 +34,20 @@ MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
 def _dispatch(command, cfg):
     """Run ``command`` on the real reactor; never returns. The terminal is
     left as it was found on every way out (``_terminal``)."""
+    from twisted.internet import reactor
+
+    from ._interrupt import INTERRUPTION
     from ._terminal import TerminalState
+    # after the reactor's own signal handlers (installed when it runs)
+    reactor.callWhenRunning(INTERRUPTION.install)
     with TerminalState(sys.stdin):
-        task.react(_main, (command, cfg))
+        try:
+            task.react(_main, (command, cfg))
+        except SystemExit as e:
+            # stopped by a signal: not 0 (issue 22; docs/cli.md "Exit status")
+            if not e.code and INTERRUPTION.status is not None:
+                raise SystemExit(INTERRUPTION.status) from None
+            raise
 
 
 @defer.inlineCallbacks

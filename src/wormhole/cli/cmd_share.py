@@ -19,6 +19,7 @@ from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
+from ._peer_error import PeerError
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
@@ -99,18 +100,21 @@ def share(reactor, cfg):
             raise TransferError(NO_DILATION) from None
         print(f"{V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
+        # a peer that stops on purpose says so in the mailbox: not waited for
+        peer = PeerError.watching(w, session, "peer")
         failures = []
         if outgoings:
             if session.negotiated.we_may_offer:
-                failures = yield offer_all(reactor, cfg, session, outgoings, path)
+                failures = yield peer.unless_error(
+                    offer_all(reactor, cfg, session, outgoings, path))
             else:
                 failures = [T.IncompatibleModes("the peer only sends")]
                 print("Not offering: the peer is in "
                       f"'{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
-        yield defer.DeferredList([lines.when_ended(), session.when_closed()],
-                                 fireOnOneCallback=True)
-        yield session.close()
+        yield peer.unless_error(defer.DeferredList([lines.when_ended(), session.when_closed()],
+                                                   fireOnOneCallback=True))
+        yield peer.unless_error(session.close())
         yield receiving.finished()
         error = outcome(failures, len(outgoings), "offers we made")
         if error is not None:
