@@ -36,8 +36,8 @@ PROMPT = rb"ok\? \(Y/n\): "
 BOUND = 5.0
 
 
-class Cancel(OurServer, unittest.TestCase):
-    timeout = 90
+class GatedPair(OurServer):
+    """A sender and a receiver whose file is held at half (test_kept too)."""
 
     @defer.inlineCallbacks
     def start(self, code, protocol, accept):
@@ -47,7 +47,7 @@ class Cancel(OurServer, unittest.TestCase):
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         self.gate, gate_port = yield start_gate(self, reactor, relay.port, HALF)
-        src = os.path.abspath(self.mktemp())
+        self.src = src = os.path.abspath(self.mktemp())
         os.makedirs(src)
         write_file(os.path.join(src, "big.bin"), SIZE)
         self.out = os.path.abspath(self.mktemp())
@@ -67,6 +67,11 @@ class Cancel(OurServer, unittest.TestCase):
             yield self.gate.reached
         else:
             yield self.recv.wait_for(PROMPT)
+
+
+
+class Cancel(GatedPair, unittest.TestCase):
+    timeout = 90
 
     @defer.inlineCallbacks
     def interrupt(self, victim, peer):
@@ -141,3 +146,4 @@ class Cancel(OurServer, unittest.TestCase):
         yield self.start("48-cancel", CLASSIC, accept=True)
         line = yield self.interrupt(self.recv, self.send)
         self.assertTrue(re.match(r"ERROR: the receiver closed the connection after ", line), line)
+

@@ -39,6 +39,7 @@ def receive_session(reactor, cfg, w):
         if mailbox.error is not None:
             raise mailbox.error from None
         raise
+    receiving.expire_kept()
     receiving.expect_offers(session)
     # a sender that stopped on purpose is not waited for (its error says why)
     yield mailbox.peer.unless_error(session.when_closed())

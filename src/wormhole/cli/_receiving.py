@@ -9,15 +9,18 @@ When the session is over and how long to wait for the next offer is the
 """
 import contextlib
 import os
+import time
 
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
+from .._landing import BadOffer
 from ..errors import TransferError
 from ..transfer import Declined
 from ._connection_path import ConnectionPath
-from ._display import escape_text
+from . import _kept
+from ._display import escape_text, naturalsize
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
 from ._failures import outcome
@@ -48,6 +51,12 @@ class Receiving:
         self._accepted = set()    # offers we accepted (their end is _report's)
         self._unanswered = set()  # offers that ended before our answer
         self._refused = set()     # offers we refused
+        self._received_whole = set()  # accepted offers that completed
+        self._kept_said = set()   # offers whose kept bytes were said
+        trigger = getattr(reactor, "addSystemEventTrigger", None)
+        if trigger is not None:
+            # interrupted (Ctrl-C, SIGTERM): say what stays on disk
+            trigger("after", "shutdown", self.say_kept)
 
     def totals(self, offers, nbytes):
         """The sender's "session-totals" (before its first offer): with
@@ -194,8 +203,11 @@ class Receiving:
         # fires once our answer is out (a resume's kept bytes checked)
         yield incoming.accept(folder, name, peer_reason="transfer rejected")
         if incoming.refused:
-            # our rules refused it (it would overwrite, no room): declined
-            self._failed(Declined(incoming.refused), "Refused")
+            # our rules refused it: a malformed offer (an unusable name) is
+            # a failure (exit 1) as in classic receive; it would overwrite,
+            # no room: declined (exit 3)
+            bad = isinstance(incoming.refusal, BadOffer)
+            self._failed(incoming.refusal if bad else Declined(incoming.refused), "Refused")
             return
         said = incoming.discarded
         if said:
@@ -228,8 +240,32 @@ class Receiving:
         incoming.reject(reason)
         self._failed(Declined(why or reason), "Refused")
 
+    def expire_kept(self):
+        """The bound on what interrupted receives keep (``_kept``): kept
+        partials in our folder untouched for MAX_AGE_DAYS are removed now."""
+        for kept in _kept.expire(self._target(1)[0], time.time()):
+            say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
+                           f"more than {_kept.MAX_AGE_DAYS} days ago: "
+                           f"{escape_text(kept.names[0])}")
+
+    def say_kept(self):
+        """For each accepted offer that did not complete: the one line
+        saying what it keeps on disk, where, and how to resume or drop it."""
+        for incoming in self._accepted - self._received_whole - self._kept_said:
+            self._kept_said.add(incoming)
+            # a sink that kept nothing (refused, not resumable) has no target
+            target = getattr(getattr(incoming, "sink", None), "final_path", None)
+            kept = _kept.kept_for(target) if target else None
+            if kept is not None:
+                say(self._cfg, _kept.kept_line(kept, describe(incoming.offer,
+                                                              incoming.is_directory)))
+
     def _report(self, result, meter, incoming, said):
         meter.close()
+        if isinstance(result, T.Received):
+            self._received_whole.add(incoming)
+        else:
+            self.say_kept()
         cfg = self._cfg
         if incoming.discarded and incoming.discarded != said:  # from the sender's answer
             say(cfg, incoming.discarded)

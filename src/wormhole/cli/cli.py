@@ -343,17 +343,23 @@ def _complete_code(ctx, param, incomplete):
 @_debug_state_option
 @click.option("--classic", is_flag=True,
               help="use the classic protocol even when the peer speaks transfer-v2")
+@click.option("--discard-partial", is_flag=True,
+              help="remove what interrupted receives kept in this folder (or -o DIR) "
+                   "to resume later, and receive nothing")
 @click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
-            debug_state, classic, code):
+            debug_state, classic, discard_partial, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
         raise click.UsageError(
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
+    if discard_partial and (code or allocate):
+        raise click.UsageError("--discard-partial receives nothing: give no code "
+                               "and no --allocate")
     cfg = ctx.obj["config"]
     code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -362,6 +368,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
+    cfg.discard_partial = discard_partial
     cfg.peer_timeout = peer_timeout
     # with --tor, classic: Dilation would listen and dial outside Tor
     cfg.classic = classic or cfg.tor

@@ -100,6 +100,7 @@ def share(reactor, cfg):
             raise TransferError(NO_DILATION) from None
         print(f"{V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
+        receiving.expire_kept()
         # a peer that stops on purpose says so in the mailbox: not waited for
         peer = PeerError.watching(w, session, "peer")
         failures = []
