@@ -147,3 +147,33 @@ class Cancel(GatedPair, unittest.TestCase):
         line = yield self.interrupt(self.recv, self.send)
         self.assertTrue(re.match(r"ERROR: the receiver closed the connection after ", line), line)
 
+
+class Bounded(GatedPair, unittest.TestCase):
+    """issue 21 item 4: every wait of a transfer-v2 sender, closing
+    included, is bounded by --peer-timeout, and a signal exits non-zero."""
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def test_a_receiver_that_stops_taking_the_data(self):
+        """The gate takes nothing more (a receiver that accepted and stopped
+        reading): the sender gives up after --peer-timeout (3 s), and its
+        closing waits no longer than that for the peer's CLOSE, not
+        Dilation's 300 s; well under the 60 s an unreachable peer gets."""
+        yield self.start("55-stall", ["--peer-timeout", "3"], accept=True)
+        held = time.monotonic()
+        yield self.send.ended
+        self.assertLess(time.monotonic() - held, 30, self.send.describe())
+        self.assertEqual(self.send.status, 1, self.send.describe())
+        self.assertRegex(self.send.stderr.decode(),
+                         r"ERROR: the receiver went away after .* \(offer cancelled: gave up "
+                         r"waiting for the receiver to take or acknowledge the data: nothing "
+                         r"came for 3 seconds \(--peer-timeout\)\)")
+
+    @defer.inlineCallbacks
+    def test_sigterm_exits_143(self):
+        yield self.start("56-term", V2, accept=True)
+        self.send.transport.signalProcess("TERM")
+        yield defer.gatherResults([self.send.ended, self.recv.ended])
+        self.assertEqual((self.send.status, self.recv.status), (143, 1),
+                         self.send.describe() + self.recv.describe())
+        self.assertIn(b"ERROR: the sender cancelled the transfer (SIGTERM)", self.recv.stderr)
