@@ -20,6 +20,7 @@ from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._peer_error import PeerError
+from ._progress import say
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
@@ -116,9 +117,28 @@ def share(reactor, cfg):
         yield peer.unless_error(defer.DeferredList([lines.when_ended(), session.when_closed()],
                                                    fireOnOneCallback=True))
         yield peer.unless_error(session.close())
-        yield receiving.finished()
-        error = outcome(failures, len(outgoings), "offers we made")
-        if error is not None:
-            raise error
+        yield ended(cfg, receiving, failures, len(outgoings))
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)
+
+
+@defer.inlineCallbacks
+def ended(cfg, receiving, failures, offered):
+    """The end of a session: fails when the peer's offers (``receiving``)
+    or ours (``failures`` of ``offered``) did not all complete. When both
+    did not, the peer's is the ERROR line and ours is said on its own line
+    first, never left out (issue 21 item 5: a peer acknowledging our offer
+    with a wrong hash went unreported); the status is 1 unless every
+    failure was declined."""
+    ours = outcome(failures, offered, "offers we made")
+    try:
+        yield receiving.finished()
+    except Exception as theirs:
+        if ours is None:
+            raise
+        say(cfg, f"Our offer{'s' if offered > 1 else ''}: {escape_text(ours)}")
+        if isinstance(theirs, Declined) and not isinstance(ours, Declined):
+            raise TransferError(str(theirs)) from None
+        raise
+    if ours is not None:
+        raise ours
