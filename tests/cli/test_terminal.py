@@ -164,14 +164,18 @@ class Terminal(OurServer, unittest.TestCase):
     def test_sender_gone_at_the_prompt(self):
         """The sender is killed while our human is asked (transfer-v2: the
         session ends once the peer has been unreachable for
-        --peer-timeout), the question still open. (Its exit status is
-        issue 22 item 2's: it is 0 today.)"""
+        --peer-timeout), the question still open: nothing was transferred,
+        so it fails (exit 1), saying the offer ended before we answered
+        (issue 22 item 2)."""
         send = self.sender("69-gone", V2)
         recv = self.in_terminal("receive", "--peer-timeout", "3", "69-gone")
         yield recv.wait_for(re.escape(PROMPT.encode()))
         yield send.kill()
         yield recv.ended
         self.check_left_as_found(recv, PROMPT.strip())
+        self.assertEqual(recv.status, 1, recv.describe())
+        self.assertRegex(recv.stdout.decode(), r"ERROR: the offer ended before we answered "
+                                               r"\(the peer has been unreachable for 3(\.0)? s\)")
 
     @defer.inlineCallbacks
     def test_ctrl_c_at_the_code_prompt(self):

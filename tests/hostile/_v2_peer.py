@@ -28,7 +28,7 @@ from wormhole.transfer_v2 import _framing, _versions
 from wormhole.transfer_v2 import _messages as M
 
 from ._outside import Outside
-from ._victim import Victim, assert_clean_terminal, assert_memory_bounded, assert_one_error_line
+from ._victim import Victim, assert_memory_bounded, assert_one_error_line
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
 _codes = itertools.count(1)

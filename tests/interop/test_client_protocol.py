@@ -25,7 +25,7 @@ class CLIProtocol:
         {"app_versions": {}} and then, as phase 0, the offer
         {"offer": {"message": TEXT}} as json.dumps with its default
         separators and ASCII escapes (the bytes pinned exactly)."""
-        srv = yield self.start_ref_server()
+        yield self.start_ref_server()
         r = yield self.text_to_raw_peer(self.classic, "4-purple-sausages")
         self.assertEqual(r.peer_version_bytes, b'{"app_versions": {}}')
 

@@ -17,7 +17,7 @@ from wormhole.cli._connection_path import ConnectionPath
 from wormhole.cli._progress import OfferProgress as _Meter
 from wormhole.cli._progress import file_label
 from wormhole.cli._receiving import Receiving
-from wormhole.cli._wording import outcome
+from wormhole.cli._failures import outcome
 from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError
 

@@ -154,7 +154,9 @@ class Landing(_Umask, unittest.TestCase):
         writer.commit()
         return mode_of(os.path.join(self.dir, "f"))
 
-    def test_folder_modes(self):
+    def test_modes_of_a_folder_s_files(self):
+        """Each file of a folder gets the sender's bits less the umask;
+        set-uid/set-gid/sticky dropped."""
         self.umask(0o022)
         sent = {"a": 0o755, "b": 0o644, "c": 0o600, "d": 0o700, "e": 0o4755, "f": 0o7777,
                 "g": 0o444}

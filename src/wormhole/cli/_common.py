@@ -5,6 +5,8 @@ from twisted.internet import defer
 from .._welcome import WelcomeAdvice
 from ..errors import TransferError
 from ..timing import DebugTiming
+from ..util import dict_to_bytes
+from ._interrupt import INTERRUPTION
 
 # how long a Ctrl-C waits for the wormhole to close (release the
 # nameplate and mailbox on the server) before the process ends anyway
@@ -78,8 +80,8 @@ def make_transit(factory, reactor, cfg):
 
 
 class _ShutdownClose:
-    """The reactor is stopping (Ctrl-C): close ``w``, for at most
-    SHUTDOWN_CLOSE_TIMEOUT seconds."""
+    """The reactor is stopping (Ctrl-C, SIGTERM): tell the peer why, then
+    close ``w``, for at most SHUTDOWN_CLOSE_TIMEOUT seconds."""
 
     def __init__(self, reactor, w):
         self._reactor = reactor
@@ -88,6 +90,14 @@ class _ShutdownClose:
 
     def close(self):
         self.started = True
+        try:
+            # tell the peer at once, on purpose (spec 004 9.1's ``error``;
+            # issue 22 item 3): it reports "cancelled" instead of waiting for
+            # us. Nothing to do once the wormhole is closed (classic after
+            # the file_ack: the Transit connection's end tells the peer)
+            self._w.send_message(dict_to_bytes({"error": INTERRUPTION.reason}))
+        except Exception:
+            pass
         d = defer.maybeDeferred(self._w.close)
         d.addErrback(lambda f: None)
         timer = self._reactor.callLater(SHUTDOWN_CLOSE_TIMEOUT, d.cancel)

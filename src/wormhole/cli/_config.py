@@ -72,6 +72,8 @@ class Config:
     accept_file: bool = False
     output_file: str = None
     allocate: bool = False
+    # receive --discard-partial: remove what interrupted receives kept (_kept)
+    discard_partial: bool = False
     # seconds of silence from the sender before we give up, once it has
     # shown up, and (send, share) from the peer in a transfer-v2 offer
     # (docs/security.md "Timeouts"); None waits forever

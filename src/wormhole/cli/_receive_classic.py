@@ -12,6 +12,7 @@ from .. import transfer
 from .._inactivity import give_up_after
 from ._common import make_transit
 from ._display import escape_text, naturalsize, received_text
+from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 from ._prompt import ask
 
@@ -30,7 +31,7 @@ def receive_classic(reactor, cfg, w, first=None):
         print("Unpacking zipfile..", file=cfg.stderr, flush=True)
     policy = transfer.ReceivePolicy(
         folder=cfg.cwd or os.getcwd(), output=cfg.output_file,
-        accept=lambda offer: _ask_human(reactor, cfg, offer, bar),
+        accept=lambda offer: _ask_human(reactor, cfg, w, offer, bar),
         only_text=cfg.only_text and "--only-text accepts only text messages",
         free_space=cfg.free_space,
         peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
@@ -58,9 +59,11 @@ def from_sender(reactor, cfg, d, what):
 
 
 @defer.inlineCallbacks
-def _ask_human(reactor, cfg, offer, bar):
+def _ask_human(reactor, cfg, w, offer, bar):
     """The policy's ``accept``: say what is offered and where it goes, and
-    ask (unless --accept-file)."""
+    ask (unless --accept-file). The sender sends nothing more until our
+    answer, unless it stops on purpose: its ``error`` ends the question
+    (``PeerError``)."""
     cwd = cfg.cwd or os.getcwd()
     target = offer.target
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target
@@ -75,8 +78,9 @@ def _ask_human(reactor, cfg, offer, bar):
     bar.size = offer.size
     if cfg.accept_file:
         return True
+    sender = PeerError.watching(w, None, "sender")
     try:
-        answer = yield ask(reactor, cfg, "ok? (Y/n): ")
+        answer = yield sender.unless_error(ask(reactor, cfg, "ok? (Y/n): "))
     except EOFError:
         answer = "n"
     return answer.strip().lower() in ("", "y", "yes")

@@ -4,13 +4,15 @@ the classic receiver when the sender cannot dilate after all."""
 from twisted.internet import defer
 
 from .._eventual import EventualQueue
+from ..errors import TransferError
 from ..observer import OneShotObserver
-from ..transfer import parse_message, peer_gave_up
 from ._connection_path import ConnectionPath
 from ._display import received_text
 from ._progress import say
 from ._prompt import ask
+from ._reach import FirstConnection
 from ._receiving import Receiving
+from ._peer_error import PeerError
 from ._v2_session import receiving_session, started
 
 
@@ -21,21 +23,27 @@ def receive_session(reactor, cfg, w):
     dilate after all, with the ``SenderMailbox`` whose ``first_message()``
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
+    first = FirstConnection(reactor, cfg)
     receiving = Receiving(reactor, cfg, ask, path)
-    session = receiving_session(
-        reactor, cfg, w, "receive", receiving,
-        lambda text: print(received_text(text), file=cfg.stdout, flush=True), path)
+    texts = []
+
+    def on_text(text):
+        texts.append(text)
+        print(received_text(text), file=cfg.stdout, flush=True)
+    session = receiving_session(reactor, cfg, w, "receive", receiving, on_text, path, first)
     mailbox = SenderMailbox(reactor, w, session)
     try:
-        if not (yield started(cfg, session)):
+        if not (yield started(cfg, session, first)):
             mailbox.hand_over()
             return mailbox
     except Exception:
         if mailbox.error is not None:
             raise mailbox.error from None
         raise
+    receiving.expire_kept()
     receiving.expect_offers(session)
-    yield session.when_closed()
+    # a sender that stopped on purpose is not waited for (its error says why)
+    yield mailbox.peer.unless_error(session.when_closed())
     receiving.stop_waiting()
     if mailbox.error is not None:
         raise mailbox.error
@@ -46,34 +54,38 @@ def receive_session(reactor, cfg, w):
         # the silence that followed is said above it
         say(cfg, str(receiving.gave_up))
     yield receiving.finished()
+    if not texts and not receiving.offers:
+        # a transfer that did not happen never exits 0 (issue 22)
+        raise TransferError("the sender ended the session without sending anything")
     return None
 
 
 class SenderMailbox:
     """The sender's first mailbox message, read while the transfer-v2
     session starts. The sender may still end it all there (spec 9.1's
-    ``error``: its human rejected the verifier, before any dilation):
-    that closes the session and ``error`` says why. When we fall back to
-    the classic protocol instead (``hand_over()``), the message is the
+    ``error``: its human rejected the verifier, before any dilation, or
+    stopped it later: Ctrl-C, SIGTERM): that closes the session and
+    ``peer.error`` says why (a ``PeerError``). When we fall back to the
+    classic protocol instead (``hand_over()``), the message is the
     classic receiver's: ``first_message()`` gives it (or its failure)."""
 
     def __init__(self, reactor, w, session):
-        self.error = None
-        self._session = session
+        self.peer = PeerError(session, "sender")
         self._first = OneShotObserver(EventualQueue(reactor))
         # a wormhole closed with the message still awaited fails it: the
         # session says what happened, or the classic receiver gets it
         w.get_message().addCallbacks(self._got, self._first.error)
 
+    @property
+    def error(self):
+        return self.peer.error
+
     def hand_over(self):
         """The session is not used: the message is no longer ours."""
-        self._session = None
+        self.peer.hand_over()
 
     def _got(self, body):
-        message = parse_message(body)
-        if self._session is not None and isinstance(message, dict) and "error" in message:
-            self.error = peer_gave_up("sender", str(message["error"]))
-            self._session.close()
+        self.peer.got(body)
         self._first.fire(body)
 
     def first_message(self):

@@ -9,18 +9,22 @@ When the session is over and how long to wait for the next offer is the
 """
 import contextlib
 import os
+import time
 
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
 from .._landing import BadOffer
 from ..errors import TransferError
 from ..transfer import Declined
 from ._connection_path import ConnectionPath
-from ._display import escape_text
+from . import _kept
+from ._display import escape_text, naturalsize
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
-from ._wording import describe, outcome
+from ._failures import outcome
+from ._wording import describe
 
 
 class Receiving:
@@ -44,6 +48,15 @@ class Receiving:
         # (the sender announces no total: offers come one at a time)
         self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
         self._total = None  # the session's SessionTotal, when the sender said its totals
+        self._accepted = set()    # offers we accepted (their end is _report's)
+        self._unanswered = set()  # offers that ended before our answer
+        self._refused = set()     # offers we refused
+        self._received_whole = set()  # accepted offers that completed
+        self._kept_said = set()   # offers whose kept bytes were said
+        trigger = getattr(reactor, "addSystemEventTrigger", None)
+        if trigger is not None:
+            # interrupted (Ctrl-C, SIGTERM): say what stays on disk
+            trigger("after", "shutdown", self.say_kept)
 
     def totals(self, offers, nbytes):
         """The sender's "session-totals" (before its first offer): with
@@ -146,7 +159,7 @@ class Receiving:
         if self.offers > 1:
             self._say_unsaid()
         self._flow.offer_came(incoming)
-        incoming.when_done().addBoth(lambda result: self._flow.offer_over(incoming))
+        incoming.when_done().addBoth(self._offer_ended, incoming)
         self._questions.run(self._decide, incoming, self.offers).addErrback(
             lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
 
@@ -160,9 +173,22 @@ class Receiving:
             self._say_unsaid()
         self._failed(error, "Refused")
 
+    def _offer_ended(self, result, incoming):
+        self._flow.offer_over(incoming)
+        if incoming in self._accepted or incoming in self._refused:
+            return  # said by _report, or by _refuse
+        # the sender gave up (or went away) while we had not answered yet:
+        # nothing was transferred, the command must not exit 0 (issue 22)
+        self._unanswered.add(incoming)
+        why = (result.getErrorMessage() if isinstance(result, Failure)
+               else getattr(result, "reason", result))
+        self._failed(TransferError(f"the offer ended before we answered ({why})"), "Failed")
+
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
         cfg = self._cfg
+        if incoming in self._unanswered:
+            return  # over before its turn to be asked about
         if cfg.only_text:
             # the peer hears what classic receive says in this case
             self._refuse(incoming, "transfer rejected",
@@ -176,9 +202,12 @@ class Receiving:
                     answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
             except EOFError:
                 answer = "n"
+            if incoming in self._unanswered:
+                return  # over while the human decided: said already
             if answer.strip().lower() not in ("", "y", "yes"):
                 self._refuse(incoming, "transfer rejected")
                 return
+        self._accepted.add(incoming)
         d = incoming.when_done()
         self.done.append(d)
         # fires once our answer is out (a resume's kept bytes checked)
@@ -217,11 +246,36 @@ class Receiving:
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
         # (declined: exit 3)
+        self._refused.add(incoming)
         incoming.reject(reason)
         self._failed(Declined(why or reason), "Refused")
 
+    def expire_kept(self):
+        """The bound on what interrupted receives keep (``_kept``): kept
+        partials in our folder untouched for MAX_AGE_DAYS are removed now."""
+        for kept in _kept.expire(self._target(1)[0], time.time()):
+            say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
+                           f"more than {_kept.MAX_AGE_DAYS} days ago: "
+                           f"{escape_text(kept.names[0])}")
+
+    def say_kept(self):
+        """For each accepted offer that did not complete: the one line
+        saying what it keeps on disk, where, and how to resume or drop it."""
+        for incoming in self._accepted - self._received_whole - self._kept_said:
+            self._kept_said.add(incoming)
+            # a sink that kept nothing (refused, not resumable) has no target
+            target = getattr(getattr(incoming, "sink", None), "final_path", None)
+            kept = _kept.kept_for(target) if target else None
+            if kept is not None:
+                say(self._cfg, _kept.kept_line(kept, describe(incoming.offer,
+                                                              incoming.is_directory)))
+
     def _report(self, result, meter, incoming, said):
         meter.close()
+        if isinstance(result, T.Received):
+            self._received_whole.add(incoming)
+        else:
+            self.say_kept()
         cfg = self._cfg
         if incoming.discarded and incoming.discarded != said:  # from the sender's answer
             say(cfg, incoming.discarded)

@@ -15,7 +15,8 @@ from ._progress import OfferProgress, SessionTotal, say
 from ._send_classic import send_path
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
-from ._wording import NOT_A_FILE, describe, outcome
+from ._failures import outcome
+from ._wording import NOT_A_FILE, describe
 
 
 def _paths(cfg):

@@ -9,6 +9,8 @@ from ._announce import ConsumedNote, announce_code, verified_or_declined
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._progress import say
+from ._reach import FirstConnection
+from ._peer_error import PeerError
 from ._v2_session import peer_speaks_v2, sending_session, started, wormhole_kwargs
 from ._wording import CLASSIC_USED, peer_says
 
@@ -39,11 +41,19 @@ def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusa
             return
         yield verified_or_declined(reactor, cfg, w)
         path = ConnectionPath(cfg)
-        session = sending_session(reactor, cfg, w, path, peer_says(cfg))
-        if not (yield started(cfg, session)):
+        first = FirstConnection(reactor, cfg)
+        session = sending_session(reactor, cfg, w, path, peer_says(cfg), first)
+        if not (yield started(cfg, session, first)):
             refuse_classic(w, "the receiver cannot dilate, so only the classic protocol is left")
             # the human already said yes to the verifier
             yield classic(attrs.evolve(cfg, verify=False), w)
             return
-        yield over_v2(session, path)
+        # the receiver stopping on purpose says so in the mailbox
+        peer = PeerError.watching(w, session, "receiver")
+        try:
+            yield peer.unless_error(over_v2(session, path))
+        except Exception:
+            if peer.error is not None:
+                raise peer.error from None
+            raise
     return (yield run_and_close(reactor, w, body))

@@ -1,7 +1,9 @@
 """Opening a transfer-v2 session from the command line (docs/transfer-v2.md
 "The CLI"): what the wormhole announces, whether the peer speaks
 transfer-v2, the session's timeouts and Dilation options, and its start
-(or the fallback to classic when the peer cannot dilate)."""
+(or the fallback to classic when the peer cannot dilate), watched by
+``_reach.FirstConnection`` so that a session with no way to the peer fails
+in seconds, naming the leg."""
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
@@ -52,33 +54,60 @@ def timeouts(cfg):
             "timeout_hint": PEER_TIMEOUT_HINT}
 
 
-def dilate_kwargs(cfg, path):
+def dilate_kwargs(cfg, path, first=None):
     """``w.dilate()``'s options from the command line; ``path`` (a
-    ``ConnectionPath``) follows Dilation's status."""
-    kwargs = {"no_listen": not cfg.listen, "status_update": path.status_update}
+    ``ConnectionPath``) and ``first`` (a ``_reach.FirstConnection``)
+    follow Dilation's status."""
+    def status_update(status):
+        path.status_update(status)
+        if first is not None:
+            first.status_update(status)
+    kwargs = {"no_listen": not cfg.listen, "status_update": status_update}
+    if cfg.peer_timeout is not None:
+        # a subchannel we closed waits this long for the peer's CLOSE
+        # (issue 21 item 4): a peer that took our offer and stopped reading
+        # must not hold the command for Dilation's 300 s
+        kwargs["close_timeout"] = cfg.peer_timeout
     if cfg.transit_helper:
         kwargs["transit_relay_location"] = cfg.transit_helper
     return kwargs
 
 
-def sending_session(reactor, cfg, w, path, on_text):
+def sending_session(reactor, cfg, w, path, on_text, first=None):
     """The TransferSession of ``wormhole send`` (mode ``send``)."""
-    return T.TransferSession(reactor, w, "send", dilate_kwargs=dilate_kwargs(cfg, path),
+    return T.TransferSession(reactor, w, "send", dilate_kwargs=dilate_kwargs(cfg, path, first),
                              on_text=on_text, **timeouts(cfg))
 
 
-def receiving_session(reactor, cfg, w, mode, receiving, on_text, path):
+def receiving_session(reactor, cfg, w, mode, receiving, on_text, path, first=None):
     """A TransferSession whose offers go to ``receiving`` (a
     ``Receiving``): ``wormhole receive`` (mode ``receive``) and
     ``wormhole share`` (``connect``)."""
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
                              on_totals=receiving.totals, on_refused=receiving.refused,
-                             dilate_kwargs=dilate_kwargs(cfg, path),
+                             dilate_kwargs=dilate_kwargs(cfg, path, first),
                              free_space=cfg.free_space, **timeouts(cfg))
 
 
 @defer.inlineCallbacks
-def started(cfg, session):
+def opened(session, first):
+    """``session.start()``, watched by ``first`` (a FirstConnection): a
+    session that cannot reach the peer fails with the leg named
+    (``_reach``)."""
+    first.watch(session)
+    try:
+        yield session.start()
+    except OldPeerCannotDilateError:
+        raise
+    except Exception as e:
+        raise first.explain(e) from None
+    finally:
+        first.stop()
+    return session
+
+
+@defer.inlineCallbacks
+def started(cfg, session, first):
     """Start ``session``: True once it is open (we say transfer-v2 is
     used), False when the peer announced transfer-v2 but cannot dilate:
     its version message has no ``can-dilate`` version we share. The
@@ -87,9 +116,10 @@ def started(cfg, session):
     message is sent; we say the classic protocol is used, and the caller
     falls back to it on the same wormhole."""
     try:
-        yield session.start()
+        yield opened(session, first)
     except OldPeerCannotDilateError:
         say(cfg, CANNOT_DILATE)
         return False
     say(cfg, V2_USED)
     return True
+

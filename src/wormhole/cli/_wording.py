@@ -1,8 +1,5 @@
-"""What the transfer commands say about the protocol they use and how a
-session ended (docs/cli.md "Exit status"): one place for the words, and
-for which status a session's failures add up to."""
-from ..errors import TransferError
-from ..transfer import Declined
+"""What the transfer commands say about the protocol they use and about
+an offer (which status failures add up to: ``_failures``)."""
 from ._display import escape_text, naturalsize
 from ._progress import say
 
@@ -22,20 +19,6 @@ def describe(offer, is_directory):
         return (f"directory '{escape_text(offer.base)}' ({len(offer.files)} files, "
                 f"{naturalsize(offer.size)})")
     return f"file '{escape_text(offer.filename)}' ({naturalsize(offer.bytes)})"
-
-
-def outcome(failures, offers, what):
-    """The error of a session in which ``failures`` (exceptions) of
-    ``offers`` offers did not complete: the failure itself when there was
-    one offer, else a count; declined (exit 3) when every failure was."""
-    if not failures:
-        return None
-    if offers == 1 and len(failures) == 1:
-        return failures[0]
-    message = f"{len(failures)} of {offers} {what} did not complete"
-    if all(isinstance(f, Declined) for f in failures):
-        return Declined(message)
-    return TransferError(message)
 
 
 def peer_says(cfg):

@@ -4,7 +4,8 @@ of the reference 0.24), then one command run on the reactor.
 
 Each command is ``command(reactor, cfg) -> Deferred``; ``_dispatch``
 runs it under ``task.react``, turns every expected error into one
-readable line on stderr (no traceback) and exit status 1, and writes
+readable line on stderr (no traceback) and its exit status (both
+decided in ``_failures``), and writes
 ``--dump-timing``. Tests replace the dispatcher through click's ``obj``.
 """
 import os
@@ -12,15 +13,14 @@ import sys
 
 import click
 from twisted.internet import defer, task
-from twisted.python.failure import Failure
 
 from .. import __version__
 from .._escape import escape_text
 from .._version import IMPLEMENTATION
-from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
-                      ServerError, TransferError, WelcomeError, WormholeError,
-                      WrongPasswordError)
 from ._config import APPID, Config
+# what a failure is called and its exit status (docs/cli.md "Exit status",
+# "Messages") are decided in _failures
+from ._failures import EXIT_DECLINED, EXIT_FAILED, describe_error, exit_status  # noqa: F401
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
 
@@ -31,73 +31,23 @@ from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
 
 
-# -- errors ------------------------------------------------------------------
-def _reason(reason):
-    if isinstance(reason, Failure):
-        return escape_text(reason.getErrorMessage())
-    return escape_text(reason)
-
-
-def describe_error(exc, cfg):
-    """One readable message for an error a user can cause or meet. The
-    error's own text is escaped (``escape_text``): it often carries what
-    a peer or a server said (file names, their error strings, the
-    welcome), which must not drive the terminal or forge lines."""
-    shown = escape_text(exc)
-    if isinstance(exc, WelcomeError):
-        return (f"ERROR: the mailbox server at {cfg.relay_url} refuses to serve us. "
-                f"It said:\n\n{shown}")
-    if isinstance(exc, ServerConnectionError):
-        url = getattr(exc, "url", cfg.relay_url)
-        reason = _reason(getattr(exc, "reason", exc))
-        return f"ERROR: cannot connect to the mailbox server at {url}: {reason}"
-    if isinstance(exc, ServerError):
-        return f"ERROR: the mailbox server reported an error: {shown}"
-    if isinstance(exc, LonelyError):
-        return "ERROR: the other side never showed up: no key was established."
-    if isinstance(exc, WrongPasswordError):
-        return f"ERROR: {shown}"
-    if isinstance(exc, KeyFormatError):
-        return (f"ERROR: that is not a valid wormhole code: {shown}\n"
-                "A code is the sender's number, then the words, all joined by "
-                "hyphens (like 4-purple-sausages).")
-    if isinstance(exc, RelayURLError):
-        return f"ERROR: bad --relay-url {cfg.relay_url!r}: {shown}"
-    if isinstance(exc, TransferError):
-        return f"ERROR: {shown}"
-    from ..transit import TransitError
-    if isinstance(exc, TransitError):
-        # one line: the other side may simply have gone away
-        return (f"ERROR: no connection to the other side for the transfer ({shown}): "
-                "it may have gone away, or neither a direct connection nor the "
-                f"Transit relay {cfg.transit_helper} reaches it")
-    if isinstance(exc, WormholeError):
-        return f"ERROR: {type(exc).__name__}: {shown}"
-    return None
-
-
-# exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
-# usage error
-EXIT_FAILED = 1
-EXIT_DECLINED = 3
-
-
-def exit_status(exc):
-    """3 when the transfer was declined (a human said no, on either side,
-    or our receiver refused the offer before anything came), 1 for every
-    other failure (a zipfile refused after it came is a failure)."""
-    from ..transfer import Declined
-    if isinstance(exc, Declined):
-        return EXIT_DECLINED
-    return EXIT_FAILED
-
-
 def _dispatch(command, cfg):
     """Run ``command`` on the real reactor; never returns. The terminal is
     left as it was found on every way out (``_terminal``)."""
+    from twisted.internet import reactor
+
+    from ._interrupt import INTERRUPTION
     from ._terminal import TerminalState
+    # after the reactor's own signal handlers (installed when it runs)
+    reactor.callWhenRunning(INTERRUPTION.install)
     with TerminalState(sys.stdin):
-        task.react(_main, (command, cfg))
+        try:
+            task.react(_main, (command, cfg))
+        except SystemExit as e:
+            # stopped by a signal: not 0 (issue 22; docs/cli.md "Exit status")
+            if not e.code and INTERRUPTION.status is not None:
+                raise SystemExit(INTERRUPTION.status) from None
+            raise
 
 
 @defer.inlineCallbacks
@@ -393,17 +343,23 @@ def _complete_code(ctx, param, incomplete):
 @_debug_state_option
 @click.option("--classic", is_flag=True,
               help="use the classic protocol even when the peer speaks transfer-v2")
+@click.option("--discard-partial", is_flag=True,
+              help="remove what interrupted receives kept in this folder (or -o DIR) "
+                   "to resume later, and receive nothing")
 @click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
-            debug_state, classic, code):
+            debug_state, classic, discard_partial, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
         raise click.UsageError(
             f"give the code as one argument (words joined by hyphens), not {len(code)}: "
             f"{' '.join(code)}")
+    if discard_partial and (code or allocate):
+        raise click.UsageError("--discard-partial receives nothing: give no code "
+                               "and no --allocate")
     cfg = ctx.obj["config"]
     code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -412,6 +368,7 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.accept_file = accept_file
     cfg.output_file = output_file
     cfg.allocate = allocate
+    cfg.discard_partial = discard_partial
     cfg.peer_timeout = peer_timeout
     # with --tor, classic: Dilation would listen and dial outside Tor
     cfg.classic = classic or cfg.tor

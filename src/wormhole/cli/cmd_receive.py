@@ -14,6 +14,7 @@ from twisted.internet import defer
 from .. import _rlcompleter
 from ..errors import KeyFormatError
 from ._common import make_wormhole, run_and_close
+from ._kept import discard_command
 from ._receive_classic import DeclinedOffer, from_sender, receive_classic
 from ._receive_v2 import receive_session
 from ._v2_session import peer_speaks_v2, wormhole_kwargs
@@ -61,6 +62,9 @@ class _WaitingNotice:
 @defer.inlineCallbacks
 def receive(reactor, cfg, input_with_completion=None):
     """Receive one text message and print it on stdout."""
+    if cfg.discard_partial:
+        discard_command(cfg)
+        return
     w = make_wormhole(reactor, cfg, "receive", **wormhole_kwargs(cfg, "receive"))
     yield run_and_close(reactor, w,
                         lambda: _receive_on(reactor, cfg, w, input_with_completion))

@@ -19,17 +19,21 @@ from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
+from ._peer_error import PeerError
 from ._progress import say
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
+from ._reach import FirstConnection
 from ._v2_session import (
     check_transit_helper,
+    opened,
     peer_speaks_v2,
     receiving_session,
     wormhole_kwargs,
 )
-from ._wording import V2_USED, outcome, peer_says
+from ._failures import outcome
+from ._wording import V2_USED, peer_says
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
@@ -85,41 +89,56 @@ def share(reactor, cfg):
         lines = Lines(reactor, cfg)
         yield _verified_or_declined(reactor, cfg, w, lines)
         path = ConnectionPath(cfg)
+        first = FirstConnection(reactor, cfg)
         receiving = Receiving(reactor, cfg, lines.ask, path)
-        session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path)
+        session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path,
+                                    first)
         try:
-            yield session.start()
+            yield opened(session, first)
         except OldPeerCannotDilateError:
             # it announced transfer-v2 but has no Dilation version we share
             w.send_message(dict_to_bytes({"error": NO_DILATION}))
             raise TransferError(NO_DILATION) from None
         print(f"{V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
               "the session once our offers are done.", file=cfg.stderr, flush=True)
+        receiving.expire_kept()
+        # a peer that stops on purpose says so in the mailbox: not waited for
+        peer = PeerError.watching(w, session, "peer")
         failures = []
         if outgoings:
             if session.negotiated.we_may_offer:
-                failures = yield offer_all(reactor, cfg, session, outgoings, path)
+                failures = yield peer.unless_error(
+                    offer_all(reactor, cfg, session, outgoings, path))
             else:
                 failures = [T.IncompatibleModes("the peer only sends")]
                 print("Not offering: the peer is in "
                       f"'{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
-        yield defer.DeferredList([lines.when_ended(), session.when_closed()],
-                                 fireOnOneCallback=True)
-        yield session.close()
-        theirs = None
-        try:
-            yield receiving.finished()
-        except Exception as e:  # noqa: BLE001 -- said below, beside ours
-            theirs = e
-        ours = outcome(failures, len(outgoings), "offers we made")
-        if theirs is not None and ours is not None:
-            # both ways failed: each said on its line, neither hides the
-            # other (issue 21 item 5); the ERROR line counts them
-            say(cfg, f"Receiving: {escape_text(theirs)}")
-            say(cfg, f"Sending: {escape_text(ours)}")
-            raise outcome([theirs, ours], 2, "directions (the peer's offers, ours)")
-        if theirs is not None or ours is not None:
-            raise theirs or ours
+        yield peer.unless_error(defer.DeferredList([lines.when_ended(), session.when_closed()],
+                                                   fireOnOneCallback=True))
+        yield peer.unless_error(session.close())
+        yield ended(cfg, receiving, failures, len(outgoings))
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)
+
+
+@defer.inlineCallbacks
+def ended(cfg, receiving, failures, offered):
+    """The end of a session: fails when the peer's offers (``receiving``)
+    or ours (``failures`` of ``offered``) did not all complete. When both
+    did not, each is said on its own line and the ERROR line counts them,
+    so neither hides the other (issue 21 item 5: a peer acknowledging our
+    offer with a wrong hash went unreported); the status is 1 unless every
+    failure was declined."""
+    ours = outcome(failures, offered, "offers we made")
+    theirs = None
+    try:
+        yield receiving.finished()
+    except Exception as e:  # noqa: BLE001 -- said below, beside ours
+        theirs = e
+    if theirs is not None and ours is not None:
+        say(cfg, f"Receiving: {escape_text(theirs)}")
+        say(cfg, f"Sending: {escape_text(ours)}")
+        raise outcome([theirs, ours], 2, "directions (the peer's offers, ours)")
+    if theirs is not None or ours is not None:
+        raise theirs or ours

@@ -17,6 +17,8 @@ TRANSFER_REJECTED = "transfer rejected"
 # the reference 0.24 sender's words when its human rejects the verifier
 REFERENCE_VERIFICATION_REJECTED = "sender rejected verification check, abandoned transfer"
 # an ``error`` with one of these means a human declined: exit status 3
+# how our CLI's ``error`` begins when its human stopped it (cli/_interrupt.py)
+CANCELLED = "transfer cancelled"
 DECLINED_WORDS = (VERIFICATION_REJECTED, TRANSFER_REJECTED, REFERENCE_VERIFICATION_REJECTED)
 
 
@@ -30,6 +32,9 @@ def peer_gave_up(who, error):
     ``who`` is "sender" or "receiver"."""
     if error in DECLINED_WORDS:
         return Declined(f"the {who} declined: {error}")
+    if error.startswith(CANCELLED) and len(error) < 80:
+        # a side of ours stopped on purpose (Ctrl-C, SIGTERM; docs/cli.md)
+        return TransferError(f"the {who} cancelled the transfer{excerpt(error[len(CANCELLED):])}")
     return TransferError(f"the {who} gave up: {excerpt(error)}")
 
 

@@ -270,9 +270,9 @@ class _ToPartial:
             self._watchdog.kick()
         try:
             self._partial.write(data)
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: aborted on shutdown (Ctrl-C)
             self._fail(TransferError(f"cannot write the received data: "
-                                     f"{e.strerror or e}"))
+                                     f"{getattr(e, 'strerror', None) or e}"))
             return
         self._progress(len(data))
 

@@ -3,6 +3,7 @@ both directions over a dilated wormhole. See docs/transfer-v2.md."""
 from ._api import CONTROL_SUBPROTOCOL, OFFER_SUBPROTOCOL, IncomingOffer, TransferSession
 from ._messages import MessageError
 from ._receiving import HashMismatch, OfferRefused, ReceiveFailed, Received, Rejected
+from ._resumable import KEPT_SUFFIXES
 from ._sending import AcknowledgeMismatch, OfferLost, OfferRejected, OfferResult
 from ._source import Outgoing, SourceChanged
 from ._source import prepare as prepare_offer
@@ -14,5 +15,5 @@ __all__ = [
     "MessageError", "HashMismatch", "OfferRefused", "ReceiveFailed", "Received", "Rejected",
     "AcknowledgeMismatch", "OfferLost", "OfferRejected", "OfferResult", "Outgoing",
     "SourceChanged", "prepare_offer", "IncompatibleModes", "PeerUsesClassic", "app_versions",
-    "speaks_transfer_v2",
+    "speaks_transfer_v2", "KEPT_SUFFIXES",
 ]

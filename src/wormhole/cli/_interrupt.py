@@ -1,0 +1,48 @@
+"""A command stopped on purpose: SIGINT (Ctrl-C) or SIGTERM (issue 22
+item 3, issue 21 item 4; docs/cli.md "Ctrl-C and SIGTERM").
+
+The reactor's own handlers stop it on either signal; ``Interruption``
+notes which one came first, so that the command can tell the peer why it
+goes (``reason``: the spec's ``error`` message, spec 004 9.1) and exit
+with 128 plus the signal's number (``status``), as shells report a
+command the signal ended: a transfer that was interrupted did not
+happen, and never exits 0.
+"""
+import signal
+
+from ..transfer._messages import CANCELLED
+
+_NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
+class Interruption:
+    def __init__(self):
+        self.signum = None
+
+    def install(self):
+        """Wrap the handlers the reactor installed (call once it runs)."""
+        for signum in _NAMES:
+            previous = signal.getsignal(signum)
+            if callable(previous):
+                signal.signal(signum, self._handler(previous))
+
+    def _handler(self, previous):
+        def handler(signum, frame):
+            if self.signum is None:
+                self.signum = signum
+            previous(signum, frame)
+        return handler
+
+    @property
+    def reason(self):
+        """What the peer is told: it says "cancelled" (docs/cli.md)."""
+        return f"{CANCELLED} ({_NAMES.get(self.signum, 'interrupted')})"
+
+    @property
+    def status(self):
+        """The exit status: 128 + the signal (130 for Ctrl-C), or None."""
+        return None if self.signum is None else 128 + self.signum
+
+
+# the one of this process (the CLI runs one command per process)
+INTERRUPTION = Interruption()
