@@ -12,6 +12,7 @@ from wormhole import _interfaces, errors
 from wormhole._crypto import derive_phase_key, encrypt_data
 
 from .fakes import FakeServer
+from ._support import Delegate
 
 APPID = "example.com/test"
 URL = "ws://127.0.0.1:1/v1"
@@ -19,32 +20,6 @@ URL = "ws://127.0.0.1:1/v1"
 
 GETTERS = ("get_welcome", "get_code", "get_unverified_key", "get_verifier",
            "get_versions", "get_message")
-
-
-class Delegate:
-    def __init__(self):
-        self.events = []
-
-    def wormhole_got_welcome(self, welcome):
-        self.events.append(("welcome", welcome))
-
-    def wormhole_got_code(self, code):
-        self.events.append(("code", code))
-
-    def wormhole_got_unverified_key(self, key):
-        self.events.append(("key", key))
-
-    def wormhole_got_verifier(self, verifier):
-        self.events.append(("verifier", verifier))
-
-    def wormhole_got_versions(self, versions):
-        self.events.append(("versions", versions))
-
-    def wormhole_got_message(self, msg):
-        self.events.append(("message", msg))
-
-    def wormhole_closed(self, result):
-        self.events.append(("closed", result))
 
 
 class WormholeTests(unittest.TestCase):

@@ -1,5 +1,6 @@
 """Recording fakes for the Dilation machines' neighbours."""
 
+from twisted.internet.protocol import Protocol
 from zope.interface import implementer
 
 from wormhole._dilation import _interfaces as I
@@ -135,3 +136,50 @@ class FakeInbound:
 
     def backlog_released(self, subchannel):
         self.events.append(("inbound.backlog_released",))
+
+
+# a Dilation key and a side, for the Connector under test
+KEY = b"\x05" * 32
+SIDE = "a" * 16
+
+
+@implementer(I.IDilationManager, I.IRecordReceiver)
+class FakeManager:
+    def __init__(self):
+        self.hints = []
+        self.made = []
+
+    def got_dilate(self, plaintext):
+        pass
+
+    def send_hints(self, hints):
+        self.hints.append(hints)
+
+    def connector_connection_made(self, connection):
+        self.made.append(connection)
+
+    def stop(self):
+        pass
+
+    def got_record(self, connection, record):
+        pass
+
+    def connection_lost(self, connection):
+        pass
+
+    def end_of_batch(self, connection):
+        pass
+
+
+class Recorder(Protocol):
+    def __init__(self, events):
+        self.events = events
+
+    def connectionMade(self):
+        self.events.append(("p.connectionMade",))
+
+    def dataReceived(self, data):
+        self.events.append(("p.dataReceived", data))
+
+    def connectionLost(self, reason):
+        self.events.append(("p.connectionLost", type(reason).__name__))

@@ -14,36 +14,7 @@ from wormhole._dilation._connector import MAX_INBOUND, RELAY_DELAY, Connector
 from wormhole._transit._dialing import DIAL_STAGGER, MAX_CONCURRENT_DIALS
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint
 
-KEY = b"\x05" * 32
-SIDE = "a" * 16
-
-
-@implementer(I.IDilationManager, I.IRecordReceiver)
-class FakeManager:
-    def __init__(self):
-        self.hints = []
-        self.made = []
-
-    def got_dilate(self, plaintext):
-        pass
-
-    def send_hints(self, hints):
-        self.hints.append(hints)
-
-    def connector_connection_made(self, connection):
-        self.made.append(connection)
-
-    def stop(self):
-        pass
-
-    def got_record(self, connection, record):
-        pass
-
-    def connection_lost(self, connection):
-        pass
-
-    def end_of_batch(self, connection):
-        pass
+from .fakes import KEY, SIDE, FakeManager
 
 
 @implementer(I.IDilatedConnection)

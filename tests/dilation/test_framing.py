@@ -10,6 +10,8 @@ from twisted.trial import unittest
 
 from wormhole._dilation import _framing as F
 
+from ._streams import split_at
+
 KEY = b"\x01" * 32
 
 
@@ -24,15 +26,6 @@ def pair(key_l=KEY, key_f=KEY):
     [m2] = r_l.add_data(follower.write_handshake())
     leader.read_handshake(m2)
     return leader, follower
-
-
-def split_at(data, cuts):
-    cuts = sorted({c % (len(data) + 1) for c in cuts})
-    out, prev = [], 0
-    for c in cuts + [len(data)]:
-        out.append(data[prev:c])
-        prev = c
-    return out
 
 
 class Constants(unittest.TestCase):

@@ -11,7 +11,7 @@ from wormhole._transit._dialing import DIAL_STAGGER
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint
 from wormhole._transit._punch import Mapping
 
-from .test_connector import KEY, SIDE, FakeManager
+from .fakes import KEY, SIDE, FakeManager
 
 OUTSIDE = {"type": "direct-tcp-v1", "hostname": "203.0.113.20", "port": 41000,
            "priority": -1.0}

@@ -3,7 +3,6 @@ ITransport/IConsumer/IProducer an application sees, and the close
 handshake with its closing state."""
 
 from twisted.internet.interfaces import IConsumer, IPushProducer, ITransport
-from twisted.internet.protocol import Protocol
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
@@ -11,21 +10,7 @@ from zope.interface.verify import verifyObject
 from wormhole._dilation import _interfaces as I
 from wormhole._dilation._subchannel import AlreadyClosedError, SubChannel
 
-from .fakes import FakeInbound, FakeOutbound
-
-
-class Recorder(Protocol):
-    def __init__(self, events):
-        self.events = events
-
-    def connectionMade(self):
-        self.events.append(("p.connectionMade",))
-
-    def dataReceived(self, data):
-        self.events.append(("p.dataReceived", data))
-
-    def connectionLost(self, reason):
-        self.events.append(("p.connectionLost", type(reason).__name__))
+from .fakes import FakeInbound, FakeOutbound, Recorder
 
 
 @implementer(IPushProducer)

@@ -9,8 +9,7 @@ from twisted.trial import unittest
 
 from wormhole._dilation._subchannel import CLOSE_TIMEOUT, SubChannel
 
-from .fakes import FakeInbound, FakeOutbound
-from .test_subchannel import Recorder
+from .fakes import FakeInbound, FakeOutbound, Recorder
 
 
 class ClosingTimeout(unittest.TestCase):

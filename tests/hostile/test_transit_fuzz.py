@@ -11,7 +11,7 @@ from wormhole._transit import _codec
 from wormhole._transit._box import MAC_SIZE, NONCE_SIZE
 from wormhole._transit._connection import TransitConnection
 
-from ..dilation.test_framing import split_at
+from ..dilation._streams import split_at
 from ..transit.fakes import FakeIO, FakeSelection, FakeSink
 
 KEY = bytes(range(32))

@@ -20,7 +20,7 @@ from wormhole.timing import DebugTiming
 
 from ..client.common import make_fake
 from ..client.fakes import FakeNetwork, FakeServer
-from ..client.test_wormhole import Delegate
+from ..client._support import Delegate
 
 APPID = "example.com/journal"
 URL = "ws://127.0.0.1:1/v1"

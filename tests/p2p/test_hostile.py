@@ -14,7 +14,7 @@ from p2pmesh._config import (ACK, FIND_VALUE, NACK, PING, SET_CONNECTION_OPT,
                              SHOUT, STORE)
 
 from ._network import Network
-from .test_connection import Peer
+from ._peer import Peer
 
 
 class Hostile(Protocol):

@@ -9,8 +9,7 @@ from p2pmesh._config import ACK, CHANGE_KEY, NACK, SHOUT
 from p2pmesh._contacts import Contact
 
 from ._fixtures import pooled_keys
-from ._network import Network
-from .test_dht import run
+from ._network import Network, run
 
 
 def pair(net=None):

@@ -7,8 +7,7 @@ from p2pmesh import LocalLimits, SubnetConfig
 from p2pmesh._config import ANNOUNCE, SPEAK
 from p2pmesh._requests import RequestFailed
 
-from ._network import Network
-from .test_dht import run
+from ._network import Network, run
 
 
 def line(n, limits=None):
