@@ -5,7 +5,7 @@ import re
 
 from twisted.trial import unittest
 
-from tests._processes import REPO_ROOT
+from tests._paths import REPO_ROOT
 
 
 class DocsExample(unittest.TestCase):

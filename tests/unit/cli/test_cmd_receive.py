@@ -11,7 +11,7 @@ from wormhole.cli._config import Config
 from wormhole.cli._wording import CLASSIC_USED
 from wormhole.errors import KeyFormatError, TransferError, WrongPasswordError
 
-from .fakes import FakeFactory, FakeReactor
+from ...cli.fakes import FakeFactory, FakeReactor
 
 
 def j(d):

@@ -7,7 +7,7 @@ from zope.interface.verify import verifyObject
 import wormhole
 from wormhole._interfaces import IDeferredWormhole, IInputHelper
 
-from .fakes import FakeFactory, FakeReactor
+from ...cli.fakes import FakeFactory, FakeReactor
 
 
 class Signatures(unittest.TestCase):
@@ -34,7 +34,7 @@ class Signatures(unittest.TestCase):
         CLI passes; its pipe provides the real IRecordPipe."""
         from wormhole.transit import IRecordPipe, TransitReceiver, TransitSender
 
-        from .fakes import FakeTransit, FakeTransits
+        from ...cli.fakes import FakeTransit, FakeTransits
         for name in ("get_connection_abilities", "get_connection_hints",
                      "add_connection_hints", "set_transit_key", "connect"):
             for real in (TransitSender, TransitReceiver):

@@ -15,7 +15,7 @@ from wormhole.cli._config import Config
 from wormhole._landing import PARTIAL_PREFIX, Refused
 from wormhole.errors import TransferError
 
-from .fakes import FakeFactory, FakeReactor, FakeTransits
+from ...cli.fakes import FakeFactory, FakeReactor, FakeTransits
 
 DATA = b"0123456789" * 3000
 

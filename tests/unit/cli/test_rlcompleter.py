@@ -7,7 +7,7 @@ from twisted.trial import unittest
 from wormhole._rlcompleter import CodeInputter
 from wormhole.errors import KeyFormatError
 
-from .fakes import FakeHelper
+from ...cli.fakes import FakeHelper
 
 
 def direct_call(f, *args):
@@ -210,7 +210,7 @@ class TerminalRestore(unittest.TestCase):
         prompt are put back after the reactor shut down."""
         from wormhole import _rlcompleter
 
-        from .fakes import FakeReactor
+        from ...cli.fakes import FakeReactor
         reactor = FakeReactor()
         self.set_echo(True)
         _rlcompleter._restore_terminal_on_shutdown(reactor)
@@ -224,7 +224,7 @@ class TerminalRestore(unittest.TestCase):
         """Once the line was read, the restore is unregistered."""
         from wormhole import _rlcompleter
 
-        from .fakes import FakeReactor
+        from ...cli.fakes import FakeReactor
         reactor = FakeReactor()
         done = _rlcompleter._restore_terminal_on_shutdown(reactor)
         self.assertEqual(done("line"), "line")

@@ -13,7 +13,7 @@ from wormhole.cli import cmd_ssh
 from wormhole.cli._config import Config
 from wormhole.errors import TransferError
 
-from .fakes import FakeFactory, FakeReactor
+from ...cli.fakes import FakeFactory, FakeReactor
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDUbZdMDkBjQEQ3Ot8b+hzr6d1ABP2M0CYNHCSYxeVSs me@host"
 

@@ -14,7 +14,7 @@ from wormhole._eventual import EventualQueue
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class BossTests(unittest.TestCase):

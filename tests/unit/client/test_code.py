@@ -11,7 +11,7 @@ from wormhole._status import AllocatedCode, NoCode, StatusTracker
 from wormhole._wordlist import PGPWordList
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class CodeTests(unittest.TestCase):

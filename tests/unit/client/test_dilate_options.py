@@ -14,7 +14,7 @@ from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED
 from wormhole._dilation._subchannel import CLOSE_TIMEOUT
 from wormhole._dilator_hook import DilationNotEnabledError
 
-from .fakes import FakeServer
+from ...client.fakes import FakeServer
 
 APPID = "example.com/test"
 URL = "ws://127.0.0.1:1/v1"

@@ -10,7 +10,7 @@ from wormhole._input import Input
 from wormhole._wordlist import PGPWordList
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class InputTests(unittest.TestCase):

@@ -10,7 +10,7 @@ from wormhole._crypto import decrypt_data, derive_phase_key
 from wormhole._key import Key
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 APPID = "appid"
 

@@ -6,7 +6,7 @@ from zope.interface.verify import verifyObject
 from wormhole import _interfaces, errors
 from wormhole._mailbox import MAX_PROCESSED, Mailbox
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class MailboxTests(unittest.TestCase):

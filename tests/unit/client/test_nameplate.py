@@ -8,7 +8,7 @@ from wormhole._nameplate import Nameplate
 from wormhole._status import AllocatedCode, ConsumedCode, StatusTracker
 from wormhole._wordlist import PGPWordList
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class NameplateTests(unittest.TestCase):

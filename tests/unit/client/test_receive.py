@@ -8,7 +8,7 @@ from wormhole._crypto import derive_phase_key, derive_verifier, encrypt_data
 from wormhole._receive import Receive
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 KEY = b"k" * 32
 

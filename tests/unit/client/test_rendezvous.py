@@ -15,8 +15,8 @@ from wormhole._status import Closed, Connected, Connecting, Disconnected, Failed
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming
 
-from .common import recorded_connector
-from .fakes import FakeNetwork, server_send
+from ...client.common import recorded_connector
+from ...client.fakes import FakeNetwork, server_send
 
 URL = "ws://127.0.0.1:4000/v1"
 

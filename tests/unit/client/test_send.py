@@ -8,7 +8,7 @@ from wormhole._crypto import decrypt_data, derive_phase_key
 from wormhole._send import Send
 from wormhole.timing import DebugTiming
 
-from .common import make_fake
+from ...client.common import make_fake
 
 KEY = b"k" * 32
 

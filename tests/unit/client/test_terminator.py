@@ -6,7 +6,7 @@ from zope.interface.verify import verifyObject
 from wormhole import _interfaces
 from wormhole._terminator import Terminator
 
-from .common import make_fake
+from ...client.common import make_fake
 
 
 class TerminatorTests(unittest.TestCase):

@@ -11,7 +11,7 @@ import wormhole
 from wormhole import _interfaces, errors
 from wormhole._crypto import derive_phase_key, encrypt_data
 
-from .fakes import FakeServer
+from ...client.fakes import FakeServer
 from ._support import Delegate
 
 APPID = "example.com/test"

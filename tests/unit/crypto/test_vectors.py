@@ -27,7 +27,9 @@ from wormhole._crypto import (
 )
 from wormhole.util import bytes_to_dict, dict_to_bytes
 
-VECTORS_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "data", "reference_vectors.json")
+from ..._paths import REPO_ROOT
+
+VECTORS_PATH = os.path.join(REPO_ROOT, "tests", "data", "reference_vectors.json")
 
 with open(VECTORS_PATH, encoding="ascii") as f:
     VECTORS = json.load(f)

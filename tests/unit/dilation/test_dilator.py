@@ -15,7 +15,7 @@ from wormhole._dilation.manager import (CanOnlyDilateOnceError, DilatedWormhole,
 from wormhole._eventual import EventualQueue
 from wormhole._interfaces import IDilator
 
-from ._streams import collector_factory
+from ...dilation._streams import collector_factory
 
 KEY = b"\x09" * 32
 CAN = {"can-dilate": ["ged"], "dilation-abilities": [{"type": "direct-tcp-v1"}]}

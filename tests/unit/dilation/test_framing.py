@@ -10,7 +10,7 @@ from twisted.trial import unittest
 
 from wormhole._dilation import _framing as F
 
-from ._streams import split_at
+from ...dilation._streams import split_at
 
 KEY = b"\x01" * 32
 

@@ -16,7 +16,7 @@ from wormhole._dilation._inbound import (
 )
 from wormhole._dilation._outbound import DEFAULT_MAX_UNACKED
 
-from ._dilation_peer import connected_pair
+from ...hostile._dilation_peer import connected_pair
 
 LIMIT = 300
 u32 = st.integers(min_value=0, max_value=2 ** 32 - 1)

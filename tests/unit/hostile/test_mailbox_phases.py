@@ -14,7 +14,7 @@ from wormhole import errors
 from wormhole._mailbox import MAX_PROCESSED
 from wormhole.timing import MAX_BYTES, MAX_EVENTS, DebugTiming
 
-from ..client.fakes import FakeServer
+from ...client.fakes import FakeServer
 
 URL = "ws://127.0.0.1:4000/v1"
 APPID = "example.com/hostile"

@@ -9,7 +9,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from p2pmesh import LocalLimits
 from p2pmesh._config import ACK, NACK, PING, SET_CONNECTION_OPT
 
-from ..p2p.test_connection import Harness
+from ..p2p._peer import Harness
 
 ZLIB = 4
 

@@ -28,7 +28,7 @@ from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._receiving import Received
 
-from ..cli.fakes import FakeFactory, FakeReactor, FakeTransits
+from ...cli.fakes import FakeFactory, FakeReactor, FakeTransits
 from ..transfer_v2 import _machines as machines
 from ._outside import Outside
 

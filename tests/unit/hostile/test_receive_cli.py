@@ -14,10 +14,10 @@ from wormhole.cli._config import Config
 from wormhole.errors import ServerError, TransferError, WelcomeError
 from wormhole.transfer import _unzip
 
-from ..cli.fakes import FakeFactory, FakeReactor
+from ..._paths import REPO_ROOT
+from ...cli.fakes import FakeFactory, FakeReactor
 
-DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "docs", "security.md")
+DOCS = os.path.join(REPO_ROOT, "docs", "security.md")
 
 
 class PeerTimeoutOption(unittest.TestCase):

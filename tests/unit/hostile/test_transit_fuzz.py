@@ -11,8 +11,8 @@ from wormhole._transit import _codec
 from wormhole._transit._box import MAC_SIZE, NONCE_SIZE
 from wormhole._transit._connection import TransitConnection
 
-from ..dilation._streams import split_at
-from ..transit.fakes import FakeIO, FakeSelection, FakeSink
+from ...dilation._streams import split_at
+from ...transit.fakes import FakeIO, FakeSelection, FakeSink
 
 KEY = bytes(range(32))
 LIMIT = 200

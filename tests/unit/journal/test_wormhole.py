@@ -18,8 +18,8 @@ from wormhole.errors import LonelyError, ServerError
 from wormhole.journal import Journal
 from wormhole.timing import DebugTiming
 
-from ..client.common import make_fake
-from ..client.fakes import FakeNetwork, FakeServer
+from ...client.common import make_fake
+from ...client.fakes import FakeNetwork, FakeServer
 from ..client._support import Delegate
 
 APPID = "example.com/journal"

@@ -15,7 +15,7 @@ from wormhole_relay.server import build_relay
 from wormhole_mailbox import _plugin as mailbox_plugin
 from wormhole_mailbox.server import build_mailbox
 
-from .._processes import REPO_ROOT
+from ..._paths import REPO_ROOT
 
 
 def exported_names():

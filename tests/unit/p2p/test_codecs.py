@@ -11,7 +11,7 @@ from twisted.trial.unittest import SynchronousTestCase
 from p2pmesh import _compression, _framing, _hybrid, _keys, _message, _payload
 from p2pmesh._config import SubnetConfig, ell_max
 
-from ._fixtures import load_vectors, test_keys
+from ...p2p._fixtures import load_vectors, test_keys
 
 GOLDEN = load_vectors("golden.json")
 

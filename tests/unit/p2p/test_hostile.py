@@ -13,7 +13,7 @@ from p2pmesh import _framing, _keys, _message, _payload
 from p2pmesh._config import (ACK, FIND_VALUE, NACK, PING, SET_CONNECTION_OPT,
                              SHOUT, STORE)
 
-from ._network import Network
+from ...p2p._network import Network
 from ._peer import Peer
 
 

@@ -8,8 +8,8 @@ from p2pmesh import _keys, _message, _payload
 from p2pmesh._config import ACK, CHANGE_KEY, NACK, SHOUT
 from p2pmesh._contacts import Contact
 
-from ._fixtures import pooled_keys
-from ._network import Network, run
+from ...p2p._fixtures import pooled_keys
+from ...p2p._network import Network, run
 
 
 def pair(net=None):

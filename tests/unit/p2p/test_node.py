@@ -7,7 +7,7 @@ from p2pmesh import LocalLimits, SubnetConfig
 from p2pmesh._config import ANNOUNCE, SPEAK
 from p2pmesh._requests import RequestFailed
 
-from ._network import Network, run
+from ...p2p._network import Network, run
 
 
 def line(n, limits=None):
@@ -41,7 +41,7 @@ class Lifecycle(SynchronousTestCase):
     def test_key_size_must_match_beta(self):
         """A 2048-bit key in a β = 3072 subnet is refused at construction."""
         from p2pmesh import Node
-        from ._fixtures import pooled_keys
+        from ...p2p._fixtures import pooled_keys
         self.assertRaises(ValueError, Node, SubnetConfig(beta=3072),
                           pooled_keys(1)[0], None, None)
 

@@ -10,7 +10,7 @@ from wormhole_relay._connection import RelayConnection
 from wormhole_relay._interfaces import (IPair, IPairing, IRelayConnection,
                                         ITransportGlue)
 
-from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, World, handshake
+from ...relay._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, World, handshake
 
 
 class Base(unittest.TestCase):

@@ -10,7 +10,7 @@ from wormhole_relay._interfaces import ITransitRelay, ITransportGlue
 from wormhole_relay._tcp import RelayTCPFactory
 from wormhole_relay.server import build_relay
 
-from ._fakes import SIDE1, SIDE2, TOKEN, handshake
+from ...relay._fakes import SIDE1, SIDE2, TOKEN, handshake
 
 
 class HalfClosingTransport(StringTransport):

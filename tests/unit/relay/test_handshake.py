@@ -5,7 +5,7 @@ from twisted.trial import unittest
 
 from wormhole_relay._handshake import BadHandshake, Handshake, HandshakeParser
 
-from ._fakes import SIDE1, TOKEN, handshake
+from ...relay._fakes import SIDE1, TOKEN, handshake
 
 
 class Parse(unittest.TestCase):

@@ -6,7 +6,7 @@ from twisted.trial import unittest
 from wormhole_relay._limits import Limits
 from wormhole_relay._pairing import Pairing
 
-from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, FakeConnection, RecordingUsage
+from ...relay._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, FakeConnection, RecordingUsage
 
 
 class PairingModel(unittest.TestCase):

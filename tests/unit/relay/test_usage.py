@@ -125,7 +125,7 @@ class Current(unittest.TestCase):
         clock, and at stop: connections in pairs, waiting, and bytes of
         pairs still open."""
         from wormhole_relay.server import build_relay
-        from ._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
+        from ...relay._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
         clock = Clock()
         clock.advance(100)
         memory = MemoryWriter()

@@ -16,7 +16,7 @@ from wormhole_mailbox._limits import Limits
 from wormhole_mailbox._model import Model
 from wormhole_mailbox._permissions import NoPermissions, parse_permissions
 
-from ._fakes import FakeGlue, RecordingStore, RecordingUsage
+from ...server._fakes import FakeGlue, RecordingStore, RecordingUsage
 
 
 T0 = 1_790_000_000  # a fixed "now" (2026-09) for the hashcash dates

@@ -10,7 +10,7 @@ from wormhole_mailbox._limits import Limits
 from wormhole_mailbox._model import (AppNamespace, CrowdedError, Model,
                                     ModelError, ReclaimedError)
 
-from ._fakes import Listener, RecordingStore, RecordingUsage
+from ...server._fakes import Listener, RecordingStore, RecordingUsage
 
 
 class Base(unittest.TestCase):

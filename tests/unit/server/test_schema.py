@@ -12,7 +12,7 @@ from wormhole_mailbox._plugin import Options, makeService
 from wormhole_mailbox._schema import SchemaError
 from wormhole_mailbox._store import SQLiteStore
 
-from .._processes import reference_package_file
+from ..._paths import reference_package_file
 
 
 def _reference_db(path, schema_file, version=None):

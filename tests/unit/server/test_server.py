@@ -8,7 +8,7 @@ from twisted.trial import unittest
 from wormhole_mailbox._limits import Limits
 from wormhole_mailbox.server import build_mailbox
 
-from ._fakes import FakeGlue, Listener
+from ...server._fakes import FakeGlue, Listener
 
 
 class Timers(unittest.TestCase):

@@ -8,9 +8,8 @@ import sys
 
 from twisted.trial import unittest
 
+from ..._paths import REPO_ROOT as REPO
 from ._scripted import text_transfer
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _load_script():

@@ -14,7 +14,7 @@ from wormhole._transit._dialing import DIAL_STAGGER, DialQueue
 from wormhole._transit._hints import DirectTCPV1Hint, RelayV1Hint, TorTCPV1Hint
 from wormhole._transit._interfaces import IAttempts, IRecordPipe
 
-from .fakes import FakeSelection
+from ...transit.fakes import FakeSelection
 
 KEY = b"\x01" * 32
 SIDE = "00112233aabbccdd"

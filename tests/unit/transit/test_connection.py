@@ -11,7 +11,7 @@ from wormhole._transit import _codec
 from wormhole._transit._connection import ConnectionProtocol, TransitConnection
 from wormhole._transit._interfaces import IConnectionIO, ITransitConnection
 
-from .fakes import FakeIO, FakeSelection, FakeSink
+from ...transit.fakes import FakeIO, FakeSelection, FakeSink
 
 KEY = b"\x07" * 32
 SIDE = "0123456789abcdef"

@@ -10,7 +10,7 @@ from zope.interface.verify import verifyObject
 from wormhole._transit._interfaces import ISelection, ITransitConnection
 from wormhole._transit._selection import Selection, TransitError
 
-from .fakes import FakeAttempts
+from ...transit.fakes import FakeAttempts
 
 
 @implementer(ITransitConnection)
