@@ -1,9 +1,10 @@
-"""Where things are: the repository's root and the reference
-implementation's venv, its executables and its files. Pure (no process,
-no socket), so unit tests may use it too; tests/_processes.py re-exports
-it for the interop tests."""
+"""Where things are: the repository's root (and its scripts, loaded as
+modules) and the reference implementation's venv, its executables and its
+files. Pure (no process, no socket), so unit tests may use it too;
+tests/_processes.py re-exports it for the interop tests."""
 
 import glob
+import importlib.util
 import os
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,3 +51,13 @@ def reference_source_file(dist, *parts):
             f"{dist} {'/'.join(parts)} not found in the reference venv's "
             "src/: run `./dev test`, which unpacks the reference's sdists")
     return found[0]
+
+
+def load_script(name, *parts):
+    """The script at ``<repo>/<parts>`` (misc/ tools have hyphens in their
+    names, so no import statement reaches them) as a module named
+    ``name``, run in this process."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO_ROOT, *parts))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

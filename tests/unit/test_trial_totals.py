@@ -2,26 +2,16 @@
 with, summed over its two trial runs (tests.unit, then the rest)."""
 
 import contextlib
-import importlib.util
 import io
-import os
 
 from twisted.trial import unittest
 
-from .._paths import REPO_ROOT
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "trial_totals", os.path.join(REPO_ROOT, "misc", "trial-totals.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .._paths import load_script
 
 
 class Totals(unittest.TestCase):
     def setUp(self):
-        self.totals = _load()
+        self.totals = load_script("trial_totals", "misc", "trial-totals.py")
 
     def log(self, text):
         path = self.mktemp()

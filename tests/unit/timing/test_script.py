@@ -1,6 +1,5 @@
 """misc/dump-timing.py, called in-process: files in, a page out, errors
 that name the file."""
-import importlib.util
 import io
 import json
 import os
@@ -8,16 +7,12 @@ import sys
 
 from twisted.trial import unittest
 
-from ..._paths import REPO_ROOT as REPO
+from ..._paths import load_script
 from ._scripted import text_transfer
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location(
-        "dump_timing", os.path.join(REPO, "misc", "dump-timing.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("dump_timing", "misc", "dump-timing.py")
 
 
 class Script(unittest.TestCase):
