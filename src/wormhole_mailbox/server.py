@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_server -*-
+# -*- test-case-name: tests.unit.server.test_server -*-
 """Wiring of the Mailbox server: model, store, usage, connections, timers.
 
 ``build_mailbox`` makes a ``MailboxServer`` from the operator's options;

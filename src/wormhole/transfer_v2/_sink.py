@@ -98,7 +98,7 @@ STATE_SUFFIX = ".resume.json"
 STATE_TEMP_SUFFIX = ".resume.json.new"
 # every fixed hidden name a sink uses beside its target (the random ones
 # come from tempfile, created O_EXCL): the hostile tests plant a link at
-# each (tests/hostile/test_planted_links.py)
+# each (tests/unit/hostile/test_planted_links.py)
 KEPT_SUFFIXES = (RESUME_SUFFIX, STATE_SUFFIX, STATE_TEMP_SUFFIX)
 _STATE_MAX = 64 * 1024
 # the files of a received folder: what open() would give them (less the umask)

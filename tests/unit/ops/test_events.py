@@ -1,5 +1,5 @@
 """The usage-event schema (issue 6 "Usage events", docs/usage-events.md);
-the writers are tested in tests/ops/test_usage.py."""
+the writers are tested in tests/unit/ops/test_usage.py."""
 
 from twisted.trial import unittest
 
