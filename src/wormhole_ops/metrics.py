@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.unit.ops.test_metrics -*-
+# -*- test-case-name: tests.ops.test_metrics -*-
 """The ``--metrics`` site of both servers: ``/metrics`` for Prometheus and
 ``/health`` for load balancers and service managers.
 
