@@ -8,7 +8,7 @@ our own code and tests never do):
         > tests/data/reference_vectors.json
 
 It is not run in CI: the JSON it prints is committed, and
-tests/crypto/test_vectors.py checks our sans-I/O code against it.
+tests/unit/crypto/test_vectors.py checks our sans-I/O code against it.
 
 What it records:
 - the reference's key derivation, phase keys, SecretBox output (the nonce is

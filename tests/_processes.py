@@ -1,7 +1,8 @@
 """What the interop tests of several packages share: the reference
 implementation's executables (a failure, never a skip, when it is
-missing), a clean environment for child processes, and a process
-protocol that collects stdout lines and is stopped by its PID."""
+missing; found by _paths.py, re-exported here), a clean environment for
+child processes, and a process protocol that collects stdout lines and is
+stopped by its PID."""
 
 import os
 import signal
@@ -9,23 +10,9 @@ import socket
 
 from twisted.internet import defer, protocol
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-REF_VENV_ENV = "WORMHOLE_REFERENCE_VENV"
-
-
-def reference_bin(tool):
-    """``<reference venv>/bin/<tool>`` ($WORMHOLE_REFERENCE_VENV, default
-    ``<repo>/.venv-ref``)."""
-    venv = os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT, ".venv-ref")
-    path = os.path.join(venv, "bin", tool)
-    if not os.access(path, os.X_OK):
-        # a failure, never a skip: a skipped interop test hides regressions
-        raise AssertionError(
-            f"the reference implementation is not installed ({path} missing): "
-            f"run `./dev test`, which installs it and sets {REF_VENV_ENV}")
-    return path
+from ._paths import (  # noqa: F401 (re-exported)
+    REF_VENV_ENV, REPO_ROOT, reference_bin, reference_package_file,
+    reference_source_file, reference_venv_dir)
 
 
 def free_port():
@@ -105,37 +92,6 @@ class LineProcess(protocol.ProcessProtocol):
                 os.kill(self.pid, sig)
             except ProcessLookupError:
                 pass
-
-
-def reference_venv_dir():
-    """The reference venv's root ($WORMHOLE_REFERENCE_VENV or .venv-ref)."""
-    return os.environ.get(REF_VENV_ENV) or os.path.join(REPO_ROOT, ".venv-ref")
-
-
-def reference_package_file(package, *parts):
-    """A file of an installed reference package (e.g. its db-schemas), read
-    where the reference keeps it, never copied into this project."""
-    import glob
-    found = glob.glob(os.path.join(reference_venv_dir(), "lib", "python*",
-                                   "site-packages", package, *parts))
-    if not found:
-        raise AssertionError(
-            f"{package}/{'/'.join(parts)} not found in the reference venv: "
-            "run `./dev test`, which installs it")
-    return found[0]
-
-
-def reference_source_file(dist, *parts):
-    """A file of a reference server's source distribution (its misc/munin
-    plugins), which `./dev` unpacks into <reference venv>/src/."""
-    import glob
-    found = glob.glob(os.path.join(reference_venv_dir(), "src", dist + "-*",
-                                   *parts))
-    if not found:
-        raise AssertionError(
-            f"{dist} {'/'.join(parts)} not found in the reference venv's "
-            "src/: run `./dev test`, which unpacks the reference's sdists")
-    return found[0]
 
 
 @defer.inlineCallbacks

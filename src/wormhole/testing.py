@@ -66,7 +66,7 @@ class MemoryMailbox:
     def __init__(self, reactor, welcome=None):
         # the Mailbox server is a package of its own (the ``mailbox``
         # extra): imported here, so that the client never needs it
-        # (docs/architecture.md, tests/test_layering.py)
+        # (docs/architecture.md, tests/unit/test_layering.py)
         try:
             from wormhole_mailbox.server import build_mailbox
         except ImportError as e:

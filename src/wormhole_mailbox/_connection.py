@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_connection -*-
+# -*- test-case-name: tests.unit.server.test_connection -*-
 """The per-connection protocol machine of the Mailbox server (spec 003).
 
 ``Connection`` follows one WebSocket through permission, `bind` and the bound

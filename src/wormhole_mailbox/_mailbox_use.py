@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_connection -*-
+# -*- test-case-name: tests.unit.server.test_connection -*-
 """One bound connection's use of a mailbox (spec 003 "Mailboxes"): open,
 add and close, as an Automat machine of its own. ``Connection`` makes one
 at `bind` and routes the mailbox commands to it; the machine answers

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_model -*-
+# -*- test-case-name: tests.unit.server.test_model -*-
 """The Mailbox server's model of nameplates and mailboxes, with no I/O.
 
 Spec 003 "Nameplates" and "Mailboxes": a nameplate is a short number that

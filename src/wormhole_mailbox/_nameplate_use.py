@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_connection -*-
+# -*- test-case-name: tests.unit.server.test_connection -*-
 """One bound connection's use of a nameplate (spec 003 "Nameplates"):
 allocate, claim and release, each at most once, as an Automat machine of
 its own. ``Connection`` makes one at `bind` and routes the nameplate

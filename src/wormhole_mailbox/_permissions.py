@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_permissions -*-
+# -*- test-case-name: tests.unit.server.test_permissions -*-
 """Spec 003 "Permission to Use the Server": `none` and `hashcash`.
 
 The resource string of the hashcash challenge is fresh for every connection,

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_store -*-
+# -*- test-case-name: tests.unit.server.test_store -*-
 """Where the model's changes go: memory only, or SQLite with group commit.
 
 Spec 003 "Persistence": every message is stored and "the server will not send

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_usage -*-
+# -*- test-case-name: tests.unit.server.test_usage -*-
 """Usage records: one per finished nameplate or mailbox.
 
 Spec 003 "Mailboxes": the server records each mood (and `pruney`,

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_websocket -*-
+# -*- test-case-name: tests.unit.server.test_websocket -*-
 """The thin WebSocket glue: autobahn below, a ``Connection`` machine above.
 
 Spec 003 "WebSocket Transport": one JSON message per WebSocket message.

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.server.test_server -*-
+# -*- test-case-name: tests.unit.server.test_server -*-
 """Wiring of the Mailbox server: model, store, usage, connections, timers.
 
 ``build_mailbox`` makes a ``MailboxServer`` from the operator's options;
@@ -10,7 +10,6 @@ run.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import random
 
@@ -33,9 +32,11 @@ log = Logger()
 
 
 def _load_malloc_trim():
-    """glibc's malloc_trim, or None elsewhere."""
+    """glibc's malloc_trim, or None elsewhere. glibc's soname is always
+    libc.so.6: ctypes.util.find_library would run ldconfig, a process, at
+    import."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL("libc.so.6")
         return libc.malloc_trim
     except (OSError, AttributeError):
         return None

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.ops.test_events -*-
+# -*- test-case-name: tests.unit.ops.test_events -*-
 """Usage events: the schema of one JSON object per line, for the analytics
 pipeline (documented and versioned in ``docs/usage-events.md``).
 

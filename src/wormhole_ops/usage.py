@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.ops.test_usage -*-
+# -*- test-case-name: tests.unit.ops.test_usage -*-
 """One home for the servers' usage code: the blurring rules, the writer
 interface and every writer that does I/O, shared by the Mailbox server and
 the Transit relay (the client never imports it).

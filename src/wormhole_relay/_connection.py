@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.relay.test_connection -*-
+# -*- test-case-name: tests.unit.relay.test_connection -*-
 """The per-connection machine of the Transit relay (spec 004 section 6.4).
 
 Sans-I/O: bytes come in through ``data_received``, and everything the

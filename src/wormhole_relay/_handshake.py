@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.relay.test_handshake -*-
+# -*- test-case-name: tests.unit.relay.test_handshake -*-
 """The relay handshake line, parsed sans-I/O (spec 004 section 6.4).
 
 A client first writes ``please relay TOKEN for side SIDE\\n`` (clients

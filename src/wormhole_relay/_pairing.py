@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.relay.test_pairing -*-
+# -*- test-case-name: tests.unit.relay.test_pairing -*-
 """Which connection is relayed to which (spec 004 section 6.4).
 
 "The relay waits for a second connection that uses the same token. When

@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.relay.test_usage -*-
+# -*- test-case-name: tests.unit.relay.test_usage -*-
 """Usage records of the Transit relay: the recorder.
 
 One record per finished pair (mood ``happy``) or unpaired connection (the

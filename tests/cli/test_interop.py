@@ -8,7 +8,6 @@ this module covers the rest of the CLI's surface: the sender's stdout
 (consumed-code note, verifier question), the prompted code, -0, a
 rejected verifier, and a file offered to our receiver with --only-text.
 """
-import os
 import re
 
 from twisted.internet import defer, reactor
@@ -17,31 +16,11 @@ from twisted.trial import unittest
 from wormhole_mailbox.testing import start_mailbox_server
 
 from ._process import CLIProcess, our_cli
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NO_TRANSIT = "tcp:127.0.0.1:1"  # nothing listens there: no public relay
-TEXT = "it's \"quoted\"\ttab\nline \x1b[0m ✓"
-
-
-def ref_wormhole():
-    venv = os.environ.get("WORMHOLE_REFERENCE_VENV", os.path.join(REPO, ".venv-ref"))
-    path = os.path.join(venv, "bin", "wormhole")
-    if not os.path.exists(path):
-        raise AssertionError(f"the reference CLI is not at {path}: run ./dev test once "
-                             "(it installs the reference into .venv-ref)")
-    return path
+from ._support import NO_TRANSIT, TEXT, ref
 
 
 def ours(url, *args):
     return our_cli("--relay-url", url, "--transit-helper", NO_TRANSIT, *args)
-
-
-def ref(url, *args):
-    argv = [ref_wormhole(), "--relay-url", url, "--transit-helper", NO_TRANSIT]
-    if args and args[0] == "send":
-        # no QR code on stderr, and no listening socket for Transit
-        args = ("send", "--no-qr", "--no-listen") + args[1:]
-    return argv + list(args)
 
 
 def mask_verifier(out):

@@ -3,20 +3,18 @@ bash's real completion function, sourced from ``wormhole completion bash``,
 completes commands, options and the receive code (nameplates from the
 server, then words). Both command names (``wormhole``,
 ``magic-wormhole``) work. Against our Mailbox server and the reference's
-0.8. zsh and fish: test_zsh_fish_completion.py, with this module's
-servers and sender."""
+0.8. zsh and fish: test_zsh_fish_completion.py, with the same servers
+and sender (_completion.py)."""
 import os
 import re
-import sys
 
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from ._process import CLIProcess, our_cli
+from ._completion import BIN, start_sender
+from ._process import CLIProcess
 from ._pty import spawn_in_pty
 from ._servers import OurServer, ReferenceServer
-
-BIN = os.path.dirname(sys.executable)
 
 
 class _ShellCompletion:
@@ -36,18 +34,10 @@ class _ShellCompletion:
         return run.ended.addCallback(lambda _: run)
 
     @defer.inlineCallbacks
-    def sender(self):
-        send = CLIProcess.spawn(self, reactor, our_cli("--relay-url", self.url, "send",
-                                                       "--no-qr", "--text", "x"),
-                                name="sender")
-        m = yield send.wait_for(rb"Wormhole code is: (\d+)-(\w+)-")
-        return send, m.group(1).decode(), m.group(2).decode()
-
-    @defer.inlineCallbacks
     def test_bash_completes_nameplates_and_words(self):
         """In bash: receive's CODE completes to the server's nameplates
         (the sender's "N-"), and "N-<start of word>" to the words."""
-        send, nameplate, word = yield self.sender()
+        send, nameplate, word = yield start_sender(self)
         run = yield self.bash_complete("--relay-url", self.url, "receive", "")
         self.assertEqual(run.status, 0, run.describe())
         self.assertIn(f"{nameplate}-", run.stdout.decode().splitlines())
@@ -61,7 +51,7 @@ class _ShellCompletion:
         """An interactive bash in a terminal: <Tab> after `receive `
         inserts the nameplate with its hyphen and no space, so <Tab> after
         the start of a word completes it within the same code."""
-        send, nameplate, word = yield self.sender()
+        send, nameplate, word = yield start_sender(self)
         bash = spawn_in_pty(self, ["/bin/bash", "--norc", "--noprofile", "-i"], "bash",
                             env={"PATH": BIN + os.pathsep + os.environ["PATH"],
                                  "PS1": "$ "})

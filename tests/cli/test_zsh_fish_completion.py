@@ -3,7 +3,7 @@ the script ``wormhole completion zsh|fish`` prints, loaded into the shell
 itself, completes a command name, an option and the receive code (the
 nameplate the Mailbox server lists, then the words), against our Mailbox
 server and the reference's 0.8 (the server fixtures and the sender of
-test_shell_completion.py).
+_completion.py, as in test_shell_completion.py).
 
 Both shells also run interactively in a pseudo-terminal and get real
 <Tab>s; a key binding on ^T prints the line being edited between ``<<``
@@ -19,10 +19,10 @@ from twisted.trial import unittest
 
 from wormhole._wordlist import PGPWordList
 
+from ._completion import BIN, start_sender
 from ._process import CLIProcess
 from ._pty import spawn_in_pty
 from ._servers import OurServer, ReferenceServer
-from .test_shell_completion import BIN, _ShellCompletion
 
 SHOW = b"\x14"  # ^T, bound to the widget that prints the buffer
 KILL_LINE = b"\x15"  # ^U: kill-whole-line in zsh's emacs keymap
@@ -116,7 +116,7 @@ class _RealShellsCode:
 
     @defer.inlineCallbacks
     def tab_through_code(self, shell):
-        send, nameplate, word = yield _ShellCompletion.sender(self)
+        send, nameplate, word = yield start_sender(self)
         # the second word: the sender printed only the first
         code = (yield send.wait_for(rb"wormhole receive (\S+)")).group(1).decode()
         second = code.split("-")[2]
@@ -133,7 +133,7 @@ class _RealShellsCode:
     def test_fish_completes_nameplate_then_words(self):
         """fish: `receive ` completes to the server's nameplate with its
         hyphen, `receive N-<start of word>` to the word (and its hyphen)."""
-        send, nameplate, word = yield _ShellCompletion.sender(self)
+        send, nameplate, word = yield start_sender(self)
         line = f"wormhole --relay-url {self.url} receive "
         found = yield fish_complete(self, line)
         self.assertIn((f"{nameplate}-", ""), found)

@@ -2,69 +2,14 @@
 (and our Transit relay) dilate, open subchannels both ways, move data, and
 close (spec 000). Waits on events only; every test leaves the reactor clean."""
 
-import hashlib
-
 from twisted.internet import defer, reactor
-from twisted.internet.interfaces import IPushProducer
-from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import deferLater
-from zope.interface import implementer
 
 import wormhole
 
-from .._ourmailbox import OurMailboxTestCase
 from ._proxy import CuttableProxy
-
-APPID = "example.com/dilation-e2e"
-
-
-class Collector(Protocol):
-    """Collects bytes; fires ``factory.done`` with (bytes, sha256) once the
-    peer closes."""
-
-    def connectionMade(self):
-        self.buf = []
-        self.factory.made.append(self)
-        if self.factory.made_d and not self.factory.made_d.called:
-            self.factory.made_d.callback(self)
-
-    def dataReceived(self, data):
-        self.buf.append(data)
-        if (self.factory.expect and sum(map(len, self.buf)) >= self.factory.expect
-                and not self.factory.got_all.called):
-            self.factory.got_all.callback(self)
-
-    def connectionLost(self, reason):
-        if not self.factory.lost.called:
-            self.factory.lost.callback(b"".join(self.buf))
-
-
-def collector_factory(expect=None):
-    f = Factory.forProtocol(Collector)
-    f.made = []
-    f.made_d = defer.Deferred()
-    f.got_all = defer.Deferred()
-    f.lost = defer.Deferred()
-    f.expect = expect
-    return f
-
-
-class _Base(OurMailboxTestCase):
-    @defer.inlineCallbacks
-    def pair(self, **dilate_kwargs):
-        w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
-                             _reconnect_delay=0.05, _reconnect_max_delay=0.2)
-        w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
-                             _reconnect_delay=0.05, _reconnect_max_delay=0.2)
-        self.close_later(w1, w2)
-        w1.allocate_code()
-        code = yield w1.get_code()
-        w2.set_code(code)
-        kw = {"_listen_addresses": ["127.0.0.1"]}
-        kw.update(dilate_kwargs)
-        d1 = w1.dilate(**kw)
-        d2 = w2.dilate(**kw)
-        return w1, w2, d1, d2
+from ._pair import APPID, _Base
+from ._streams import Source, collector_factory, sink_factory
 
 
 class E2E(_Base):
@@ -158,87 +103,6 @@ class E2E(_Base):
         p1.transport.write(blob)
         p1.transport.loseConnection()
         self.assertEqual((yield f2.lost), blob)
-
-
-@implementer(IPushProducer)
-class Source:
-    """Writes ``total`` bytes of a deterministic stream in chunks while not
-    paused, one reactor turn per burst; closes when done."""
-
-    def __init__(self, transport, total, chunk=65536):
-        self.t = transport
-        self.total = total
-        self.sent = 0
-        self.paused = False
-        self.pauses = 0
-        self.h = hashlib.sha256()
-        self.block = bytes(i % 251 for i in range(chunk))
-        self._call = None
-        self.done = defer.Deferred()
-
-    def start(self):
-        self.t.registerProducer(self, True)
-        self._schedule()
-
-    def _schedule(self):
-        if self._call is None and not self.paused and self.sent < self.total:
-            self._call = reactor.callLater(0, self._pump)
-
-    def _pump(self):
-        self._call = None
-        burst = 0
-        while not self.paused and self.sent < self.total and burst < 16:
-            n = min(len(self.block), self.total - self.sent)
-            data = self.block[:n]
-            self.h.update(data)
-            self.t.write(data)
-            self.sent += n
-            burst += 1
-        if self.sent >= self.total:
-            self.t.unregisterProducer()
-            self.t.loseConnection()
-            if not self.done.called:
-                self.done.callback(None)
-        else:
-            self._schedule()
-
-    def pauseProducing(self):
-        if not self.paused:
-            self.pauses += 1
-        self.paused = True
-
-    def resumeProducing(self):
-        self.paused = False
-        self._schedule()
-
-    def stopProducing(self):
-        self.paused = True
-        if self._call is not None:
-            self._call.cancel()
-            self._call = None
-
-
-class Sink(Protocol):
-    """Hashes what arrives; calls ``factory.on_progress(self, total)``."""
-
-    def connectionMade(self):
-        self.h = hashlib.sha256()
-        self.n = 0
-        self.factory.made_d.callback(self)
-
-    def dataReceived(self, data):
-        self.h.update(data)
-        self.n += len(data)
-        self.factory.on_progress(self, self.n)
-
-    def connectionLost(self, reason):
-        self.factory.lost.callback((self.n, self.h.hexdigest()))
-
-
-def sink_factory(on_progress=lambda p, n: None):
-    f = Factory.forProtocol(Sink)
-    f.made_d, f.lost, f.on_progress = defer.Deferred(), defer.Deferred(), on_progress
-    return f
 
 
 class Relayed(_Base):

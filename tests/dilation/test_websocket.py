@@ -6,7 +6,8 @@ WebSocket again)."""
 
 from twisted.internet import defer, reactor
 
-from .test_e2e import Source, _Base, collector_factory, sink_factory
+from ._pair import _Base
+from ._streams import Source, collector_factory, sink_factory
 
 
 class OverWebSocket(_Base):

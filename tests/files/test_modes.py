@@ -8,40 +8,12 @@ arrive: our zipfile does not carry them to the reference (whose receiver
 would apply them), our receiver drops them from the reference's. Relay
 only (``--no-listen``), through our relay on 127.0.0.1."""
 import os
-import stat
 
 from twisted.internet import defer
 from twisted.trial import unittest
 
 from . import _support as s
-
-MODES = {"run.sh": 0o755, "doc.txt": 0o644, "sub/secret.key": 0o600,
-         "sub/deeper/tool": 0o700}
-# set-uid, set-gid and sticky at the sender: the permission bits arrive,
-# never those (our sender does not write them: the reference's receiver
-# would apply them; our receiver drops them from the reference's zipfile)
-SPECIAL = {"setuid": 0o4755, "setgid": 0o2750, "all": 0o7777}
-
-
-def make_moded_tree(root, modes=MODES):
-    for rel, mode in modes.items():
-        path = os.path.join(root, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(rel.encode() * 100)
-        os.chmod(path, mode)
-    return root
-
-
-def modes_of(root):
-    """{relative path: permission bits} of every file under ``root``."""
-    out = {}
-    for dirpath, dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            out[rel] = stat.S_IMODE(os.lstat(path).st_mode)
-    return out
+from ._modes import MODES, SPECIAL, make_moded_tree, modes_of
 
 
 class Modes(unittest.TestCase):

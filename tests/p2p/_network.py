@@ -238,3 +238,14 @@ def grow(n, seed, config, quiet=False, batch=1):
         if quiet:
             net.advance(31, step=31)
     return net
+
+
+def run(net, d):
+    """Settle the network and return what `d` fired with."""
+    out = []
+    d.addBoth(out.append)
+    net.settle()
+    assert out, "the Deferred did not fire"
+    if hasattr(out[0], "raiseException"):
+        out[0].raiseException()
+    return out[0]

@@ -10,20 +10,9 @@ from p2pmesh import SubnetConfig
 from p2pmesh._config import STORE
 from p2pmesh._keys import value_address
 
-from ._network import grow
+from ._network import grow, run
 
 K = 8
-
-
-def run(net, d):
-    """Settle the network and return what `d` fired with."""
-    out = []
-    d.addBoth(out.append)
-    net.settle()
-    assert out, "the Deferred did not fire"
-    if hasattr(out[0], "raiseException"):
-        out[0].raiseException()
-    return out[0]
 
 
 def find_every_node(net, sources):
@@ -109,7 +98,6 @@ class SixtyFourNodes(SynchronousTestCase):
     def test_get_missing_is_none(self):
         """A key nobody holds: get fires None after the lookup."""
         self.assertIsNone(run(self.net, self.net.nodes[3].get(b"nobody")))
-
 
 
 class Churn(SynchronousTestCase):

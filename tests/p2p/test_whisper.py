@@ -11,8 +11,7 @@ from p2pmesh._config import NACK, WHISPER
 from p2pmesh._whisper import WhisperFailed
 
 from ._fixtures import pooled_keys
-from ._network import grow
-from .test_dht import run
+from ._network import grow, run
 
 
 def received(node):

@@ -6,7 +6,7 @@ import functools
 from twisted.internet.defer import inlineCallbacks
 
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake
-from .test_server import Base
+from ._support import Base
 
 OTHER = "c" * 64  # the well-behaved pair's token
 

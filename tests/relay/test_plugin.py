@@ -189,7 +189,7 @@ class Subprocess(unittest.TestCase):
         """`--websocket` (URL derived from the endpoint): a WebSocket client
         and a TCP client pair through the twistd subprocess."""
         from ._subprocess import free_port, wait_listening
-        from .test_websocket import WSClient
+        from ._support import WSClient
         from autobahn.twisted.websocket import WebSocketClientFactory
         from twisted.internet.defer import Deferred
         from twisted.internet.endpoints import TCP4ClientEndpoint

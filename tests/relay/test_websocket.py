@@ -4,8 +4,7 @@ stream as TCP, and WebSocket and TCP clients pair with each other."""
 import hashlib
 import os
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol)
+from autobahn.twisted.websocket import WebSocketClientFactory
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
 from twisted.internet.endpoints import TCP4ClientEndpoint
@@ -15,53 +14,7 @@ from zope.interface.verify import verifyObject
 from wormhole_relay._interfaces import IRelayConnection, ITransportGlue
 
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
-from .test_server import Base
-
-
-class WSClient(WebSocketClientProtocol):
-    def __init__(self):
-        super().__init__()
-        self.received = bytearray()
-        self.count = 0
-        self.sha = hashlib.sha256()
-        self.keep = True
-        self.gone = False
-        self._waiters = []
-        self.closed = Deferred()  # fires with (received, close code)
-
-    def onOpen(self):
-        self.factory.opened.callback(self)
-
-    def onMessage(self, payload, isBinary):
-        assert isBinary, "the relay sends binary messages"
-        self.count += len(payload)
-        self.sha.update(payload)
-        if self.keep:
-            self.received += payload
-        self._check()
-
-    def _check(self):
-        waiting, self._waiters = self._waiters, []
-        for n, d in waiting:
-            if self.count >= n or self.gone:
-                d.callback(bytes(self.received))
-            else:
-                self._waiters.append((n, d))
-
-    def when_received(self, n):
-        d = Deferred()
-        self._waiters.append((n, d))
-        self._check()
-        return d
-
-    def onClose(self, wasClean, code, reason):
-        self.gone = True
-        self._check()
-        if not self.closed.called:
-            self.closed.callback((bytes(self.received), code))
-
-    def send(self, data):
-        self.sendMessage(data, isBinary=True)
+from ._support import Base, WSClient
 
 
 class WSBase(Base):
@@ -264,7 +217,7 @@ class WebSocketBackpressure(WSBase):
         """A TCP client floods a WebSocket client that does not read: the
         relay stops reading from the TCP client, which is paused by its own
         transport before it has sent everything."""
-        from .test_server import _Flood
+        from ._support import _Flood
         a, b = yield self.ws_tcp_pair()
         a.keep = False
         a.transport.pauseProducing()

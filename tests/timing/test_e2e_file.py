@@ -14,7 +14,7 @@ from wormhole_relay.testing import start_transit_relay
 
 from tests.cli._process import our_cli
 
-from .test_e2e import TimedTransfers
+from ._support import TimedTransfers
 
 FILE_PHASES = ["connect", "allocate/claim", "PAKE", "version", "transit connect",
                "transfer", "close"]

@@ -313,7 +313,7 @@ class DilationOverTor(unittest.TestCase):
         from wormhole_relay.testing import start_transit_relay
         from wormhole_mailbox.testing import start_mailbox_server
 
-        from ..dilation.test_e2e import collector_factory
+        from ..dilation._streams import collector_factory
         srv = yield start_mailbox_server(reactor, port=0)
         self.addCleanup(srv.stop)
         relay = yield start_transit_relay(reactor)

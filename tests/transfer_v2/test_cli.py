@@ -7,72 +7,20 @@ import re
 
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
-from twisted.trial import unittest
 
 from wormhole.cli._wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
-from wormhole_mailbox.testing import start_mailbox_server
 
-from ..cli._process import CLIProcess, our_cli
 from ..dilation._proxy import CuttableProxy, _Front
-from ..cli.test_interop import NO_TRANSIT, TEXT, ref
-from .test_e2e import read_tree, write_tree
+from ..cli._support import TEXT, ref
+from ._support import _CLIBase, read_tree, write_tree
 
-ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
 # the longest name most file systems take: 255 bytes of UTF-8
 LONGEST_NAME = "\u00e9" * 127 + "x"
 # the path line of a direct connection: we dialled the peer, or it us
 # (then where it came from, as classic says it)
 DIRECT = rb"\((->tcp|<-tcp):127\.0\.0\.1:\d+\)\.\."
 SUMMARY = rb"%s [\d.]+ [kM]?B(ytes)? in \d+\.\d\d s \(.+\) via "
-
-
-class _CLIBase(unittest.TestCase):
-    timeout = 120
-
-    @defer.inlineCallbacks
-    def setUp(self):
-        self.srv = yield start_mailbox_server(reactor, port=0)
-        self.addCleanup(self.srv.stop)
-        self.src = os.path.abspath(self.mktemp())
-        self.dst = os.path.abspath(self.mktemp())
-        os.makedirs(self.src)
-        os.makedirs(self.dst)
-
-    def spawn(self, argv, name, stdin=None, cwd=None):
-        return CLIProcess.spawn(self, reactor, argv, stdin=stdin, name=name, env=ENV,
-                                cwd=cwd)
-
-    def ours(self, *args, transit=NO_TRANSIT):
-        return our_cli("--relay-url", self.srv.url, "--transit-helper", transit, *args)
-
-    @defer.inlineCallbacks
-    def run_pair(self, send_argv, recv_argv, recv_stdin=None):
-        send = self.spawn(send_argv, "sender")
-        m = yield send.wait_for(rb"wormhole receive (\S+)")
-        recv = self.spawn(recv_argv + [m.group(1).decode()], "receiver", stdin=recv_stdin,
-                          cwd=self.dst)
-        yield defer.gatherResults([send.ended, recv.ended])
-        self.runs = (send, recv)
-        return send, recv
-
-    @defer.inlineCallbacks
-    def kill_then_interrupt(self, victim, survivor):
-        """``victim`` killed (SIGKILL) mid-transfer; ``survivor`` waits for
-        its peer (Dilation reconnects), so its human gives up with Ctrl-C."""
-        victim.transport.signalProcess("KILL")
-        yield victim.ended
-        self.assertFalse(survivor.ended.called, survivor.describe())
-        survivor.transport.signalProcess("INT")
-        yield survivor.ended
-
-    def assertExit(self, run, status):
-        self.assertEqual(run.status, status, "\n".join(r.describe() for r in self.runs))
-
-    def assertSameFile(self, name):
-        with open(os.path.join(self.src, name), "rb") as a, \
-                open(os.path.join(self.dst, name), "rb") as b:
-            self.assertEqual(a.read(), b.read())
 
 
 class CLI(_CLIBase):

@@ -16,7 +16,7 @@ from wormhole.cli._wording import CANNOT_DILATE, V2_USED
 from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli
-from ..cli.test_interop import NO_TRANSIT
+from ..cli._support import NO_TRANSIT
 
 ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
 CODE = "7-no-dilation"

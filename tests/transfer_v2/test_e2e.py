@@ -8,54 +8,10 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-import wormhole
 from wormhole import transfer_v2 as T
 from wormhole.errors import TransferError
 
-from .._ourmailbox import OurMailboxTestCase
-
-APPID = "example.com/transfer-v2-e2e"
-
-
-def write_tree(root, files):
-    for rel, data in files.items():
-        path = os.path.join(root, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
-
-
-def read_tree(root, folders=False):
-    """{relative path: bytes}; with ``folders`` also {relative path/: None}
-    for every folder."""
-    found = {}
-    for dirpath, dirs, names in os.walk(root):
-        for n in names:
-            full = os.path.join(dirpath, n)
-            with open(full, "rb") as f:
-                found[os.path.relpath(full, root).replace(os.sep, "/")] = f.read()
-        for n in dirs if folders else ():
-            rel = os.path.relpath(os.path.join(dirpath, n), root)
-            found[rel.replace(os.sep, "/") + "/"] = None
-    return found
-
-
-class _Base(OurMailboxTestCase):
-    @defer.inlineCallbacks
-    def pair(self, mode1, mode2, versions2=None):
-        w1 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
-                             versions=T.app_versions(mode1))
-        w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
-                             versions=T.app_versions(mode2) if versions2 is None else versions2)
-        self.close_later(w1, w2)
-        w1.allocate_code()
-        code = yield w1.get_code()
-        w2.set_code(code)
-        return w1, w2
-
-    def session(self, w, mode, **kw):
-        kw.setdefault("dilate_kwargs", {"_listen_addresses": ["127.0.0.1"]})
-        return T.TransferSession(reactor, w, mode, **kw)
+from ._support import _Attempts, _Base, read_tree, write_tree
 
 
 class Sessions(_Base):
@@ -263,57 +219,6 @@ class Relayed(_Base):
         self.assertEqual(seen[0], total)
         with open(path, "rb") as f:
             self.assertEqual(hashlib.sha256(f.read()).digest(), hashlib.sha256(data).digest())
-
-
-class _Attempts(_Base):
-    """Sessions of one offer, some cut short by the receiving side."""
-
-    @defer.inlineCallbacks
-    def attempt(self, src, dst, stop_at=None):
-        """One session offering ``src``; with ``stop_at``, the receiving
-        side closes its session (as a Ctrl-C would) once that many bytes
-        arrived. Returns (result or error, bytes the sender streamed, the
-        IncomingOffer)."""
-        w1, w2 = yield self.pair("send", "receive")
-        incoming = []
-        seen = [0]
-        stopping = []
-
-        def on_offer(offer):
-            incoming.append(offer)
-
-            def progress(n):
-                seen[0] += n
-                if stop_at is not None and seen[0] >= stop_at and not stopping:
-                    stopping.append(s2.close())
-            offer.progress = progress
-            offer.accept(dst)
-        sent = [0]
-
-        def counted(n):
-            sent[0] += n
-        s1 = self.session(w1, "send")
-        s2 = self.session(w2, "receive", on_offer=on_offer)
-        yield defer.gatherResults([s1.start(), s2.start()])
-        try:
-            result = yield s1.offer(src, progress=counted)
-        except TransferError as e:
-            result = e
-        yield s1.close()
-        yield s2.when_closed()
-        yield incoming[0].when_done().addErrback(lambda f: None)
-        return result, sent[0], incoming[0]
-
-    def source(self, size):
-        """(a file of ``size`` random bytes, an empty destination, its bytes)."""
-        src, dst = self.mktemp(), self.mktemp()
-        os.makedirs(src)
-        os.makedirs(dst)
-        data = os.urandom(size)
-        path = os.path.join(src, "big")
-        with open(path, "wb") as f:
-            f.write(data)
-        return path, dst, data
 
 
 class Resume(_Attempts):

@@ -14,7 +14,7 @@ from wormhole.errors import TransferError
 from wormhole.transfer_v2 import _framing, _source
 from wormhole.transfer_v2 import _messages as M
 
-from .test_e2e import _Attempts, read_tree
+from ._support import _Attempts, read_tree
 
 LONG = 250  # bytes of a name: near NAME_MAX, so few files make a long list
 

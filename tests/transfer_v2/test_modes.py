@@ -18,12 +18,11 @@ from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2 import _source as S
 
-from ..files.test_modes import MODES, make_moded_tree, modes_of
+from ..files._modes import MODES, make_moded_tree, modes_of
 from wormhole import transfer_v2 as T
 from wormhole.transfer_v2 import _versions as V
 
-from .test_cli import _CLIBase
-from .test_e2e import _Base
+from ._support import _Base, _CLIBase
 
 
 # the folders of make_moded_tree, given modes of their own here

@@ -13,8 +13,7 @@ import signal
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 
-from .test_cli import _CLIBase
-from .test_e2e import read_tree, write_tree
+from ._support import _CLIBase, read_tree, write_tree
 
 FILES = 32
 FILE_SIZE = 512 * 1024

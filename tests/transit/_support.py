@@ -6,13 +6,15 @@ subprocess of its own venv (``$WORMHOLE_REFERENCE_VENV``, default
 cleanup, also when the test fails. Everything binds 127.0.0.1.
 """
 
+import hashlib
 import json
 import os
 import socket
 import tempfile
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer, interfaces, reactor
 from twisted.internet.task import deferLater
+from zope.interface import implementer
 
 from .._processes import (  # noqa: F401 (re-exported)
     REPO_ROOT, LineProcess, child_env, free_port, reference_bin)
@@ -125,3 +127,30 @@ class ReferenceTransit:
     def close(self):
         self.send({"close": True})
         return self.read()
+
+
+@implementer(interfaces.IConsumer)
+class HashingConsumer:
+    """Hashes what it gets; pauses its producer every few writes and
+    resumes it on the next reactor turn, to exercise flow control."""
+
+    def __init__(self):
+        self.hash = hashlib.sha256()
+        self.count = 0
+        self.pauses = 0
+        self.producer = None
+
+    def registerProducer(self, producer, streaming):
+        self.producer = producer
+
+    def unregisterProducer(self):
+        self.producer = None
+
+    def write(self, data):
+        self.hash.update(data)
+        self.count += len(data)
+        if self.producer is not None and self.count // 1000000 > self.pauses:
+            self.pauses += 1
+            p = self.producer
+            p.pauseProducing()
+            reactor.callLater(0, p.resumeProducing)

@@ -7,12 +7,11 @@ import os
 from twisted.internet import defer, error, interfaces, protocol, reactor
 from twisted.protocols.basic import FileSender
 from twisted.trial import unittest
-from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
 from wormhole.transit import IRecordPipe, TransitError, TransitReceiver, TransitSender
 
-from ._support import LOOPBACK, start_relay
+from ._support import LOOPBACK, HashingConsumer, start_relay
 
 
 @defer.inlineCallbacks
@@ -38,33 +37,6 @@ def connected(testcase, **kwargs):
     testcase.addCleanup(ps.close)
     testcase.addCleanup(pr.close)
     return ps, pr
-
-
-@implementer(interfaces.IConsumer)
-class HashingConsumer:
-    """Hashes what it gets; pauses its producer every few writes and
-    resumes it on the next reactor turn, to exercise flow control."""
-
-    def __init__(self):
-        self.hash = hashlib.sha256()
-        self.count = 0
-        self.pauses = 0
-        self.producer = None
-
-    def registerProducer(self, producer, streaming):
-        self.producer = producer
-
-    def unregisterProducer(self):
-        self.producer = None
-
-    def write(self, data):
-        self.hash.update(data)
-        self.count += len(data)
-        if self.producer is not None and self.count // 1000000 > self.pauses:
-            self.pauses += 1
-            p = self.producer
-            p.pauseProducing()
-            reactor.callLater(0, p.resumeProducing)
 
 
 class EndToEnd(unittest.TestCase):

@@ -16,8 +16,8 @@ from wormhole._transit._websocket import (WebSocketClientEndpoint,
                                           WebSocketRefused)
 from wormhole.transit import TransitReceiver, TransitSender
 
-from ._support import LOOPBACK, start_reference_relay, start_relay
-from .test_e2e import HashingConsumer
+from ._support import (LOOPBACK, HashingConsumer, start_reference_relay,
+                       start_relay)
 
 
 @defer.inlineCallbacks

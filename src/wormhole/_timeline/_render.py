@@ -63,7 +63,7 @@ ul.legend { font-size: 13px; color: #444; }
 
 # XML 1.0 forbids most C0 controls, lone surrogates and U+FFFE/FFFF even as
 # character references, and a bundle's strings may hold anything: replace
-# them so the page's SVG always parses (tests/timing/test_fuzz.py)
+# them so the page's SVG always parses (tests/unit/timing/test_fuzz.py)
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 

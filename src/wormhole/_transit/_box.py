@@ -6,7 +6,7 @@ copies of every byte beside the encryption itself. Here the libsodium
 "easy" functions are called through PyNaCl's own cffi module so that a
 frame is sealed into one buffer together with its header and a received
 frame is opened straight out of the socket's bytes. The bytes on the
-wire are the same (``tests/transit/test_codec.py`` checks the
+wire are the same (``tests/unit/transit/test_codec.py`` checks the
 reference's vectors). If that module ever moves, the public bindings
 serve, one copy slower.
 """

@@ -2,7 +2,7 @@
 
 Everything here takes bytes and returns bytes or records; nothing touches a
 socket or a clock, so hypothesis can split and tamper with the stream freely
-(tests/transit/test_codec.py). The constants were checked on the wire
+(tests/unit/transit/test_codec.py). The constants were checked on the wire
 against the reference 0.24 (tests/data/transit_vectors.json).
 """
 

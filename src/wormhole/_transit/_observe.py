@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.transit.test_punch -*-
+# -*- test-case-name: tests.transit.test_punch_loopback -*-
 """The second observation of our outside address (``_punch``): one short
 WebSocket connection to the Mailbox server from a fresh local port, which
 reads the ``welcome`` (it comes before anything is sent, spec 003) and

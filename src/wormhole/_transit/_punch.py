@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.transit.test_punch -*-
+# -*- test-case-name: tests.unit.transit.test_punch -*-
 """What we learn about our NAT, for TCP hole punching (issue 26,
 docs/transit.md "Through a NAT").
 
