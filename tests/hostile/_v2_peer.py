@@ -27,7 +27,7 @@ from wormhole import transfer_v2 as T
 from wormhole.transfer_v2 import _framing, _versions
 from wormhole.transfer_v2 import _messages as M
 
-from ._outside import Outside
+from ..unit.hostile._outside import Outside
 from ._victim import Victim, assert_memory_bounded, assert_one_error_line
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"

@@ -6,6 +6,7 @@ wrong acknowledgement, a receiver that accepts and then stops reading),
 each asserting the one ``ERROR:`` line, the exit status, a clean
 terminal, bounded memory and time (``timeout``, ``--peer-timeout``)."""
 import os
+import stat
 
 from twisted.internet import defer
 
@@ -29,7 +30,10 @@ class HostileReceiver(V2PeerCase):
         yield peer.start()
         channel = yield peer.next_offer()
         offer = yield channel.next_record()
-        self.assertEqual(offer, M.FileOffer(os.path.basename(path), offer.timestamp, size))
+        # (its mode too: our peer declares the file-modes feature)
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        self.assertEqual(offer, M.FileOffer(os.path.basename(path), offer.timestamp, size,
+                                            mode=mode))
         yield answer(channel, offer)
         yield victim.ended
         return victim
