@@ -13,9 +13,9 @@ for these implementations:
   ours-v2       our CLI, transfer-v2 (both sides announce it)
   ours-classic  our CLI with --classic (Transit; a directory is zipped)
   ref           the reference 0.24 CLI (classic; a directory is zipped)
-  base-v2       our CLI, transfer-v2, from the sources in
-                $TRANSFER_BENCH_BASE_SRC (e.g. `git archive BASE src` unpacked):
-                an A/B of our own change, interleaved with the others
+  NAME          with ``--src NAME=PATH``: our CLI, transfer-v2, from the
+                sources in PATH (e.g. `git archive BASE src` unpacked, PATH
+                its src/): an A/B of our own changes, interleaved with the others
 
   .venv/bin/python bench/transfer_v2_bench.py [--size-mib 1024] [--files 2000]
         [--file-kib 100] [--rounds N] [--impls ours-v2,ours-classic,ref] [--scenarios file,dir]
@@ -157,6 +157,10 @@ def split_cpu(small, large, small_mib, large_mib):
 PINNED = {"send": ["taskset", "-c", "0"], "recv": ["taskset", "-c", "1"]}
 
 
+# --src NAME=PATH: implementations that are our CLI from other sources
+SOURCES = {}
+
+
 def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
     """One pair; wall from the sender's start to the receiver's exit.
     ``profile``: a path prefix; each CLI then runs under cProfile (CPU
@@ -176,7 +180,9 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
     dest = f"{workdir}/xferv2bench-dest-{os.getpid()}"
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
-    env = tb.child_env("base" if impl == "base-v2" else venv)
+    env = tb.child_env(venv)
+    if impl in SOURCES:
+        env["PYTHONPATH"] = SOURCES[impl]
     rss = {n: f"/tmp/xferv2bench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
     send_cmd = pre["send"] + glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
     recv_cmd = pre["recv"] + glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
@@ -207,7 +213,7 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
                          f"\n{logs[-3000:]}")
     # the sender's own line, not the receiver's announcement: a run that
     # fell back to classic measures the wrong protocol
-    if impl in ("ours-v2", "base-v2") and V2_USED not in send_log:
+    if (impl == "ours-v2" or impl in SOURCES) and V2_USED not in send_log:
         raise SystemExit(f"ours-v2 did not use transfer-v2:\n{logs[-3000:]}")
     wall = t_end - t0
     return {"wall_s": wall, "mib_per_s": size_of(src) / 2 ** 20 / wall,
@@ -242,6 +248,8 @@ def main():
     ap.add_argument("--workdir", default="/tmp")
     ap.add_argument("--profile-dir", help="one cProfile'd (CPU time) run per scenario and "
                     "implementation instead of the measured rounds")
+    ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
+                    help="also run our CLI from the sources in PATH as implementation NAME")
     ap.add_argument("--slope", action="store_true",
                     help="also a quarter-size file: CPU split into fixed and per GiB")
     ap.add_argument("--floor", action="store_true",
@@ -252,8 +260,11 @@ def main():
         ap.error("--placement: shared, pinned or shared,pinned")
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
     impls = args.impls.split(",")
-    if "base-v2" in impls and not tb.BASE_SRC:
-        ap.error("base-v2 needs TRANSFER_BENCH_BASE_SRC (our sources to compare with)")
+    for spec in args.src:
+        name, _, path = spec.partition("=")
+        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
+            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
+        SOURCES[name] = os.path.abspath(path)
     sources = {}
     mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
     if "file" in args.scenarios:
