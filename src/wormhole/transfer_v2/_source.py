@@ -18,7 +18,7 @@ from twisted.internet import interfaces
 from zope.interface import implementer
 
 from ..errors import TransferError
-from . import _hashing
+from . import _framing, _hashing
 from . import _messages as M
 
 # "A good default to choose in 2022 is 16KiB": we take the largest the
@@ -300,7 +300,10 @@ class Streamer:
 
     def _turn(self):
         try:
-            self._send_some()
+            # one turn's records (headers, small files, FileAcknowledges)
+            # leave as few subchannel writes (_framing.burst)
+            with _framing.burst(self._transport):
+                self._send_some()
         except SourceChanged as e:
             self.stop()
             self._failed(e)
