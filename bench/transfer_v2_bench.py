@@ -13,10 +13,26 @@ for these implementations:
   ours-v2       our CLI, transfer-v2 (both sides announce it)
   ours-classic  our CLI with --classic (Transit; a directory is zipped)
   ref           the reference 0.24 CLI (classic; a directory is zipped)
+  NAME          with ``--src NAME=PATH``: our CLI, transfer-v2, from the
+                sources in PATH (e.g. `git archive BASE src` unpacked, PATH
+                its src/): an A/B of our own changes, interleaved with the others
 
   .venv/bin/python bench/transfer_v2_bench.py [--size-mib 1024] [--files 2000]
         [--file-kib 100] [--rounds N] [--impls ours-v2,ours-classic,ref] [--scenarios file,dir]
-        [--workdir /dev/shm]
+        [--workdir /dev/shm] [--placement shared,pinned] [--profile-dir DIR]
+
+``--placement`` (issue 25, scope 3): ``shared`` lets both CLIs share the
+machine's cores as the scheduler likes (one computer sending to itself);
+``pinned`` runs the sender under ``taskset -c 0`` and the receiver under
+``taskset -c 1``, one core each, as two computers would be. Every round
+runs each placement, scenario and implementation in turn (interleaved),
+and the tables give the median of the rounds: wall, MiB/s, CPU per GiB
+of each side (user+system over the bytes moved) and peak RSS.
+
+``--profile-dir DIR`` runs, instead of the measured rounds, one transfer
+per scenario and implementation with each CLI under cProfile timed in
+process CPU seconds (``DIR/IMPL-SCENARIO-send.prof`` / ``-recv.prof``):
+where the CPU goes, undistorted by a loaded machine's waiting.
 
 ``--slope`` also runs the file scenario at a quarter of the size, so
 each implementation's CPU splits into a fixed part (start-up, rendezvous,
@@ -33,15 +49,18 @@ wall = CPU / cores), against the reference's measured CPU.
 /tmp): on a tmpfs the disk is out of the picture (on this shared VM the
 disk, not the protocol, bounded every implementation at ~60 MiB/s).
 
-One machine-readable line per run and ratios of the best round:
-  xfer impl=ours-v2 scenario=file mib=1024 wall_s=... mib_per_s=... send_cpu_s=...
-        recv_cpu_s=... send_rss_mib=... recv_rss_mib=...
-  ratio scenario=file ours-v2/ref mib_per_s=...
+One machine-readable line per run, the medians and their ratios:
+  xfer impl=ours-v2 scenario=file placement=shared mib=1024 wall_s=... mib_per_s=...
+        send_cpu_s=... recv_cpu_s=... send_rss_mib=... recv_rss_mib=...
+  median impl=ours-v2 scenario=file placement=shared rounds=3 wall_s=...
+        send_cpu_per_gib_s=... recv_cpu_per_gib_s=... ...
+  ratio scenario=file placement=shared ours-v2/ref mib_per_s=... wall=...
 """
 import argparse
 import hashlib
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -134,10 +153,27 @@ def split_cpu(small, large, small_mib, large_mib):
     return large - per_gib * large_mib / 1024, per_gib
 
 
-def run(impl, url, relay_port, src, workdir):
-    """One pair; wall from the sender's start to the receiver's exit."""
+# the cores of each side with --placement pinned: two computers, one core each
+PINNED = {"send": ["taskset", "-c", "0"], "recv": ["taskset", "-c", "1"]}
+
+
+# --src NAME=PATH: implementations that are our CLI from other sources
+SOURCES = {}
+
+
+def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
+    """One pair; wall from the sender's start to the receiver's exit.
+    ``profile``: a path prefix; each CLI then runs under cProfile (CPU
+    time) and dumps to PREFIX-send.prof / PREFIX-recv.prof."""
     venv = "ref" if impl == "ref" else "ours"
     wormhole = os.path.join(tb.VENVS[venv], "bin", "wormhole")
+    pre = {"send": [], "recv": []}
+    for side in pre:
+        if placement == "pinned":
+            pre[side] += PINNED[side]
+        if profile:
+            pre[side] += [os.path.join(tb.VENVS[venv], "bin", "python"), "-c",
+                          tb.CPU_PROFILE, f"{profile}-{side}.prof"]
     glob = [wormhole, "--relay-url", url, "--transit-helper", f"tcp:127.0.0.1:{relay_port}"]
     classic = ["--classic"] if impl == "ours-classic" else []
     extra_send = ["--no-qr"] if impl == "ref" else []
@@ -145,9 +181,11 @@ def run(impl, url, relay_port, src, workdir):
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     env = tb.child_env(venv)
+    if impl in SOURCES:
+        env["PYTHONPATH"] = SOURCES[impl]
     rss = {n: f"/tmp/xferv2bench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
-    send_cmd = glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
-    recv_cmd = glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
+    send_cmd = pre["send"] + glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
+    recv_cmd = pre["recv"] + glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
     t0 = time.monotonic()
     send = subprocess.Popen(tb.timed(send_cmd, rss["send"]), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/tmp")
@@ -175,12 +213,26 @@ def run(impl, url, relay_port, src, workdir):
                          f"\n{logs[-3000:]}")
     # the sender's own line, not the receiver's announcement: a run that
     # fell back to classic measures the wrong protocol
-    if impl == "ours-v2" and V2_USED not in send_log:
+    if (impl == "ours-v2" or impl in SOURCES) and V2_USED not in send_log:
         raise SystemExit(f"ours-v2 did not use transfer-v2:\n{logs[-3000:]}")
     wall = t_end - t0
     return {"wall_s": wall, "mib_per_s": size_of(src) / 2 ** 20 / wall,
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
             "send_rss_mib": tb.read_timed(rss["send"]), "recv_rss_mib": tb.read_timed(rss["recv"])}
+
+
+def median_of(runs, mib):
+    """The median of each figure over the rounds, CPU also per GiB moved."""
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    for side in ("send", "recv"):
+        med[f"{side}_cpu_per_gib_s"] = statistics.median(
+            r[f"{side}_cpu_s"] * 1024 / mib for r in runs)
+    return med
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
 
 
 def main():
@@ -191,14 +243,28 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--impls", default="ours-v2,ours-classic,ref")
     ap.add_argument("--scenarios", default="file,dir")
+    ap.add_argument("--placement", default="shared",
+                    help="shared, pinned (sender on core 0, receiver on core 1) or both")
     ap.add_argument("--workdir", default="/tmp")
+    ap.add_argument("--profile-dir", help="one cProfile'd (CPU time) run per scenario and "
+                    "implementation instead of the measured rounds")
+    ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
+                    help="also run our CLI from the sources in PATH as implementation NAME")
     ap.add_argument("--slope", action="store_true",
                     help="also a quarter-size file: CPU split into fixed and per GiB")
     ap.add_argument("--floor", action="store_true",
                     help="per-GiB CPU of each protocol's prescribed work, and the ceiling")
     args = ap.parse_args()
+    placements = args.placement.split(",")
+    if not set(placements) <= {"shared", "pinned"}:
+        ap.error("--placement: shared, pinned or shared,pinned")
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
     impls = args.impls.split(",")
+    for spec in args.src:
+        name, _, path = spec.partition("=")
+        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
+            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
+        SOURCES[name] = os.path.abspath(path)
     sources = {}
     mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
     if "file" in args.scenarios:
@@ -210,31 +276,49 @@ def main():
     mailbox, mport = tb.start_server("ours", "mailbox")
     relay, rport = tb.start_server("ours", "relay")
     url = f"ws://127.0.0.1:{mport}/v1"
-    best = {}
+    runs = {}
+    print(f"# load average at start {load_average()}", flush=True)
     try:
-        for _ in range(args.rounds):
+        if args.profile_dir:
+            os.makedirs(args.profile_dir, exist_ok=True)
             for scenario, src in sources.items():
                 for impl in impls:
-                    r = run(impl, url, rport, src, args.workdir)
-                    mib = size_of(src) / 2 ** 20
-                    print(f"xfer impl={impl} scenario={scenario} mib={mib:.0f} " + tb.fmt(r),
+                    r = run(impl, url, rport, src, args.workdir, placements[0],
+                            profile=os.path.join(args.profile_dir, f"{impl}-{scenario}"))
+                    print(f"# profiled impl={impl} scenario={scenario} " + tb.fmt(r),
                           flush=True)
-                    key = (scenario, impl)
-                    if key not in best or r["wall_s"] < best[key]["wall_s"]:
-                        best[key] = r
+            return
+        for _ in range(args.rounds):
+            for placement in placements:
+                for scenario, src in sources.items():
+                    for impl in impls:
+                        r = run(impl, url, rport, src, args.workdir, placement)
+                        mib = size_of(src) / 2 ** 20
+                        print(f"xfer impl={impl} scenario={scenario} placement={placement} "
+                              f"mib={mib:.0f} load={load_average()} " + tb.fmt(r), flush=True)
+                        runs.setdefault((scenario, impl, placement), []).append(r)
     finally:
         tb.stop_server(relay)
         tb.stop_server(mailbox)
+    print(f"# load average at end {load_average()}", flush=True)
+    med = {}
+    for (scenario, impl, placement), rs in runs.items():
+        med[(scenario, impl, placement)] = m = median_of(rs, size_of(sources[scenario]) / 2 ** 20)
+        print(f"median impl={impl} scenario={scenario} placement={placement} "
+              f"rounds={len(rs)} " + tb.fmt(m), flush=True)
     for scenario in sources:
-        for impl in impls:
-            if impl == "ref" or ("ref" not in impls):
-                continue
-            a, b = best[(scenario, impl)], best[(scenario, "ref")]
-            print(f"ratio scenario={scenario} {impl}/ref "
-                  f"mib_per_s={a['mib_per_s'] / b['mib_per_s']:.2f} "
-                  f"wall={a['wall_s'] / b['wall_s']:.2f} "
-                  f"recv_cpu={a['recv_cpu_s'] / b['recv_cpu_s']:.2f} "
-                  f"send_cpu={a['send_cpu_s'] / b['send_cpu_s']:.2f}", flush=True)
+        for placement in placements:
+            for impl in impls:
+                if impl == "ref" or "ref" not in impls:
+                    continue
+                a, b = med[(scenario, impl, placement)], med[(scenario, "ref", placement)]
+                print(f"ratio scenario={scenario} placement={placement} {impl}/ref "
+                      f"mib_per_s={a['mib_per_s'] / b['mib_per_s']:.2f} "
+                      f"wall={a['wall_s'] / b['wall_s']:.2f} "
+                      f"send_cpu={a['send_cpu_s'] / b['send_cpu_s']:.2f} "
+                      f"recv_cpu={a['recv_cpu_s'] / b['recv_cpu_s']:.2f}", flush=True)
+    # --slope and --floor use the first placement's medians
+    best = {(s, i): m for (s, i, p), m in med.items() if p == placements[0]}
     if "quarter" in sources:
         for impl in impls:
             small, large = best[("quarter", impl)], best[("file", impl)]

@@ -180,6 +180,11 @@ class OfferProgress:
         """The next file of a directory offer begins (from byte ``offset``
         after a resume): its bar replaces the previous file's."""
         self._close_file()
+        if self._bar.disable:
+            # hidden (--hide-progress): no bar for a file either; making a
+            # disabled one and its label per file was a tenth of a
+            # 2,000-file folder's CPU on each side (docs/performance.md)
+            return
         columns = terminal_width(self._cfg.stderr) or DEFAULT_WIDTH
         self._file = progress_bar(self._cfg, size, file_label(segments, columns),
                                             initial=offset, position=self._position + 1,

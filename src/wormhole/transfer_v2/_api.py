@@ -208,8 +208,10 @@ class _OfferProtocol(Protocol):
             records = self._records()[0].feed(data)
         except _framing.FramingError as e:
             return self.machine.bad_bytes(e)
-        for record in records:
-            self.machine.got_record(record)
+        # our answers to these records (FileAcknowledges) go out together
+        with _framing.burst(self._records()[1]):
+            for record in records:
+                self.machine.got_record(record)
 
     def connectionLost(self, reason=None):
         self.machine.lost()

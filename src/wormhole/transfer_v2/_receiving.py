@@ -33,6 +33,7 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
+from .._machine_index import bind_inputs, index_transitions
 from .._tracing import trace_hook
 from ..errors import TransferError
 from zope.interface import implementer
@@ -94,6 +95,9 @@ class OfferReceiver:
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
+        # fed once per record and several times per file (_machine_index)
+        bind_inputs(self, ("_got_data", "_got_announcement", "_got_ack", "_got_header",
+                           "_got_ack_more"))
 
     def wire(self, channel, delegate):
         """Once, before the first record: the offer subchannel (an
@@ -622,3 +626,6 @@ class OfferReceiver:
                    _got_announcement):
         R5_done.upon(_input, enter=R5_done, outputs=[])
     del _input
+
+
+index_transitions(OfferReceiver.m)

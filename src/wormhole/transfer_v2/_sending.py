@@ -26,6 +26,7 @@ from twisted.internet.defer import CancelledError
 
 from zope.interface import implementer
 
+from .._machine_index import bind_inputs, index_transitions
 from .._tracing import trace_hook
 from ..errors import TransferError
 from . import _messages as M
@@ -78,6 +79,8 @@ class OfferSender:
         self._checking = None  # that Deferred, while it runs
         self._channel = None
         self._delegate = None
+        # fed once or twice per file (_machine_index)
+        bind_inputs(self, ("_file_sent", "_got_ack"))
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending
         self._confirmed = [0, 0]   # files, bytes
@@ -354,3 +357,6 @@ class OfferSender:
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])
     del _input
+
+
+index_transitions(OfferSender.m)

@@ -19,7 +19,7 @@ from zope.interface import implementer
 
 from .._landing import PERMISSION_BITS
 from ..errors import TransferError
-from . import _hashing
+from . import _framing, _hashing
 from . import _messages as M
 
 # "A good default to choose in 2022 is 16KiB": we take the largest the
@@ -326,7 +326,10 @@ class Streamer:
 
     def _turn(self):
         try:
-            self._send_some()
+            # one turn's records (headers, small files, FileAcknowledges)
+            # leave as few subchannel writes (_framing.burst)
+            with _framing.burst(self._transport):
+                self._send_some()
         except SourceChanged as e:
             self.stop()
             self._failed(e)

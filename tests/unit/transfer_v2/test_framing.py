@@ -88,6 +88,90 @@ class RoundTrip(unittest.TestCase):
         self.assertEqual(reader.feed(b"\x03\x05"), [b"\x03\x05"])
 
 
+class Transport:
+    def __init__(self):
+        self.written = []
+        self.lost = False
+
+    def write(self, data):
+        assert not self.lost, "a write after loseConnection"
+        self.written.append(data)
+
+    def loseConnection(self):  # noqa: N802 (Twisted's name)
+        self.lost = True
+
+
+class Burst(unittest.TestCase):
+    """FramedWriter.gathered (issue 25): a burst's frames leave as few
+    writes whose concatenation is the same stream, in the same order."""
+
+    def test_small_records_leave_in_one_write(self):
+        """Records written within a burst are held and written together
+        when it ends; nothing before."""
+        t = Transport()
+        _, writer = F.pipe(t, framed=True)
+        rs = [b"\x03", b"\x05" + b"a" * 100, b"\x04" + b"b" * 40]
+        with F.burst(writer):
+            for r in rs:
+                writer.write(r)
+            self.assertEqual(t.written, [])
+        self.assertEqual(t.written, [stream_of(rs)])
+
+    def test_batches_are_bounded(self):
+        """Held frames are written once they reach BATCH_BYTES; a large
+        frame with nothing held goes out alone, as it is; the stream
+        is the same as one write per record."""
+        t = Transport()
+        _, writer = F.pipe(t, framed=True)
+        big = b"\x05" + b"x" * M.MAX_DATA_PAYLOAD
+        rs = [big, b"\x03", big, b"\x05" + b"y" * 30000, b"\x04", big]
+        with F.burst(writer):
+            for r in rs:
+                writer.write(r)
+        self.assertEqual(b"".join(t.written), stream_of(rs))
+        self.assertEqual(t.written[0], F.frame(big))
+        self.assertEqual(len(t.written), 3)
+        self.assertTrue(all(len(w) < 3 * F.BATCH_BYTES for w in t.written))
+        self.assertEqual(deliver([b"".join(t.written)])[0], rs)
+
+    def test_nested_and_failing_bursts_flush(self):
+        """An inner burst leaves the writing to the outer one; a burst
+        ended by an exception still writes what it held."""
+        t = Transport()
+        _, writer = F.pipe(t, framed=True)
+        with self.assertRaises(ZeroDivisionError):
+            with F.burst(writer):
+                writer.write(b"\x03")
+                with F.burst(writer):
+                    writer.write(b"\x04")
+                self.assertEqual(t.written, [])
+                1 / 0
+        self.assertEqual(t.written, [stream_of([b"\x03", b"\x04"])])
+        writer.write(b"\x06")  # outside a burst: at once
+        self.assertEqual(t.written[-1], F.frame(b"\x06"))
+
+    def test_close_writes_what_was_held_first(self):
+        """loseConnection within a burst writes the held frames before
+        the transport closes, and nothing is written after it."""
+        t = Transport()
+        _, writer = F.pipe(t, framed=True)
+        with F.burst(writer):
+            writer.write(b"\x04")
+            writer.loseConnection()
+            self.assertEqual(t.written, [F.frame(b"\x04")])
+            self.assertTrue(t.lost)
+        self.assertEqual(t.written, [F.frame(b"\x04")])
+
+    def test_unframed_peer_writes_each_record(self):
+        """Without the feature each write is a record: a burst holds nothing."""
+        t = Transport()
+        _, writer = F.pipe(t, framed=False)
+        with F.burst(writer):
+            writer.write(b"\x03")
+            writer.write(b"\x04")
+            self.assertEqual(t.written, [b"\x03", b"\x04"])
+
+
 class Limits(unittest.TestCase):
     def refused(self, pieces):
         reader = F.Deframer()
