@@ -101,7 +101,15 @@ class TorManager:
         if self.launched:
             # TERM, and fires once the process has ended
             return defer.maybeDeferred(self._tor.process.quit)
-        return defer.maybeDeferred(self._tor.quit)
+        return defer.maybeDeferred(self._tor.quit).addErrback(_closed_by_quit)
+
+
+def _closed_by_quit(f):
+    """QUIT asks Tor to close the control connection; when the close comes
+    before its "250 closing connection" answer is read, txtorcon fails the
+    command with TorDisconnectError: that is the answer we asked for."""
+    from txtorcon.torcontrolprotocol import TorDisconnectError
+    f.trap(TorDisconnectError)
 
 
 def _check_arguments(launch_tor, tor_control_port):

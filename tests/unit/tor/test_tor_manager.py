@@ -28,8 +28,12 @@ class FakeTor:
         self.events.append(("tor.stream_via", host, port, tls))
         return ("endpoint", host, port, tls)
 
+    quit_fails = None  # an exception the control connection's QUIT raises
+
     def quit(self):
         self.events.append(("tor.quit",))
+        if self.quit_fails is not None:
+            raise self.quit_fails
 
     @property
     def process(self):
@@ -129,6 +133,18 @@ class GetTor(unittest.TestCase):
         self.assertIn("control port at tcp:127.0.0.1:9051", self.stderr.getvalue())
         self.successResultOf(tor.quit())  # closes the control connection
         self.assertEqual(self.fake.events[-1], ("tor.quit",))
+
+    def test_quit_answered_by_the_close(self):
+        """Tor closing the control connection before its answer to QUIT is
+        read (txtorcon's TorDisconnectError) is what QUIT asked for: quit()
+        succeeds; any other error of QUIT still fails it."""
+        from txtorcon.torcontrolprotocol import TorDisconnectError
+        tor = self.successResultOf(self.get(tor_control_port="tcp:127.0.0.1:9051"))
+        FakeTor.quit_fails = TorDisconnectError("QUIT", None)
+        self.addCleanup(setattr, FakeTor, "quit_fails", None)
+        self.successResultOf(tor.quit())
+        FakeTor.quit_fails = RuntimeError("something else")
+        self.failureResultOf(tor.quit(), RuntimeError)
 
     def test_control_port_unreachable(self):
         """A control port that does not answer: TorError naming it."""
