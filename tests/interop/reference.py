@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from .._processes import reference_bin
+from .._processes import REF_VENV_ENV, REPO_ROOT, reference_bin  # noqa: F401 -- re-exported
 
 REF_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "ref_peer.py")

@@ -32,7 +32,8 @@ def peer_gave_up(who, error):
     ``who`` is "sender" or "receiver"."""
     if error in DECLINED_WORDS:
         return Declined(f"the {who} declined: {error}")
-    if error.startswith(CANCELLED) and len(error) < 80:
+    # the peer's error may be any JSON value: only a string can be ours
+    if isinstance(error, str) and error.startswith(CANCELLED) and len(error) < 80:
         # a side of ours stopped on purpose (Ctrl-C, SIGTERM; docs/cli.md)
         return TransferError(f"the {who} cancelled the transfer{excerpt(error[len(CANCELLED):])}")
     return TransferError(f"the {who} gave up: {excerpt(error)}")

@@ -194,13 +194,15 @@ class _OfferProtocol(Protocol):
     def _silent(self, what, seconds):
         self._watchdog = None
         self.cancel(str(silence(what, seconds, self._session._timeout_hint)))
-        self.transport.loseConnection()
+        self._close()
 
     def _write(self, data):
         self._records()[1].write(data)
 
     def _close(self):
-        self.transport.loseConnection()
+        # through the writer: what a burst gathered goes out before the
+        # close (a FramedWriter), never after it
+        self._records()[1].loseConnection()
 
     def dataReceived(self, data):
         self._heard()

@@ -188,3 +188,19 @@ class Receiver(unittest.TestCase):
         self.r.got_message(j({"offer": {"message": "b"}}))
         self.r.got_message(j({"error": "x"}))
         self.assertEqual(len(self.events), n)
+
+
+class PeerGaveUp(unittest.TestCase):
+    def test_any_json_value(self):
+        """A peer's ``{"error": ERROR}`` may carry any JSON value: a string
+        of ours says "cancelled", words of a human's no are declined, and
+        anything else is one escaped "gave up" line, never a crash."""
+        from wormhole.transfer import Declined, peer_gave_up
+        from wormhole.errors import TransferError
+        self.assertEqual(str(peer_gave_up("sender", "transfer cancelled (Ctrl-C)")),
+                         "the sender cancelled the transfer (Ctrl-C)")
+        self.assertIsInstance(peer_gave_up("receiver", "transfer rejected"), Declined)
+        for value in ({"a": 1}, [1, 2], 3, None, True):
+            error = peer_gave_up("sender", value)
+            self.assertIs(type(error), TransferError, value)
+            self.assertTrue(str(error).startswith("the sender gave up: "), error)
