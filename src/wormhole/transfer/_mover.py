@@ -30,12 +30,11 @@ def transit_key(w, appid):
 
 
 @defer.inlineCallbacks
-def transit_message(transit, w=None):
-    """The value of our ``transit`` message: abilities and hints (9.3);
-    with the wormhole ``w``, hole punching too (docs/transit.md)."""
-    nat_mapping = getattr(w, "_nat_mapping", None)  # fakes in tests lack it
-    if nat_mapping is not None:
-        transit.set_nat_mapping(nat_mapping())
+def transit_message(transit, w):
+    """The value of our ``transit`` message: abilities and hints (9.3),
+    with the outside hint of ``w``'s NAT mapping when it has one
+    (docs/transit.md "Through a NAT")."""
+    transit.set_nat_mapping(w._nat_mapping())
     hints = yield transit.get_connection_hints()
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
 
