@@ -82,14 +82,21 @@ class Send(unittest.TestCase):
         self.assertEqual(self.factory.wormholes, [])
 
     def test_qr(self):
-        """With qr (the default), the instructions are followed by the QR
-        code of wormhole-transfer:CODE?rendezvous=..., which zbar reads."""
+        """With qr (the default), the QR code of
+        wormhole-transfer:CODE?rendezvous=..., which zbar reads, comes
+        between the code line and the instructions (the reference's order)."""
         from ._qrdecode import decode
         self.start(text="hello", qr=True)
         out = self.cfg.stderr.getvalue()
-        self.assertIn("wormhole receive 4-purple-sausages\n\n", out)
-        self.assertEqual(decode(out.split("wormhole receive 4-purple-sausages")[1]),
+        code_line = "Wormhole code is: 4-purple-sausages\n"
+        instructions = ("On the other computer, please run:\n\n"
+                        "wormhole receive 4-purple-sausages\n\n")
+        self.assertIn(code_line, out)
+        self.assertIn(instructions, out)
+        between = out.split(code_line)[1].split(instructions)[0]
+        self.assertEqual(decode(between),
                          ["wormhole-transfer:4-purple-sausages?rendezvous=ws%3A%2F%2Fexample"])
+        self.assertNotIn("\u2584", out.split(instructions)[1])
 
     def test_qr_not_in_zeromode(self):
         """-0 has no code to show: no QR code."""
