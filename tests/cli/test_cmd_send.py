@@ -175,6 +175,62 @@ class Send(unittest.TestCase):
         self.assertIn(f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'", err)
         self.assertIn("Confirmation received. Transfer complete.", err)
 
+    def before_code(self):
+        """The stderr lines before the code line (the announcement)."""
+        err = self.cfg.stderr.getvalue()
+        self.assertIn("Wormhole code is: ", err)
+        return err.split("Wormhole code is: ")[0].splitlines()
+
+    def test_file_announced_once_before_the_code(self):
+        """Sent by default (transfer-v2 first), the file is announced in
+        the reference's words before the code; the classic fallback (the
+        fake peer has no transfer-v2) does not say it again."""
+        path, data = self._file_setup()
+        self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        line = f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'"
+        self.assertEqual(self.before_code(), [line])
+        self.assertEqual(self.cfg.stderr.getvalue().count("named 'report.txt'"), 1)
+        self.assertIn(CLASSIC_USED, self.cfg.stderr.getvalue())
+
+    def test_directory_announced_once_before_the_code(self):
+        """A directory: its files and size before the code; the classic
+        fallback builds its zipfile after the code and names it no more."""
+        path, data = self._file_setup()
+        folder = os.path.dirname(path)
+        self.start(what=folder, hide_progress=True)
+        self.w.got_key()
+        name = os.path.basename(folder)
+        self.assertEqual(self.before_code(),
+                         [f"Sending directory (1 file, {len(data) / 1000:.1f} kB) named '{name}'"])
+        err = self.cfg.stderr.getvalue()
+        self.assertEqual(err.count(f"named '{name}'"), 1)
+        self.assertIn("Building zipfile..", err.split("Wormhole code is: ")[1])
+
+    def test_classic_directory_announced_before_the_code(self):
+        """--classic: the reference's zipfile line and words, before the code."""
+        path, data = self._file_setup()
+        folder = os.path.dirname(path)
+        self.start(what=folder, hide_progress=True, classic=True)
+        lines = self.before_code()
+        self.assertEqual(lines[0], "Building zipfile..")
+        self.assertRegex(lines[1], r"^Sending directory \(\d+ Bytes compressed\) named '")
+        self.assertEqual(len(lines), 2)
+
+    def test_several_paths_summed_up_before_the_code(self):
+        """Several paths: one line before the code sums them up."""
+        path, data = self._file_setup()
+        other = os.path.join(os.path.dirname(path), "other.txt")
+        with open(other, "wb") as f:
+            f.write(b"12")
+        self.cfg.paths = [path, other]
+        d = self.start(what=path, hide_progress=True)
+        self.assertEqual(self.before_code(),
+                         [f"Sending 2 paths: 2 files ({(len(data) + 2) / 1000:.1f} kB)"])
+        # the fake peer is classic: the two paths are refused after the code
+        self.w.got_key()
+        self.failureResultOf(d, TransferError)
+
     def test_file_closes_wormhole_before_transit(self):
         """Spec 004 9.3: once the file_ack is in, the wormhole is closed
         (nameplate and mailbox freed on the server) before Transit connects

@@ -16,7 +16,7 @@ from ._send_classic import send_path
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
 from ._failures import outcome
-from ._wording import NOT_A_FILE, describe
+from ._wording import NOT_A_FILE, count, describe, sending_paths
 
 
 def _paths(cfg):
@@ -53,6 +53,9 @@ def send_paths(reactor, cfg):
         return
     outgoings = prepare_all(cfg)
     check_transit_helper(cfg)
+    # what is sent, said once and before the code as the reference does;
+    # the classic fallback (send_path on our wormhole) does not say it again
+    say(cfg, sending_paths(outgoings))
 
     @defer.inlineCallbacks
     def over_v2(session, path):
@@ -116,7 +119,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
             if result.resumed_from:
                 resumed = (f"; resumed at byte {result.resumed_from}, "
                            f"{o.size - result.resumed_from} bytes sent")
-            say(cfg, f"Sent {said}: {result.files} file(s) confirmed{resumed}")
+            say(cfg, f"Sent {said}: {count(result.files, 'file')} confirmed{resumed}")
             say(cfg, meter.summary())
     finally:
         total.close()
