@@ -5,7 +5,9 @@ and about what arrived (which status failures add up to: ``_failures``)."""
 from ._display import escape_text, naturalsize
 from ._progress import say
 
-CLASSIC_USED = "The peer does not speak transfer-v2: using the classic protocol."
+# the peer's version message lists no transfer-v2: an older client, or
+# one of ours with --classic (so not "does not speak": it may well)
+CLASSIC_USED = "The peer announces no transfer-v2: using the classic protocol."
 V2_USED = "Using transfer-v2 (Dilated File Transfer)."
 CANNOT_DILATE = ("The peer announces transfer-v2 but cannot dilate (no Dilation version we "
                  "share): using the classic protocol.")
