@@ -212,17 +212,22 @@ def _tor_options(f):
     return f
 
 
+# the reference says "(in bytes/words)": a code is counted in words
+CODE_LENGTH_HELP = "number of words in an allocated code"
+
+
 def _options_without_tor(f):
     """Options every transfer command takes, in the reference's order."""
     options = [
         click.option("-0", "zeromode", is_flag=True, help="enable no-code anything-goes mode"),
         click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
-                     type=click.IntRange(min=1), help="length of code (in bytes/words)"),
+                     type=click.IntRange(min=1), help=CODE_LENGTH_HELP),
         click.option("-v", "--verify", is_flag=True,
                      help="display verification string (and wait for approval)"),
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
-                     help="(debug) don't open a listening socket for Transit"),
+                     help="--no-listen: open no port for direct connections and offer "
+                          "no address of ours (the relay, or the peer's addresses, only)"),
     ]
     for option in reversed(options):
         f = option(f)
@@ -278,7 +283,8 @@ def _peer_timeout_option(help):
 @click.option("--text", metavar="MESSAGE",
               help="text message to send, instead of a file. Use '-' to read from stdin.")
 @click.option("--ignore-unsendable-files", is_flag=True,
-              help="Don't raise an error if a file can't be read.")
+              help="skip, with a warning, what cannot be sent in a directory (else "
+                   "the send stops before a code is made)")
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
@@ -425,7 +431,7 @@ def ssh():
 
 @ssh.command()
 @click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
-              type=click.IntRange(min=1), help="length of code (in bytes/words)")
+              type=click.IntRange(min=1), help=CODE_LENGTH_HELP)
 @click.option("-u", "--user", "user", default=None, metavar="USER",
               help="Add to USER's ~/.ssh/authorized_keys")
 @_tor_options
