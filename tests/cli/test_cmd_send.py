@@ -81,6 +81,36 @@ class Send(unittest.TestCase):
         self.assertIn("(use --ignore-unsendable-files to skip", str(f.value))
         self.assertEqual(self.factory.wormholes, [])
 
+    def test_unsendable_stops_transfer_v2_too(self):
+        """Sent by default (transfer-v2 first), what cannot be sent stops
+        the send before a code exists too, naming it and the option (it
+        was skipped with a warning, the option unread)."""
+        tree = os.path.join(self.mktemp(), "tree")
+        os.makedirs(tree)
+        os.symlink("/no/such/target", os.path.join(tree, "dangling"))
+        f = self.failureResultOf(self.start(what=tree), TransferError)
+        self.assertIn("dangling", str(f.value))
+        self.assertIn("(use --ignore-unsendable-files to skip", str(f.value))
+        self.assertEqual(self.factory.wormholes, [])
+
+    def test_unsendable_skipped_with_the_option(self):
+        """With --ignore-unsendable-files it is skipped, one warning line
+        in classic's words, and the rest is announced and offered."""
+        self._file_setup()  # fake Transit for the classic fallback
+        tree = os.path.join(self.mktemp(), "tree")
+        os.makedirs(tree)
+        os.symlink("/no/such/target", os.path.join(tree, "dangling"))
+        with open(os.path.join(tree, "kept"), "wb") as f:
+            f.write(b"kept")
+        self.start(what=tree, ignore_unsendable_files=True, hide_progress=True)
+        self.assertEqual(len(self.factory.wormholes), 1)
+        dangling = os.path.join(tree, "dangling")
+        self.assertEqual(self.before_code(),
+                         [f"Warning: {dangling}: No such file or directory (skipped)",
+                          "Sending directory (1 file, 4 Bytes) named 'tree'"])
+        self.w.got_key()
+        self.assertEqual(list(self.sent()[1]["offer"]), ["directory"])
+
     def test_qr(self):
         """With qr (the default), the QR code of
         wormhole-transfer:CODE?rendezvous=..., which zbar reads, comes
