@@ -214,31 +214,37 @@ def _tor_options(f):
 
 # the reference says "(in bytes/words)": a code is counted in words
 CODE_LENGTH_HELP = "number of words in an allocated code"
+# --verify: the sender (and each side of share) asks its human; the
+# receiver only shows the verifier (docs/cli.md "Options")
+VERIFY_ASKS = "display verification string (and wait for approval)"
+VERIFY_SHOWS = "display verification string (the sender asks for approval)"
 
 
-def _options_without_tor(f):
+def _options_without_tor(verify_help=VERIFY_ASKS):
     """Options every transfer command takes, in the reference's order."""
     options = [
         click.option("-0", "zeromode", is_flag=True, help="enable no-code anything-goes mode"),
         click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
                      type=click.IntRange(min=1), help=CODE_LENGTH_HELP),
-        click.option("-v", "--verify", is_flag=True,
-                     help="display verification string (and wait for approval)"),
+        click.option("-v", "--verify", is_flag=True, help=verify_help),
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
                      help="--no-listen: open no port for direct connections and offer "
                           "no address of ours (the relay, or the peer's addresses, only)"),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
 
 
-def _common_options(f):
+def _common_options(verify_help=VERIFY_ASKS):
     """Options send and receive take, in the reference's order: the
     transfer options, then Tor's ('wormhole share' has no Tor: transfer-v2
     would listen and dial outside it)."""
-    return _options_without_tor(_tor_options(f))
+    return lambda f: _options_without_tor(verify_help)(_tor_options(f))
 
 
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -278,7 +284,7 @@ def _peer_timeout_option(help):
 
 
 @wormhole.command()
-@_common_options
+@_common_options()
 @click.option("--code", metavar="CODE", help="human-generated code phrase")
 @click.option("--text", metavar="MESSAGE",
               help="text message to send, instead of a file. Use '-' to read from stdin.")
@@ -333,7 +339,7 @@ def _complete_code(ctx, param, incomplete):
 
 
 @wormhole.command()
-@_common_options
+@_common_options(VERIFY_SHOWS)
 @click.option("-t", "--only-text", is_flag=True,
               help="refuse file transfers, only accept text transfers")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
@@ -352,7 +358,8 @@ def _complete_code(ctx, param, incomplete):
 @click.option("--discard-partial", is_flag=True,
               help="remove what interrupted receives kept in this folder (or -o DIR) "
                    "to resume later, and receive nothing")
-@click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
+# nargs=-1 only to explain why several words are refused: one CODE
+@click.argument("code", nargs=-1, metavar="[CODE]", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
@@ -401,7 +408,7 @@ def _code_of_uri(cfg, code):
 
 
 @wormhole.command()
-@_options_without_tor
+@_options_without_tor()
 @click.option("--code", metavar="CODE", help="join the session with this code")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
               help="accept every offer from the peer without asking")

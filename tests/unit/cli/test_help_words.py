@@ -36,3 +36,21 @@ class HelpWords(unittest.TestCase):
             text = help_of(*command)
             self.assertIn("--no-listen: open no port for direct connections and offer no "
                           "address of ours", text, command)
+
+    def test_verify_on_the_receiver_only_shows(self):
+        """The receiver shows the verifier, the sender asks (docs/cli.md):
+        receive's --verify does not promise to wait for approval."""
+        self.assertIn("-v, --verify display verification string (and wait for approval)",
+                      help_of("send"))
+        self.assertIn("-v, --verify display verification string (and wait for approval)",
+                      help_of("share"))
+        text = help_of("receive")
+        self.assertIn("-v, --verify display verification string (the sender asks for "
+                      "approval)", text)
+        self.assertNotIn("wait for approval", text)
+
+    def test_receive_takes_one_code(self):
+        """Usage shows one CODE (several words are refused: a usage error)."""
+        text = help_of("receive")
+        self.assertIn("Usage: wormhole receive [OPTIONS] [CODE] ", text)
+        self.assertNotIn("[CODE]...", text)
