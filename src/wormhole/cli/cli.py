@@ -12,6 +12,7 @@ import os
 import sys
 
 import click
+from click.core import ParameterSource
 from twisted.internet import defer, task
 
 from .. import __version__
@@ -373,6 +374,15 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     if discard_partial and (code or allocate):
         raise click.UsageError("--discard-partial receives nothing: give no code "
                                "and no --allocate")
+    # the reference refuses these two as well: either would be ignored
+    if code and allocate:
+        raise click.UsageError("--allocate makes a new code: give no CODE with it")
+    if zeromode and allocate:
+        raise click.UsageError("-0 and --allocate cannot be used together")
+    given = ctx.get_parameter_source("code_length") is not ParameterSource.DEFAULT
+    if given and not allocate:
+        raise click.UsageError("-c/--code-length counts the words of a code made with "
+                               "--allocate: use them together")
     cfg = ctx.obj["config"]
     code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
