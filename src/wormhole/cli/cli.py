@@ -314,6 +314,9 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
     cfg.text = text
+    if text is not None and what:
+        # the reference sends the text and ignores the paths, unsaid
+        raise click.UsageError("--text sends a text message: give no PATH with it")
     if len(what) > 1 and classic:
         raise click.UsageError("--classic sends one file or directory per code")
     if transfer_v2 and classic:

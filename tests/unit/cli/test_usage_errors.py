@@ -1,24 +1,30 @@
-"""``wormhole receive``'s options that cannot go together are usage
-errors (exit 2, docs/cli.md "Exit status"), as the reference refuses
-them, instead of one being silently ignored: in memory, through click."""
+"""Options and arguments that cannot go together are usage errors (exit
+2, docs/cli.md "Exit status") instead of one being silently ignored:
+``wormhole receive``'s, as the reference refuses most of them, and
+``send --text`` with paths; in memory, through click."""
 from click.testing import CliRunner
 from twisted.trial import unittest
 
 from wormhole.cli import cli
 
 
-class ReceiveUsage(unittest.TestCase):
+class _Usage:
+    command = None
 
     def invoke(self, *args):
         self.calls = []
         return CliRunner().invoke(
-            cli.wormhole, ["receive", *args], env={},
+            cli.wormhole, [self.command, *args], env={},
             obj={"dispatch": lambda command, cfg: self.calls.append(cfg)})
 
     def assertUsageError(self, result, words):
         self.assertEqual(result.exit_code, 2, result.output)
         self.assertIn(f"Error: {words}", result.output)
         self.assertEqual(self.calls, [])
+
+
+class ReceiveUsage(_Usage, unittest.TestCase):
+    command = "receive"
 
     def test_code_with_allocate(self):
         """A CODE with --allocate (which makes one): the code was used and
@@ -50,3 +56,21 @@ class ReceiveUsage(unittest.TestCase):
             result = self.invoke(*args)
             self.assertEqual(result.exit_code, 0, result.output)
             self.assertEqual([c.code for c in self.calls], [code])
+
+
+class SendUsage(_Usage, unittest.TestCase):
+    command = "send"
+
+    def test_text_with_paths(self):
+        """--text and a PATH: the path would be left out, unsaid (the
+        reference sends the text alone)."""
+        self.assertUsageError(self.invoke("--text", "hi", "a.txt"),
+                              "--text sends a text message: give no PATH with it")
+
+    def test_text_or_paths(self):
+        for args, (text, paths) in ((["--text", "hi"], ("hi", ())),
+                                    (["a", "b"], (None, ("a", "b")))):
+            result = self.invoke(*args)
+            self.assertEqual(result.exit_code, 0, result.output)
+            [cfg] = self.calls
+            self.assertEqual((cfg.text, tuple(cfg.paths)), (text, paths))
