@@ -81,15 +81,52 @@ class Send(unittest.TestCase):
         self.assertIn("(use --ignore-unsendable-files to skip", str(f.value))
         self.assertEqual(self.factory.wormholes, [])
 
+    def test_unsendable_stops_transfer_v2_too(self):
+        """Sent by default (transfer-v2 first), what cannot be sent stops
+        the send before a code exists too, naming it and the option (it
+        was skipped with a warning, the option unread)."""
+        tree = os.path.join(self.mktemp(), "tree")
+        os.makedirs(tree)
+        os.symlink("/no/such/target", os.path.join(tree, "dangling"))
+        f = self.failureResultOf(self.start(what=tree), TransferError)
+        self.assertIn("dangling", str(f.value))
+        self.assertIn("(use --ignore-unsendable-files to skip", str(f.value))
+        self.assertEqual(self.factory.wormholes, [])
+
+    def test_unsendable_skipped_with_the_option(self):
+        """With --ignore-unsendable-files it is skipped, one warning line
+        in classic's words, and the rest is announced and offered."""
+        self._file_setup()  # fake Transit for the classic fallback
+        tree = os.path.join(self.mktemp(), "tree")
+        os.makedirs(tree)
+        os.symlink("/no/such/target", os.path.join(tree, "dangling"))
+        with open(os.path.join(tree, "kept"), "wb") as f:
+            f.write(b"kept")
+        self.start(what=tree, ignore_unsendable_files=True, hide_progress=True)
+        self.assertEqual(len(self.factory.wormholes), 1)
+        dangling = os.path.join(tree, "dangling")
+        self.assertEqual(self.before_code(),
+                         [f"Warning: {dangling}: No such file or directory (skipped)",
+                          "Sending directory (1 file, 4 Bytes) named 'tree'"])
+        self.w.got_key()
+        self.assertEqual(list(self.sent()[1]["offer"]), ["directory"])
+
     def test_qr(self):
-        """With qr (the default), the instructions are followed by the QR
-        code of wormhole-transfer:CODE?rendezvous=..., which zbar reads."""
+        """With qr (the default), the QR code of
+        wormhole-transfer:CODE?rendezvous=..., which zbar reads, comes
+        between the code line and the instructions (the reference's order)."""
         from ._qrdecode import decode
         self.start(text="hello", qr=True)
         out = self.cfg.stderr.getvalue()
-        self.assertIn("wormhole receive 4-purple-sausages\n\n", out)
-        self.assertEqual(decode(out.split("wormhole receive 4-purple-sausages")[1]),
+        code_line = "Wormhole code is: 4-purple-sausages\n"
+        instructions = ("On the other computer, please run:\n\n"
+                        "wormhole receive 4-purple-sausages\n\n")
+        self.assertIn(code_line, out)
+        self.assertIn(instructions, out)
+        between = out.split(code_line)[1].split(instructions)[0]
+        self.assertEqual(decode(between),
                          ["wormhole-transfer:4-purple-sausages?rendezvous=ws%3A%2F%2Fexample"])
+        self.assertNotIn("\u2584", out.split(instructions)[1])
 
     def test_qr_not_in_zeromode(self):
         """-0 has no code to show: no QR code."""
@@ -167,6 +204,62 @@ class Send(unittest.TestCase):
         err = self.cfg.stderr.getvalue()
         self.assertIn(f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'", err)
         self.assertIn("Confirmation received. Transfer complete.", err)
+
+    def before_code(self):
+        """The stderr lines before the code line (the announcement)."""
+        err = self.cfg.stderr.getvalue()
+        self.assertIn("Wormhole code is: ", err)
+        return err.split("Wormhole code is: ")[0].splitlines()
+
+    def test_file_announced_once_before_the_code(self):
+        """Sent by default (transfer-v2 first), the file is announced in
+        the reference's words before the code; the classic fallback (the
+        fake peer has no transfer-v2) does not say it again."""
+        path, data = self._file_setup()
+        self.start(what=path, hide_progress=True)
+        self.w.got_key()
+        line = f"Sending {len(data) / 1000:.1f} kB file named 'report.txt'"
+        self.assertEqual(self.before_code(), [line])
+        self.assertEqual(self.cfg.stderr.getvalue().count("named 'report.txt'"), 1)
+        self.assertIn(CLASSIC_USED, self.cfg.stderr.getvalue())
+
+    def test_directory_announced_once_before_the_code(self):
+        """A directory: its files and size before the code; the classic
+        fallback builds its zipfile after the code and names it no more."""
+        path, data = self._file_setup()
+        folder = os.path.dirname(path)
+        self.start(what=folder, hide_progress=True)
+        self.w.got_key()
+        name = os.path.basename(folder)
+        self.assertEqual(self.before_code(),
+                         [f"Sending directory (1 file, {len(data) / 1000:.1f} kB) named '{name}'"])
+        err = self.cfg.stderr.getvalue()
+        self.assertEqual(err.count(f"named '{name}'"), 1)
+        self.assertIn("Building zipfile..", err.split("Wormhole code is: ")[1])
+
+    def test_classic_directory_announced_before_the_code(self):
+        """--classic: the reference's zipfile line and words, before the code."""
+        path, data = self._file_setup()
+        folder = os.path.dirname(path)
+        self.start(what=folder, hide_progress=True, classic=True)
+        lines = self.before_code()
+        self.assertEqual(lines[0], "Building zipfile..")
+        self.assertRegex(lines[1], r"^Sending directory \(\d+ Bytes compressed\) named '")
+        self.assertEqual(len(lines), 2)
+
+    def test_several_paths_summed_up_before_the_code(self):
+        """Several paths: one line before the code sums them up."""
+        path, data = self._file_setup()
+        other = os.path.join(os.path.dirname(path), "other.txt")
+        with open(other, "wb") as f:
+            f.write(b"12")
+        self.cfg.paths = [path, other]
+        d = self.start(what=path, hide_progress=True)
+        self.assertEqual(self.before_code(),
+                         [f"Sending 2 paths: 2 files ({(len(data) + 2) / 1000:.1f} kB)"])
+        # the fake peer is classic: the two paths are refused after the code
+        self.w.got_key()
+        self.failureResultOf(d, TransferError)
 
     def test_file_closes_wormhole_before_transit(self):
         """Spec 004 9.3: once the file_ack is in, the wormhole is closed

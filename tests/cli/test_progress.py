@@ -125,7 +125,7 @@ class _Progress:
         for name in ("one.bin", "two.bin"):
             expected += [re.escape(f"Offering file '{name}' (3.0 MB)"),
                          re.escape(f"Sending ({path})..") + "$",
-                         re.escape(f"Sent file '{name}' (3.0 MB): 1 file(s) confirmed") + "$",
+                         re.escape(f"Sent file '{name}' (3.0 MB): 1 file confirmed") + "$",
                          summary + "$"]
         expected += [r"total: 100%\|█+\| 6\.00M/6\.00M \[.*\]$", "Transfer complete\.$"]
         self.assertEqual(len(lines) - start, len(expected), "\n".join(lines))

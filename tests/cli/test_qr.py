@@ -23,15 +23,19 @@ class _QR:
 
     @defer.inlineCallbacks
     def test_qr_scans_to_the_uri_and_receive_takes_it(self):
-        """The sender's QR code (on stderr, after the instructions) scans
-        to wormhole-transfer:CODE?rendezvous=<our server>; a receiver
-        given only that URI (no --relay-url) finds the server and gets
-        the text."""
+        """The sender's QR code (on stderr, between the code line and the
+        instructions, as the reference 0.24 draws it) scans to
+        wormhole-transfer:CODE?rendezvous=<our server>; a receiver given
+        only that URI (no --relay-url) finds the server and gets the text."""
         send = self.spawn("send", "--text", "scanned", name="sender")
         m = yield send.wait_for(rb"Wormhole code is: (\S+)\n")
         code = m.group(1).decode()
-        # the whole QR code: wait for the line after its last row
-        rows = yield self.wait_for_qr(send)
+        # the whole QR code, then the instructions
+        yield self.wait_for_qr(send)
+        yield send.wait_for(f"wormhole receive {code}\n".encode())
+        before, rest = send.stderr.decode().split(f"Wormhole code is: {code}\n")
+        rows, instructions = rest.split("On the other computer, please run:\n")
+        self.assertEqual(qr_lines(before + instructions), [], send.describe())
         scanned = decode(rows)
         self.assertEqual(scanned, [_uri.transfer_uri(code, self.url)])
         self.assertIn("?rendezvous=", scanned[0])

@@ -2,8 +2,10 @@
 real ``wormhole`` processes against our Mailbox server and the reference's
 0.8: receive --allocate, --appid, WORMHOLE_ACCEPT_FILE, --output-file into
 an existing directory, a file that grows while it is sent (classic and
-transfer-v2), a block device."""
+transfer-v2), a block device; and what the sender says before the code
+and around it, beside the reference 0.24 CLI itself (issue 22 item 7)."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -14,10 +16,28 @@ from wormhole.cli._wording import NOT_A_FILE
 from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import sha256_of, write_file
+from ..interop.reference import ref_cli_argv
 from ._process import CLIProcess, our_cli
 from ._servers import OurServer, ReferenceServer
 
 ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+QR_ROW = re.compile("^[\u2580\u2584\u2588\u00a0 ]+$")
+
+
+def layout(stderr, code):
+    """A sender's stderr up to its instructions: the lines before the
+    code, then the code line, "<QR>" for the QR code's rows, and the
+    instructions."""
+    text = stderr.decode("utf-8")
+    end = text.index(f"wormhole receive {code}\n") + len(f"wormhole receive {code}\n")
+    lines = []
+    for line in text[:end].splitlines():
+        if QR_ROW.match(line):
+            if lines[-1:] != ["<QR>"]:
+                lines.append("<QR>")
+            continue
+        lines.append(line)
+    return lines
 
 
 class _Habits:
@@ -155,6 +175,82 @@ class _Habits:
         self.assertIn(f"Sending 1.0 MB file named '{name}'".encode(), send.stderr)
         self.assertIn(NOT_A_FILE.format(device).encode(), send.stderr)
         self.assertEqual(sha256_of(os.path.join(self.out, name)), digest)
+
+
+    @defer.inlineCallbacks
+    def senders_say(self, code, *what):
+        """The layouts of the reference's sender and ours sending ``what``
+        (QR codes drawn, the default of both), up to the instructions;
+        no receiver comes, both are stopped there."""
+        layouts = []
+        for name, argv in (("reference", ref_cli_argv(self.url, "send", "--code", code, *what,
+                                                       transit=self.transit)),
+                           ("ours", our_cli("--relay-url", self.url, "--transit-helper",
+                                            self.transit, "send", "--code", code, *what))):
+            run = CLIProcess.spawn(self, reactor, argv, name=name, cwd=self.src, env=ENV)
+            yield run.wait_for(f"wormhole receive {code}\n".encode())
+            layouts.append(layout(run.stderr, code))
+            yield run.kill()
+        return layouts
+
+    def assert_order(self, layout, code, announcement):
+        """What to send, the code, its QR code, then the instructions."""
+        self.assertEqual(layout[-6:], [announcement, f"Wormhole code is: {code}", "<QR>",
+                                       "On the other computer, please run:", "",
+                                       f"wormhole receive {code}"], layout)
+
+    @defer.inlineCallbacks
+    def test_file_announced_before_the_code_as_the_reference(self):
+        """A file: the reference's line, word for word, before the code,
+        then the code, the QR code and the instructions in its order."""
+        write_file(os.path.join(self.src, "B.bin"), 31_500)
+        theirs, ours = yield self.senders_say("81-announce-file", "B.bin")
+        self.assertEqual(ours, theirs)
+        self.assert_order(ours, "81-announce-file", "Sending 31.5 kB file named 'B.bin'")
+
+    @defer.inlineCallbacks
+    def test_text_announced_before_the_code_as_the_reference(self):
+        theirs, ours = yield self.senders_say("82-announce-text", "--text", "hello there")
+        self.assertEqual(ours, theirs)
+        self.assert_order(ours, "82-announce-text", "Sending text message (11 Bytes)")
+
+    @defer.inlineCallbacks
+    def test_directory_announced_before_the_code_as_the_reference(self):
+        """A directory: the reference's "Sending directory (...) named 'D'"
+        form before the code (it zips first, so says how big the zipfile
+        is; transfer-v2 sends the files as they are: how many, how big)."""
+        os.makedirs(os.path.join(self.src, "album", "inner"))
+        write_file(os.path.join(self.src, "album", "one.jpg"), 1000)
+        write_file(os.path.join(self.src, "album", "inner", "two.jpg"), 2000)
+        theirs, ours = yield self.senders_say("83-announce-dir", "album")
+        self.assertEqual(theirs[0], "Building zipfile..")
+        self.assertRegex(theirs[1], r"^Sending directory \(.+ compressed\) named 'album'$")
+        self.assertEqual(ours[1:], theirs[2:])
+        self.assert_order(ours, "83-announce-dir",
+                          "Sending directory (2 files, 3.0 kB) named 'album'")
+
+    @defer.inlineCallbacks
+    def test_several_paths_announced_before_the_code(self):
+        """Several paths (which the reference cannot send): one line sums
+        them up before the code; the receiver says which arrived as a
+        directory, and counts in the singular say so."""
+        write_file(os.path.join(self.src, "a.bin"), 1000)
+        write_file(os.path.join(self.src, "b.bin"), 1000)
+        os.makedirs(os.path.join(self.src, "c"))
+        write_file(os.path.join(self.src, "c", "d.bin"), 1000)
+        code = "84-announce-many"
+        send = self.spawn("send", "--code", code, "a.bin", "b.bin", "c", name="sender",
+                          cwd=self.src)
+        yield send.wait_for(f"wormhole receive {code}\n".encode())
+        self.assert_order(layout(send.stderr, code), code,
+                          "Sending 3 paths: 2 files and 1 directory (3.0 kB)")
+        recv = self.spawn("receive", "--accept-file", code, name="receiver", cwd=self.out)
+        yield self.both(send, recv)
+        said = recv.stderr.decode()
+        self.assertIn("Offered directory 'c' (1 file, 1.0 kB)\n", said)
+        self.assertIn(f"Received directory written to: {os.path.join(self.out, 'c')}\n", said)
+        self.assertIn(f"Received file written to: {os.path.join(self.out, 'a.bin')}\n", said)
+        self.assertIn(b"Sent directory 'c' (1 file, 1.0 kB): 1 file confirmed\n", send.stderr)
 
 
 class HabitsOurServer(_Habits, OurServer, unittest.TestCase):

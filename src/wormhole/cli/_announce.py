@@ -1,7 +1,8 @@
 """What every sending command does before the transfer, whatever the
 protocol: take or allocate the code and tell the human what the other
-one must run (stderr; the QR code with ``--qr``), note on stdout when the
-code is consumed, and, with ``--verify``, ask about the verifier."""
+one must run (stderr; the QR code with ``--qr``, between the code and
+the instructions as the reference 0.24 draws it), note on stdout when
+the code is consumed, and, with ``--verify``, ask about the verifier."""
 from twisted.internet import defer
 
 from .._status import ConsumedCode
@@ -28,25 +29,25 @@ class ConsumedNote:
             print(CONSUMED_NOTE, file=self._stdout, flush=True)
 
 
+def code_line(code):
+    """The sender's first line about the code (none with -0)."""
+    return f"Wormhole code is: {code}"
+
+
 def instructions(cfg, code):
-    """What the sender tells its human to tell the other one (stderr)."""
-    lines = []
-    if not cfg.zeromode:
-        lines.append(f"Wormhole code is: {code}")
-    lines.append("On the other computer, please run:")
-    lines.append("")
+    """What the sender tells its human to tell the other one (stderr),
+    after the code line and its QR code."""
     args = ["wormhole", "receive"]
     if cfg.verify:
         args.append("--verify")
     args.append("-0" if cfg.zeromode else code)
-    lines.append(" ".join(args))
-    lines.append("")
-    return "\n".join(lines)
+    return "\n".join(["On the other computer, please run:", "", " ".join(args), ""])
 
 
 @defer.inlineCallbacks
 def announce_code(cfg, w):
-    """Set or allocate ``w``'s code and say it (with the QR code)."""
+    """Set or allocate ``w``'s code and say it: the code, its QR code,
+    then what to run on the other computer (the reference 0.24's order)."""
     if cfg.zeromode:
         w.set_code("0-")
     elif cfg.code:
@@ -54,9 +55,11 @@ def announce_code(cfg, w):
     else:
         w.allocate_code(cfg.code_length)
     code = yield w.get_code()
+    if not cfg.zeromode:  # "0-" is no code to show
+        print(code_line(code), file=cfg.stderr, flush=True)
+        if cfg.qr:
+            _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
     print(instructions(cfg, code), file=cfg.stderr, flush=True)
-    if cfg.qr and not cfg.zeromode:
-        _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
 
 
 @defer.inlineCallbacks

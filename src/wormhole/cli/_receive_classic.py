@@ -15,6 +15,7 @@ from ._display import escape_text, naturalsize, received_text
 from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 from ._prompt import ask
+from ._wording import count
 
 # the refusal before anything moved (by the human or the rules): exit 3
 DeclinedOffer = transfer.DeclinedOffer
@@ -73,7 +74,7 @@ def _ask_human(reactor, cfg, w, offer, bar):
         print(f"Receiving file ({size}) into: '{shown}'", file=cfg.stderr, flush=True)
     else:
         print(f"Receiving directory ({size}) into: '{shown}'/\n"
-              f"{offer.numfiles} files, {naturalsize(offer.unpacked)} (uncompressed)",
+              f"{count(offer.numfiles, 'file')}, {naturalsize(offer.unpacked)} (uncompressed)",
               file=cfg.stderr, flush=True)
     bar.size = offer.size
     if cfg.accept_file:

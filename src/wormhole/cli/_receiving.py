@@ -24,7 +24,7 @@ from ._display import escape_text, naturalsize
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
 from ._failures import outcome
-from ._wording import describe
+from ._wording import describe, written_to
 
 
 class Receiving:
@@ -281,8 +281,7 @@ class Receiving:
             say(cfg, incoming.discarded)
         if isinstance(result, T.Received):
             self._count_received(result, meter)
-            say(cfg, f"Received {'files' if result.files != 1 else 'file'} written to: "
-                     f"{escape_text(result.path)}")
+            say(cfg, written_to(incoming.is_directory, result.path))
             say(cfg, meter.summary())
         elif isinstance(result, T.Rejected):
             if not incoming.refused:  # else said already, with the local reason

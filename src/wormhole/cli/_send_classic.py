@@ -39,7 +39,8 @@ def send_text_on(reactor, cfg, w, text):
 def send_path(reactor, cfg, w=None):
     """Offer the file or directory ``cfg.what``; stream it over Transit.
     ``w``: a wormhole whose code was already announced (the classic
-    fallback of a transfer-v2 send, which also closes it)."""
+    fallback of a transfer-v2 send, which also closes it and has said
+    what it sends)."""
     def warn(message):
         print(f"Warning: {message}", file=cfg.stderr, flush=True)
     if os.path.isdir(cfg.what):
@@ -53,7 +54,8 @@ def send_path(reactor, cfg, w=None):
     # a directory's temporary zipfile goes on every path, Ctrl-C included
     on_shutdown = OnShutdown(reactor, outgoing.cleanup)
     try:
-        print(transfer.describe(outgoing), file=cfg.stderr, flush=True)
+        if w is None:  # else our caller said what it sends, before the code
+            print(transfer.describe(outgoing), file=cfg.stderr, flush=True)
         # made now: a bad --transit-helper fails before a code is allocated
         transit = make_transit(cfg.transit_sender, reactor, cfg)
         if w is not None:

@@ -16,19 +16,26 @@ from ._send_classic import send_path
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
 from ._failures import outcome
-from ._wording import NOT_A_FILE, describe
+from ._wording import NOT_A_FILE, count, describe, sending_paths
 
 
 def _paths(cfg):
     return tuple(cfg.paths) or (cfg.what,)
 
 
-def prepare_all(cfg):
-    """transfer-v2 offers for every path (fails before a code is used)."""
+def prepare_all(cfg, skip_unsendable=True):
+    """transfer-v2 offers for every path (fails before a code is used).
+    What a directory holds that cannot be sent is skipped with a warning,
+    or, unless ``skip_unsendable``, stops the send naming it (``wormhole
+    send`` without --ignore-unsendable-files, as its classic sender does;
+    docs/cli.md "What a directory's zipfile holds")."""
     outgoings = [T.prepare_offer(p) for p in _paths(cfg)]
     for outgoing in outgoings:
         for path, why in outgoing.skipped:
-            say(cfg, f"Warning: not sending '{path}': {why}")
+            if not skip_unsendable:
+                raise TransferError(f"Cannot send {escape_text(path)}: {why} (use "
+                                    "--ignore-unsendable-files to skip what cannot be sent)")
+            say(cfg, f"Warning: {escape_text(path)}: {why} (skipped)")
     return outgoings
 
 
@@ -51,8 +58,11 @@ def send_paths(reactor, cfg):
         say(cfg, NOT_A_FILE.format(escape_text(paths[0])))
         yield send_path(reactor, cfg)
         return
-    outgoings = prepare_all(cfg)
+    outgoings = prepare_all(cfg, cfg.ignore_unsendable_files)
     check_transit_helper(cfg)
+    # what is sent, said once and before the code as the reference does;
+    # the classic fallback (send_path on our wormhole) does not say it again
+    say(cfg, sending_paths(outgoings))
 
     @defer.inlineCallbacks
     def over_v2(session, path):
@@ -116,7 +126,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
             if result.resumed_from:
                 resumed = (f"; resumed at byte {result.resumed_from}, "
                            f"{o.size - result.resumed_from} bytes sent")
-            say(cfg, f"Sent {said}: {result.files} file(s) confirmed{resumed}")
+            say(cfg, f"Sent {said}: {count(result.files, 'file')} confirmed{resumed}")
             say(cfg, meter.summary())
     finally:
         total.close()

@@ -12,6 +12,7 @@ import os
 import sys
 
 import click
+from click.core import ParameterSource
 from twisted.internet import defer, task
 
 from .. import __version__
@@ -212,28 +213,39 @@ def _tor_options(f):
     return f
 
 
-def _options_without_tor(f):
+# the reference says "(in bytes/words)": a code is counted in words
+CODE_LENGTH_HELP = "number of words in an allocated code"
+# --verify: the sender (and each side of share) asks its human; the
+# receiver only shows the verifier (docs/cli.md "Options")
+VERIFY_ASKS = "display verification string (and wait for approval)"
+VERIFY_SHOWS = "display verification string (the sender asks for approval)"
+
+
+def _options_without_tor(verify_help=VERIFY_ASKS):
     """Options every transfer command takes, in the reference's order."""
     options = [
         click.option("-0", "zeromode", is_flag=True, help="enable no-code anything-goes mode"),
         click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
-                     type=click.IntRange(min=1), help="length of code (in bytes/words)"),
-        click.option("-v", "--verify", is_flag=True,
-                     help="display verification string (and wait for approval)"),
+                     type=click.IntRange(min=1), help=CODE_LENGTH_HELP),
+        click.option("-v", "--verify", is_flag=True, help=verify_help),
         click.option("--hide-progress", is_flag=True, help="suppress progress-bar display"),
         click.option("--listen/--no-listen", default=True,
-                     help="(debug) don't open a listening socket for Transit"),
+                     help="--no-listen: open no port for direct connections and offer "
+                          "no address of ours (the relay, or the peer's addresses, only)"),
     ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
 
 
-def _common_options(f):
+def _common_options(verify_help=VERIFY_ASKS):
     """Options send and receive take, in the reference's order: the
     transfer options, then Tor's ('wormhole share' has no Tor: transfer-v2
     would listen and dial outside it)."""
-    return _options_without_tor(_tor_options(f))
+    return lambda f: _options_without_tor(verify_help)(_tor_options(f))
 
 
 def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -273,12 +285,13 @@ def _peer_timeout_option(help):
 
 
 @wormhole.command()
-@_common_options
+@_common_options()
 @click.option("--code", metavar="CODE", help="human-generated code phrase")
 @click.option("--text", metavar="MESSAGE",
               help="text message to send, instead of a file. Use '-' to read from stdin.")
 @click.option("--ignore-unsendable-files", is_flag=True,
-              help="Don't raise an error if a file can't be read.")
+              help="skip, with a warning, what cannot be sent in a directory (else "
+                   "the send stops before a code is made)")
 @_debug_state_option
 @click.option("--qr/--no-qr", default=True, envvar="WORMHOLE_QR", show_envvar=True,
               help="Show the code as a QR code (a wormhole-transfer: URI).")
@@ -301,6 +314,9 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
           tor_control_port, debug_state, code)
     cfg.text = text
+    if text is not None and what:
+        # the reference sends the text and ignores the paths, unsaid
+        raise click.UsageError("--text sends a text message: give no PATH with it")
     if len(what) > 1 and classic:
         raise click.UsageError("--classic sends one file or directory per code")
     if transfer_v2 and classic:
@@ -327,7 +343,7 @@ def _complete_code(ctx, param, incomplete):
 
 
 @wormhole.command()
-@_common_options
+@_common_options(VERIFY_SHOWS)
 @click.option("-t", "--only-text", is_flag=True,
               help="refuse file transfers, only accept text transfers")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
@@ -346,7 +362,8 @@ def _complete_code(ctx, param, incomplete):
 @click.option("--discard-partial", is_flag=True,
               help="remove what interrupted receives kept in this folder (or -o DIR) "
                    "to resume later, and receive nothing")
-@click.argument("code", nargs=-1, metavar="[CODE]...", shell_complete=_complete_code)
+# nargs=-1 only to explain why several words are refused: one CODE
+@click.argument("code", nargs=-1, metavar="[CODE]", shell_complete=_complete_code)
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
@@ -360,6 +377,15 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     if discard_partial and (code or allocate):
         raise click.UsageError("--discard-partial receives nothing: give no code "
                                "and no --allocate")
+    # the reference refuses these two as well: either would be ignored
+    if code and allocate:
+        raise click.UsageError("--allocate makes a new code: give no CODE with it")
+    if zeromode and allocate:
+        raise click.UsageError("-0 and --allocate cannot be used together")
+    given = ctx.get_parameter_source("code_length") is not ParameterSource.DEFAULT
+    if given and not allocate:
+        raise click.UsageError("-c/--code-length counts the words of a code made with "
+                               "--allocate: use them together")
     cfg = ctx.obj["config"]
     code = _code_of_uri(cfg, code[0]) if code else None
     _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
@@ -395,7 +421,7 @@ def _code_of_uri(cfg, code):
 
 
 @wormhole.command()
-@_options_without_tor
+@_options_without_tor()
 @click.option("--code", metavar="CODE", help="join the session with this code")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
               help="accept every offer from the peer without asking")
@@ -425,7 +451,7 @@ def ssh():
 
 @ssh.command()
 @click.option("-c", "--code-length", default=2, metavar="NUMWORDS",
-              type=click.IntRange(min=1), help="length of code (in bytes/words)")
+              type=click.IntRange(min=1), help=CODE_LENGTH_HELP)
 @click.option("-u", "--user", "user", default=None, metavar="USER",
               help="Add to USER's ~/.ssh/authorized_keys")
 @_tor_options

@@ -10,11 +10,10 @@ that the code was consumed.
 from twisted.internet import defer
 
 from ._announce import CONSUMED_NOTE
-from ._display import naturalsize
 from ._send_classic import send_path
 from ._send_paths import send_paths
 from ._send_text import send_text, text_to_send
-from ._wording import TEXT_SENT
+from ._wording import TEXT_SENT, sending_text
 
 __all__ = ["CONSUMED_NOTE", "send"]
 
@@ -30,6 +29,6 @@ def send(reactor, cfg):
             yield send_paths(reactor, cfg)
         return
     text = yield text_to_send(reactor, cfg)
-    print(f"Sending text message ({naturalsize(len(text))})", file=cfg.stderr)
+    print(sending_text(text), file=cfg.stderr)
     if (yield send_text(reactor, cfg, text)):
         print(TEXT_SENT, file=cfg.stderr)
