@@ -91,6 +91,22 @@ class NoPathProcesses(OurServer, unittest.TestCase):
                              r"Transit relay tcp:127\.0\.0\.1:\d+ reaches it$")
         self.assertLess(seconds, PEER_TIMEOUT / 2)
 
+    @defer.inlineCallbacks
+    def test_a_text_needs_no_path(self):
+        """A text travels in the mailbox (docs/transfer-v2.md "Text"): the
+        same unreachable relay and no direct path, and it arrives, exit 0
+        on both sides, as with the reference."""
+        common = ["--relay-url", self.url, "--transit-helper", f"tcp:127.0.0.1:{closed_port()}"]
+        send = CLIProcess.spawn(self, reactor, our_cli(
+            *common, "send", "--no-qr", "--no-listen", "--code", "33-no-path",
+            "--text", "still gets through"), name="sender", env=ENV)
+        yield send.wait_for(rb"wormhole receive")
+        recv = CLIProcess.spawn(self, reactor, our_cli(
+            *common, "receive", "--no-listen", "33-no-path"), name="receiver", env=ENV)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        self.assertEqual(recv.stdout, b"still gets through\n")
+
 
 class _Session:
     def __init__(self):

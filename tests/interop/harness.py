@@ -78,6 +78,16 @@ class InteropTestCase(unittest.TestCase):
             if argv is our_cli_argv:
                 self.assertIn(CLASSIC_USED.encode(), run.stderr, run.describe())
 
+    def assertOursNamedNoProtocol(self, *runs_and_argvs):
+        """Each run of our CLI (``(run, argv builder)`` pairs) exchanged a
+        text: classic's text offer whatever the peer speaks, and no line
+        naming a protocol (docs/transfer-v2.md "Text")."""
+        from wormhole.cli._wording import CLASSIC_USED, V2_USED
+        for run, argv in runs_and_argvs:
+            if argv is our_cli_argv:
+                for line in (CLASSIC_USED, V2_USED):
+                    self.assertNotIn(line.encode(), run.stderr, run.describe())
+
     @defer.inlineCallbacks
     def exchange_text(self, relay_url, sender_argv, receiver_argv, text,
                       code="4-purple-sausages"):

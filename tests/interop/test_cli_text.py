@@ -33,7 +33,7 @@ class CLIText:
                 code="7-guitarist-revenge")
         self.assertExited(send)
         self.assertExited(recv)
-        self.assertOursFellBack((send, sender_argv), (recv, receiver_argv))
+        self.assertOursNamedNoProtocol((send, sender_argv), (recv, receiver_argv))
         if recv.stdout != cli_text_stdout(TEXT):
             self.fail("receiver's stdout differs:\n%r\nexpected\n%r\n%s"
                       % (recv.stdout, cli_text_stdout(TEXT),

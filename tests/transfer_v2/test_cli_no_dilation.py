@@ -55,17 +55,18 @@ class NoDilation(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_send_text(self):
-        """``wormhole send --text``: the text goes as classic's offer, the
-        peer's ack ends it, exit 0."""
+        """``wormhole send --text``: the text goes as classic's offer on a
+        wormhole that announces no transfer-v2 (nothing to dilate for one
+        message), the peer's ack ends it, exit 0."""
         send = self.ours("send", "--code", CODE, "--text", "hello classic")
         w = self.peer("receive")
         versions = yield w.get_versions()
-        self.assertIn("transfer-v2", versions)
+        self.assertNotIn("transfer-v2", versions)
         self.assertEqual((yield self.next_offer(w)), {"message": "hello classic"})
         w.send_message(json.dumps({"answer": {"message_ack": "ok"}}).encode())
         yield send.ended
         self.assertEqual(send.status, 0, send.describe())
-        self.assertFellBack(send)
+        self.assertNotIn(CANNOT_DILATE.encode(), send.stderr, send.describe())
 
     @defer.inlineCallbacks
     def test_send_file(self):

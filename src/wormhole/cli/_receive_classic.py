@@ -22,9 +22,11 @@ DeclinedOffer = transfer.DeclinedOffer
 
 
 @defer.inlineCallbacks
-def receive_classic(reactor, cfg, w, first=None):
+def receive_classic(reactor, cfg, w, first=None, protocol_note=None):
     """Read the sender's offer (``first``: its first message, when a
-    transfer-v2 session read it already) and receive what it offers."""
+    transfer-v2 session read it already) and receive what it offers;
+    ``protocol_note`` is printed before a file or directory offer is
+    described (which protocol carries it)."""
     bar = ClassicTransferBar(cfg, "Receiving", 0)
 
     def unpacking():
@@ -32,7 +34,7 @@ def receive_classic(reactor, cfg, w, first=None):
         print("Unpacking zipfile..", file=cfg.stderr, flush=True)
     policy = transfer.ReceivePolicy(
         folder=cfg.cwd or os.getcwd(), output=cfg.output_file,
-        accept=lambda offer: _ask_human(reactor, cfg, w, offer, bar),
+        accept=lambda offer: _ask_human(reactor, cfg, w, offer, bar, protocol_note),
         only_text=cfg.only_text and "--only-text accepts only text messages",
         free_space=cfg.free_space,
         peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
@@ -60,11 +62,13 @@ def from_sender(reactor, cfg, d, what):
 
 
 @defer.inlineCallbacks
-def _ask_human(reactor, cfg, w, offer, bar):
+def _ask_human(reactor, cfg, w, offer, bar, protocol_note):
     """The policy's ``accept``: say what is offered and where it goes, and
     ask (unless --accept-file). The sender sends nothing more until our
     answer, unless it stops on purpose: its ``error`` ends the question
     (``PeerError``)."""
+    if protocol_note is not None:
+        print(protocol_note, file=cfg.stderr, flush=True)
     cwd = cfg.cwd or os.getcwd()
     target = offer.target
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target

@@ -1,6 +1,10 @@
-"""``wormhole send --text``: the text as transfer-v2's control message
-(spec "Control Channel Messages") when the peer has it, classic's text
-offer (spec 004 9.1) otherwise."""
+"""``wormhole send --text``: the text as classic's text offer (spec 004
+9.1), whatever the peer speaks. It travels in the mailbox, so it needs no
+Transit relay and no direct connection: a text gets through wherever the
+rendezvous does, as with the reference. (transfer-v2's control message
+would need a Dilation connection for one line; ``share`` still sends
+texts that way, inside a session it opens anyway.) The wormhole announces
+no transfer-v2, so the receiver answers with classic's ``message_ack``."""
 from twisted.internet import defer
 
 from ..errors import TransferError
@@ -8,7 +12,6 @@ from ._announce import ConsumedNote, announce_code
 from ._common import make_wormhole, run_and_close
 from ._prompt import ask
 from ._send_classic import send_text_on
-from ._sending import send_v2_or_classic
 
 
 @defer.inlineCallbacks
@@ -31,22 +34,11 @@ def text_to_send(reactor, cfg):
 @defer.inlineCallbacks
 def send_text(reactor, cfg, text):
     """Send ``text``. Fires with True once it went, False if interrupted."""
-    if cfg.classic:
-        note = ConsumedNote(cfg.stdout)
-        w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
-
-        @defer.inlineCallbacks
-        def classic_only():
-            yield announce_code(cfg, w)
-            yield send_text_on(reactor, cfg, w, text)
-        return (yield run_and_close(reactor, w, classic_only))
+    note = ConsumedNote(cfg.stdout)
+    w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
 
     @defer.inlineCallbacks
-    def over_v2(session, path):
-        try:
-            session.send_text(text)
-        finally:
-            yield session.close()
-    return (yield send_v2_or_classic(
-        reactor, cfg, classic=lambda cfg, w: send_text_on(reactor, cfg, w, text),
-        over_v2=over_v2))
+    def announce_and_send():
+        yield announce_code(cfg, w)
+        yield send_text_on(reactor, cfg, w, text)
+    return (yield run_and_close(reactor, w, announce_and_send))

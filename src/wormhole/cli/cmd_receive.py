@@ -88,6 +88,7 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     # the sender's first message, when a transfer-v2 session read it
     # before we fell back to classic (a sender that cannot dilate)
     first = None
+    protocol_note = None
     if not cfg.classic:
         if peer_speaks_v2((yield w.get_versions())):
             mailbox = yield receive_session(reactor, cfg, w)
@@ -95,8 +96,10 @@ def _receive_on(reactor, cfg, w, input_with_completion):
                 return
             first = mailbox.first_message()
         else:
-            print(CLASSIC_USED, file=cfg.stderr, flush=True)
-    yield receive_classic(reactor, cfg, w, first)
+            # said before a file or directory offer; a text (which our
+            # sender, too, sends the classic way) needs no such line
+            protocol_note = CLASSIC_USED
+    yield receive_classic(reactor, cfg, w, first, protocol_note)
 
 
 @defer.inlineCallbacks

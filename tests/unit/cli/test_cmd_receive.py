@@ -2,6 +2,7 @@
 Clock."""
 import io
 import json
+import os
 
 from twisted.internet import defer
 from twisted.trial import unittest
@@ -65,8 +66,9 @@ class Receive(unittest.TestCase):
         self.assertEqual(self.cfg.stdout.getvalue(), "hi\\tthere\\n\n")
         self.assertEqual(self.sent(), [{"answer": {"message_ack": "ok"}}])
         self.assertEqual(self.factory.log[-1], ("w.close",))
-        # the fake announces no transfer-v2: a classic peer
-        self.assertEqual(self.cfg.stderr.getvalue(), CLASSIC_USED + "\n")
+        # the fake announces no transfer-v2 (a classic peer, or our own
+        # sender of a text): a text needs no word on the protocol
+        self.assertEqual(self.cfg.stderr.getvalue(), "")
 
     def test_prompted_code(self):
         """No code: the prompt goes to stdout, and a code typed without
@@ -118,14 +120,30 @@ class Receive(unittest.TestCase):
         self.w.got_verifier()
         self.assertEqual([c.getTime() for c in self.reactor.getDelayedCalls()],
                          [self.cfg.peer_timeout])
-        self.assertEqual(self.cfg.stderr.getvalue(), CLASSIC_USED + "\n")
+        self.assertEqual(self.cfg.stderr.getvalue(), "")
 
     def test_verify(self):
         """--verify shows the verifier on stderr; the sender decides."""
         self.start(code="4-purple-sausages", verify=True)
         self.w.got_key()
         self.w.got_verifier(b"\x12\x34")
-        self.assertEqual(self.cfg.stderr.getvalue(), f"Verifier 1234.\n{CLASSIC_USED}\n")
+        self.assertEqual(self.cfg.stderr.getvalue(), "Verifier 1234.\n")
+
+    def test_classic_file_offer_names_the_protocol(self):
+        """A file offered by a peer announcing no transfer-v2: the line
+        saying the classic protocol carries it comes before the offer is
+        described (a text gets none: test_happy)."""
+        self.cfg.cwd = os.path.abspath(self.mktemp())
+        os.mkdir(self.cfg.cwd)
+        d = self.start(code="4-purple-sausages", accept_file=True)
+        self.w.got_key()
+        self.w.got_verifier()
+        self.w.deliver(j({"offer": {"file": {"filename": "a.bin", "filesize": 3}}}))
+        lines = self.cfg.stderr.getvalue().splitlines()
+        self.assertEqual(lines[:2], [CLASSIC_USED, "Receiving file (3 Bytes) into: 'a.bin'"])
+        # the fake wormhole has no Transit to offer: the transfer stops there
+        d.cancel()
+        self.failureResultOf(d)
 
     def test_remote_error(self):
         """An error from the sender fails with its text; stdout empty."""
