@@ -99,6 +99,7 @@ def _main(reactor, command, cfg):
             # not an error users can cause: a bug, show where it happened
             f.printTraceback(file=cfg.stderr)
             message = f"ERROR: {escape_text(f.getErrorMessage())}"
+        cfg.screen.abandon(cfg.stderr)  # a question still open: end its line first
         print(message, file=cfg.stderr, flush=True)
         raise SystemExit(exit_status(f.value))
     d.addCallbacks(succeeded, failed)
