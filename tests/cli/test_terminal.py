@@ -63,10 +63,14 @@ class Terminal(OurServer, unittest.TestCase):
 
     def check_left_as_found(self, run, shown):
         """The settings equal those from before; ``shown`` is on the
-        screen, at the start of a row (not glued to a progress bar)."""
+        screen, at the start of a row (not glued to a progress bar); the
+        cursor is at the start of a row (the shell's prompt that follows
+        is not glued to ours)."""
         after = termios.tcgetattr(self.terminal)
         self.assertEqual(after, self.before, run.describe())
         screen = final_screen(run)
+        self.assertEqual(screen.cursor.x, 0, "\n".join(screen.display))
+        screen = screen.display
         # a long line wraps: the screen's rows, joined, read as it shows
         rows = "\n".join(screen)
         self.assertIn(shown, "".join(screen), "not on the screen:\n" + rows)
@@ -178,7 +182,7 @@ class Terminal(OurServer, unittest.TestCase):
         self.assertRegex(recv.stdout.decode(), r"ERROR: the offer ended before we answered "
                                                r"\(the peer has been unreachable for 3(\.0)? s\)")
         # the question's line ended: the ERROR line has a row of its own
-        screen = final_screen(recv)
+        screen = final_screen(recv).display
         self.assertIn(PROMPT.strip(), [row.rstrip() for row in screen], "\n".join(screen))
         self.assertTrue([row for row in screen if row.startswith("ERROR: the offer ended")],
                         "\n".join(screen))
@@ -198,7 +202,7 @@ class Terminal(OurServer, unittest.TestCase):
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), recv.describe() + send.describe())
         self.check_left_as_found(recv, PROMPT.strip())
-        screen = [row.rstrip() for row in final_screen(recv)]
+        screen = [row.rstrip() for row in final_screen(recv).display]
         self.assertEqual(screen.count(PROMPT + "y"), 2, "\n".join(screen))
 
     @defer.inlineCallbacks
@@ -274,7 +278,7 @@ class Terminal(OurServer, unittest.TestCase):
         self.assertEqual((ours.status, theirs.status), (0, 0),
                          ours.describe() + theirs.describe())
         self.check_left_as_found(ours, "Session complete.")
-        screen = [row.rstrip() for row in final_screen(ours)]
+        screen = [row.rstrip() for row in final_screen(ours).display]
         shown = "\n".join(screen)
         self.assertIn(PROMPT + "y", screen, shown)
         after = screen[screen.index(PROMPT + "y"):]
@@ -293,7 +297,7 @@ class Terminal(OurServer, unittest.TestCase):
 
 
 def final_screen(run):
-    """The rows of an 80x40 terminal after all that ``run`` wrote (pyte)."""
+    """An 80x40 terminal after all that ``run`` wrote (pyte)."""
     screen = pyte.Screen(80, 40)
     pyte.ByteStream(screen).feed(run.stdout)
-    return screen.display
+    return screen

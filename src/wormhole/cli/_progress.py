@@ -155,14 +155,6 @@ def say(cfg, line):
         write(cfg.stderr, line)
 
 
-def asking(cfg):
-    """``with asking(cfg):`` around a question to the human: the bars are
-    cleared and draw nothing until the answer, so the question starts a
-    line of its own and keeps it; a bar idle meanwhile does not count
-    the wait in its rate or ETA (``_screen``)."""
-    return cfg.screen.question(cfg.stderr)
-
-
 def end_questions(cfg):
     """The command ends: a question still open (the peer gone, Ctrl-C)
     has its line ended, so that what follows starts a line of its own."""

@@ -20,7 +20,7 @@ from ..transfer import Declined
 from ._connection_path import ConnectionPath
 from . import _kept
 from ._display import escape_text, naturalsize
-from ._progress import OfferProgress, SessionTotal, asking, end_questions, say, summary
+from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
 from ._failures import outcome
 from ._wording import describe
@@ -55,7 +55,7 @@ class Receiving:
         trigger = getattr(reactor, "addSystemEventTrigger", None)
         if trigger is not None:
             # interrupted (Ctrl-C, SIGTERM): say what stays on disk
-            trigger("after", "shutdown", self._interrupted)
+            trigger("after", "shutdown", self.say_kept)
 
     def totals(self, offers, nbytes):
         """The sender's "session-totals" (before its first offer): with
@@ -189,8 +189,8 @@ class Receiving:
         say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
         if not cfg.accept_file:
             try:
-                with asking(cfg):
-                    answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
+                # no bar draws until the answer (_screen, through _prompt)
+                answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
             except EOFError:
                 answer = "n"
             if incoming in self._unanswered:
@@ -248,10 +248,6 @@ class Receiving:
             say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
                            f"more than {_kept.MAX_AGE_DAYS} days ago: "
                            f"{escape_text(kept.names[0])}")
-
-    def _interrupted(self):
-        end_questions(self._cfg)
-        self.say_kept()
 
     def say_kept(self):
         """For each accepted offer that did not complete: the one line

@@ -4,7 +4,8 @@ one screen, and a bar redrawn while a question is open lands on the
 question's line (``wormhole share``: only the ``o`` of ``ok? (Y/n):``
 stayed visible under a concurrent offer's bar).
 
-So, while a question is open (``Screen.question()``):
+So, while a question is open (``Screen.asked()``, through which every
+question of ``_prompt`` goes):
 
 - every progress bar of the command (``_progress.Bar``, which registers
   here) is cleared and draws nothing; it keeps counting, and is drawn
@@ -16,9 +17,10 @@ So, while a question is open (``Screen.question()``):
   time.
 
 A question still open when the command ends (the peer gone, Ctrl-C,
-SIGTERM) is abandoned (``abandon``): its line is ended, so that what
-follows (the ERROR line) starts a line of its own, and the waiting lines
-are said. So is a question that end of input (Ctrl-D) answered: the
+SIGTERM) is abandoned (``abandon``, before the ERROR line and at the end
+of ``command()``, around the whole run): its line is ended, so that what
+follows (the ERROR line, the shell's prompt) starts a line of its own,
+and the waiting lines are said. So is a question that end of input (Ctrl-D) answered: the
 terminal does not end the line then. The line is ended only on a
 terminal: in a log or a pipe there is no line to share.
 
@@ -27,6 +29,8 @@ the streams it is about).
 """
 import contextlib
 import weakref
+
+from twisted.internet import defer
 
 
 class Screen:
@@ -45,10 +49,11 @@ class Screen:
         """The bars being shown."""
         return [bar for bar in list(self._bars) if not bar.disable]
 
-    @contextlib.contextmanager
-    def question(self, stream):
-        """The block asks a human (the prompt written inside it):
-        ``stream`` is where the bars draw, flushed once they are cleared."""
+    def asked(self, stream, ask):
+        """A human is asked: ``ask()`` writes the question and returns a
+        Deferred of the answer, which this returns. ``stream`` is where
+        the bars draw (flushed once they are cleared, before the
+        question is written)."""
         if not self.asking:
             bars = self.bars()
             self._before = {bar: bar.n for bar in bars}
@@ -57,16 +62,17 @@ class Screen:
             stream.flush()
         self.asking += 1
         started_in = self._round
-        try:
-            yield
-        except EOFError:
-            _end_line(stream)
-            raise
-        finally:
-            if started_in == self._round:
-                self.asking -= 1
-                if not self.asking:
-                    self._answered()
+
+        def answered(result):
+            if started_in != self._round:
+                return result  # abandoned: its line was ended then
+            if getattr(result, "check", lambda *e: False)(EOFError):
+                _end_line(stream)
+            self.asking -= 1
+            if not self.asking:
+                self._answered()
+            return result
+        return defer.maybeDeferred(ask).addBoth(answered)
 
     def hold(self, say):
         """While a question is open, keep ``say`` (a callable writing a
@@ -87,6 +93,15 @@ class Screen:
         self.asking = 0
         self._round += 1
         self._answered()
+
+    @contextlib.contextmanager
+    def command(self, stream):
+        """Around a whole command: a question still open at its end
+        (Ctrl-C, SIGTERM) is abandoned."""
+        try:
+            yield self
+        finally:
+            self.abandon(stream)
 
     def _answered(self):
         bars = self.bars()

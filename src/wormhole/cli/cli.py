@@ -40,7 +40,7 @@ def _dispatch(command, cfg):
     from ._terminal import TerminalState
     # after the reactor's own signal handlers (installed when it runs)
     reactor.callWhenRunning(INTERRUPTION.install)
-    with TerminalState(sys.stdin):
+    with TerminalState(sys.stdin), cfg.screen.command(cfg.stderr):
         try:
             task.react(_main, (command, cfg))
         except SystemExit as e:

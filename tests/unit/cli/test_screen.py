@@ -7,7 +7,7 @@ bytes a resume keeps count as done from the start, never as transfer."""
 import io
 import types
 
-from twisted.internet import task
+from twisted.internet import defer, task
 from twisted.trial import unittest
 
 from wormhole.cli._config import Config
@@ -15,11 +15,11 @@ from wormhole.cli._connection_path import ConnectionPath
 from wormhole.cli._progress import (
     OfferProgress,
     SessionTotal,
-    asking,
     end_questions,
     progress_bar,
     say,
 )
+from wormhole.cli._prompt import ask
 from wormhole.cli._receiving import Receiving
 
 
@@ -39,6 +39,25 @@ def config(stream):
                   stderr=stream, peer_timeout=None)
 
 
+class Asked:
+    """A question through ``_prompt.ask`` whose answer the test gives."""
+
+    def __init__(self, cfg, clock):
+        self.pending = []
+        cfg.read_line = self.read_line
+        self.cfg = cfg
+        self.clock = clock
+
+    def read_line(self, reactor, prompt):
+        self.cfg.stdout.write(prompt)
+        d = defer.Deferred()
+        self.pending.append(d)
+        return d
+
+    def ask(self):
+        return ask(self.clock, self.cfg, "ok? (Y/n): ")
+
+
 class Quiet(unittest.TestCase):
     """Nothing is drawn over a question."""
 
@@ -46,23 +65,28 @@ class Quiet(unittest.TestCase):
         self.clock = task.Clock()
         self.out = Terminal(tty=False)
         self.cfg = config(self.out)
+        self.asked = Asked(self.cfg, self.clock)
         self.bar = progress_bar(self.cfg, 1000, "offer", clock=self.clock.seconds)
         self.addCleanup(self.bar.close)
 
     def test_nothing_drawn_while_asking(self):
         """A bar that moves (``share``: our own offer goes on) and a line
-        said while the question is open write nothing; after the answer
-        the line comes, then the bar, at its new count."""
+        said while the question is open write nothing after it; after
+        the answer the line comes, then the bar, at its new count."""
         self.bar.update(100)
-        with asking(self.cfg):
-            self.out.write("ok? (Y/n): ")
-            mark = self.out.tell()
-            for _ in range(5):
-                self.clock.advance(1)
-                self.bar.update(100)
-            self.bar.refresh()
-            say(self.cfg, "Sent file 'x' (1 kB): 1 file(s) confirmed")
-            self.assertEqual(self.out.getvalue()[mark:], "")
+        self.bar.refresh()
+        answer = self.asked.ask()
+        mark = self.out.getvalue().index("ok? (Y/n): ") + len("ok? (Y/n): ")
+        # the bar was cleared first: the question starts the line
+        self.assertTrue(self.out.getvalue()[:mark - len("ok? (Y/n): ")].endswith("\r"))
+        for _ in range(5):
+            self.clock.advance(1)
+            self.bar.update(100)
+        self.bar.refresh()
+        say(self.cfg, "Sent file 'x' (1 kB): 1 file(s) confirmed")
+        self.assertEqual(self.out.getvalue()[mark:], "")
+        self.asked.pending.pop().callback("y")
+        self.assertEqual(self.successResultOf(answer), "y")
         after = self.out.getvalue()[mark:]
         self.assertIn("Sent file 'x' (1 kB): 1 file(s) confirmed\n", after)
         self.assertIn("600/1.00k", after.split("confirmed\n")[1])
@@ -71,25 +95,38 @@ class Quiet(unittest.TestCase):
         """A bar that ends while the question is open shows its last
         state after the answer, as a line."""
         other = progress_bar(self.cfg, 10, "offer", clock=self.clock.seconds)
-        with asking(self.cfg):
-            mark = self.out.tell()
-            other.update(10)
-            other.close()
-            self.assertEqual(self.out.getvalue()[mark:], "")
+        self.asked.ask()
+        mark = self.out.tell()
+        other.update(10)
+        other.close()
+        self.assertEqual(self.out.getvalue()[mark:], "")
+        self.asked.pending.pop().callback("y")
         self.assertRegex(self.out.getvalue()[mark:], r"offer: 100%.*10\.0/10\.0")
 
     def test_questions_in_turn(self):
         """Bars draw again once the last open question is answered."""
-        with asking(self.cfg):
-            with asking(self.cfg):
-                pass
-            mark = self.out.tell()
-            self.bar.update(1)
-            self.bar.refresh()
-            self.assertEqual(self.out.getvalue()[mark:], "")
+        self.asked.ask()
+        self.asked.ask()
+        self.asked.pending.pop().callback("y")
+        mark = self.out.tell()
+        self.bar.update(1)
+        self.bar.refresh()
+        self.assertEqual(self.out.getvalue()[mark:], "")
+        self.asked.pending.pop().callback("y")
         self.bar.update(1)
         self.bar.refresh()
         self.assertIn("2.00/1.00k", self.out.getvalue()[mark:])
+
+    def test_other_commands_draw(self):
+        """The question is this command's: another command's bars (its
+        own Config, as in these tests) still draw."""
+        self.asked.ask()
+        out = Terminal(tty=False)
+        other = progress_bar(config(out), 10, "offer")
+        other.update(5)
+        other.refresh()
+        other.close()
+        self.assertIn("5.00/10.0", out.getvalue())
 
 
 class Abandoned(unittest.TestCase):
@@ -98,20 +135,25 @@ class Abandoned(unittest.TestCase):
     def held_line_after(self, end, tty):
         out = Terminal(tty)
         cfg = config(out)
-        with self.assertRaises(EOFError) if end == "eof" else _nothing():
-            with asking(cfg):
-                out.write("ok? (Y/n): ")
-                say(cfg, "Failed: the offer ended before we answered")
-                if end == "eof":
-                    raise EOFError()
+        asked = Asked(cfg, task.Clock())
+        answer = asked.ask()
+        say(cfg, "Failed: the offer ended before we answered")
+        if end == "eof":
+            asked.pending.pop().errback(EOFError())
+            self.failureResultOf(answer, EOFError)
+        else:
+            with cfg.screen.command(out):
                 end_questions(cfg)
                 out.write("ERROR: gone\n")
+            # the answer that comes after changes nothing on the screen
+            asked.pending.pop().callback("y")
         return out.getvalue()
 
     def test_error_after_an_open_question(self):
         """On a terminal: the question's line ends, the waiting line is
         said, the ERROR line (written after ``end_questions``) has a line
-        of its own; the question's own end changes nothing more."""
+        of its own; neither the command's end nor a late answer adds
+        anything."""
         self.assertEqual(self.held_line_after("error", True),
                          "ok? (Y/n): \nFailed: the offer ended before we answered\n"
                          "ERROR: gone\n")
@@ -127,13 +169,17 @@ class Abandoned(unittest.TestCase):
         self.assertEqual(self.held_line_after("eof", True),
                          "ok? (Y/n): \nFailed: the offer ended before we answered\n")
 
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    def test_interrupted(self):
+        """Ctrl-C or SIGTERM with the question open: the command's end
+        (``Screen.command``, around the whole run) ends its line and
+        says what waited (the kept-bytes line)."""
+        out = Terminal(True)
+        cfg = config(out)
+        asked = Asked(cfg, task.Clock())
+        with cfg.screen.command(out):
+            asked.ask()
+            say(cfg, "Kept 1.0 MB of file 'x'")
+        self.assertEqual(out.getvalue(), "ok? (Y/n): \nKept 1.0 MB of file 'x'\n")
 
 
 class Figures(unittest.TestCase):
@@ -155,8 +201,10 @@ class Figures(unittest.TestCase):
         bar.update(1000)
         self.clock.advance(1)
         bar.update(1000)
-        with asking(self.cfg):
-            self.clock.advance(3600)
+        asked = Asked(self.cfg, self.clock)
+        asked.ask()
+        self.clock.advance(3600)
+        asked.pending.pop().callback("y")
         self.clock.advance(1)
         bar.update(1000)
         figures = bar.format_dict
