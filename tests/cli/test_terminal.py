@@ -282,7 +282,8 @@ class Terminal(OurServer, unittest.TestCase):
         shown = "\n".join(screen)
         self.assertIn(PROMPT + "y", screen, shown)
         after = screen[screen.index(PROMPT + "y"):]
-        self.assertIn("Sent file 'a.txt' (300.0 kB): 1 file(s) confirmed", after, shown)
+        self.assertTrue([row for row in after if re.fullmatch(
+            r"Sent file 'a\.txt' \(300\.0 kB\): 1 file(\(s\))? confirmed", row)], shown)
         self.assertIn("Offering file 'b.txt' (300.0 kB)", after, shown)
 
     @defer.inlineCallbacks
