@@ -20,8 +20,8 @@ A question still open when the command ends (the peer gone, Ctrl-C,
 SIGTERM) is abandoned (``abandon``, before the ERROR line and at the end
 of ``command()``, around the whole run): its line is ended, so that what
 follows (the ERROR line, the shell's prompt) starts a line of its own,
-and the waiting lines are said. So is a question that end of input (Ctrl-D) answered: the
-terminal does not end the line then. The line is ended only on a
+and the waiting lines are said. So is a question that end of input
+(Ctrl-D) answered: the terminal does not end the line then. The line is ended only on a
 terminal: in a log or a pipe there is no line to share.
 
 One Screen per command, made with its ``Config`` (``cfg.screen``, beside
