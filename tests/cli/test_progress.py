@@ -4,7 +4,8 @@ when narrow; the path line names the relay; a final summary line gives
 size, time, rate and path. The same for the classic protocol and for
 transfer-v2; and transfer-v2's two bars (the session's, the offer's) as
 the terminal shows them in the end (pyte). Relay-only through our Transit
-relay, against our Mailbox server and the reference's."""
+relay, against our Mailbox server and the reference's. A resumed
+transfer-v2 file: the sender's bar ends at 100% (issue 22 item 6)."""
 import os
 import re
 
@@ -16,6 +17,7 @@ from wormhole.cli._wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import write_file
+from ._gated import ENV, SIZE as GATED_SIZE, V2, GatedPair
 from ._process import CLIProcess, our_cli
 from ._pty import spawn_in_pty
 from ._servers import OurServer, ReferenceServer
@@ -220,3 +222,41 @@ class ProgressOurServer(OurServer, _Progress, unittest.TestCase):
 
 class ProgressReferenceServer(ReferenceServer, _Progress, unittest.TestCase):
     pass
+
+
+class ResumedSender(GatedPair, unittest.TestCase):
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def test_sender_bar_reaches_the_end(self):
+        """A receive interrupted at half (SIGINT; the gate of
+        test_cancel holds the file there), then the same file sent again
+        from a terminal: the receiver resumes, and the sender's bar counts
+        the kept bytes as done once the receiver answered, before any byte
+        moves, and its last drawing shows the whole file (it used to stop
+        at the share sent)."""
+        yield self.start("45-resumed-bar", V2, accept=True)
+        self.recv.transport.signalProcess("INT")
+        yield self.recv.ended
+        yield self.send.kill()
+        yield self.send.ended
+        send = spawn_in_pty(self, our_cli("--relay-url", self.url, "send", "--no-qr",
+                                          "--code", "46-resumed-bar", "big.bin"),
+                            "sender", env=ENV, cwd=self.src, columns=100)
+        recv = CLIProcess.spawn(self, reactor, our_cli(
+            "--relay-url", self.url, "receive", "--hide-progress", "--accept-file",
+            "46-resumed-bar"), name="receiver", env=ENV, cwd=self.out)
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        resumed = re.search(rb"resumed at byte ([1-9]\d*), ", send.stdout)
+        self.assertIsNotNone(resumed, send.describe())
+        segments = [s for s in progress_segments(send.stdout) if s.startswith("offer:")]
+        self.assertTrue(segments, send.describe())
+        total = f"{GATED_SIZE / 1e6:.1f}M"
+        self.assertRegex(segments[-1], rf"^offer: 100%.* {total}/{total} ")
+        # 0% while the receiver decides, then at once the kept bytes (done
+        # before the first byte moves), never less, then up to the end
+        kept_percent = int(resumed.group(1)) * 100 // GATED_SIZE
+        percents = [int(re.match(r"offer:\s+(\d+)%", s).group(1)) for s in segments]
+        self.assertEqual(percents, sorted(percents), segments)
+        self.assertFalse([p for p in percents if 0 < p < kept_percent], segments)

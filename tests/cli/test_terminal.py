@@ -7,7 +7,9 @@ the peer's Ctrl-D or by ours. Each time the terminal's settings
 (``termios.tcgetattr``) after the command are those it had before it
 started, and the prompt is still readable on the final screen (pyte
 plays what the terminal received). transfer-v2 and ``--classic`` alike
-where both have the prompt."""
+where both have the prompt. The progress bars keep off an open question
+(issue 22 item 6): with several paths, and in ``share`` while our own
+offer goes on; an ERROR line after an open question starts a row."""
 import os
 import re
 import termios
@@ -61,15 +63,18 @@ class Terminal(OurServer, unittest.TestCase):
 
     def check_left_as_found(self, run, shown):
         """The settings equal those from before; ``shown`` is on the
-        screen, at the start of a row (not glued to a progress bar)."""
+        screen, at the start of a row (not glued to a progress bar); the
+        cursor is at the start of a row (the shell's prompt that follows
+        is not glued to ours)."""
         after = termios.tcgetattr(self.terminal)
         self.assertEqual(after, self.before, run.describe())
-        screen = pyte.Screen(80, 40)
-        pyte.ByteStream(screen).feed(run.stdout)
+        screen = final_screen(run)
+        self.assertEqual(screen.cursor.x, 0, "\n".join(screen.display))
+        screen = screen.display
         # a long line wraps: the screen's rows, joined, read as it shows
-        rows = "\n".join(screen.display)
-        self.assertIn(shown, "".join(screen.display), "not on the screen:\n" + rows)
-        self.assertTrue([row for row in screen.display if row.startswith(shown.split()[0])],
+        rows = "\n".join(screen)
+        self.assertIn(shown, "".join(screen), "not on the screen:\n" + rows)
+        self.assertTrue([row for row in screen if row.startswith(shown.split()[0])],
                         "not at the start of a row:\n" + rows)
 
     @defer.inlineCallbacks
@@ -176,6 +181,29 @@ class Terminal(OurServer, unittest.TestCase):
         self.assertEqual(recv.status, 1, recv.describe())
         self.assertRegex(recv.stdout.decode(), r"ERROR: the offer ended before we answered "
                                                r"\(the peer has been unreachable for 3(\.0)? s\)")
+        # the question's line ended: the ERROR line has a row of its own
+        screen = final_screen(recv).display
+        self.assertIn(PROMPT.strip(), [row.rstrip() for row in screen], "\n".join(screen))
+        self.assertTrue([row for row in screen if row.startswith("ERROR: the offer ended")],
+                        "\n".join(screen))
+
+    @defer.inlineCallbacks
+    def test_several_paths_answered(self):
+        """Two files in one transfer-v2 session, each asked about: the
+        second question comes after the first file's bar and the
+        session's, and still starts a row of its own and keeps it."""
+        names = ("one.txt", "two.txt")
+        send = self.sender("76-several", V2, names=names)
+        recv = self.in_terminal("receive", "76-several")
+        for name in names:
+            yield recv.wait_for(rf"(?s)Offered file '{re.escape(name)}'.*".encode()
+                                + re.escape(PROMPT.encode()))
+            recv.write(b"y\r")
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), recv.describe() + send.describe())
+        self.check_left_as_found(recv, PROMPT.strip())
+        screen = [row.rstrip() for row in final_screen(recv).display]
+        self.assertEqual(screen.count(PROMPT + "y"), 2, "\n".join(screen))
 
     @defer.inlineCallbacks
     def test_ctrl_c_at_the_code_prompt(self):
@@ -221,6 +249,44 @@ class Terminal(OurServer, unittest.TestCase):
         self.check_left_as_found(ours, "Session complete.")
 
     @defer.inlineCallbacks
+    def test_share_prompt_while_our_offers_go_on(self):
+        """``share``: while our human is asked about the peer's file, our
+        own first offer is taken, ends, and the second begins (the peer
+        sees it offered: ours has drawn, or not, all it would for the
+        first). Nothing is drawn over the question: when it is
+        answered, its row reads ``ok? (Y/n): y``; what was said
+        meanwhile follows it, and the session ends cleanly."""
+        for name in ("a.txt", "b.txt"):
+            with open(os.path.join(self.out, name), "wb") as f:
+                f.write(b"x" * 300000)
+        ours = self.in_terminal("share", "--code", "77-share-busy", "a.txt", "b.txt",
+                                name="share (terminal)")
+        theirs = CLIProcess.spawn(self, reactor, our_cli(
+            "--relay-url", self.url, "share", "--code", "77-share-busy", "hello.txt"),
+            name="share (pipe)", cwd=self.files("hello.txt"))
+        yield ours.wait_for(re.escape(PROMPT.encode()))
+        yield theirs.wait_for(re.escape(PROMPT.encode()))
+        theirs.write(b"y\n")  # takes our a.txt
+        yield theirs.wait_for(b"(?s)" + 2 * (re.escape(PROMPT.encode()) + b".*"))
+        ours.write(b"y\r")  # takes their hello.txt
+        yield ours.wait_for(rb"Received file written to")
+        theirs.write(b"y\n")  # takes our b.txt
+        yield theirs.wait_for(rb"(?s)(Received file written to.*){2}")
+        ours.write(b"\x04")
+        theirs.transport.closeStdin()
+        yield defer.gatherResults([ours.ended, theirs.ended])
+        self.assertEqual((ours.status, theirs.status), (0, 0),
+                         ours.describe() + theirs.describe())
+        self.check_left_as_found(ours, "Session complete.")
+        screen = [row.rstrip() for row in final_screen(ours).display]
+        shown = "\n".join(screen)
+        self.assertIn(PROMPT + "y", screen, shown)
+        after = screen[screen.index(PROMPT + "y"):]
+        self.assertTrue([row for row in after if re.fullmatch(
+            r"Sent file 'a\.txt' \(300\.0 kB\): 1 file(\(s\))? confirmed", row)], shown)
+        self.assertIn("Offering file 'b.txt' (300.0 kB)", after, shown)
+
+    @defer.inlineCallbacks
     def test_share_ctrl_c_at_the_prompt(self):
         """``share``: the peer offers a file, Ctrl-C at our question."""
         ours, theirs = yield self.share_pair("75-share-prompt", "hello.txt")
@@ -229,3 +295,10 @@ class Terminal(OurServer, unittest.TestCase):
         yield ours.ended
         self.check_left_as_found(ours, PROMPT.strip())
         yield theirs.kill()
+
+
+def final_screen(run):
+    """An 80x40 terminal after all that ``run`` wrote (pyte)."""
+    screen = pyte.Screen(80, 40)
+    pyte.ByteStream(screen).feed(run.stdout)
+    return screen

@@ -10,6 +10,7 @@ import sys
 import attrs
 
 from ..timing import DebugTiming
+from ._screen import Screen
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
@@ -86,6 +87,8 @@ class Config:
     stdin: object = attrs.field(factory=lambda: sys.stdin)
     stdout: object = attrs.field(factory=lambda: sys.stdout)
     stderr: object = attrs.field(factory=lambda: sys.stderr)
+    # what the terminal shows while a human is asked (_screen)
+    screen: object = attrs.field(factory=Screen)
     create: object = _default_create
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
     # made with the Config, so that everything the command builds (Transit

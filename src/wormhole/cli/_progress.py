@@ -8,9 +8,9 @@ bytes; what those counts look like is decided here.
 
 Each class is named for what it shows and draws its own bars; the lines
 said between them go through ``say`` so that a line never lands on top of
-a bar.
+a bar. While a human is asked (``asking``), the bars draw nothing and the
+lines wait for the answer (``_screen``).
 """
-import contextlib
 import os
 
 import tqdm
@@ -34,6 +34,49 @@ _FORMATS = [
 ]
 
 
+class Bar(tqdm.tqdm):
+    """A tqdm bar of the command whose ``screen`` (a ``_screen.Screen``)
+    it draws on: nothing while a question is open (it keeps counting).
+    ``clock`` (a function of no arguments, the reactor's ``seconds``) is
+    its time, for its rate and ETA, if given."""
+
+    def __init__(self, *args, screen, clock=None, **kwargs):
+        self._screen = screen  # before tqdm's __init__, which draws
+        super().__init__(*args, **kwargs)
+        if clock is not None:
+            self._time = clock
+            self.start_t = self.last_print_t = clock()
+        screen.add(self)
+
+    def display(self, msg=None, pos=None):
+        if self._screen.asking:
+            return False
+        return super().display(msg, pos)
+
+    def clear(self, nolock=False):
+        if self._screen.asking:
+            return  # cleared when the question opened
+        super().clear(nolock)
+
+    def close(self):
+        if self._screen.asking and not self.disable:
+            if self.leave:
+                # its last state, said after the answer (tqdm's own close
+                # shows the overall rate there, not the smoothed one)
+                self._ema_dt = lambda: None
+                last, stream = str(self), self.fp
+                self._screen.hold(lambda: write(stream, last))
+            self.leave = False  # nothing to draw or clear now
+        super().close()
+
+
+def write(stream, line):
+    """``line`` on ``stream`` above the bars: they are cleared, the line
+    written, the bars drawn again below it."""
+    Bar.write(line, file=stream)
+    stream.flush()
+
+
 def terminal_width(stream):
     """The columns of the terminal ``stream`` writes to, or None."""
     try:
@@ -44,21 +87,23 @@ def terminal_width(stream):
     return None
 
 
-def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True):
+def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True,
+                 clock=None):
     """A byte counter with rate and ETA on stderr (none with
     --hide-progress, or ``hidden``), as wide as the terminal: a narrow one
     drops the bar, then the rate, so what is shown is never cut.
     ``desc`` names it (transfer-v2 shows the session's bar and, below it
-    at ``position`` 1, the current offer's, which does not ``leave``)."""
+    at ``position`` 1, the current offer's, which does not ``leave``).
+    ``clock``: its time (the reactor's ``seconds``), else the system's."""
     width = terminal_width(cfg.stderr)
     ncols = width or DEFAULT_WIDTH
     bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
-    return tqdm.tqdm(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
-                     file=cfg.stderr, disable=cfg.hide_progress or hidden,
-                     ncols=ncols - 1 if width else ncols, bar_format=bar_format,
-                     position=position, initial=initial)
+    return Bar(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
+               file=cfg.stderr, disable=cfg.hide_progress or hidden,
+               ncols=ncols - 1 if width else ncols, bar_format=bar_format,
+               position=position, initial=initial, screen=cfg.screen, clock=clock)
 
 
 def path_line(verb, path):
@@ -103,9 +148,29 @@ class ClassicTransferBar:
 def say(cfg, line):
     """One line on stderr above the progress bars: tqdm clears them, writes
     the line and draws them again below it (a plain print would write
-    over a bar, and the session's bar would overwrite the line)."""
-    tqdm.tqdm.write(line, file=cfg.stderr)
-    cfg.stderr.flush()
+    over a bar, and the session's bar would overwrite the line). While a
+    human is asked, the line waits for the answer (the question's line
+    is the human's)."""
+    if not cfg.screen.hold(lambda: write(cfg.stderr, line)):
+        write(cfg.stderr, line)
+
+
+def end_questions(cfg):
+    """The command ends: a question still open (the peer gone, Ctrl-C)
+    has its line ended, so that what follows starts a line of its own."""
+    cfg.screen.abandon(cfg.stderr)
+
+
+def count_as_done(bar, nbytes):
+    """``nbytes`` more on ``bar`` that did not move now (a resume's kept
+    bytes): its count, starting value and last drawn count move together,
+    so that neither its rate nor its ETA takes them as transfer."""
+    if bar is None or bar.disable or not nbytes:
+        return
+    bar.n += nbytes
+    bar.initial += nbytes
+    bar.last_print_n += nbytes
+    bar.refresh()
 
 
 def file_label(segments, columns):
@@ -128,7 +193,12 @@ class OfferProgress:
     when it ends. For a directory, ``file_started`` adds the current
     file's bar below the offer's (named by the file, gone when the next
     begins or the offer ends). ``path`` is the session's
-    ``ConnectionPath`` (its ``description`` names the connection)."""
+    ``ConnectionPath`` (its ``description`` names the connection).
+
+    Bytes a resume keeps (``initial``, ``follow``) count as done on both
+    bars from the start, never as transfer in a rate; the bars' time
+    starts with the first byte (an offer waits for the peer's human
+    first: that wait is not transfer time either)."""
 
     def __init__(self, reactor, cfg, path, verbs, size, desc, total=None, initial=0):
         self._reactor = reactor
@@ -140,9 +210,10 @@ class OfferProgress:
         # line says the rest); alone, it stays, as classic's does
         below = total is not None and not total.disable
         self._position = 1 if below else 0
-        self._bar = progress_bar(cfg, size, desc, initial=initial,
-                                           position=self._position, leave=not below)
+        self._bar = progress_bar(cfg, size, desc, initial=initial, position=self._position,
+                                 leave=not below, clock=reactor.seconds)
         self._total = total
+        count_as_done(total, initial)
         self._file = None  # the current file's bar, in a directory offer
         self.moved = 0
         self.initial = initial
@@ -151,6 +222,11 @@ class OfferProgress:
     def update(self, nbytes):
         if self._started is None:
             self._started = self._reactor.seconds()
+            # the wait for the peer's answer and the gap since the last
+            # offer: not in the rates or ETAs
+            self._bar.unpause()
+            if self._total is not None:
+                self._total.unpause()
             say(self._cfg, path_line(self._verbs[0], self._path.description))
         self.moved += nbytes
         self._bar.update(nbytes)
@@ -160,21 +236,16 @@ class OfferProgress:
             self._total.update(nbytes)
 
     def follow(self, start):
-        """After a resume, the sender's answer says how many bytes we keep
-        (``start``; fewer than we asked when kept files changed at the
-        sender): the bar's starting value follows, without counting the
-        difference as bytes that moved (tqdm's ``initial`` and last
-        printed count move with it, so the rate stays true)."""
+        """A resume keeps ``start`` bytes: the receiver learns it from the
+        sender's answer (fewer than it asked when kept files changed at
+        the sender), the sender before its first byte (the library's
+        ``resumed``). The bars' starting values follow, without counting
+        the difference as bytes that moved (``count_as_done``)."""
         delta = start - self.initial
         if delta:
             self.initial = start
-            bar = self._bar
-            if bar.disable:  # --hide-progress: tqdm made none of these counters
-                return
-            bar.n += delta
-            bar.initial += delta
-            bar.last_print_n += delta
-            bar.refresh()
+            count_as_done(self._bar, delta)
+            count_as_done(self._total, delta)
 
     def file_started(self, segments, size, offset):
         """The next file of a directory offer begins (from byte ``offset``
@@ -187,8 +258,8 @@ class OfferProgress:
             return
         columns = terminal_width(self._cfg.stderr) or DEFAULT_WIDTH
         self._file = progress_bar(self._cfg, size, file_label(segments, columns),
-                                            initial=offset, position=self._position + 1,
-                                            leave=False)
+                                 initial=offset, position=self._position + 1, leave=False,
+                                 clock=self._reactor.seconds)
 
     def _close_file(self):
         if self._file is not None:
@@ -199,15 +270,14 @@ class OfferProgress:
         self._close_file()
         self._bar.close()
 
-    @property
-    def started(self):
-        """When the first bytes moved (reactor seconds), or None."""
-        return self._started
+    def seconds(self):
+        """From the first byte to now (0 before it)."""
+        if self._started is None:
+            return 0.0
+        return self._reactor.seconds() - self._started
 
     def summary(self):
-        started = self._started if self._started is not None else self._reactor.seconds()
-        return summary(self._verbs[1], self.moved, self._reactor.seconds() - started,
-                                 self._path.description)
+        return summary(self._verbs[1], self.moved, self.seconds(), self._path.description)
 
     def lost(self, who, error):
         """The error for an offer that ended before it completed: once
@@ -225,27 +295,8 @@ class SessionTotal:
     (``several``); hidden otherwise, so that the offers' bars stand
     alone. ``bar`` is what an ``OfferProgress`` takes as its ``total``."""
 
-    def __init__(self, cfg, size, several=True):
-        self.bar = progress_bar(cfg, size, "total", hidden=not several)
-
-    @contextlib.contextmanager
-    def paused(self):
-        """While a human answers a question: the bar is cleared and not
-        drawn until the answer, so the question starts a line of its own
-        instead of following the bar (which redrew over it), and the
-        time the human takes counts in neither rate nor ETA."""
-        bar = self.bar
-        if bar.disable:
-            yield
-            return
-        bar.clear()
-        bar.disable = True
-        try:
-            yield
-        finally:
-            bar.disable = False
-            bar.unpause()
-            bar.refresh()
+    def __init__(self, cfg, size, several=True, clock=None):
+        self.bar = progress_bar(cfg, size, "total", hidden=not several, clock=clock)
 
     def close(self):
         self.bar.close()

@@ -10,6 +10,10 @@ open (Ctrl-C at the prompt, the peer gone, ``share`` ended by the peer)
 would leave the user's shell that way (issue 22). The terminal is also
 restored on every exit by ``_terminal.TerminalState``; reading this way
 means that nothing changes it in the first place.
+
+Every question goes through the command's ``Screen`` (``_screen``): no
+progress bar draws while it is open, and its line is ended if the
+command ends before the answer.
 """
 import sys
 
@@ -37,7 +41,7 @@ def read_line(reactor, prompt):
 def ask(reactor, cfg, prompt):
     """The human's answer to ``prompt`` (``cfg.read_line`` in tests)."""
     reader = cfg.read_line or read_line
-    return reader(reactor, prompt)
+    return cfg.screen.asked(cfg.stderr, lambda: reader(reactor, prompt))
 
 
 class Lines:
@@ -72,6 +76,9 @@ class Lines:
         return self._eof
 
     def ask(self, reactor, cfg, prompt):
+        return cfg.screen.asked(cfg.stderr, lambda: self._question(cfg, prompt))
+
+    def _question(self, cfg, prompt):
         print(prompt, end="", file=cfg.stdout, flush=True)
         if self._eof.called:
             return defer.fail(EOFError())

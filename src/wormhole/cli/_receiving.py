@@ -7,7 +7,6 @@ and what to say when it ends; the session's line when several came.
 When the session is over and how long to wait for the next offer is the
 ``ReceiveFlow`` machine's (``_receive_flow``).
 """
-import contextlib
 import os
 import time
 
@@ -46,7 +45,7 @@ class Receiving:
         self.offers = 0
         # what the offers received whole add up to, for the session's line
         # (the sender announces no total: offers come one at a time)
-        self._received = {"offers": 0, "files": 0, "bytes": 0, "first": None, "last": None}
+        self._received = {"offers": 0, "files": 0, "bytes": 0, "seconds": 0.0}
         self._total = None  # the session's SessionTotal, when the sender said its totals
         self._accepted = set()    # offers we accepted (their end is _report's)
         self._unanswered = set()  # offers that ended before our answer
@@ -64,13 +63,7 @@ class Receiving:
         the sender shows it. Totals that come after an offer, or a second
         time, are ignored (the bars are placed already)."""
         if self._total is None and self.offers == 0 and offers > 1:
-            self._total = SessionTotal(self._cfg, nbytes)
-
-    def _bars_paused(self):
-        """The session's bar, if any, out of the way of a question."""
-        if self._total is None:
-            return contextlib.nullcontext()
-        return self._total.paused()
+            self._total = SessionTotal(self._cfg, nbytes, clock=self._reactor.seconds)
 
     def _close_total(self):
         if self._total is not None:
@@ -111,24 +104,22 @@ class Receiving:
     def session_line(self):
         """The session in one line, when more than one offer came (each
         has its own summary): "Session: 2 of 3 offers received (5 files);
-        received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time from the
-        first byte to the end of the last offer received."""
+        received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time the
+        offers received took, each from its first byte to its end: not
+        the time between them, when the human was asked (issue 22) or
+        the sender prepared the next."""
         got = self._received
-        seconds = 0.0
-        if got["first"] is not None:
-            seconds = got["last"] - got["first"]
         return (f"Session: {got['offers']} of {self.offers} offers received "
                 f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
-                + summary("received", got["bytes"], seconds, self._path.description))
+                + summary("received", got["bytes"], got["seconds"],
+                           self._path.description))
 
     def _count_received(self, result, meter):
         got = self._received
         got["offers"] += 1
         got["files"] += result.files
         got["bytes"] += meter.moved
-        if meter.started is not None and (got["first"] is None or meter.started < got["first"]):
-            got["first"] = meter.started
-        got["last"] = self._reactor.seconds()
+        got["seconds"] += meter.seconds()
 
     def _failed(self, error, label):
         """An offer did not complete: said at once, except while it is the
@@ -198,8 +189,8 @@ class Receiving:
         say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
         if not cfg.accept_file:
             try:
-                with self._bars_paused():
-                    answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
+                # no bar draws until the answer (_screen, through _prompt)
+                answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
             except EOFError:
                 answer = "n"
             if incoming in self._unanswered:

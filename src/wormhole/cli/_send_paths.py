@@ -112,7 +112,8 @@ def offer_all(reactor, cfg, session, outgoings, path):
                                   total.bar)
             timed = cfg.timing.add("transfer", bytes=o.size)  # docs/timing.md
             try:
-                result = yield session.offer_prepared(o, meter.update, meter.file_started)
+                result = yield session.offer_prepared(o, meter.update, meter.file_started,
+                                                      resumed=meter.follow)
             except T.OfferRejected as e:
                 failed(peer_gave_up("receiver", e.reason), "Rejected")
                 continue

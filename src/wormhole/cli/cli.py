@@ -41,7 +41,7 @@ def _dispatch(command, cfg):
     from ._terminal import TerminalState
     # after the reactor's own signal handlers (installed when it runs)
     reactor.callWhenRunning(INTERRUPTION.install)
-    with TerminalState(sys.stdin):
+    with TerminalState(sys.stdin), cfg.screen.command(cfg.stderr):
         try:
             task.react(_main, (command, cfg))
         except SystemExit as e:
@@ -100,6 +100,7 @@ def _main(reactor, command, cfg):
             # not an error users can cause: a bug, show where it happened
             f.printTraceback(file=cfg.stderr)
             message = f"ERROR: {escape_text(f.getErrorMessage())}"
+        cfg.screen.abandon(cfg.stderr)  # a question still open: end its line first
         print(message, file=cfg.stderr, flush=True)
         raise SystemExit(exit_status(f.value))
     d.addCallbacks(succeeded, failed)

@@ -116,7 +116,10 @@ def _handle_code(reactor, cfg, w, input_with_completion):
     else:
         entry = input_with_completion or _rlcompleter.input_with_completion
         try:
-            used_completion = yield entry(PROMPT, w.input_code(), reactor)
+            # a question like the others (_screen): its line ends if the
+            # command does first (Ctrl-C) or input ends
+            used_completion = yield cfg.screen.asked(
+                cfg.stderr, lambda: entry(PROMPT, w.input_code(), reactor))
         except EOFError:
             raise KeyFormatError("no code was entered (standard input ended)")
         if not used_completion:

@@ -20,7 +20,7 @@ from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._peer_error import PeerError
-from ._progress import say
+from ._progress import end_questions, say
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
@@ -117,6 +117,8 @@ def share(reactor, cfg):
         yield peer.unless_error(defer.DeferredList([lines.when_ended(), session.when_closed()],
                                                    fireOnOneCallback=True))
         yield peer.unless_error(session.close())
+        # the peer may end the session while our human is asked
+        end_questions(cfg)
         yield ended(cfg, receiving, failures, len(outgoings))
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)

@@ -306,7 +306,7 @@ class _OfferOutProtocol(_OfferProtocol):
     """An offer subchannel we opened, and the OfferSender's side (wired
     once, here)."""
 
-    def __init__(self, session, outgoing, done, progress, file_started=None):
+    def __init__(self, session, outgoing, done, progress, file_started=None, resumed=None):
         self._session = session
         if not session._empty_folders:
             outgoing = _source.without_folders(outgoing)
@@ -318,6 +318,7 @@ class _OfferOutProtocol(_OfferProtocol):
         display = DisplayGuard("an offer")
         self._progress = display.wrap(progress)
         self._file_started = file_started and display.wrap(file_started)
+        self._resumed = resumed and display.wrap(resumed)
         self.machine = _sending.OfferSender(outgoing.offer, resumable=session._resume)
         self.machine.wire(_Channel(self), self)
 
@@ -329,6 +330,8 @@ class _OfferOutProtocol(_OfferProtocol):
         # accepted: from now on the receiver must take our bytes (its flow
         # control lets each chunk go) and acknowledge them
         self._watch("the receiver to take or acknowledge the data")
+        if self._resumed is not None and resume is not None and resume.held:
+            self._resumed(resume.held)  # before any byte: a display counts them as done
         streamer = _source.Streamer(self._session._reactor, self._records()[1], self._outgoing,
                                     self.machine.file_sent, self.machine.all_sent,
                                     self.machine.source_failed, self._sent, resume,
@@ -490,11 +493,13 @@ class TransferSession:
         self._our_control.transport.write(M.encode_control(M.SessionTotals(offers, nbytes)))
         return True
 
-    def offer(self, path, progress=lambda nbytes: None, file_started=None):
+    def offer(self, path, progress=lambda nbytes: None, file_started=None, resumed=None):
         """Offer a file or a directory; fires with an OfferResult, or fails
         (OfferRejected, AcknowledgeMismatch, SourceChanged, OfferLost).
         ``progress(nbytes)`` counts the bytes sent; ``file_started(segments,
-        size, offset)`` says when each file of a directory begins."""
+        size, offset)`` says when each file of a directory begins;
+        ``resumed(held)``, before the first byte, how many bytes the
+        receiver's resume keeps (not sent, not counted by ``progress``)."""
         if self.negotiated is None:
             return defer.fail(TransferError("the session is not open"))
         if not self.negotiated.we_may_offer:
@@ -505,9 +510,10 @@ class TransferSession:
             outgoing = _source.prepare(path)
         except TransferError:
             return defer.fail()
-        return self.offer_prepared(outgoing, progress, file_started)
+        return self.offer_prepared(outgoing, progress, file_started, resumed)
 
-    def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None):
+    def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None,
+                       resumed=None):
         """Offer an ``Outgoing`` made by ``prepare_offer`` (to show it first)."""
         if outgoing.is_directory:
             why = _framing.refusal(M.encode_record(outgoing.offer), self._framed)
@@ -515,7 +521,7 @@ class TransferSession:
                 return defer.fail(TransferError(f"cannot offer {outgoing.offer.base!r}: {why}"))
         done = defer.Deferred()
         factory = Factory.forProtocol(
-            lambda: _OfferOutProtocol(self, outgoing, done, progress, file_started))
+            lambda: _OfferOutProtocol(self, outgoing, done, progress, file_started, resumed))
         d = self._dilated.connector_for(OFFER_SUBPROTOCOL).connect(factory)
         d.addErrback(lambda f: done.called or done.errback(f))
         return done
