@@ -281,8 +281,9 @@ class Sending:
         then close; after it, only close (the receiver has every byte).
         Fires once the connection closed, or after
         ``_cancel.FLUSH_TIMEOUT`` seconds."""
-        if self._cancelled is None:
-            self._cancelled = reason
+        if self._cancelled is not None:
+            return _closed_within(self._pipe, self._clock)  # told already
+        self._cancelled = reason
         streamer = self._streamer
         due = self._size if streamer is None else streamer.due
         if due and (streamer is None or not streamer.done.called):
