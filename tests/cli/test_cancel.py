@@ -82,30 +82,39 @@ class Cancel(GatedPair, unittest.TestCase):
         yield self.start("46-cancel", CLASSIC, accept=False)
         self.assertCancelled((yield self.interrupt(self.recv, self.send)), "receiver")
 
+    def assertNothingKept(self):
+        """A classic receive keeps no partial: its hidden temporary file
+        is removed, as before (only transfer-v2 keeps one to resume)."""
+        self.assertEqual(os.listdir(self.out), [])
+
     @defer.inlineCallbacks
     def test_sender_mid_file_classic(self):
         """The empty record and the reason, behind the file records."""
         yield self.start("47-cancel", CLASSIC, accept=True)
         line = yield self.interrupt(self.send, self.recv, release=True)
         self.assertCancelled(line, "sender")
+        self.assertNothingKept()
 
     @defer.inlineCallbacks
     def test_receiver_mid_file_classic(self):
         """``{"error": ...}`` in place of the final ack."""
         yield self.start("48-cancel", CLASSIC, accept=True)
         self.assertCancelled((yield self.interrupt(self.recv, self.send)), "receiver")
+        self.assertNothingKept()
 
     @defer.inlineCallbacks
     def test_sender_sigterm_mid_file_classic(self):
         yield self.start("49-cancel", CLASSIC, accept=True)
         line = yield self.interrupt(self.send, self.recv, signal="TERM", release=True)
         self.assertCancelled(line, "sender", "SIGTERM")
+        self.assertNothingKept()
 
     @defer.inlineCallbacks
     def test_receiver_sigterm_mid_file_classic(self):
         yield self.start("50-cancel", CLASSIC, accept=True)
         line = yield self.interrupt(self.recv, self.send, signal="TERM")
         self.assertCancelled(line, "receiver", "SIGTERM")
+        self.assertNothingKept()
 
 
 class WithReference(GatedPair, unittest.TestCase):
