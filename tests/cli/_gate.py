@@ -4,7 +4,9 @@ and fires ``reached``: a test then knows the receiver has at most that
 much of a file, and can kill a peer at a chosen point of a real
 transfer (no timing, no sleeps). When either end closes, the other end is
 closed too, as the relay itself would (a held connection reads nothing, so
-it notices its own end only after ``drain()``)."""
+it notices its own end only after ``drain()``). ``release()`` forwards
+again everything, held bytes first: the stream goes on intact (a test
+lets an interrupted sender's last records through)."""
 import socket
 
 from twisted.internet import defer, protocol
@@ -32,6 +34,7 @@ class _Downstream(protocol.Protocol):
         self.pending = []
         self.forwarded = 0
         self.stopped = False
+        self.held = b""  # read past the limit, forwarded on release()
 
     def connectionMade(self):
         # a fixed, small receive buffer (no autotuning up to tcp_rmem's
@@ -49,11 +52,14 @@ class _Downstream(protocol.Protocol):
         self.transport.resumeProducing()
 
     def dataReceived(self, data):
+        if self.gate.released:
+            self.upstream.transport.write(data)
+            return
         if self.stopped:
             return  # the peer is about to be killed: nothing more goes through
         room = self.gate.limit - self.forwarded
         if len(data) >= room:
-            data = data[:room]
+            data, self.held = data[:room], data[room:]
             self.stopped = True
             self.transport.pauseProducing()
         self.forwarded += len(data)
@@ -72,6 +78,7 @@ class Gate(protocol.Factory):
         self.relay_port = relay_port
         self.limit = limit
         self.reached = defer.Deferred()
+        self.released = False
         self.upstreams = []
         self.downstreams = []
 
@@ -86,6 +93,17 @@ class Gate(protocol.Factory):
         its peer's end."""
         for d in self.downstreams:
             if d.stopped:
+                d.transport.resumeProducing()
+
+
+    def release(self):
+        """Forward everything again, what was held first."""
+        self.released = True
+        for d in self.downstreams:
+            if d.stopped:
+                d.stopped = False
+                held, d.held = d.held, b""
+                d.upstream.transport.write(held)
                 d.transport.resumeProducing()
 
 

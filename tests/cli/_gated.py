@@ -11,6 +11,7 @@ from ..files._support import write_file
 from ._gate import start_gate
 from ._process import CLIProcess, our_cli
 from ._servers import OurServer
+from ._support import ref_wormhole
 
 SIZE = 16 * 1000 * 1000
 HALF = SIZE // 2
@@ -26,10 +27,12 @@ class GatedPair(OurServer):
     """A sender and a receiver whose file is held at half (test_kept too)."""
 
     @defer.inlineCallbacks
-    def start(self, code, protocol, accept):
+    def start(self, code, protocol, accept, reference=None):
         """Sender and receiver of a 16 MB file, relay-only through a gate
         that holds it at half; ``accept``: the receiver takes it without
-        asking (and the bytes reach the gate), else it asks."""
+        asking (and the bytes reach the gate), else it asks.
+        ``reference``: "sender" or "receiver", that side is the reference
+        0.24 CLI (classic; ``protocol`` is then ours only)."""
         relay = yield start_transit_relay(reactor, port=0)
         self.addCleanup(relay.stop)
         self.gate, gate_port = yield start_gate(self, reactor, relay.port, HALF)
@@ -39,15 +42,21 @@ class GatedPair(OurServer):
         self.out = os.path.abspath(self.mktemp())
         os.makedirs(self.out)
         common = ["--relay-url", self.url, "--transit-helper", f"tcp:127.0.0.1:{gate_port}"]
+
+        def cli(side, *args):
+            if reference == side:
+                return [ref_wormhole(), *common, *args]
+            return our_cli(*common, *args)
+        send_args = protocol if reference != "sender" else []
         self.send = CLIProcess.spawn(
-            self, reactor, our_cli(*common, "send", "--no-qr", "--no-listen", "--hide-progress",
-                                   *protocol, "--code", code, "big.bin"),
+            self, reactor, cli("sender", "send", "--no-qr", "--no-listen", "--hide-progress",
+                               *send_args, "--code", code, "big.bin"),
             name="sender", env=ENV, cwd=src)
         recv_args = ["--accept-file"] if accept else []
         # stdin stays open: the question waits for the human
         self.recv = CLIProcess.spawn(
-            self, reactor, our_cli(*common, "receive", "--no-listen", "--hide-progress",
-                                   *recv_args, code),
+            self, reactor, cli("receiver", "receive", "--no-listen", "--hide-progress",
+                               *recv_args, code),
             name="receiver", env=ENV, cwd=self.out)
         if accept:
             yield self.gate.reached

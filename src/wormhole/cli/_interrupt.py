@@ -6,7 +6,9 @@ notes which one came first, so that the command can tell the peer why it
 goes (``reason``: the spec's ``error`` message, spec 004 9.1) and exit
 with 128 plus the signal's number (``status``), as shells report a
 command the signal ended: a transfer that was interrupted did not
-happen, and never exits 0.
+happen, and never exits 0. ``CancelOnStop`` hands the reason to a
+classic transfer whose bytes are moving, which tells its peer over Transit
+(the mailbox is closed by then: ``wormhole.transfer._cancel``).
 """
 import signal
 
@@ -46,3 +48,25 @@ class Interruption:
 
 # the one of this process (the CLI runs one command per process)
 INTERRUPTION = Interruption()
+
+
+class CancelOnStop:
+    """While a classic transfer runs: when the reactor stops (a signal),
+    ``cancellation.cancel(INTERRUPTION.reason)`` (a
+    ``transfer.Cancellation``), and the reactor waits for it (bounded by
+    the library) before it drops the connections. ``remove()`` once the
+    transfer is over."""
+
+    def __init__(self, reactor, cancellation):
+        self._reactor = reactor
+        self._cancellation = cancellation
+        self._trigger = reactor.addSystemEventTrigger("before", "shutdown", self._stop)
+
+    def _stop(self):
+        self._trigger = None
+        return self._cancellation.cancel(INTERRUPTION.reason)
+
+    def remove(self):
+        if self._trigger is not None:
+            self._reactor.removeSystemEventTrigger(self._trigger)
+            self._trigger = None

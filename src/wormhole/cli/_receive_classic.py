@@ -12,6 +12,7 @@ from .. import transfer
 from .._inactivity import give_up_after
 from ._common import make_transit
 from ._display import escape_text, naturalsize, received_text
+from ._interrupt import CancelOnStop
 from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 from ._prompt import ask
@@ -38,13 +39,17 @@ def receive_classic(reactor, cfg, w, first=None, protocol_note=None):
         only_text=cfg.only_text and "--only-text accepts only text messages",
         free_space=cfg.free_space,
         peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
+    # Ctrl-C mid-file: the sender hears "cancelled" over Transit
+    cancellation = transfer.Cancellation()
+    on_stop = CancelOnStop(reactor, cancellation)
     try:
         got = yield transfer.receive(
             reactor, w, cfg.appid, policy,
             transit=lambda: make_transit(cfg.transit_receiver, reactor, cfg),
             first_message=first, connected=bar.connected, progress=bar.progress,
-            unpacking=unpacking, timing=cfg.timing)
+            unpacking=unpacking, timing=cfg.timing, cancellation=cancellation)
     finally:
+        on_stop.remove()
         bar.close()
     if got.kind == "text":
         print(received_text(got.text), file=cfg.stdout, flush=True)

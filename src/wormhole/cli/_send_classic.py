@@ -13,6 +13,7 @@ from ..errors import TransferError
 from ._announce import ConsumedNote, announce_code
 from ._common import make_transit, make_wormhole, run_and_close
 from ._display import escape_text
+from ._interrupt import CancelOnStop
 from ._progress import ClassicTransferBar, summary
 from ._prompt import ask
 
@@ -85,11 +86,16 @@ def _offer_path(reactor, cfg, w, outgoing, transit):
         if grown:
             print(f"Warning: {grown}", file=cfg.stderr, flush=True)
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
+    # Ctrl-C mid-file: the receiver hears "cancelled" over Transit
+    cancellation = transfer.Cancellation()
+    on_stop = CancelOnStop(reactor, cancellation)
     try:
         result = yield transfer.send_file(
             reactor, w, cfg.appid, outgoing, transit, verify=verify_question(reactor, cfg),
-            connected=bar.connected, progress=bar.progress, sent=sent, timing=cfg.timing)
+            connected=bar.connected, progress=bar.progress, sent=sent, timing=cfg.timing,
+            cancellation=cancellation)
     finally:
+        on_stop.remove()
         bar.close()
     print("Confirmation received. Transfer complete.", file=cfg.stderr, flush=True)
     print(summary("Sent", result.size, result.seconds, escape_text(result.via)),

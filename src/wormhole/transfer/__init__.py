@@ -8,6 +8,7 @@ the protocol machines (``text_sender``, ``file_sender``, ``Receiver``)
 and the offer builder (``prepare``) are there for applications that drive
 the messages themselves (``wormhole ssh`` does).
 """
+from ._cancel import Cancellation, Cancelled
 from ._interfaces import IOfferSender, IReceiver
 from ._messages import (
     DECLINED_WORDS,
@@ -29,5 +30,5 @@ __all__ = [
     "prepare", "Outgoing", "Unsendable", "describe", "Declined", "DeclinedOffer",
     "DECLINED_WORDS", "TRANSFER_REJECTED", "VERIFICATION_REJECTED", "ZIP_MODE",
     "parse_message", "peer_gave_up", "text_sender", "file_sender", "Receiver",
-    "IOfferSender", "IReceiver",
+    "IOfferSender", "IReceiver", "Cancellation", "Cancelled",
 ]

@@ -1,6 +1,6 @@
 """What sending and receiving share: how a protocol machine's end is
-awaited, where the Transit object comes from, and closing the wormhole
-early (spec 004 9.3)."""
+awaited, where the Transit object comes from and how it connects, and
+closing the wormhole early (spec 004 9.3)."""
 from twisted.internet import defer
 
 
@@ -34,6 +34,20 @@ def make_transit(transit, transit_relay, reactor, timing, factory):
     if callable(transit):
         return transit()
     return transit
+
+
+@defer.inlineCallbacks
+def connect(transit, reactor, cancellation):
+    """``transit.connect()``; a cancel meanwhile waits for the connection
+    to tell the peer over it (``Cancellation.connecting``)."""
+    if cancellation is None:
+        return (yield transit.connect())
+    cancellation.connecting(reactor)
+    try:
+        return (yield transit.connect())
+    except BaseException:
+        cancellation.over()
+        raise
 
 
 def no_op(*args):

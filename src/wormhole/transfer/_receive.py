@@ -21,7 +21,7 @@ from .._shutdown import OnShutdown
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _mover
-from ._flow import Outcome, close_early, make_transit, no_op
+from ._flow import Outcome, close_early, connect, make_transit, no_op
 from ._messages import Declined, TRANSFER_REJECTED
 from ._receiver import Receiver
 from ._unzip import receive_directory_into
@@ -135,7 +135,7 @@ def check_offer(policy, kind, offer):
 @defer.inlineCallbacks
 def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
             first_message=None, connected=None, progress=None, unpacking=None,
-            timing=None):
+            timing=None, cancellation=None):
     """Receive what the peer of ``w`` sends with the classic protocol:
     fires with ``Received`` (a text is acknowledged, a file or directory
     is written under ``policy``), or fails: ``DeclinedOffer`` when the
@@ -152,6 +152,10 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
     Callables, all optional: ``connected(via)`` once Transit connected;
     ``progress(nbytes)`` as bytes are written; ``unpacking()`` when a
     directory's zipfile arrived and is about to be unpacked.
+
+    ``cancellation``: a ``Cancellation`` the application may use to stop
+    the transfer on purpose; while the bytes come, the sender is told why
+    over Transit (docs/transfer.md "Cancelling").
     """
     policy = policy or ReceivePolicy()
     outcome = Outcome()
@@ -193,16 +197,22 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
     yield outcome.result()
     transit.set_transit_key(_mover.transit_key(w, appid))
     close_early(w)  # our hints and file_ack are sent (spec 9.3)
-    pipe = yield transit.connect()
+    pipe = yield connect(transit, reactor, cancellation)
     # the display is called from inside Transit's records: guarded
     display = DisplayGuard("a classic receive")
-    result = yield _receive_bytes(reactor, pipe, checked, policy, connected or no_op,
-                                  display.wrap(progress or no_op), unpacking or no_op, timing)
+    try:
+        result = yield _receive_bytes(reactor, pipe, checked, policy, connected or no_op,
+                                      display.wrap(progress or no_op), unpacking or no_op,
+                                      timing, cancellation)
+    finally:
+        if cancellation is not None:
+            cancellation.over()
     return result
 
 
 @defer.inlineCallbacks
-def _receive_bytes(reactor, pipe, offer, policy, connected, progress, unpacking, timing):
+def _receive_bytes(reactor, pipe, offer, policy, connected, progress, unpacking, timing,
+                   cancellation):
     target = offer.target
     try:
         # a directory's zipfile lands beside it, then is unpacked
@@ -218,7 +228,8 @@ def _receive_bytes(reactor, pipe, offer, policy, connected, progress, unpacking,
         timed = timing.add("transfer", bytes=offer.size) if timing else None
         started = reactor.seconds()
         digest = yield _mover.receive_file(pipe, partial, offer.size, progress, reactor,
-                                           policy.peer_timeout, policy.timeout_hint)
+                                           policy.peer_timeout, policy.timeout_hint,
+                                           cancellation)
         try:
             if offer.kind == "file":
                 partial.commit()

@@ -14,7 +14,7 @@ from twisted.internet import defer
 from .._guarded import DisplayGuard
 from .._shutdown import OnShutdown
 from . import _mover, _outgoing
-from ._flow import Outcome, close_early, make_transit, no_op
+from ._flow import Outcome, close_early, connect, make_transit, no_op
 from ._offer import file_sender, text_sender
 from ._outgoing import Outgoing
 
@@ -70,7 +70,7 @@ def send_text(w, text, verify=None):
 
 @defer.inlineCallbacks
 def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=None,
-              connected=None, progress=None, sent=None, timing=None):
+              connected=None, progress=None, sent=None, timing=None, cancellation=None):
     """Offer a file or directory to the peer of ``w`` and move its bytes
     over Transit; fires with ``Sent`` once the receiver confirmed them.
 
@@ -89,6 +89,10 @@ def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=
     connection); ``progress(nbytes)`` as bytes go; ``sent(grown)`` once
     all bytes went and the receiver's confirmation is awaited (``grown``:
     a warning when the file grew meanwhile, else None).
+
+    ``cancellation``: a ``Cancellation`` the application may use to stop
+    the transfer on purpose; while the bytes move, the receiver is told
+    why over Transit (docs/transfer.md "Cancelling").
     """
     from ..transit import TransitSender
     outgoing = what if isinstance(what, Outgoing) else _outgoing.prepare(what)
@@ -98,7 +102,7 @@ def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=
         result = yield _offer_and_send(reactor, w, appid, outgoing, transit, verify,
                                        connected or no_op,
                                        DisplayGuard("a classic send").wrap(progress or no_op),
-                                       sent or no_op, timing)
+                                       sent or no_op, timing, cancellation)
     finally:
         if on_shutdown is not None:
             on_shutdown.cancel()
@@ -108,7 +112,7 @@ def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=
 
 @defer.inlineCallbacks
 def _offer_and_send(reactor, w, appid, outgoing, transit, verify, connected, progress,
-                    sent, timing):
+                    sent, timing, cancellation):
     outcome = Outcome()
     sender = file_sender(w.send_message, transit.add_connection_hints, outcome.fire)
     if not (yield _verified(w, verify)):
@@ -119,23 +123,28 @@ def _offer_and_send(reactor, w, appid, outgoing, transit, verify, connected, pro
     yield _read_until_done(w, sender, outcome)
     transit.set_transit_key(_mover.transit_key(w, appid))
     close_early(w)  # the file_ack was the last mailbox message (spec 9.3)
-    pipe = yield transit.connect()
+    pipe = yield connect(transit, reactor, cancellation)
+    sending = _mover.Sending(pipe, clock=reactor, size=outgoing.size)
+    moving = cancellation.moving(sending.cancel) if cancellation is not None else None
     try:
         via = pipe.describe()
         connected(via)
         timed = timing.add("transfer", bytes=outgoing.size) if timing else None
         started = reactor.seconds()
         with outgoing.open() as f:
-            digest = yield _mover.send_file(pipe, f, progress, outgoing.size, clock=reactor)
+            digest = yield sending.send(f, progress, outgoing.size)
             grown = _outgoing.grown(f, outgoing)
         sent(grown)
-        yield _mover.wait_for_ack(pipe, digest, clock=reactor, size=outgoing.size)
+        yield sending.confirmed(digest, size=outgoing.size)
         if timed is not None:
             timed.finish()  # docs/timing.md
         seconds = reactor.seconds() - started
     except BaseException:
         pipe.close()
         raise
+    finally:
+        if moving is not None:
+            moving()
     yield pipe.close()
     return Sent(outgoing.kind, outgoing.size, digest, via, seconds, grown)
 

@@ -1,4 +1,4 @@
-"""The classic file sender (wormhole.transfer._mover ``send_file``): a streaming
+"""The classic file sender (wormhole.transfer._mover ``Sending``): a streaming
 producer that reads, hashes and sends 64 KiB records, as many per turn as
 the transport takes before it pauses us (docs/performance.md)."""
 
@@ -6,7 +6,7 @@ import hashlib
 import io
 import os
 
-from twisted.internet import interfaces
+from twisted.internet import defer, interfaces
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
@@ -16,6 +16,10 @@ from wormhole.errors import TransferError
 
 # the size the error messages quote (what the offer announced)
 TOTAL = 12_345_678
+
+
+def send_file(pipe, fileobj, progress, total, clock=None):
+    return _transfer.Sending(pipe, clock).send(fileobj, progress, total)
 
 
 class _Progress:
@@ -39,6 +43,15 @@ class FakePipe:
         self.producer = None
         self.unregistered = 0
         self.fail_with = None
+        self.answer = defer.Deferred()  # the receiver's next record
+        self.closed = 0
+
+    def receive_record(self):
+        return self.answer
+
+    def close(self):
+        self.closed += 1
+        return defer.succeed(None)
 
     def registerProducer(self, producer, streaming):
         assert streaming
@@ -58,6 +71,8 @@ class FakePipe:
         """One transport write carrying ``records``."""
         if self.fail_with is not None:
             raise self.fail_with
+        if self.closed:
+            raise ConnectionError("the transit connection is closed")
         self.writes.append(len(records))
         self.records.extend(records)
         self.buffered += sum(len(r) for r in records)
@@ -81,7 +96,7 @@ class Streamer(unittest.TestCase):
         data = os.urandom(3 * per * _transfer.RECORD_SIZE + 123)
         pipe = FakePipe(high_water=per * _transfer.RECORD_SIZE + 1)
         progress = _Progress()
-        d = _transfer.send_file(pipe, io.BytesIO(data), progress, len(data))
+        d = send_file(pipe, io.BytesIO(data), progress, len(data))
         verifyObject(interfaces.IPushProducer, pipe.producer)
         # the first turn ran in send_file: two writes until the mark passed
         self.assertEqual(pipe.writes, [per, per])
@@ -106,7 +121,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         data = os.urandom(per * _transfer.RECORD_SIZE)
         pipe = FakePipe(high_water=10 * len(data))
-        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), len(data))
+        d = send_file(pipe, io.BytesIO(data), _Progress(), len(data))
         self.assertEqual(self.successResultOf(d), hashlib.sha256(data).hexdigest())
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(b"".join(pipe.records), data)
@@ -114,7 +129,7 @@ class Streamer(unittest.TestCase):
     def test_empty_file(self):
         """An empty file sends nothing and fires at once with its hash."""
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b""), _Progress(), 0)
+        d = send_file(pipe, io.BytesIO(b""), _Progress(), 0)
         self.assertEqual(self.successResultOf(d), hashlib.sha256(b"").hexdigest())
         self.assertEqual(pipe.records, [])
 
@@ -122,7 +137,7 @@ class Streamer(unittest.TestCase):
         """The transport stopping us (the connection went) fails the send
         with ConnectionClosed and sends nothing more."""
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 300000), _Progress(), TOTAL)
+        d = send_file(pipe, io.BytesIO(b"x" * 300000), _Progress(), TOTAL)
         producer = pipe.producer
         producer.stopProducing()
         f = self.failureResultOf(d, TransferError)
@@ -137,7 +152,7 @@ class Streamer(unittest.TestCase):
         with the one-line TransferError, not the socket's exception."""
         pipe = FakePipe(high_water=1)
         pipe.fail_with = ConnectionError("closed")
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 10), _Progress(), TOTAL)
+        d = send_file(pipe, io.BytesIO(b"x" * 10), _Progress(), TOTAL)
         f = self.failureResultOf(d, TransferError)
         self.assertEqual(str(f.value), "the receiver closed the connection after "
                          "0 Bytes of 12.3 MB were sent")
@@ -149,7 +164,7 @@ class Streamer(unittest.TestCase):
         data = os.urandom(300000)
         pipe = FakePipe(high_water=10 * len(data))
         f = io.BytesIO(data)
-        d = _transfer.send_file(pipe, f, _Progress(), 100000)
+        d = send_file(pipe, f, _Progress(), 100000)
         self.assertEqual(self.successResultOf(d), hashlib.sha256(data[:100000]).hexdigest())
         self.assertEqual(b"".join(pipe.records), data[:100000])
         self.assertEqual(f.tell(), 100000)
@@ -158,7 +173,7 @@ class Streamer(unittest.TestCase):
         """A file that ends before the announced size (truncated while
         sent) fails the send saying so; the receiver would wait forever."""
         pipe = FakePipe(high_water=10 ** 9)
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 1000), _Progress(), TOTAL)
+        d = send_file(pipe, io.BytesIO(b"x" * 1000), _Progress(), TOTAL)
         f = self.failureResultOf(d, TransferError)
         self.assertEqual(str(f.value), "the file ended after 1.0 kB of 12.3 MB: it shrank "
                          "while being sent")
@@ -171,7 +186,7 @@ class Streamer(unittest.TestCase):
         from twisted.internet.task import Clock
         clock = Clock()
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, io.BytesIO(b"x" * 3_000_000), _Progress(), 3_000_000,
+        d = send_file(pipe, io.BytesIO(b"x" * 3_000_000), _Progress(), 3_000_000,
                                 clock=clock)
         clock.advance(_transfer.STALL_TIMEOUT - 1)
         pipe.drain()  # some progress: the wait starts again
@@ -190,7 +205,7 @@ class Streamer(unittest.TestCase):
         clock = Clock()
         pipe = FakePipe(high_water=1)
         data = b"x" * 600_000
-        d = _transfer.send_file(pipe, io.BytesIO(data), _Progress(), len(data), clock=clock)
+        d = send_file(pipe, io.BytesIO(data), _Progress(), len(data), clock=clock)
         while not d.called:
             pipe.drain()
         self.successResultOf(d)
@@ -203,7 +218,7 @@ class Streamer(unittest.TestCase):
             def read(self, n):
                 raise OSError(5, "Input/output error")
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, Broken(), _Progress(), TOTAL)
+        d = send_file(pipe, Broken(), _Progress(), TOTAL)
         f = self.failureResultOf(d, TransferError)
         self.assertEqual(str(f.value), "cannot read the file being sent after "
                          "0 Bytes of 12.3 MB: Input/output error")
@@ -214,7 +229,7 @@ class Streamer(unittest.TestCase):
         per = _transfer.RECORDS_PER_WRITE
         f = io.BytesIO(b"x" * (2 * per * _transfer.RECORD_SIZE))
         pipe = FakePipe(high_water=1)
-        d = _transfer.send_file(pipe, f, _Progress(), len(f.getvalue()))
+        d = send_file(pipe, f, _Progress(), len(f.getvalue()))
         self.assertEqual(pipe.writes, [per])
         self.assertEqual(f.tell(), per * _transfer.RECORD_SIZE)
         self.assertNoResult(d)
@@ -230,7 +245,6 @@ class Ack(unittest.TestCase):
     def test_no_confirmation_in_time(self):
         """A receiver that never confirms: wait_for_ack fails after
         ACK_TIMEOUT plus the time to hash the file again from disk."""
-        from twisted.internet import defer
         from twisted.internet.task import Clock
 
         class Pipe:
@@ -238,7 +252,7 @@ class Ack(unittest.TestCase):
                 return defer.Deferred()
         clock = Clock()
         size = 200 * 1000 * 1000
-        d = _transfer.wait_for_ack(Pipe(), "00", clock=clock, size=size)
+        d = _transfer.Sending(Pipe(), clock).confirmed("00", size=size)
         allowed = _transfer.ACK_TIMEOUT + size / _transfer.ACK_HASH_RATE
         clock.advance(allowed - 1)
         self.assertNoResult(d)
