@@ -14,6 +14,7 @@ import zlib
 import attrs
 
 from .._landing import PERMISSION_BITS
+from .._outgoing_tree import kind, regular_file, walk
 from ..errors import TransferError
 from .._wording import naturalsize
 
@@ -71,7 +72,7 @@ def prepare(path, ignore_unsendable=False, warn=None, tmpdir=None):
             raise TransferError(f"Cannot send '{path}': {e.strerror}") from None
         return Outgoing("file", {"file": {"filename": _name_of(path), "filesize": size}},
                         size, path)
-    raise TransferError(f"Cannot send '{path}': it is {_kind(st.st_mode)}, not a file, "
+    raise TransferError(f"Cannot send '{path}': it is {kind(st.st_mode)}, not a file, "
                         "a block device or a directory")
 
 
@@ -82,47 +83,6 @@ class _Unsendable(Exception):
 class Unsendable(TransferError):
     """Something in the directory cannot be sent (and ``prepare`` was not
     told to skip it): the message names it and says why."""
-
-
-def _walk(path, unsendable):
-    """Yield (local path, '/'-separated entry name, is_dir) for what the
-    zipfile holds: every file, and every directory that holds nothing sent
-    (so empty folders travel, as with the reference 0.24). Links are
-    followed (a link to a directory is walked like one) except when they
-    lead back to a directory already being walked (a loop), which is
-    unsendable; so are directories that cannot be listed."""
-    seen = set()
-
-    def listing_failed(e):
-        unsendable(e.filename, e.strerror or str(e))
-
-    def key(p):
-        st = os.stat(p)
-        return (st.st_dev, st.st_ino)
-
-    seen.add(key(path))
-    for root, dirs, files in os.walk(path, onerror=listing_failed, followlinks=True):
-        dirs.sort()
-        for name in list(dirs):
-            local = os.path.join(root, name)
-            try:
-                k = key(local)
-            except OSError as e:
-                dirs.remove(name)
-                unsendable(local, e.strerror or str(e))
-                continue
-            if k in seen:
-                dirs.remove(name)
-                unsendable(local, "a link to a directory that is already being sent "
-                                  "(a loop)")
-                continue
-            seen.add(k)
-        rel_root = os.path.relpath(root, path)
-        prefix = "" if rel_root == "." else rel_root.replace(os.sep, "/") + "/"
-        for name in sorted(files):
-            yield os.path.join(root, name), prefix + name, False
-        if not files and not dirs and prefix:
-            yield root, prefix, True
 
 
 def _zip_directory(path, ignore_unsendable, warn, tmpdir):
@@ -145,18 +105,23 @@ def _zip_directory(path, ignore_unsendable, warn, tmpdir):
     numbytes = numfiles = 0
     try:
         with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
-            for local, arcname, is_dir in _walk(path, unsendable):
-                if is_dir:
-                    zf.write(local, arcname)
-                    # external attributes live in the central directory
-                    # only, written from these at close
-                    zf.filelist[-1].external_attr = _entry_attributes(
-                        os.stat(local).st_mode)
+            for entry in walk(path, unsendable):
+                arcname = "/".join(entry.segments)
+                if entry.is_dir:
+                    # folders with files get theirs from the files' names;
+                    # an empty one travels as its own entry, as with the
+                    # reference 0.24
+                    if entry.holds_nothing:
+                        zf.write(entry.local, arcname + "/")
+                        # external attributes live in the central
+                        # directory only, written from these at close
+                        zf.filelist[-1].external_attr = _entry_attributes(
+                            os.stat(entry.local).st_mode)
                     continue
                 try:
-                    size = _add_file(zf, local, arcname)
+                    size = _add_file(zf, entry.local, arcname)
                 except OSError as e:
-                    unsendable(local, e.strerror or str(e))
+                    unsendable(entry.local, e.strerror or str(e))
                     continue
                 numbytes += size
                 numfiles += 1
@@ -199,9 +164,7 @@ def _entry_attributes(st_mode):
 
 
 def _add_file(zf, local, arcname):
-    st = os.stat(local)  # follows links, as the bytes sent will
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(0, f"not a regular file ({_kind(st.st_mode)})")
+    st = regular_file(local)
     with open(local, "rb") as src:
         chunk = src.read(_SAMPLE)
         info = zipfile.ZipInfo.from_file(local, arcname)
@@ -212,14 +175,6 @@ def _add_file(zf, local, arcname):
                 dst.write(chunk)
                 chunk = src.read(1 << 20)
     return st.st_size
-
-
-def _kind(mode):
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISCHR, "a character device")):
-        if test(mode):
-            return name
-    return "not a file"
 
 
 def grown(f, outgoing):

@@ -5,10 +5,10 @@ the streamer that sends the bytes.
 
 Symbolic links (spec "Symbolic Links", our choice in docs/transfer-v2.md):
 a link given on the command line is followed (its target's bytes under
-the link's name, like classic); inside a directory, links to files are
-followed too, links to directories are not descended into (no loops, no
-escaping the tree), and anything that is not a regular file is skipped
-and reported through ``skipped``.
+the link's name, like classic); inside a directory the walk is classic's
+(``_outgoing_tree``: links followed, a link to a directory walked like
+one, a loop refused), and what cannot be sent is reported through
+``skipped``, never left out in silence.
 """
 import os
 import stat
@@ -18,6 +18,7 @@ from twisted.internet import interfaces
 from zope.interface import implementer
 
 from .._landing import PERMISSION_BITS
+from .._outgoing_tree import regular_file, walk
 from ..errors import TransferError
 from . import _framing, _hashing
 from . import _messages as M
@@ -75,11 +76,6 @@ def _permissions(st):
     return stat.S_IMODE(st.st_mode) & PERMISSION_BITS
 
 
-def _stat_file(path, segments):
-    st = os.stat(path)
-    return OutgoingFile(path, tuple(segments), st.st_size, st.st_mtime_ns, _permissions(st))
-
-
 def prepare(path):
     """The Outgoing for ``path`` (a file or a directory), or TransferError."""
     if not os.path.exists(path):
@@ -92,24 +88,21 @@ def prepare(path):
     if not stat.S_ISDIR(st.st_mode):
         raise TransferError(f"Cannot send '{path}': it is neither a file nor a directory")
     files, skipped, folders, folder_modes = [], [], [], []
-    for root, dirs, names in os.walk(path):  # does not descend into dir links
-        dirs.sort()
-        rel = os.path.relpath(root, path)
-        prefix = () if rel == "." else tuple(rel.split(os.sep))
-        if prefix:
-            folders.append(prefix)
-            folder_modes.append((prefix, _permissions(os.stat(root))))
-        for n in sorted(names):
-            full = os.path.join(root, n)
-            try:
-                mode = os.stat(full).st_mode
-            except OSError as e:
-                skipped.append((full, e.strerror))
-                continue
-            if not stat.S_ISREG(mode):
-                skipped.append((full, "not a regular file"))
-                continue
-            files.append(_stat_file(full, prefix + (n,)))
+
+    def unsendable(local, reason):
+        skipped.append((local, reason))
+    for entry in walk(path, unsendable):
+        if entry.is_dir:
+            folders.append(entry.segments)
+            folder_modes.append((entry.segments, _permissions(os.stat(entry.local))))
+            continue
+        try:
+            st = regular_file(entry.local)
+        except OSError as e:
+            unsendable(entry.local, e.strerror or str(e))
+            continue
+        files.append(OutgoingFile(entry.local, entry.segments, st.st_size, st.st_mtime_ns,
+                                  _permissions(st)))
     offer = M.DirectoryOffer(name, sum(f.size for f in files),
                              [list(f.segments) for f in files], _empty(folders, files),
                              folder_modes)

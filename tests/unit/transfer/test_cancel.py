@@ -16,7 +16,7 @@ from wormhole.errors import TransferError
 from wormhole.transfer import Cancellation, Cancelled
 from wormhole.transfer import _cancel, _mover
 
-from .test_mover import FakePipe, _Progress
+from ._pipes import FakePipe, _Progress
 
 REASON = "transfer cancelled (Ctrl-C)"
 SIZE = 3_000_000

@@ -36,12 +36,11 @@ class Sources(unittest.TestCase):
             with open(os.path.join(self.root, rel), "wb") as f:
                 f.write(os.urandom(size))
         os.symlink(os.path.join(self.root, "f"), os.path.join(self.root, "d", "link"))
-        os.symlink("/", os.path.join(self.root, "d", "rootlink"))
 
     def test_prepare(self):
         """A file gives a FileOffer; a folder a DirectoryOffer listing its
-        files in sorted order, links to files followed, links to folders
-        not descended into."""
+        files in sorted order, links to files followed (links to folders:
+        tests/unit/files/test_outgoing_tree.py, classic's walk)."""
         out = S.prepare(os.path.join(self.root, "f"))
         self.assertEqual(out.offer.filename, "f")
         self.assertEqual(out.offer.bytes, 10)
