@@ -1,6 +1,6 @@
 """Our ``wormhole`` CLI with a timer shortened or a resource limited, run
 as a script (``python _shortened_cli.py [--stall S] [--ack S]
-[--fsize BYTES] [--fail-read BYTES] [--wrong-ack] -- ARGS``) by tests/cli/test_documented_*.py: the rows
+[--fsize BYTES] [--fail-read BYTES] [--wrong-ack] [--say-sent] [--damage-zip] -- ARGS``) by tests/cli/test_documented_*.py: the rows
 of docs/cli.md "Messages" whose timers are constants the command line
 does not offer to change (the sender's 120 s STALL_TIMEOUT and
 ACK_TIMEOUT, transfer/_mover.py), and a disk that refuses a write (a file
@@ -8,7 +8,8 @@ size limit, RLIMIT_FSIZE: Python ignores SIGXFSZ, so a write past it
 fails with EFBIG as a full disk fails with ENOSPC), and two faults no
 command line can cause: reads of the file being sent failing with EIO
 after some bytes, and a receiver acknowledging another sha256 than the
-one it computed. Everything else is the real CLI, unchanged."""
+one it computed, a directory's zipfile damaged after it was built; and a line saying when the sender handed its last byte
+to the connection. Everything else is the real CLI, unchanged."""
 import argparse
 import errno
 import os
@@ -43,6 +44,41 @@ def _fail_reads_after(_mover, limit):
     _mover.send_file = failing
 
 
+SENT = "[_shortened_cli] every byte of the file was handed to the connection"
+
+
+def _say_when_sent(_mover):
+    """A line on stderr once the sender handed the file's last byte to
+    its connection: a test then knows the sender waits for the
+    receiver's confirmation."""
+    send_file = _mover.send_file
+
+    def saying(*args, **kwargs):
+        d = send_file(*args, **kwargs)
+
+        def say(digest):
+            print(SENT, file=sys.stderr, flush=True)
+            return digest
+        return d.addCallback(say)
+    _mover.send_file = saying
+
+
+def _damage_zipfiles():
+    """The zipfile of a directory being sent loses its end of central
+    directory (zeroed, same size) once built: what the receiver gets is
+    a damaged zipfile, whose bytes and hash still agree."""
+    from wormhole.transfer import _outgoing
+    zip_directory = _outgoing._zip_directory
+
+    def damaged(*args, **kwargs):
+        outgoing = zip_directory(*args, **kwargs)
+        with open(outgoing.path, "r+b") as f:
+            f.seek(-22, os.SEEK_END)
+            f.write(b"\0" * 22)
+        return outgoing
+    _outgoing._zip_directory = damaged
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("--stall", type=float)
@@ -50,6 +86,8 @@ def main(argv):
     parser.add_argument("--fsize", type=int)
     parser.add_argument("--fail-read", type=int, metavar="BYTES")
     parser.add_argument("--wrong-ack", action="store_true")
+    parser.add_argument("--say-sent", action="store_true")
+    parser.add_argument("--damage-zip", action="store_true")
     opts, rest = parser.parse_known_args(argv)
     if rest[:1] == ["--"]:
         rest = rest[1:]
@@ -65,6 +103,10 @@ def main(argv):
     if opts.wrong_ack:
         send_ack = _mover.send_ack
         _mover.send_ack = lambda pipe, digest: send_ack(pipe, "0" * len(digest))
+    if opts.damage_zip:
+        _damage_zipfiles()
+    if opts.say_sent:
+        _say_when_sent(_mover)
     from wormhole.cli.cli import wormhole
     wormhole(args=rest, prog_name="wormhole")
 
