@@ -1,20 +1,28 @@
-"""Our ``wormhole`` CLI with a timer shortened or a resource limited, run
-as a script (``python _shortened_cli.py [--stall S] [--ack S]
-[--fsize BYTES] [--fail-read BYTES] [--wrong-ack] [--say-sent] [--damage-zip] -- ARGS``) by tests/cli/test_documented_*.py: the rows
-of docs/cli.md "Messages" whose timers are constants the command line
-does not offer to change (the sender's 120 s STALL_TIMEOUT and
-ACK_TIMEOUT, transfer/_mover.py), and a disk that refuses a write (a file
-size limit, RLIMIT_FSIZE: Python ignores SIGXFSZ, so a write past it
-fails with EFBIG as a full disk fails with ENOSPC), and two faults no
-command line can cause: reads of the file being sent failing with EIO
-after some bytes, and a receiver acknowledging another sha256 than the
-one it computed, a directory's zipfile damaged after it was built; and a line saying when the sender handed its last byte
-to the connection. Everything else is the real CLI, unchanged."""
+"""Our ``wormhole`` CLI run as a script by tests/cli/test_documented_*.py
+(``python _shortened_cli.py [OPTIONS] -- ARGS``) for the rows of
+docs/cli.md "Messages" no command line reaches in reasonable time:
+
+- ``--stall S``, ``--ack S``: the sender's 120 s timers (STALL_TIMEOUT,
+  ACK_TIMEOUT in transfer/_mover.py), constants no option changes;
+- ``--fsize BYTES``: a disk that refuses a write (RLIMIT_FSIZE: Python
+  ignores SIGXFSZ, so a write past it fails with EFBIG as a full disk
+  fails with ENOSPC);
+- faults no command line can cause: ``--fail-read BYTES`` (reads of the
+  file being sent fail with EIO after that many bytes), ``--wrong-ack``
+  (the receiver acknowledges another sha256 than the one it computed),
+  ``--damage-zip`` (a directory's zipfile damaged once built);
+- ``--say-sent``: a line (SENT) on stderr once the sender handed the
+  file's last byte to its connection, so a test knows it now waits for
+  the confirmation.
+
+Everything else is the real CLI, unchanged."""
 import argparse
 import errno
 import os
 import resource
 import sys
+
+SENT = "[_shortened_cli] every byte of the file was handed to the connection"
 
 
 class _FailingReads:
@@ -36,37 +44,33 @@ class _FailingReads:
         return getattr(self._f, name)
 
 
-def _fail_reads_after(_mover, limit):
-    send_file = _mover.send_file
-
-    def failing(pipe, fileobj, *args, **kwargs):
-        return send_file(pipe, _FailingReads(fileobj, limit), *args, **kwargs)
-    _mover.send_file = failing
+def _say_sent(result):
+    print(SENT, file=sys.stderr, flush=True)
+    return result
 
 
-SENT = "[_shortened_cli] every byte of the file was handed to the connection"
+def _stream_with(_mover, fail_after=None, say_sent=False):
+    """The sender's file streamer (``_mover._FileStreamer``, which the
+    code sending a file makes) reading through _FailingReads, and saying
+    SENT once it handed the file's last byte to the connection."""
+    class Streamer(_mover._FileStreamer):
+        def __init__(self, fileobj, *args, **kwargs):
+            if fail_after is not None:
+                fileobj = _FailingReads(fileobj, fail_after)
+            super().__init__(fileobj, *args, **kwargs)
 
-
-def _say_when_sent(_mover):
-    """A line on stderr once the sender handed the file's last byte to
-    its connection: a test then knows the sender waits for the
-    receiver's confirmation."""
-    send_file = _mover.send_file
-
-    def saying(*args, **kwargs):
-        d = send_file(*args, **kwargs)
-
-        def say(digest):
-            print(SENT, file=sys.stderr, flush=True)
-            return digest
-        return d.addCallback(say)
-    _mover.send_file = saying
+        def start(self):
+            d = super().start()
+            if say_sent:
+                d.addCallback(_say_sent)
+            return d
+    _mover._FileStreamer = Streamer
 
 
 def _damage_zipfiles():
     """The zipfile of a directory being sent loses its end of central
-    directory (zeroed, same size) once built: what the receiver gets is
-    a damaged zipfile, whose bytes and hash still agree."""
+    directory (zeroed, same size) once built: the receiver gets a damaged
+    zipfile whose bytes and hash still agree."""
     from wormhole.transfer import _outgoing
     zip_directory = _outgoing._zip_directory
 
@@ -98,15 +102,13 @@ def main(argv):
         _mover.ACK_TIMEOUT = opts.ack
     if opts.fsize is not None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (opts.fsize, opts.fsize))
-    if opts.fail_read is not None:
-        _fail_reads_after(_mover, opts.fail_read)
+    if opts.fail_read is not None or opts.say_sent:
+        _stream_with(_mover, opts.fail_read, opts.say_sent)
     if opts.wrong_ack:
         send_ack = _mover.send_ack
         _mover.send_ack = lambda pipe, digest: send_ack(pipe, "0" * len(digest))
     if opts.damage_zip:
         _damage_zipfiles()
-    if opts.say_sent:
-        _say_when_sent(_mover)
     from wormhole.cli.cli import wormhole
     wormhole(args=rest, prog_name="wormhole")
 
