@@ -80,8 +80,17 @@ def _with_tor(reactor, command, cfg):
             yield cfg.tor_manager.quit()
 
 
+def _checked_then_run(reactor, command, cfg):
+    # a malformed --relay-url is refused before the command says anything
+    # (it printed "Sending text message" first: issue 22 item 7); imported
+    # here, as the client is, so --help loads no autobahn
+    from .._ws import parse_relay_url
+    parse_relay_url(cfg.relay_url)
+    return _with_tor(reactor, command, cfg)
+
+
 def _main(reactor, command, cfg):
-    d = _with_tor(reactor, command, cfg)
+    d = defer.maybeDeferred(_checked_then_run, reactor, command, cfg)
 
     def write_timing():
         if cfg.dump_timing and cfg.timing is not None:
