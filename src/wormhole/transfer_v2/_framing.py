@@ -20,6 +20,8 @@ and writer.
 import contextlib
 import struct
 
+from .._dilation._framing import NOISE_MAX_PLAINTEXT
+from .._dilation._records import DATA_HEADER
 from . import _messages as M
 from ._versions import FRAMED_RECORDS as FEATURE
 
@@ -152,8 +154,16 @@ class Unframed:
         return [data]
 
 
-# a burst's frames go out together once they reach this many bytes
-BATCH_BYTES = 64 * 1024
+# the most one subchannel write carries in one Noise message: our
+# Dilation sends a write as one DATA record, and a record whose plaintext
+# (its header and the write) fits 65519 bytes is one Noise message, one
+# AEAD call on each side (spec 000 "L2 Message Framing"); a byte more
+# makes a second message, which the receiver must also join to the first
+# (a copy). The Streamer's data frames (_source.DATA_CHUNK) and a burst's
+# batches stay within it (issue 25).
+ONE_MESSAGE = NOISE_MAX_PLAINTEXT - DATA_HEADER
+# a burst's frames go out together up to this many bytes
+BATCH_BYTES = ONE_MESSAGE
 
 
 class FramedWriter:
@@ -163,14 +173,15 @@ class FramedWriter:
 
     Within a ``burst`` (one turn of the Streamer, one delivery to the
     receiving machine) frames are gathered and written together, up to
-    ``BATCH_BYTES`` at a time: the text lets several records follow each
+    ``BATCH_BYTES`` at a time (what was gathered goes first when the next
+    frame would take it past that): the text lets several records follow each
     other, and framing marks their bounds, so a small file's header, data
     and FileAcknowledge, or the receiver's acknowledgements of several
     files, make one subchannel write, one Dilation record and one ACK
     instead of one each (issue 25: per Dilation record both sides spend
     more CPU than on a small file's bytes). A frame of ``BATCH_BYTES`` or
-    more with nothing gathered goes out as it is, without a copy. Nothing
-    is held past the burst."""
+    more goes out as it is, without a copy, after what was gathered.
+    Nothing is held past the burst."""
 
     def __init__(self, transport):
         self._transport = transport
@@ -179,14 +190,23 @@ class FramedWriter:
 
     def write(self, record):
         data = frame(record)
-        held = self._held
-        if held is None or (not held and len(data) >= BATCH_BYTES):
+        if self._held is None:
             self._transport.write(data)
             return
-        held.append(data)
+        if self._held_bytes + len(data) > BATCH_BYTES:
+            self._flush()  # a batch stays one Noise message
+        if len(data) >= BATCH_BYTES:  # (nothing is held now)
+            self._transport.write(data)
+            return
+        self._held.append(data)
         self._held_bytes += len(data)
-        if self._held_bytes >= BATCH_BYTES:
-            self._flush()
+
+    def room(self):
+        """The most data payload whose frame still fits the batch being
+        gathered, or None when nothing is held (a full frame goes alone)."""
+        if not self._held:
+            return None
+        return BATCH_BYTES - self._held_bytes - HEADER - 1
 
     def _flush(self):
         held = self._held
@@ -229,6 +249,12 @@ def burst(writer):
     write for a record, so its writes go out one by one."""
     gathered = getattr(writer, "gathered", None)
     return gathered() if gathered is not None else contextlib.nullcontext()
+
+
+def room_of(writer):
+    """A function telling how much data payload still fits the batch
+    ``writer`` is gathering (``FramedWriter.room``), or always None."""
+    return getattr(writer, "room", None) or (lambda: None)
 
 
 def pipe(transport, framed):

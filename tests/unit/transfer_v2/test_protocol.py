@@ -477,7 +477,7 @@ class Failures(_Base):
 # KeepingWhatMatches: files of two data records each; a cut after the
 # first record of the fifth file
 SIZE = 100_000
-FIRST = M.MAX_DATA_PAYLOAD
+FIRST = S.DATA_CHUNK
 CUT_IN_E = 4 * SIZE + 1
 
 
