@@ -215,19 +215,12 @@ class FramedWriter:
             self._held_bytes = 0
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
-    @contextlib.contextmanager
     def gathered(self):
-        """Gather the frames written meanwhile (nested: the outermost
-        writes them when it ends, also when it ends with an exception)."""
-        if self._held is not None:
-            yield
-            return
-        self._held = []
-        try:
-            yield
-        finally:
-            self._flush()
-            self._held = None
+        """A context manager: gather the frames written meanwhile (nested:
+        the outermost writes them when it ends, also when it ends with an
+        exception). A class, not a generator: it is entered once per
+        delivery, every 64 KiB of a large file (issue 25)."""
+        return _Gathering(self)
 
     def registerProducer(self, producer, streaming):  # noqa: N802 (Twisted's name)
         self._transport.registerProducer(producer, streaming)
@@ -241,6 +234,26 @@ class FramedWriter:
         self._flush()
         self._held = None
         self._transport.loseConnection()
+
+
+class _Gathering:
+    __slots__ = ("_writer", "_outermost")
+
+    def __init__(self, writer):
+        self._writer = writer
+
+    def __enter__(self):
+        writer = self._writer
+        self._outermost = writer._held is None
+        if self._outermost:
+            writer._held = []
+
+    def __exit__(self, *exc_info):
+        if self._outermost:
+            writer = self._writer
+            writer._flush()
+            writer._held = None
+        return False
 
 
 def burst(writer):

@@ -128,12 +128,13 @@ class OfferReceiver:
         answer to our resume request; data to write, or data where none
         may come)."""
         try:
-            record = M.parse_record(raw)
+            data = M.file_data(raw)
+            record = M.parse_record(raw) if data is None else None
         except M.MessageError as e:
             return self._got_bad(e)
         # the state's own path for each kind (the class's _paths rows)
-        if isinstance(record, M.FileData):
-            return self._on_data(record.data)
+        if data is not None:
+            return self._on_data(data)
         if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
             return self._on_announcement(record)
         if isinstance(record, M.FileAcknowledge):
