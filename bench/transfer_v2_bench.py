@@ -260,6 +260,17 @@ def median_of(runs, mib):
     return med
 
 
+def src_folders(ap, specs):
+    """{NAME: PATH} of the ``--src NAME=PATH`` options (``ap.error`` on a bad one)."""
+    found = {}
+    for spec in specs:
+        name, _, path = spec.partition("=")
+        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
+            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
+        found[name] = os.path.abspath(path)
+    return found
+
+
 def load_average():
     with open("/proc/loadavg") as f:
         return f.read().split()[0]
@@ -290,11 +301,7 @@ def main():
         ap.error("--placement: shared, pinned or shared,pinned")
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
     impls = args.impls.split(",")
-    for spec in args.src:
-        name, _, path = spec.partition("=")
-        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
-            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
-        SOURCES[name] = os.path.abspath(path)
+    SOURCES.update(src_folders(ap, args.src))
     sources = {}
     mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
     if "file" in args.scenarios:

@@ -26,12 +26,13 @@ else 65535 bytes), ``file`` one file of ``--mib`` MiB.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(HERE), "src")
+sys.path.insert(0, HERE)
+from transfer_v2_bench import src_folders  # noqa: E402
 
 CHILD = r"""
 import json, os, shutil, sys, time
@@ -134,19 +135,13 @@ def run_child(src, scenario, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH")
-    ap.add_argument("--files", type=int, default=2000)
-    ap.add_argument("--file-kib", type=int, default=100)
-    ap.add_argument("--mib", type=int, default=256)
-    ap.add_argument("--rounds", type=int, default=5)
+    for name, default in (("--files", 2000), ("--file-kib", 100), ("--mib", 256),
+                          ("--rounds", 5)):
+        ap.add_argument(name, type=int, default=default)
     ap.add_argument("--scenarios", default="dir,file")
     ap.add_argument("--workdir", default="/dev/shm")
     args = ap.parse_args()
-    impls = {"ours": SRC}
-    for spec in args.src:
-        name, _, path = spec.partition("=")
-        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
-            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
-        impls[name] = os.path.abspath(path)
+    impls = {"ours": SRC, **src_folders(ap, args.src)}
     best = {}
     for _ in range(args.rounds):
         for scenario in args.scenarios.split(","):
@@ -162,7 +157,6 @@ def main():
             per = f"s_per_gib={r['cpu_s'] * 1024 / args.mib:.3f}"
         print(f"receiver impl={name} scenario={scenario} records={r['records']} "
               f"cpu_s={r['cpu_s']:.3f} {per} (best of {args.rounds})", flush=True)
-    shutil.rmtree(os.path.join(args.workdir, "xferv2recv"), ignore_errors=True)
 
 
 if __name__ == "__main__":
