@@ -74,6 +74,16 @@ def write_state(path, temporary, lines):
                       temporary)
 
 
+def _new_file(path):
+    """The new file ``path`` (exclusively, never through a link), or None
+    when the name exists. A folder's next file nearly always is new: one
+    create, not a failed reopen before it, and nothing to cut (issue 25)."""
+    try:
+        return _nofollow.create_file(path, FILE_MODE)
+    except FileExistsError:
+        return None
+
+
 @implementer(IResumableSink)
 class ResumableFileSink:
     """One offered file, into ``directory``, resumable (the "resume"
@@ -334,9 +344,11 @@ class ResumableDirectorySink(DirectorySink):
                               "which we did not ask for")
             hasher = held.hasher.copy()
         target = self._folder_for(path)
-        f = os.fdopen(_nofollow.open_or_create(target, mode=FILE_MODE), "r+b")
-        f.seek(offset)
-        f.truncate()
+        f = None if offset else _new_file(target)
+        if f is None:  # a kept file continued, or one received again over itself
+            f = os.fdopen(_nofollow.reopen(target, os.O_RDWR), "r+b")
+            f.seek(offset)
+            f.truncate()
         return JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
                               received=offset, mode=mode_of(self, header))
 
