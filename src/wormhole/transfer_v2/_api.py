@@ -210,8 +210,11 @@ class _OfferProtocol(Protocol):
             records = self._records()[0].feed(data)
         except _framing.FramingError as e:
             return self.machine.bad_bytes(e)
-        # our answers to these records (FileAcknowledges) go out together
-        with _framing.burst(self._records()[1]):
+        # our answers to these records (FileAcknowledges), and to the
+        # others this turn delivers, go out together at its end (issue 25)
+        writer = self._records()[1]
+        _framing.hold_for_turn(writer, self._session._reactor.callLater)
+        with _framing.burst(writer):
             for record in records:
                 self.machine.got_record(record)
 

@@ -181,7 +181,8 @@ class FramedWriter:
     instead of one each (issue 25: per Dilation record both sides spend
     more CPU than on a small file's bytes). A frame of ``BATCH_BYTES`` or
     more goes out as it is, without a copy, after what was gathered.
-    Nothing is held past the burst."""
+    Nothing is held past the burst, or past the reactor turn for the
+    receiver (``hold_for_turn``)."""
 
     def __init__(self, transport):
         self._transport = transport
@@ -200,6 +201,21 @@ class FramedWriter:
             return
         self._held.append(data)
         self._held_bytes += len(data)
+
+    def hold_for_turn(self, call_later):
+        """Gather what is written from now to the end of this reactor turn
+        (``call_later(0, ...)`` writes it): the receiver's answers to every
+        record one read of the connection delivered go together (one
+        FileAcknowledge per file, as the text requires, but not one
+        Dilation record each). Bursts within it leave the writing to it;
+        a close writes what was held first."""
+        if self._held is None:
+            self._held = []
+            call_later(0, self._end_turn)
+
+    def _end_turn(self):
+        self._flush()
+        self._held = None
 
     def room(self):
         """The most data payload whose frame still fits the batch being
@@ -254,6 +270,14 @@ class _Gathering:
             writer._flush()
             writer._held = None
         return False
+
+
+def hold_for_turn(writer, call_later):
+    """``writer.hold_for_turn(call_later)`` for a FramedWriter; a peer
+    without the feature takes each write for a record: nothing held."""
+    hold = getattr(writer, "hold_for_turn", None)
+    if hold is not None:
+        hold(call_later)
 
 
 def burst(writer):
