@@ -59,6 +59,7 @@ class Receiving(unittest.TestCase):
             self.p.dataReceived(piece)
         [incoming] = self.offers
         incoming.accept(self.dir)
+        self.clock.advance(0)  # the receiver's answers leave at the turn's end
         self.assertEqual(written_records(self.t), [M.OfferAccept()])
         for piece in rest:
             self.p.dataReceived(piece)
