@@ -211,10 +211,8 @@ class _OfferProtocol(Protocol):
         except _framing.FramingError as e:
             return self.machine.bad_bytes(e)
         # our answers to these records (FileAcknowledges), and to the
-        # others this turn delivers, go out together at its end (issue 25)
-        writer = self._records()[1]
-        _framing.hold_for_turn(writer, self._session._reactor.callLater)
-        with _framing.burst(writer):
+        # others this reactor turn delivers, go out together at its end
+        with _framing.answers(self._records()[1], self._session._reactor.callLater):
             for record in records:
                 self.machine.got_record(record)
 

@@ -181,8 +181,8 @@ class FramedWriter:
     instead of one each (issue 25: per Dilation record both sides spend
     more CPU than on a small file's bytes). A frame of ``BATCH_BYTES`` or
     more goes out as it is, without a copy, after what was gathered.
-    Nothing is held past the burst, or past the reactor turn for the
-    receiver (``hold_for_turn``)."""
+    Nothing is held past the burst, or, for the answers to what was
+    received (``answers``), past the reactor turn."""
 
     def __init__(self, transport):
         self._transport = transport
@@ -202,17 +202,6 @@ class FramedWriter:
         self._held.append(data)
         self._held_bytes += len(data)
 
-    def hold_for_turn(self, call_later):
-        """Gather what is written from now to the end of this reactor turn
-        (``call_later(0, ...)`` writes it): the receiver's answers to every
-        record one read of the connection delivered go together (one
-        FileAcknowledge per file, as the text requires, but not one
-        Dilation record each). Bursts within it leave the writing to it;
-        a close writes what was held first."""
-        if self._held is None:
-            self._held = []
-            call_later(0, self._end_turn)
-
     def _end_turn(self):
         self._flush()
         self._held = None
@@ -231,12 +220,16 @@ class FramedWriter:
             self._held_bytes = 0
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
-    def gathered(self):
+    def gathered(self, call_later=None):
         """A context manager: gather the frames written meanwhile (nested:
         the outermost writes them when it ends, also when it ends with an
-        exception). A class, not a generator: it is entered once per
-        delivery, every 64 KiB of a large file (issue 25)."""
-        return _Gathering(self)
+        exception). With ``call_later`` (a reactor's), what the outermost
+        gathered is written at the end of the reactor turn instead, with
+        whatever later deliveries of the turn add to it; only when
+        something was gathered is that call made. A class, not a
+        generator: it is entered once per delivery, every 64 KiB of a
+        large file (issue 25)."""
+        return _Gathering(self, call_later)
 
     def registerProducer(self, producer, streaming):  # noqa: N802 (Twisted's name)
         self._transport.registerProducer(producer, streaming)
@@ -253,10 +246,11 @@ class FramedWriter:
 
 
 class _Gathering:
-    __slots__ = ("_writer", "_outermost")
+    __slots__ = ("_writer", "_call_later", "_outermost")
 
-    def __init__(self, writer):
+    def __init__(self, writer, call_later):
         self._writer = writer
+        self._call_later = call_later
 
     def __enter__(self):
         writer = self._writer
@@ -267,17 +261,22 @@ class _Gathering:
     def __exit__(self, *exc_info):
         if self._outermost:
             writer = self._writer
-            writer._flush()
-            writer._held = None
+            if writer._held and self._call_later is not None and exc_info[0] is None:
+                # held (not None) until then: the turn's later deliveries add to it
+                self._call_later(0, writer._end_turn)
+            else:
+                writer._end_turn()
         return False
 
 
-def hold_for_turn(writer, call_later):
-    """``writer.hold_for_turn(call_later)`` for a FramedWriter; a peer
-    without the feature takes each write for a record: nothing held."""
-    hold = getattr(writer, "hold_for_turn", None)
-    if hold is not None:
-        hold(call_later)
+def answers(writer, call_later):
+    """``burst`` for what we write while handling what the peer sent: it
+    leaves at the end of the reactor turn (``call_later``), so the
+    answers to every delivery one read of the connection brought go
+    together: one FileAcknowledge per file, as the text requires, but
+    not one Dilation record each (issue 25). A close writes it first."""
+    gathered = getattr(writer, "gathered", None)
+    return gathered(call_later) if gathered is not None else contextlib.nullcontext()
 
 
 def burst(writer):

@@ -180,17 +180,23 @@ class Burst(unittest.TestCase):
             self.assertTrue(t.lost)
         self.assertEqual(t.written, [F.frame(b"\x04")])
 
-    def test_held_for_the_turn(self):
-        """hold_for_turn: what is written until the end of the reactor
-        turn, bursts included, goes out in one write when the turn ends
-        (the call it scheduled, once however often it is asked)."""
+    def test_answers_leave_at_the_turn_end(self):
+        """answers: what is written while handling the turn's deliveries,
+        bursts included, goes out in one write when the turn ends (one
+        call, made only when something was written)."""
         t, calls = Transport(), []
         _, writer = F.pipe(t, framed=True)
+
+        def call_later(delay, f):
+            calls.append((delay, f))
+        with F.answers(writer, call_later):
+            pass  # nothing to answer: nothing scheduled
+        self.assertEqual(calls, [])
         for delivery in ([b"\x06"], [b"\x06", b"\x06"]):
-            F.hold_for_turn(writer, lambda delay, f: calls.append((delay, f)))
-            with F.burst(writer):
-                for r in delivery:
-                    writer.write(r)
+            with F.answers(writer, call_later):
+                with F.burst(writer):
+                    for r in delivery:
+                        writer.write(r)
         self.assertEqual((t.written, len(calls), calls[0][0]), ([], 1, 0))
         calls[0][1]()
         self.assertEqual(t.written, [stream_of([b"\x06"] * 3)])
@@ -198,23 +204,30 @@ class Burst(unittest.TestCase):
         self.assertEqual(t.written[-1], F.frame(b"\x04"))
 
     def test_close_within_the_turn(self):
-        """A close within the held turn writes what was held first; the
-        turn's end then writes nothing."""
+        """A close before the turn ends writes what was held first; the
+        turn's end then writes nothing; an answer ended by an exception
+        is written at once."""
         t, calls = Transport(), []
         _, writer = F.pipe(t, framed=True)
-        F.hold_for_turn(writer, lambda delay, f: calls.append(f))
-        writer.write(b"\x06")
+        with F.answers(writer, lambda delay, f: calls.append(f)):
+            writer.write(b"\x06")
         writer.loseConnection()
         self.assertEqual((t.written, t.lost), ([F.frame(b"\x06")], True))
         calls[0]()
         self.assertEqual(t.written, [F.frame(b"\x06")])
+        t2 = Transport()
+        _, writer = F.pipe(t2, framed=True)
+        with self.assertRaises(ZeroDivisionError):
+            with F.answers(writer, self.fail):
+                writer.write(b"\x06")
+                1 / 0
+        self.assertEqual(t2.written, [F.frame(b"\x06")])
 
     def test_unframed_peer_writes_each_record(self):
         """Without the feature each write is a record: a burst holds nothing."""
         t = Transport()
         _, writer = F.pipe(t, framed=False)
-        F.hold_for_turn(writer, self.fail)
-        with F.burst(writer):
+        with F.answers(writer, self.fail), F.burst(writer):
             writer.write(b"\x03")
             writer.write(b"\x04")
             self.assertEqual(t.written, [b"\x03", b"\x04"])
