@@ -217,6 +217,8 @@ class _OfferProtocol(Protocol):
                 self.machine.got_record(record)
 
     def connectionLost(self, reason=None):
+        if self._pipe is not None:
+            _framing.lost(self._pipe[1])  # answers held for the turn's end: dropped
         self.machine.lost()
 
     def cancel(self, reason):

@@ -202,6 +202,13 @@ class FramedWriter:
         self._held.append(data)
         self._held_bytes += len(data)
 
+    def connection_lost(self):
+        """The subchannel is gone (the peer closed it within the turn): what
+        was held for the turn's end has nobody to read it, and a write
+        now would be refused; it is dropped."""
+        self._held = None
+        self._held_bytes = 0
+
     def _end_turn(self):
         self._flush()
         self._held = None
@@ -285,6 +292,14 @@ def burst(writer):
     write for a record, so its writes go out one by one."""
     gathered = getattr(writer, "gathered", None)
     return gathered() if gathered is not None else contextlib.nullcontext()
+
+
+def lost(writer):
+    """``writer.connection_lost()`` for a FramedWriter (nothing is held
+    for a peer without the feature)."""
+    connection_lost = getattr(writer, "connection_lost", None)
+    if connection_lost is not None:
+        connection_lost()
 
 
 def room_of(writer):

@@ -223,6 +223,18 @@ class Burst(unittest.TestCase):
                 1 / 0
         self.assertEqual(t2.written, [F.frame(b"\x06")])
 
+    def test_lost_within_the_turn(self):
+        """The subchannel lost before the turn ends (the peer closed it):
+        what was held is dropped, the turn's end writes nothing."""
+        t, calls = Transport(), []
+        _, writer = F.pipe(t, framed=True)
+        with F.answers(writer, lambda delay, f: calls.append(f)):
+            writer.write(b"\x06")
+        F.lost(writer)
+        calls[0]()
+        self.assertEqual(t.written, [])
+        F.lost(F.pipe(t, framed=False)[1])  # nothing held without the feature
+
     def test_unframed_peer_writes_each_record(self):
         """Without the feature each write is a record: a burst holds nothing."""
         t = Transport()
