@@ -7,7 +7,9 @@ an implementation cannot beat another by more than the ratio of their CPU,
 and its CPU cannot go below the floor: ``ceiling = theirs / floor``.
 """
 
+import hashlib
 import os
+import queue
 import socket
 import threading
 import time
@@ -85,6 +87,78 @@ def loopback_tcp_per_gib(mib=512):
     for sock in (a, b, server):
         sock.close()
     return spent * 1024 / mib
+
+
+def blake2b_variants(mib=256):
+    """CPU seconds per GiB of BLAKE2b from each implementation this
+    machine has (issue 25, scope 2). Only hashlib's ``blake2b(digest_size=32)``
+    computes the text's "32-byte Blake2b": the digest size is part of
+    BLAKE2's parameter block, so BLAKE2b-512 cut to 32 bytes is another
+    hash, and neither OpenSSL through hashlib nor `cryptography` (64 bytes
+    only) takes another size."""
+    from cryptography.hazmat.primitives import hashes
+    variants = {
+        "hashlib_blake2b_32": lambda: hashlib.blake2b(digest_size=32),
+        "openssl_blake2b512": lambda: hashlib.new("blake2b512"),
+        "cryptography_blake2b_64": lambda: hashes.Hash(hashes.BLAKE2b(64)),
+        "sha256_for_comparison": hashlib.sha256,
+    }
+    return {name: per_gib(make().update, memory_chunks(), mib * 2 ** 20)
+            for name, make in variants.items()}
+
+
+def receive_variants(workdir, mib=256):
+    """The receiver's prescribed work per record (open, hash, write) done
+    three ways, as (CPU s/GiB, wall s/GiB): as transfer-v2 receivers do it
+    (a fresh plaintext per record), opened into one reused buffer
+    (``decrypt_into``), and with the hashing handed to a worker thread
+    (hashlib releases the GIL for large updates; only a side with a second
+    core idle can gain wall time from it)."""
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    aead, nonce = ChaCha20Poly1305(os.urandom(32)), bytes(12)
+    sealed = aead.encrypt(nonce, os.urandom(RECORD - 16), None)
+    count = mib * 2 ** 20 // len(sealed)
+    path = os.path.join(workdir, f"floor-receive-{os.getpid()}")
+    buf = bytearray(len(sealed) - 16)
+
+    def inline(out, h):
+        for _ in range(count):
+            plain = aead.decrypt(nonce, sealed, None)
+            h.update(plain)
+            out.write(plain)
+
+    def reused(out, h):
+        for _ in range(count):
+            aead.decrypt_into(nonce, sealed, None, buf)
+            h.update(buf)
+            out.write(buf)
+
+    def threaded(out, h):
+        q = queue.Queue(64)
+
+        def hashing():
+            while (plain := q.get()) is not None:
+                h.update(plain)
+        worker = threading.Thread(target=hashing)
+        worker.start()
+        for _ in range(count):
+            plain = aead.decrypt(nonce, sealed, None)
+            q.put(plain)
+            out.write(plain)
+        q.put(None)
+        worker.join()
+
+    result = {}
+    for name, work in (("inline", inline), ("decrypt_into", reused),
+                       ("hash_thread", threaded)):
+        with open(path, "wb", buffering=0) as out:
+            t0, w0 = time.process_time(), time.monotonic()
+            work(out, hashlib.blake2b(digest_size=32))
+            scale = 2 ** 30 / (count * len(buf))
+            result[name] = ((time.process_time() - t0) * scale,
+                            (time.monotonic() - w0) * scale)
+        os.unlink(path)
+    return result
 
 
 # the libraries the design prescribes for a client (DESIGN.md): any

@@ -43,7 +43,14 @@ reading the source and writing the target) and of the classic protocol's
 (SHA-256, XSalsa20-Poly1305), and loopback TCP's copy; with both it prints
 the highest ratio any transfer-v2 implementation could reach on this
 machine when the two processes share its cores (the run is CPU-bound:
-wall = CPU / cores), against the reference's measured CPU.
+wall = CPU / cores), against the reference's measured CPU. With
+``--placement pinned`` too, ``ceiling_pinned`` is that bound for a core per
+side (issue 25): the run lasts at least as long as its busier side's
+least CPU (a fixed part plus the prescribed work for every byte), against
+the reference's measured pinned wall. ``--floor`` also measures BLAKE2b's
+implementations on this machine and the receiver's work done three ways
+(a fresh plaintext per record, ``decrypt_into`` one buffer, hashing on a
+worker thread).
 
 ``--workdir`` holds the sources and the receivers' folders (default
 /tmp): on a tmpfs the disk is out of the picture (on this shared VM the
@@ -221,6 +228,29 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
             "send_rss_mib": tb.read_timed(rss["send"]), "recv_rss_mib": tb.read_timed(rss["recv"])}
 
 
+def pinned_ceiling(ref_wall, gib, fl, split, imports):
+    """With a core per side (--placement pinned) the run takes at least as
+    long as its busier side's CPU: a fixed part (ours as measured with
+    --slope, or only starting Python and importing the prescribed
+    libraries) plus the prescribed work and its end of loopback TCP for
+    every byte. Against the reference's measured pinned wall: the highest
+    throughput ratio any transfer-v2 CLI could reach on this machine."""
+    tcp = fl["loopback_tcp"] / 2  # each end's share of the copies
+    fixed = {"imports": (imports, imports)}
+    if split:
+        fixed["ours"] = (split["send_fixed_s"], split["recv_fixed_s"])
+    for name, (send_fixed, recv_fixed) in fixed.items():
+        sides = {"send": (send_fixed, gib * (fl["v2_send"] + tcp)),
+                 "recv": (recv_fixed, gib * (fl["v2_recv"] + tcp))}
+        side = max(sides, key=lambda s: sum(sides[s]))
+        least = sum(sides[side])
+        print(f"ceiling_pinned scenario=file fixed={name} ours-v2/ref mib_per_s<="
+              f"{ref_wall / least:.2f} (ref pinned wall {ref_wall:.2f} s; least transfer-v2 "
+              f"wall {least:.2f} s: its {side} side, {sides[side][0]:.2f} s fixed + "
+              f"{sides[side][1]:.2f} s prescribed for {gib:.2f} GiB; 1.3x needs <= "
+              f"{ref_wall / 1.3:.2f} s)", flush=True)
+
+
 def median_of(runs, mib):
     """The median of each figure over the rounds, CPU also per GiB moved."""
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
@@ -228,6 +258,17 @@ def median_of(runs, mib):
         med[f"{side}_cpu_per_gib_s"] = statistics.median(
             r[f"{side}_cpu_s"] * 1024 / mib for r in runs)
     return med
+
+
+def src_folders(ap, specs):
+    """{NAME: PATH} of the ``--src NAME=PATH`` options (``ap.error`` on a bad one)."""
+    found = {}
+    for spec in specs:
+        name, _, path = spec.partition("=")
+        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
+            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
+        found[name] = os.path.abspath(path)
+    return found
 
 
 def load_average():
@@ -260,11 +301,7 @@ def main():
         ap.error("--placement: shared, pinned or shared,pinned")
     _netns.reexec_in_namespace(__file__, "TRANSFER_V2_BENCH_NETNS")
     impls = args.impls.split(",")
-    for spec in args.src:
-        name, _, path = spec.partition("=")
-        if not (name and os.path.isdir(os.path.join(path, "wormhole"))):
-            ap.error(f"--src {spec}: NAME=PATH, PATH a src/ folder holding wormhole/")
-        SOURCES[name] = os.path.abspath(path)
+    SOURCES.update(src_folders(ap, args.src))
     sources = {}
     mibs = {"file": args.size_mib, "quarter": args.size_mib // 4}
     if "file" in args.scenarios:
@@ -355,8 +392,15 @@ def main():
                           f"wall>={least / ref_cpu:.2f} (ref CPU {ref_cpu:.2f} s, least "
                           f"transfer-v2 CPU {least:.2f} s of which fixed {fixed:.2f} s)",
                           flush=True)
+            if "pinned" in placements:
+                pinned_ceiling(med[("file", "ref", "pinned")]["wall_s"],
+                               size_of(sources["file"]) / 2 ** 30, fl, ours, imports / 2)
         print(f"floor per_gib both sides v2={fl['v2_send'] + fl['v2_recv']:.2f} "
               f"classic={fl['classic_send'] + fl['classic_recv']:.2f}", flush=True)
+        print("floor blake2b cpu_s_per_gib " + tb.fmt(_floor.blake2b_variants()), flush=True)
+        for name, (cpu, wall) in _floor.receive_variants(args.workdir).items():
+            print(f"floor receive way={name} cpu_s_per_gib={cpu:.3f} wall_s_per_gib={wall:.3f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,9 @@ _U32 = struct.Struct(">L")
 _TWO_U32 = struct.Struct(">LL")
 _TAG_TWO_U32 = struct.Struct(">BLL")
 MAX_U32 = 2 ** 32 - 1
+# the bytes of a DATA (and OPEN, CLOSE) record before its payload: tag,
+# subchannel id, seqnum
+DATA_HEADER = _TAG_TWO_U32.size
 
 
 class RecordError(ValueError):

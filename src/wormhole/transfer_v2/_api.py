@@ -210,12 +210,15 @@ class _OfferProtocol(Protocol):
             records = self._records()[0].feed(data)
         except _framing.FramingError as e:
             return self.machine.bad_bytes(e)
-        # our answers to these records (FileAcknowledges) go out together
-        with _framing.burst(self._records()[1]):
+        # our answers to these records (FileAcknowledges), and to the
+        # others this reactor turn delivers, go out together at its end
+        with _framing.answers(self._records()[1], self._session._reactor.callLater):
             for record in records:
                 self.machine.got_record(record)
 
     def connectionLost(self, reason=None):
+        if self._pipe is not None:
+            _framing.lost(self._pipe[1])  # answers held for the turn's end: dropped
         self.machine.lost()
 
     def cancel(self, reason):

@@ -20,6 +20,8 @@ and writer.
 import contextlib
 import struct
 
+from .._dilation._framing import NOISE_MAX_PLAINTEXT
+from .._dilation._records import DATA_HEADER
 from . import _messages as M
 from ._versions import FRAMED_RECORDS as FEATURE
 
@@ -152,8 +154,16 @@ class Unframed:
         return [data]
 
 
-# a burst's frames go out together once they reach this many bytes
-BATCH_BYTES = 64 * 1024
+# the most one subchannel write carries in one Noise message: our
+# Dilation sends a write as one DATA record, and a record whose plaintext
+# (its header and the write) fits 65519 bytes is one Noise message, one
+# AEAD call on each side (spec 000 "L2 Message Framing"); a byte more
+# makes a second message, which the receiver must also join to the first
+# (a copy). The Streamer's data frames (_source.DATA_CHUNK) and a burst's
+# batches stay within it (issue 25).
+ONE_MESSAGE = NOISE_MAX_PLAINTEXT - DATA_HEADER
+# a burst's frames go out together up to this many bytes
+BATCH_BYTES = ONE_MESSAGE
 
 
 class FramedWriter:
@@ -163,14 +173,16 @@ class FramedWriter:
 
     Within a ``burst`` (one turn of the Streamer, one delivery to the
     receiving machine) frames are gathered and written together, up to
-    ``BATCH_BYTES`` at a time: the text lets several records follow each
+    ``BATCH_BYTES`` at a time (what was gathered goes first when the next
+    frame would take it past that): the text lets several records follow each
     other, and framing marks their bounds, so a small file's header, data
     and FileAcknowledge, or the receiver's acknowledgements of several
     files, make one subchannel write, one Dilation record and one ACK
     instead of one each (issue 25: per Dilation record both sides spend
     more CPU than on a small file's bytes). A frame of ``BATCH_BYTES`` or
-    more with nothing gathered goes out as it is, without a copy. Nothing
-    is held past the burst."""
+    more goes out as it is, without a copy, after what was gathered.
+    Nothing is held past the burst, or, for the answers to what was
+    received (``answers``), past the reactor turn."""
 
     def __init__(self, transport):
         self._transport = transport
@@ -179,14 +191,34 @@ class FramedWriter:
 
     def write(self, record):
         data = frame(record)
-        held = self._held
-        if held is None or (not held and len(data) >= BATCH_BYTES):
+        if self._held is None:
             self._transport.write(data)
             return
-        held.append(data)
+        if self._held_bytes + len(data) > BATCH_BYTES:
+            self._flush()  # a batch stays one Noise message
+        if len(data) >= BATCH_BYTES:  # (nothing is held now)
+            self._transport.write(data)
+            return
+        self._held.append(data)
         self._held_bytes += len(data)
-        if self._held_bytes >= BATCH_BYTES:
-            self._flush()
+
+    def connection_lost(self):
+        """The subchannel is gone (the peer closed it within the turn): what
+        was held for the turn's end has nobody to read it, and a write
+        now would be refused; it is dropped."""
+        self._held = None
+        self._held_bytes = 0
+
+    def _end_turn(self):
+        self._flush()
+        self._held = None
+
+    def room(self):
+        """The most data payload whose frame still fits the batch being
+        gathered, or None when nothing is held (a full frame goes alone)."""
+        if not self._held:
+            return None
+        return BATCH_BYTES - self._held_bytes - HEADER - 1
 
     def _flush(self):
         held = self._held
@@ -195,19 +227,16 @@ class FramedWriter:
             self._held_bytes = 0
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
-    @contextlib.contextmanager
-    def gathered(self):
-        """Gather the frames written meanwhile (nested: the outermost
-        writes them when it ends, also when it ends with an exception)."""
-        if self._held is not None:
-            yield
-            return
-        self._held = []
-        try:
-            yield
-        finally:
-            self._flush()
-            self._held = None
+    def gathered(self, call_later=None):
+        """A context manager: gather the frames written meanwhile (nested:
+        the outermost writes them when it ends, also when it ends with an
+        exception). With ``call_later`` (a reactor's), what the outermost
+        gathered is written at the end of the reactor turn instead, with
+        whatever later deliveries of the turn add to it; only when
+        something was gathered is that call made. A class, not a
+        generator: it is entered once per delivery, every 64 KiB of a
+        large file (issue 25)."""
+        return _Gathering(self, call_later)
 
     def registerProducer(self, producer, streaming):  # noqa: N802 (Twisted's name)
         self._transport.registerProducer(producer, streaming)
@@ -223,12 +252,60 @@ class FramedWriter:
         self._transport.loseConnection()
 
 
+class _Gathering:
+    __slots__ = ("_writer", "_call_later", "_outermost")
+
+    def __init__(self, writer, call_later):
+        self._writer = writer
+        self._call_later = call_later
+
+    def __enter__(self):
+        writer = self._writer
+        self._outermost = writer._held is None
+        if self._outermost:
+            writer._held = []
+
+    def __exit__(self, *exc_info):
+        if self._outermost:
+            writer = self._writer
+            if writer._held and self._call_later is not None and exc_info[0] is None:
+                # held (not None) until then: the turn's later deliveries add to it
+                self._call_later(0, writer._end_turn)
+            else:
+                writer._end_turn()
+        return False
+
+
+def answers(writer, call_later):
+    """``burst`` for what we write while handling what the peer sent: it
+    leaves at the end of the reactor turn (``call_later``), so the
+    answers to every delivery one read of the connection brought go
+    together: one FileAcknowledge per file, as the text requires, but
+    not one Dilation record each (issue 25). A close writes it first."""
+    gathered = getattr(writer, "gathered", None)
+    return gathered(call_later) if gathered is not None else contextlib.nullcontext()
+
+
 def burst(writer):
     """Gather ``writer``'s frames while the ``with`` block runs (a
     FramedWriter's ``gathered``); a peer without the feature takes each
     write for a record, so its writes go out one by one."""
     gathered = getattr(writer, "gathered", None)
     return gathered() if gathered is not None else contextlib.nullcontext()
+
+
+def lost(writer):
+    """``writer.connection_lost()`` for a FramedWriter (nothing is held
+    for a peer without the feature)."""
+    connection_lost = getattr(writer, "connection_lost", None)
+    if connection_lost is not None:
+        connection_lost()
+
+
+def room_of(writer):
+    """A function telling how much data payload still fits the batch
+    ``writer`` is gathering (``FramedWriter.room``), or always None."""
+    return getattr(writer, "room", None) or (lambda: None)
 
 
 def pipe(transport, framed):

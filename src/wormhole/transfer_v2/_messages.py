@@ -428,6 +428,17 @@ _PARSERS = {
 }
 
 
+def file_data(record):
+    """The payload of ``record`` (a view, not a copy) when it is FileData,
+    else None: parse_record's answer for the kind of nearly every record,
+    without a message object (issue 25); MessageError as parse_record."""
+    if not record or record[0] != KIND_FILE_DATA:
+        return None
+    if len(record) - 1 > MAX_DATA_PAYLOAD:
+        raise MessageError(f"a data record carries at most {MAX_DATA_PAYLOAD} bytes")
+    return memoryview(record)[1:]
+
+
 def parse_record(record):
     """One received subchannel record -> a message object, or MessageError."""
     if not record:

@@ -21,8 +21,15 @@ for the sender's data begins), ``progress(nbytes)``,
 ``finished(result)``. The sink given to ``accept`` (an ``ISink``, ``_interfaces``)
 writes the files (``_sink.py``). Each record is given to the machine as
 what it is (an offer or header, file data, an acknowledgement) and the
-state says what it means: data is written as an output of R3_receiving,
-never before the machine saw it, and is refused in every other state. A
+state says what it means: data is written only in R3_receiving and is
+refused in every other state. What each kind of record does is a
+per-state attribute (``_on_data``, ``_on_announcement``, ``_on_ack``,
+``_dilation._state_paths``), set first in every transition: in
+R3_receiving data goes straight to the file and the sender's
+FileAcknowledge straight to its check, in R2_awaiting_header a header
+straight to its check, without an Automat transition per record (the
+self-loops they were cost more than a small file's bytes, issue 25);
+every other state feeds the record to the machine as an input. A
 resumable sink (``IResumableSink``)
 (the "resume" feature) first checks what an earlier session left, which
 means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
@@ -33,6 +40,7 @@ import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 
+from .._dilation._state_paths import StatePaths
 from .._machine_index import bind_inputs, index_transitions
 from .._tracing import trace_hook
 from ..errors import TransferError
@@ -98,6 +106,7 @@ class OfferReceiver:
         # fed once per record and several times per file (_machine_index)
         bind_inputs(self, ("_got_data", "_got_announcement", "_got_ack", "_got_header",
                            "_got_ack_more"))
+        self._paths.install_initial(self, "R0_awaiting_offer")
 
     def wire(self, channel, delegate):
         """Once, before the first record: the offer subchannel (an
@@ -119,15 +128,17 @@ class OfferReceiver:
         answer to our resume request; data to write, or data where none
         may come)."""
         try:
-            record = M.parse_record(raw)
+            data = M.file_data(raw)
+            record = M.parse_record(raw) if data is None else None
         except M.MessageError as e:
             return self._got_bad(e)
-        if isinstance(record, M.FileData):
-            return self._got_data(record.data)
+        # the state's own path for each kind (the class's _paths rows)
+        if data is not None:
+            return self._on_data(data)
         if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
-            return self._got_announcement(record)
+            return self._on_announcement(record)
         if isinstance(record, M.FileAcknowledge):
-            return self._got_ack(record)
+            return self._on_ack(record)
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the offering side"))
 
@@ -402,8 +413,8 @@ class OfferReceiver:
 
     # what a record means in this state (each may feed the input it turns
     # out to be: Automat is in the new state when its outputs run)
-    @m.output()
-    def _write_data(self, data):
+    def _write_now(self, data):
+        """R3_receiving's path for file data (its row): to the file."""
         w = self._writer
         if w.received + len(data) > w.expected:
             return self._got_bad(M.MessageError(
@@ -419,20 +430,12 @@ class OfferReceiver:
         self._got_bad(M.MessageError("file data outside of a file"))
 
     @m.output()
-    def _verify_ack(self, theirs):
-        self._check_ack(theirs)
-
-    @m.output()
     def _stray_ack(self, theirs):
         self._got_bad(M.MessageError("a FileAcknowledge before any file data"))
 
     @m.output()
     def _as_offer(self, record):
         self._got_offer(record)
-
-    @m.output()
-    def _as_header(self, record):
-        self._check_header(record)
 
     @m.output()
     def _as_resume_answer(self, record):
@@ -527,104 +530,117 @@ class OfferReceiver:
     def _fail_cancelled(self, reason):
         self._delegate.finished(ReceiveFailed(f"cancelled: {reason}"))
 
-    R0_awaiting_offer.upon(_got_offer, enter=R1_deciding, outputs=[_remember_and_ask])
-    R0_awaiting_offer.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
-    R0_awaiting_offer.upon(lost, enter=R5_done, outputs=[_fail_lost])
-    R0_awaiting_offer.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _fail_cancelled])
+    # the per-record paths of each state (module docstring): a record
+    # kind either feeds its input, or, where the input only looped back
+    # to the same state with one output, goes to that work directly
+    _inputs = {"_on_data": lambda s: s._got_data,
+               "_on_announcement": lambda s: s._got_announcement,
+               "_on_ack": lambda s: s._got_ack}
+    _paths = StatePaths(m, {
+        "R0_awaiting_offer": _inputs,
+        "R1_deciding": _inputs,
+        # the next file's header, checked (it feeds _got_header or _got_bad)
+        "R2_awaiting_header": dict(_inputs, _on_announcement=lambda s: s._check_header),
+        # data to the file, the sender's FileAcknowledge to its check (which
+        # feeds _got_ack_more, _got_ack_last, _got_mismatch or _keep_failed)
+        "R3_receiving": dict(_inputs, _on_data=lambda s: s._write_now,
+                             _on_ack=lambda s: s._check_ack),
+        "R4_awaiting_close": _inputs,
+        "R5_done": _inputs,
+        "R6_awaiting_resume_answer": _inputs,
+        "R7_checking_kept": _inputs,
+    })
+    del _inputs
 
-    R1_deciding.upon(_accept_file, enter=R3_receiving, outputs=[_send_accept, _use_writer])
-    R1_deciding.upon(_accept_directory, enter=R2_awaiting_header, outputs=[_send_accept])
-    R1_deciding.upon(_accept_empty, enter=R4_awaiting_close, outputs=[_send_accept, _complete_empty])
-    R1_deciding.upon(reject, enter=R5_done, outputs=[_send_reject, _finish_rejected])
-    R1_deciding.upon(_got_offer, enter=R5_done, outputs=[_close_subchannel, _fail_second_offer])
-    R1_deciding.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _fail_bad])
-    R1_deciding.upon(lost, enter=R5_done, outputs=[_fail_lost])
-    R1_deciding.upon(cancel, enter=R5_done, outputs=[_send_reject, _finish_rejected])
+    _paths.upon(R0_awaiting_offer, _got_offer, R1_deciding, [_remember_and_ask])
+    _paths.upon(R0_awaiting_offer, _got_bad, R5_done, [_close_subchannel, _fail_bad])
+    _paths.upon(R0_awaiting_offer, lost, R5_done, [_fail_lost])
+    _paths.upon(R0_awaiting_offer, cancel, R5_done, [_close_subchannel, _fail_cancelled])
 
-    R1_deciding.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
-                     outputs=[_send_resume_accept])
+    _paths.upon(R1_deciding, _accept_file, R3_receiving, [_send_accept, _use_writer])
+    _paths.upon(R1_deciding, _accept_directory, R2_awaiting_header, [_send_accept])
+    _paths.upon(R1_deciding, _accept_empty, R4_awaiting_close, [_send_accept, _complete_empty])
+    _paths.upon(R1_deciding, reject, R5_done, [_send_reject, _finish_rejected])
+    _paths.upon(R1_deciding, _got_offer, R5_done, [_close_subchannel, _fail_second_offer])
+    _paths.upon(R1_deciding, _got_bad, R5_done, [_close_subchannel, _fail_bad])
+    _paths.upon(R1_deciding, lost, R5_done, [_fail_lost])
+    _paths.upon(R1_deciding, cancel, R5_done, [_send_reject, _finish_rejected])
+
+    _paths.upon(R1_deciding, _accept_resuming, R6_awaiting_resume_answer, [_send_resume_accept])
 
     # our answer waits until what an earlier session left is checked
-    R1_deciding.upon(_check_kept_first, enter=R7_checking_kept, outputs=[_start_check])
-    R7_checking_kept.upon(_accept_file, enter=R3_receiving, outputs=[_send_accept, _use_writer])
-    R7_checking_kept.upon(_accept_directory, enter=R2_awaiting_header, outputs=[_send_accept])
-    R7_checking_kept.upon(_accept_resuming, enter=R6_awaiting_resume_answer,
-                          outputs=[_send_resume_accept])
+    _paths.upon(R1_deciding, _check_kept_first, R7_checking_kept, [_start_check])
+    _paths.upon(R7_checking_kept, _accept_file, R3_receiving, [_send_accept, _use_writer])
+    _paths.upon(R7_checking_kept, _accept_directory, R2_awaiting_header, [_send_accept])
+    _paths.upon(R7_checking_kept, _accept_resuming, R6_awaiting_resume_answer,
+                [_send_resume_accept])
     # (a sink whose file cannot be opened was aborted already; else it keeps its bytes)
-    R7_checking_kept.upon(reject, enter=R5_done, outputs=[_send_reject, _suspend, _finish_rejected])
-    R7_checking_kept.upon(_got_offer, enter=R5_done,
-                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_second_offer])
-    R7_checking_kept.upon(_got_bad, enter=R5_done,
-                          outputs=[_stop_check, _suspend, _close_subchannel, _fail_bad])
-    R7_checking_kept.upon(lost, enter=R5_done, outputs=[_stop_check, _suspend, _fail_lost])
-    R7_checking_kept.upon(cancel, enter=R5_done,
-                          outputs=[_stop_check, _send_reject, _suspend, _finish_rejected])
+    _paths.upon(R7_checking_kept, reject, R5_done, [_send_reject, _suspend, _finish_rejected])
+    _paths.upon(R7_checking_kept, _got_offer, R5_done,
+                [_stop_check, _suspend, _close_subchannel, _fail_second_offer])
+    _paths.upon(R7_checking_kept, _got_bad, R5_done,
+                [_stop_check, _suspend, _close_subchannel, _fail_bad])
+    _paths.upon(R7_checking_kept, lost, R5_done, [_stop_check, _suspend, _fail_lost])
+    _paths.upon(R7_checking_kept, cancel, R5_done,
+                [_stop_check, _send_reject, _suspend, _finish_rejected])
 
-    R6_awaiting_resume_answer.upon(_got_resume_header, enter=R3_receiving,
-                                   outputs=[_use_writer])
-    R6_awaiting_resume_answer.upon(_got_bad, enter=R5_done,
-                                   outputs=[_suspend, _close_subchannel, _fail_bad])
-    R6_awaiting_resume_answer.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
-    R6_awaiting_resume_answer.upon(cancel, enter=R5_done,
-                                   outputs=[_send_cancel, _suspend, _fail_cancelled])
+    _paths.upon(R6_awaiting_resume_answer, _got_resume_header, R3_receiving, [_use_writer])
+    _paths.upon(R6_awaiting_resume_answer, _got_bad, R5_done,
+                [_suspend, _close_subchannel, _fail_bad])
+    _paths.upon(R6_awaiting_resume_answer, lost, R5_done, [_suspend, _fail_lost])
+    _paths.upon(R6_awaiting_resume_answer, cancel, R5_done,
+                [_send_cancel, _suspend, _fail_cancelled])
 
-    R2_awaiting_header.upon(_got_header, enter=R3_receiving, outputs=[_use_writer])
-    R2_awaiting_header.upon(_got_bad, enter=R5_done,
-                            outputs=[_discard, _close_subchannel, _fail_bad])
-    R2_awaiting_header.upon(lost, enter=R5_done, outputs=[_suspend, _fail_lost])
-    R2_awaiting_header.upon(cancel, enter=R5_done,
-                            outputs=[_send_cancel, _suspend, _fail_cancelled])
+    _paths.upon(R2_awaiting_header, _got_header, R3_receiving, [_use_writer])
+    _paths.upon(R2_awaiting_header, _got_bad, R5_done, [_discard, _close_subchannel, _fail_bad])
+    _paths.upon(R2_awaiting_header, lost, R5_done, [_suspend, _fail_lost])
+    _paths.upon(R2_awaiting_header, cancel, R5_done, [_send_cancel, _suspend, _fail_cancelled])
 
-    R3_receiving.upon(_got_data, enter=R3_receiving, outputs=[_write_data])
-    R3_receiving.upon(_got_ack, enter=R3_receiving, outputs=[_verify_ack])
-    R3_receiving.upon(_got_announcement, enter=R3_receiving, outputs=[_as_early])
-    R3_receiving.upon(_got_ack_more, enter=R2_awaiting_header,
-                      outputs=[_send_our_ack, _keep_file])
-    R3_receiving.upon(_got_ack_last, enter=R4_awaiting_close,
-                      outputs=[_send_our_ack, _keep_file])
-    R3_receiving.upon(_got_mismatch, enter=R5_done,
-                      outputs=[_send_our_ack, _discard_file, _discard, _close_subchannel,
-                               _fail_mismatch])
-    R3_receiving.upon(_keep_failed, enter=R5_done,
-                      outputs=[_send_our_ack, _discard_file, _discard, _close_subchannel,
-                               _fail_keep])
-    R3_receiving.upon(_got_bad, enter=R5_done,
-                      outputs=[_discard_file, _discard, _close_subchannel, _fail_bad])
-    R3_receiving.upon(lost, enter=R5_done, outputs=[_suspend_file, _suspend, _fail_lost])
-    R3_receiving.upon(cancel, enter=R5_done,
-                      outputs=[_send_cancel, _suspend_file, _suspend, _fail_cancelled])
+    _paths.upon(R3_receiving, _got_announcement, R3_receiving, [_as_early])
+    _paths.upon(R3_receiving, _got_ack_more, R2_awaiting_header, [_send_our_ack, _keep_file])
+    _paths.upon(R3_receiving, _got_ack_last, R4_awaiting_close, [_send_our_ack, _keep_file])
+    _paths.upon(R3_receiving, _got_mismatch, R5_done,
+                [_send_our_ack, _discard_file, _discard, _close_subchannel,
+                 _fail_mismatch])
+    _paths.upon(R3_receiving, _keep_failed, R5_done,
+                [_send_our_ack, _discard_file, _discard, _close_subchannel,
+                 _fail_keep])
+    _paths.upon(R3_receiving, _got_bad, R5_done,
+                [_discard_file, _discard, _close_subchannel, _fail_bad])
+    _paths.upon(R3_receiving, lost, R5_done, [_suspend_file, _suspend, _fail_lost])
+    _paths.upon(R3_receiving, cancel, R5_done,
+                [_send_cancel, _suspend_file, _suspend, _fail_cancelled])
 
     # everything is verified and in place: the offering side closes
-    R4_awaiting_close.upon(lost, enter=R5_done, outputs=[_succeed])
-    R4_awaiting_close.upon(_got_offer, enter=R5_done,
-                           outputs=[_close_subchannel, _succeed])
-    R4_awaiting_close.upon(_got_bad, enter=R5_done, outputs=[_close_subchannel, _succeed])
-    R4_awaiting_close.upon(cancel, enter=R5_done, outputs=[_close_subchannel, _succeed])
+    _paths.upon(R4_awaiting_close, lost, R5_done, [_succeed])
+    _paths.upon(R4_awaiting_close, _got_offer, R5_done, [_close_subchannel, _succeed])
+    _paths.upon(R4_awaiting_close, _got_bad, R5_done, [_close_subchannel, _succeed])
+    _paths.upon(R4_awaiting_close, cancel, R5_done, [_close_subchannel, _succeed])
 
-    # what a record is, by state: an offer, a header, the answer to our
-    # resume request; data and acknowledgements only while receiving
-    R0_awaiting_offer.upon(_got_announcement, enter=R0_awaiting_offer, outputs=[_as_offer])
-    R2_awaiting_header.upon(_got_announcement, enter=R2_awaiting_header, outputs=[_as_header])
-    R6_awaiting_resume_answer.upon(_got_announcement, enter=R6_awaiting_resume_answer,
-                                   outputs=[_as_resume_answer])
+    # what a record is, by state: an offer, the answer to our resume
+    # request (a header: R2's row); data and acknowledgements only while
+    # receiving (R3's row)
+    _paths.upon(R0_awaiting_offer, _got_announcement, R0_awaiting_offer, [_as_offer])
+    _paths.upon(R6_awaiting_resume_answer, _got_announcement, R6_awaiting_resume_answer,
+                [_as_resume_answer])
     for _state in (R1_deciding, R7_checking_kept, R4_awaiting_close):
-        _state.upon(_got_announcement, enter=_state, outputs=[_as_offer])
+        _paths.upon(_state, _got_announcement, _state, [_as_offer])
     for _state in (R0_awaiting_offer, R1_deciding, R2_awaiting_header, R4_awaiting_close,
                    R6_awaiting_resume_answer, R7_checking_kept):
-        _state.upon(_got_data, enter=_state, outputs=[_stray_data])
-        _state.upon(_got_ack, enter=_state, outputs=[_stray_ack])
+        _paths.upon(_state, _got_data, _state, [_stray_data])
+        _paths.upon(_state, _got_ack, _state, [_stray_ack])
     del _state
 
     # over: a decision that comes late gives its sink back; the rest is noise
-    R5_done.upon(_accept_file, enter=R5_done, outputs=[_discard_writer, _discard_given_sink])
-    R5_done.upon(_accept_directory, enter=R5_done, outputs=[_discard_given_sink])
-    R5_done.upon(_accept_empty, enter=R5_done, outputs=[_discard_given_sink])
-    R5_done.upon(_accept_resuming, enter=R5_done, outputs=[_discard_given_sink])
-    R5_done.upon(_check_kept_first, enter=R5_done, outputs=[_discard_given_sink])
-    R5_done.upon(_got_header, enter=R5_done, outputs=[_discard_writer])
+    _paths.upon(R5_done, _accept_file, R5_done, [_discard_writer, _discard_given_sink])
+    _paths.upon(R5_done, _accept_directory, R5_done, [_discard_given_sink])
+    _paths.upon(R5_done, _accept_empty, R5_done, [_discard_given_sink])
+    _paths.upon(R5_done, _accept_resuming, R5_done, [_discard_given_sink])
+    _paths.upon(R5_done, _check_kept_first, R5_done, [_discard_given_sink])
+    _paths.upon(R5_done, _got_header, R5_done, [_discard_writer])
     for _input in (_got_offer, _got_bad, reject, lost, cancel, _got_data, _got_ack,
                    _got_announcement):
-        R5_done.upon(_input, enter=R5_done, outputs=[])
+        _paths.upon(R5_done, _input, R5_done, [])
     del _input
 
 

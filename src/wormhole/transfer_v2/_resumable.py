@@ -74,6 +74,16 @@ def write_state(path, temporary, lines):
                       temporary)
 
 
+def _new_file(path):
+    """The new file ``path`` (exclusively, never through a link), or None
+    when the name exists. A folder's next file nearly always is new: one
+    create, not a failed reopen before it, and nothing to cut (issue 25)."""
+    try:
+        return _nofollow.create_file(path, FILE_MODE)
+    except FileExistsError:
+        return None
+
+
 @implementer(IResumableSink)
 class ResumableFileSink:
     """One offered file, into ``directory``, resumable (the "resume"
@@ -197,6 +207,7 @@ class ResumableDirectorySink(DirectorySink):
         self.resume = None
         self._journal_next = 0  # journal lines written (a prefix of the offer)
         self._kept_later = {}  # index: (size, digest) of kept files journaled later
+        self._journal = None  # the journal, open for appending (_journal_file)
 
     def check_kept(self, cancelled=_hashing.never):
         if any(os.path.lexists(p) for p in (self._tmp, self._journal_path, self._journal_temp)):
@@ -276,9 +287,15 @@ class ResumableDirectorySink(DirectorySink):
                     tuple(size for size, _ in done))
 
     def _forget(self):
+        self._close_journal()
         for path in (self._tmp, self._journal_path, self._journal_temp):
             _nofollow.remove(path)
         self._made = set()
+
+    def _close_journal(self):
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
 
     def _start_over(self):
         self._forget()
@@ -287,21 +304,30 @@ class ResumableDirectorySink(DirectorySink):
         self._journal_next = 0
 
     def _write_journal(self, done):
+        self._close_journal()  # it would append to the file this replaces
         write_state(self._journal_path, self._journal_temp, [self._identity] + [
             {"bytes": size, "hash": digest.hex()} for size, digest in done])
 
     def _journal_file(self, size, digest):
         # one short append per verified file: no rewrite, no fsync (a kill
         # loses at most this line, and that file is then asked for again);
-        # kept files that wait behind one that came again follow it
+        # kept files that wait behind one that came again follow it. The
+        # journal stays open from its first line to the sink's end (opened
+        # once without following a link, not once per file: issue 25)
         done = [(size, digest)]
         self._journal_next += 1
         while self._journal_next in self._kept_later:
             done.append(self._kept_later.pop(self._journal_next))
             self._journal_next += 1
-        _nofollow.append(self._journal_path, "".join(
-            json.dumps({"bytes": size, "hash": digest.hex()}) + "\n"
-            for size, digest in done).encode())
+        if self._journal is None:
+            self._journal = os.fdopen(_nofollow.reopen(
+                self._journal_path, os.O_WRONLY | os.O_APPEND), "ab", buffering=0)
+        # json.dumps's own text for these two fields, without its call;
+        # unbuffered: the line is in the file before the next file starts
+        view = memoryview("".join(f'{{"bytes": {size}, "hash": "{digest.hex()}"}}\n'
+                                  for size, digest in done).encode())
+        while view:
+            view = view[self._journal.write(view):]
 
     # -- writing ---------------------------------------------------------------
     def open_file(self, path, header):
@@ -318,9 +344,11 @@ class ResumableDirectorySink(DirectorySink):
                               "which we did not ask for")
             hasher = held.hasher.copy()
         target = self._folder_for(path)
-        f = os.fdopen(_nofollow.open_or_create(target, mode=FILE_MODE), "r+b")
-        f.seek(offset)
-        f.truncate()
+        f = None if offset else _new_file(target)
+        if f is None:  # a kept file continued, or one received again over itself
+            f = os.fdopen(_nofollow.reopen(target, os.O_RDWR), "r+b")
+            f.seek(offset)
+            f.truncate()
         return JournaledFile(target, header.bytes, self._journal_file, f=f, hasher=hasher,
                               received=offset, mode=mode_of(self, header))
 
@@ -378,6 +406,7 @@ class ResumableDirectorySink(DirectorySink):
 
     def complete(self):
         super().complete()
+        self._close_journal()
         _nofollow.remove(self._journal_path)
 
     def abort(self):
@@ -386,6 +415,7 @@ class ResumableDirectorySink(DirectorySink):
     def suspend(self):
         # the folder and its journal stay for a later session, unless
         # nothing arrived at all
+        self._close_journal()
         try:
             if not os.listdir(self._tmp):
                 self._forget()

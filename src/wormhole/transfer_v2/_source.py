@@ -23,11 +23,18 @@ from ..errors import TransferError
 from . import _framing, _hashing
 from . import _messages as M
 
-# "A good default to choose in 2022 is 16KiB": we take the largest the
-# spec allows, fewer records per byte (docs/transfer-v2.md "Message size")
-DATA_CHUNK = M.MAX_DATA_PAYLOAD
+# "A good default to choose in 2022 is 16KiB": we take nearly the largest
+# the spec allows (65535), fewer records per byte (docs/transfer-v2.md
+# "Message size"): 30 bytes less, so that the framed record and the
+# Dilation DATA record around it are one Noise message
+# (_framing.ONE_MESSAGE): the largest made every record two, two AEAD
+# calls on each side and a 64 KiB copy to join them at the receiver
+DATA_CHUNK = _framing.ONE_MESSAGE - _framing.HEADER - 1
 # bytes sent in one reactor turn before the streamer lets others run
 TURN_BUDGET = 4 * 1024 * 1024
+# a data record is cut short to fill the batch a burst gathers (a header,
+# the end of the previous file) when at least this much still fits
+MIN_FILL = 1024
 
 
 class SourceChanged(TransferError):
@@ -264,6 +271,7 @@ class Streamer:
                  progress=lambda n: None, resume=None, file_started=None):
         self._clock = clock
         self._transport = transport
+        self._room = _framing.room_of(transport)
         files = list(outgoing.files)
         self._files = files[resume.skip if resume else 0:]
         self._resumed_file = None  # the file whose data starts at resume.offset
@@ -364,7 +372,15 @@ class Streamer:
                 self._open_next()
             current = self._current
             f, fh, hasher = current[0], current[1], current[2]
-            chunk = fh.read(min(DATA_CHUNK, f.size - current[3]))
+            want = min(DATA_CHUNK, f.size - current[3])
+            # what a burst gathered (a small file, a header) is topped up
+            # to one full Noise message rather than sent as its own record
+            # before a full frame (_framing.ONE_MESSAGE): small files
+            # travel in fewer Dilation records
+            room = self._room()
+            if room is not None and MIN_FILL <= room < want:
+                want = room
+            chunk = fh.read(want)
             if chunk:
                 hasher.update(chunk)
                 current[3] += len(chunk)

@@ -1,6 +1,7 @@
-"""The per-state hot paths of the Dilation machines (_state_paths): the
-attributes the per-record path calls are a function of the state, set
-first in every transition, and a nested transition leaves its own row."""
+"""The per-state hot paths of the Dilation machines and of transfer-v2's
+receiver (_state_paths): the attributes the per-record path calls are a
+function of the state, set first in every transition, and a nested
+transition leaves its own row."""
 
 from automat import MethodicalMachine
 from twisted.trial import unittest
@@ -10,8 +11,10 @@ from wormhole._dilation._inbound import Inbound
 from wormhole._dilation._outbound import Outbound
 from wormhole._dilation._state_paths import StatePaths
 from wormhole._dilation._subchannel import SubChannel
+from wormhole.transfer_v2._receiving import OfferReceiver
 
-MACHINES = (DilatedConnectionProtocol, Inbound, Outbound, SubChannel)
+# transfer-v2's receiving machine uses the same rows (issue 25)
+MACHINES = (DilatedConnectionProtocol, Inbound, Outbound, SubChannel, OfferReceiver)
 
 
 class Rows(unittest.TestCase):

@@ -59,6 +59,7 @@ class Receiving(unittest.TestCase):
             self.p.dataReceived(piece)
         [incoming] = self.offers
         incoming.accept(self.dir)
+        self.clock.advance(0)  # the receiver's answers leave at the turn's end
         self.assertEqual(written_records(self.t), [M.OfferAccept()])
         for piece in rest:
             self.p.dataReceived(piece)
@@ -80,6 +81,21 @@ class Receiving(unittest.TestCase):
         offer, rest = self.stream(b"x" * 100_000)
         received = self.receive(([offer], [rest]))
         self.assertEqual(os.path.getsize(received.path), 100_000)
+
+    def test_closed_within_the_turn(self):
+        """The file's last records and the peer's close in one turn (a
+        sender that gave up): our FileAcknowledge, held for the turn's
+        end, is not written to the closed subchannel."""
+        offer, rest = self.stream(b"y" * 1000)
+        self.p.dataReceived(offer)
+        [incoming] = self.offers
+        incoming.accept(self.dir)
+        self.clock.advance(0)
+        written = self.t.value()
+        self.p.dataReceived(rest)
+        self.p.connectionLost(None)
+        self.clock.advance(0)
+        self.assertEqual(self.t.value(), written)
 
     def test_huge_length_before_the_offer(self):
         """A first header announcing 4 GiB: refused with those 4 bytes,

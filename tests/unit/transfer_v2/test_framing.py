@@ -9,9 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
+from wormhole._dilation import _records as DR
 from wormhole.transfer_v2 import _framing as F
 from wormhole.transfer_v2 import _messages as M
+from wormhole.transfer_v2 import _source as S
 from wormhole.transfer_v2 import _versions as V
+
+from ..dilation.test_framing import pair
 
 # records of every kind the text defines, and of a reserved one (the
 # framing carries it; the parser refuses it later), up to their limits
@@ -118,21 +122,35 @@ class Burst(unittest.TestCase):
         self.assertEqual(t.written, [stream_of(rs)])
 
     def test_batches_are_bounded(self):
-        """Held frames are written once they reach BATCH_BYTES; a large
-        frame with nothing held goes out alone, as it is; the stream
-        is the same as one write per record."""
+        """What was held is written before a frame that would take it past
+        BATCH_BYTES; a frame that large goes out alone, as it is (the
+        Streamer's full data frame is exactly BATCH_BYTES, a 65535-byte
+        record more); the stream is the same as one write per record."""
         t = Transport()
         _, writer = F.pipe(t, framed=True)
-        big = b"\x05" + b"x" * M.MAX_DATA_PAYLOAD
-        rs = [big, b"\x03", big, b"\x05" + b"y" * 30000, b"\x04", big]
+        full = b"\x05" + b"x" * S.DATA_CHUNK
+        largest = b"\x05" + b"z" * M.MAX_DATA_PAYLOAD
+        small = [b"\x05" + b"y" * 30000, b"\x04"]
+        rs = [full, b"\x03", full, *small, largest, b"\x06", b"\x06"]
         with F.burst(writer):
             for r in rs:
                 writer.write(r)
+        self.assertEqual(len(F.frame(full)), F.BATCH_BYTES)
         self.assertEqual(b"".join(t.written), stream_of(rs))
-        self.assertEqual(t.written[0], F.frame(big))
-        self.assertEqual(len(t.written), 3)
-        self.assertTrue(all(len(w) < 3 * F.BATCH_BYTES for w in t.written))
+        self.assertEqual(t.written, [F.frame(full), F.frame(b"\x03"), F.frame(full),
+                                     stream_of(small), F.frame(largest),
+                                     stream_of([b"\x06", b"\x06"])])
         self.assertEqual(deliver([b"".join(t.written)])[0], rs)
+
+    def test_full_data_record_is_one_noise_message(self):
+        """The Streamer's full data record, framed, in the Dilation DATA
+        record that carries it, is sealed as one Noise message (one AEAD
+        call each way, spec 000 "L2 Message Framing"); one byte more, two."""
+        sender, _ = pair()
+        for payload, messages in ((S.DATA_CHUNK, 1), (S.DATA_CHUNK + 1, 2)):
+            write = F.frame(b"\x05" + bytes(payload))
+            head, body = DR.encode_record_parts(DR.data_unchecked(3, 0, write))
+            self.assertEqual(len(sender.encrypt_parts(head, body)), 1 + messages)
 
     def test_nested_and_failing_bursts_flush(self):
         """An inner burst leaves the writing to the outer one; a burst
@@ -162,11 +180,66 @@ class Burst(unittest.TestCase):
             self.assertTrue(t.lost)
         self.assertEqual(t.written, [F.frame(b"\x04")])
 
+    def test_answers_leave_at_the_turn_end(self):
+        """answers: what is written while handling the turn's deliveries,
+        bursts included, goes out in one write when the turn ends (one
+        call, made only when something was written)."""
+        t, calls = Transport(), []
+        _, writer = F.pipe(t, framed=True)
+
+        def call_later(delay, f):
+            calls.append((delay, f))
+        with F.answers(writer, call_later):
+            pass  # nothing to answer: nothing scheduled
+        self.assertEqual(calls, [])
+        for delivery in ([b"\x06"], [b"\x06", b"\x06"]):
+            with F.answers(writer, call_later):
+                with F.burst(writer):
+                    for r in delivery:
+                        writer.write(r)
+        self.assertEqual((t.written, len(calls), calls[0][0]), ([], 1, 0))
+        calls[0][1]()
+        self.assertEqual(t.written, [stream_of([b"\x06"] * 3)])
+        writer.write(b"\x04")  # the turn is over: at once
+        self.assertEqual(t.written[-1], F.frame(b"\x04"))
+
+    def test_close_within_the_turn(self):
+        """A close before the turn ends writes what was held first; the
+        turn's end then writes nothing; an answer ended by an exception
+        is written at once."""
+        t, calls = Transport(), []
+        _, writer = F.pipe(t, framed=True)
+        with F.answers(writer, lambda delay, f: calls.append(f)):
+            writer.write(b"\x06")
+        writer.loseConnection()
+        self.assertEqual((t.written, t.lost), ([F.frame(b"\x06")], True))
+        calls[0]()
+        self.assertEqual(t.written, [F.frame(b"\x06")])
+        t2 = Transport()
+        _, writer = F.pipe(t2, framed=True)
+        with self.assertRaises(ZeroDivisionError):
+            with F.answers(writer, self.fail):
+                writer.write(b"\x06")
+                1 / 0
+        self.assertEqual(t2.written, [F.frame(b"\x06")])
+
+    def test_lost_within_the_turn(self):
+        """The subchannel lost before the turn ends (the peer closed it):
+        what was held is dropped, the turn's end writes nothing."""
+        t, calls = Transport(), []
+        _, writer = F.pipe(t, framed=True)
+        with F.answers(writer, lambda delay, f: calls.append(f)):
+            writer.write(b"\x06")
+        F.lost(writer)
+        calls[0]()
+        self.assertEqual(t.written, [])
+        F.lost(F.pipe(t, framed=False)[1])  # nothing held without the feature
+
     def test_unframed_peer_writes_each_record(self):
         """Without the feature each write is a record: a burst holds nothing."""
         t = Transport()
         _, writer = F.pipe(t, framed=False)
-        with F.burst(writer):
+        with F.answers(writer, self.fail), F.burst(writer):
             writer.write(b"\x03")
             writer.write(b"\x04")
             self.assertEqual(t.written, [b"\x03", b"\x04"])

@@ -91,6 +91,16 @@ class RoundTrip(unittest.TestCase):
         """parse(encode(r)) == r for every record kind."""
         self.assertEqual(_normal(M.parse_record(M.encode_record(record))), _normal(record))
 
+    @given(records)
+    def test_file_data_agrees(self, record):
+        """file_data (the receiver's shortcut for data) gives FileData's
+        payload, None for every other kind."""
+        payload = M.file_data(M.encode_record(record))
+        if isinstance(record, M.FileData):
+            self.assertEqual(bytes(payload), bytes(record.data))
+        else:
+            self.assertIsNone(payload)
+
     @given(text)
     def test_text(self, text):
         """parse_control(encode_control(Text)) round-trips any text."""
@@ -155,6 +165,8 @@ class Refusals(unittest.TestCase):
         self.assertEqual(len(M.encode_record(M.FileData(b"x" * 65535))), 65536)
         self.assertRaises(M.MessageError, M.FileData, b"x" * 65536)
         self.assertRaises(M.MessageError, M.parse_record, b"\x05" + b"x" * 65536)
+        self.assertRaises(M.MessageError, M.file_data, b"\x05" + b"x" * 65536)
+        self.assertIsNone(M.file_data(b""))
 
     def test_size_limits(self):
         """Control messages and offers beyond our limits are refused unparsed."""

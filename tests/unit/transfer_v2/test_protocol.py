@@ -10,6 +10,7 @@ import attr
 from twisted.internet import task
 from twisted.trial import unittest
 
+from wormhole._landing import _nofollow
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2._hashing import never
@@ -254,6 +255,30 @@ class DirectoryResume(_Base):
                          second.sent)
         self.assertEqual(second.resumed, [held.bytes])
 
+    def test_journal_opened_once(self):
+        """The journal is opened once for all the files it records (issue
+        25: not reopened per file), and what it recorded before a cut is
+        what the next offer holds."""
+        journal = os.path.join(self.dst, ".wormhole-partial-tree.resume.json")
+        opened = []
+        reopen = _nofollow.reopen
+
+        def counting(path, *args, **kw):
+            opened.append(path)
+            return reopen(path, *args, **kw)
+        self.patch(_nofollow, "reopen", counting)
+        first = self.offer(stop_after=320_000)  # cut in "3/x", after "2"
+        self.assertIsInstance(first.receiver_result[0], ReceiveFailed)
+        self.assertEqual(opened.count(journal), 1)
+        with open(journal, "rb") as f:
+            self.assertEqual(len(f.read().splitlines()), 1 + 2)  # the offer, 2 files
+        del opened[:]
+        second = self.offer()
+        self.assertEqual(second.sink.resume.files, 2)
+        self.assertIsInstance(second.receiver_result[0], Received)
+        self.assertEqual(read_tree(os.path.join(self.dst, "tree")),
+                         read_tree(os.path.join(self.src, "tree")))
+
     def test_resume_between_files(self):
         """Cut right after a file was verified: the next offer starts at the
         next file (offset 0), skipping the kept ones."""
@@ -452,7 +477,7 @@ class Failures(_Base):
 # KeepingWhatMatches: files of two data records each; a cut after the
 # first record of the fifth file
 SIZE = 100_000
-FIRST = M.MAX_DATA_PAYLOAD
+FIRST = S.DATA_CHUNK
 CUT_IN_E = 4 * SIZE + 1
 
 

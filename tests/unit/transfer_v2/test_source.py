@@ -8,6 +8,7 @@ import os
 from twisted.internet import task
 from twisted.trial import unittest
 
+from wormhole.transfer_v2 import _framing as F
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _source as S
 
@@ -212,3 +213,71 @@ class Sources(unittest.TestCase):
         path = os.path.join(self.root, "d", "b")
         if change == "vanish":
             os.rename(path + ".gone", path)
+
+
+class _Writes:
+    """A subchannel that keeps each write as it is (under a FramedWriter)."""
+
+    def __init__(self):
+        self.written = []
+
+    def write(self, data):
+        self.written.append(bytes(data))
+
+    def registerProducer(self, producer, streaming):
+        pass
+
+    def unregisterProducer(self):
+        pass
+
+
+class Packing(unittest.TestCase):
+    """Framed records from the Streamer (issue 25): each subchannel write
+    fits one Noise message (_framing.BATCH_BYTES), a large file's data goes
+    as full records, and small files fill the batches instead of leaving
+    one short write before each full one."""
+
+    def stream(self, sizes):
+        root = os.path.abspath(self.mktemp())
+        os.makedirs(root)
+        contents = {}
+        for i, size in enumerate(sizes):
+            contents[f"f{i}"] = os.urandom(size)
+            with open(os.path.join(root, f"f{i}"), "wb") as f:
+                f.write(contents[f"f{i}"])
+        t, done = _Writes(), []
+        writer = F.FramedWriter(t)
+        streamer = S.Streamer(task.Clock(), writer, S.prepare(root), lambda n, h: None,
+                              lambda: done.append(True), self.fail)
+        streamer.start()
+        self.assertEqual(done, [True])
+        records = [M.parse_record(r) for r in F.Deframer().feed(b"".join(t.written))]
+        # the same bytes in the same order, however they were cut
+        data = {}
+        name = None
+        for r in records:
+            if isinstance(r, M.FileOffer):
+                name = r.filename
+                data[name] = b""
+            else:
+                data[name] += bytes(r.data)
+        self.assertEqual(data, contents)
+        return t.written, records
+
+    def test_small_files_fill_batches(self):
+        """Six files of 100 KiB: every write but the last is full."""
+        written, _ = self.stream([100 * 1024] * 6)
+        self.assertEqual([len(w) for w in written[:-1]], [F.BATCH_BYTES] * 9)
+        # 600 KiB and six headers in 10 writes, not the 18 of one short
+        # write before each full one
+        self.assertEqual(len(written), 10)
+
+    def test_large_file_full_records(self):
+        """After the first, which fills the batch its header began, a
+        file's data goes in full records, each write one record."""
+        written, records = self.stream([4 * S.DATA_CHUNK])
+        data = [len(r.data) for r in records if isinstance(r, M.FileData)]
+        self.assertEqual(len(written[0]), F.BATCH_BYTES)
+        self.assertEqual(data[1:4], [S.DATA_CHUNK] * 3)
+        self.assertEqual([len(w) for w in written[1:4]], [F.BATCH_BYTES] * 3)
+        self.assertEqual(sum(data), 4 * S.DATA_CHUNK)
