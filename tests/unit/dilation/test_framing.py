@@ -11,22 +11,7 @@ from twisted.trial import unittest
 from wormhole._dilation import _framing as F
 
 from ...dilation._streams import split_at
-
-KEY = b"\x01" * 32
-
-
-def pair(key_l=KEY, key_f=KEY):
-    """A Leader and a Follower session after the Noise handshake."""
-    leader = F.NoiseSession(F.derive_dilation_key(key_l), True)
-    follower = F.NoiseSession(F.derive_dilation_key(key_f), False)
-    r_f = F.FrameReader(b"")
-    r_l = F.FrameReader(b"")
-    [m1] = r_f.add_data(leader.write_handshake())
-    follower.read_handshake(m1)
-    [m2] = r_l.add_data(follower.write_handshake())
-    leader.read_handshake(m2)
-    return leader, follower
-
+from ._noise_pair import KEY, pair
 
 class Constants(unittest.TestCase):
     def test_lines(self):

@@ -15,7 +15,7 @@ from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _source as S
 from wormhole.transfer_v2 import _versions as V
 
-from ..dilation.test_framing import pair
+from ..dilation._noise_pair import pair
 
 # records of every kind the text defines, and of a reserved one (the
 # framing carries it; the parser refuses it later), up to their limits
