@@ -356,3 +356,37 @@ class Share(_CLIBase):
         self.assertIn(b"Session complete.", b.stderr)
         self.assertEqual(os.listdir(self.dst), ["from-a"])
         self.assertEqual(read_tree(os.path.join(there, "from-b")), {"x": b"x", "y/z": b"zz"})
+
+
+class ShareBothDecline(_CLIBase):
+    @defer.inlineCallbacks
+    def test_both_decline(self):
+        """Both sides offer a name the other already has, with input
+        ended at once: each refuses the other's offer, and each hears its
+        own offer declined (exit 3 on both), never "the peer ended the
+        session": a side ends the session only once the offers the peer
+        announced came and had its answer, and its refusal leaves before
+        its close (docs/transfer-v2.md "wormhole share"). Three rounds:
+        which side ends first is a race."""
+        for round_ in range(3):
+            here, there = (os.path.abspath(self.mktemp()) for _ in range(2))
+            for folder, data in ((here, b"here"), (there, b"there")):
+                os.makedirs(folder)
+                with open(os.path.join(folder, "same.txt"), "wb") as f:
+                    f.write(data)
+            a = self.spawn(self.ours("share", "--accept-file", "--hide-progress", "same.txt"),
+                           f"a{round_}", cwd=here, stdin=b"")
+            m = yield a.wait_for(rb"wormhole share --code (\S+)")
+            b = self.spawn(self.ours("share", "--accept-file", "--hide-progress", "--code",
+                                     m.group(1).decode(), "same.txt"), f"b{round_}", cwd=there,
+                           stdin=b"")
+            self.runs = (a, b)
+            yield defer.gatherResults([a.ended, b.ended])
+            for run in (a, b):
+                self.assertExit(run, 3)
+                self.assertIn(b"Sending: the receiver declined: transfer rejected", run.stderr,
+                              run.describe())
+                self.assertNotIn(b"ended the session", run.stderr, run.describe())
+            for folder, data in ((here, b"here"), (there, b"there")):
+                with open(os.path.join(folder, "same.txt"), "rb") as f:
+                    self.assertEqual(f.read(), data)

@@ -26,6 +26,11 @@ from ._failures import outcome
 from ._wording import describe, written_to
 
 
+# how long a session we end waits for the peer's session-totals it has
+# not said yet (it says them as its session opens: only a race needs this)
+TOTALS_WAIT = 5.0
+
+
 class Receiving:
     """Decides about each incoming offer, one question at a time.
     ``ask(reactor, cfg, prompt)`` fires with the human's answer;
@@ -40,6 +45,10 @@ class Receiving:
         self._questions = defer.DeferredLock()
         self.cwd = os.path.abspath(cfg.cwd or os.getcwd())
         self.done = []       # when_done() of every accepted offer
+        self._decisions = []  # our answer to each offer: fires once it is out
+        self._announced = None  # how many offers the peer's session-totals said
+        self._totals_came = []  # waiting for those totals (answered())
+        self._all_came = []  # waiting for the announced offers (answered())
         self.failures = []   # an exception per offer that did not complete
         self._unsaid = []    # the first one's line, kept while it is the only offer
         self.offers = 0
@@ -64,6 +73,12 @@ class Receiving:
         time, are ignored (the bars are placed already)."""
         if self._total is None and self.offers == 0 and offers > 1:
             self._total = SessionTotal(self._cfg, nbytes, clock=self._reactor.seconds)
+        if self._announced is None:
+            self._announced = offers
+            waiting, self._totals_came = self._totals_came, []
+            for came in waiting:
+                came.callback(None)
+            self._all_announced_came()
 
     def _close_total(self):
         if self._total is not None:
@@ -151,8 +166,37 @@ class Receiving:
             self._say_unsaid()
         self._flow.offer_came(incoming)
         incoming.when_done().addBoth(self._offer_ended, incoming)
-        self._questions.run(self._decide, incoming, self.offers).addErrback(
-            lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}"))
+        self._decisions.append(self._questions.run(self._decide, incoming, self.offers).addErrback(
+            lambda f: incoming.reject(f"the receiver failed: {f.getErrorMessage()}")))
+        self._all_announced_came()
+
+    @defer.inlineCallbacks
+    def answered(self, totals_coming=False):
+        """Fires once every offer the peer announced (its session-totals;
+        with ``totals_coming``, once they came, within TOTALS_WAIT seconds)
+        has come and every offer that came has had our answer (an
+        accepted one: its transfer started, not finished). Without
+        totals, the offers that came so far."""
+        if totals_coming and self._announced is None:
+            came = defer.Deferred()
+            self._totals_came.append(came)
+            # a peer that declared the feature and says nothing (an older
+            # release of ours in share without paths): not waited for long
+            came.addTimeout(TOTALS_WAIT, self._reactor, onTimeoutCancel=lambda *_: None)
+            yield came
+        if self._announced is not None and self.offers < self._announced:
+            came = defer.Deferred()
+            self._all_came.append(came)
+            yield came
+        yield defer.DeferredList(list(self._decisions))
+
+    def _all_announced_came(self):
+        # called once an offer's decision is under way (answered() waits
+        # for it next), or when the totals come
+        if self._announced is not None and self.offers >= self._announced:
+            waiting, self._all_came = self._all_came, []
+            for came in waiting:
+                came.callback(None)
 
     def refused(self, error):
         """The session's ``on_refused``: an offer the library refused
@@ -163,6 +207,7 @@ class Receiving:
         if self.offers > 1:
             self._say_unsaid()
         self._failed(error, "Refused")
+        self._all_announced_came()
 
     def _offer_ended(self, result, incoming):
         self._flow.offer_over(incoming)

@@ -20,7 +20,8 @@ from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._peer_error import PeerError
-from ._progress import end_questions, say
+from .._inactivity import give_up_after
+from ._progress import PEER_TIMEOUT_HINT, end_questions, say
 from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
@@ -105,6 +106,11 @@ def share(reactor, cfg):
         # a peer that stops on purpose says so in the mailbox: not waited for
         peer = PeerError.watching(w, session, "peer")
         failures = []
+        # the totals, 0 when we offer nothing: a peer that ends the session
+        # waits for them and for the offers they announce (session-totals
+        # feature; Receiving.answered)
+        if not outgoings:
+            session.announce_totals(0, 0)
         if outgoings:
             if session.negotiated.we_may_offer:
                 failures = yield peer.unless_error(
@@ -114,8 +120,23 @@ def share(reactor, cfg):
                 print("Not offering: the peer is in "
                       f"'{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
-        yield peer.unless_error(defer.DeferredList([lines.when_ended(), session.when_closed()],
+        closed = session.when_closed()
+        yield peer.unless_error(defer.DeferredList([lines.when_ended(), closed],
                                                    fireOnOneCallback=True))
+        if not closed.called:
+            # we end it: the offers the peer announced (session-totals,
+            # said before its first offer) come and get our answer first
+            # (the questions have theirs: input ended), bounded by
+            # --peer-timeout (then we close all the same: what did not come
+            # is the peer's to report); else an offer in flight, refused
+            # after our close, reads "the peer ended the session" there,
+            # not "declined"
+            answered = give_up_after(receiving.answered(session.totals_agreed),
+                                     reactor, cfg.peer_timeout,
+                                     "the peer's announced offers", PEER_TIMEOUT_HINT)
+            answered.addErrback(lambda _: None)
+            yield peer.unless_error(defer.DeferredList([answered, closed],
+                                                       fireOnOneCallback=True))
         yield peer.unless_error(session.close())
         # the peer may end the session while our human is asked
         end_questions(cfg)

@@ -212,7 +212,7 @@ class _OfferProtocol(Protocol):
             return self.machine.bad_bytes(e)
         # our answers to these records (FileAcknowledges), and to the
         # others this reactor turn delivers, go out together at its end
-        with _framing.answers(self._records()[1], self._session._reactor.callLater):
+        with _framing.answers(self._records()[1], self._session._at_turn_end):
             for record in records:
                 self.machine.got_record(record)
 
@@ -440,6 +440,7 @@ class TransferSession:
                 lambda status: (self._dilation_status(status), theirs and theirs(status)))
         self._free_space = free_space
         self._offers = set()
+        self._turn_end = []  # answers held for the reactor turn's end
         self._resume = False  # both declared the "resume" feature
         self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
@@ -484,6 +485,12 @@ class TransferSession:
         if self._our_control is None:
             raise TransferError("the session is not open")
         self._our_control.transport.write(M.encode_control(M.Text(message)))
+
+    @property
+    def totals_agreed(self):
+        """Both sides declared "session-totals": each says its totals
+        (``announce_totals``) before its first offer."""
+        return self._totals
 
     def announce_totals(self, offers, nbytes):
         """Tell the peer how many offers (and bytes) we are about to make
@@ -621,7 +628,31 @@ class TransferSession:
         for offer in list(self._offers):
             offer.session_over(reason)
 
+    def _at_turn_end(self, delay, write_held):
+        """``callLater(0, write_held)`` for the answers offer subchannels
+        hold to the end of the turn (``_framing.answers``), run together,
+        and at once when our control closes (``_close_control``)."""
+        self._turn_end.append(write_held)
+        if len(self._turn_end) == 1:
+            self._reactor.callLater(delay, self._end_turn)
+
+    def _end_turn(self):
+        pending, self._turn_end = self._turn_end, []
+        for write_held in pending:
+            write_held()
+
     def _close_control(self):
+        # what we answered this turn (a refusal, acknowledgements) goes
+        # before our control's close: the peer takes that close for the
+        # end of every offer still open, and one we refused would read
+        # "the peer ended the session" instead of our refusal. At the end
+        # of the turn: a close decided while a delivery is handled (our
+        # refusal of the offer it brought ended the session) comes before
+        # that delivery's answers are handed to _at_turn_end.
+        self._reactor.callLater(0, self._close_control_now)
+
+    def _close_control_now(self):
+        self._end_turn()
         self._our_control.transport.loseConnection()
 
     def _closed(self, reason):

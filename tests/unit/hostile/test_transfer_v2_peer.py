@@ -372,6 +372,7 @@ class UnansweredClose(unittest.TestCase):
         clock, w, s = self.opened()
         closed = s.close()
         [control] = w.dilated.endpoint.transports
+        clock.advance(0)  # our control closes at the turn's end (after its answers)
         self.assertTrue(control.disconnecting)  # our CLOSE went; no answer comes
         clock.advance(8.0 - 0.1)
         self.assertNoResult(closed)
@@ -387,3 +388,48 @@ class UnansweredClose(unittest.TestCase):
         clock.advance(0)
         self.assertEqual(self.successResultOf(closed), "closed")
         self.assertEqual(clock.getDelayedCalls(), [])
+
+
+class _Logged(StringTransport):
+    """A subchannel's transport writing into one log shared with the
+    other subchannels: the order on the connection."""
+
+    def __init__(self, name, log):
+        super().__init__()
+        self._name, self._log = name, log
+
+    def write(self, data):
+        self._log.append((self._name, "data"))
+        super().write(data)
+
+    def loseConnection(self):
+        self._log.append((self._name, "close"))
+        super().loseConnection()
+
+
+class CloseAfterAnswers(unittest.TestCase):
+    def test_a_refusal_leaves_before_the_control_close(self):
+        """A share side whose refusal of the peer's offer ends the session
+        (its own offers done, its input ended) decides to close while the
+        delivery that brought the offer is handled: the refusal, held for
+        the turn's end, still leaves before our control's close, or the
+        peer reads "the peer ended the session" for an offer we declined."""
+        clock = Clock()
+        log = []
+        w = _Wormhole(T.app_versions("connect"))
+
+        def refuse_and_end(incoming):
+            incoming.reject("transfer rejected")
+            s.close()
+        s = T.TransferSession(clock, w, "connect", on_offer=refuse_and_end)
+        started = s.start()
+        clock.advance(0)
+        self.successResultOf(started)
+        [control] = w.dilated.endpoint.transports
+        control.loseConnection = lambda: log.append(("control", "close"))
+        offer = _api._OfferInProtocol(s)
+        offer.makeConnection(_Logged("offer", log))
+        offer.dataReceived(_api._framing.frame(M.encode_record(M.FileOffer("f", 0, 10))))
+        self.assertEqual(log, [])  # nothing leaves inside the delivery
+        clock.advance(0)
+        self.assertEqual(log[:2], [("offer", "data"), ("control", "close")])
