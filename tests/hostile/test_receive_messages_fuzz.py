@@ -11,7 +11,7 @@ import re
 import shutil
 import tempfile
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
@@ -47,6 +47,11 @@ class ReceiveCommandFuzz(unittest.TestCase):
               suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(_MESSAGE, min_size=1, max_size=4),
            st.lists(st.binary(max_size=1500), max_size=3), st.booleans())
+    # found by this fuzz: the sender's cancel (an empty record) and an empty
+    # reason, on a connection whose close never reports, left the command
+    # waiting forever
+    @example(messages=[b'{"offer": {"file": {"filename": "a.txt", "filesize": 1}}}'],
+             records=[b"", b""], lose=False)
     def test_any_messages_then_any_records(self, messages, records, lose):
         """Any messages, then (if a file was accepted) any records and
         possibly a lost connection or silence past the peer timeout."""

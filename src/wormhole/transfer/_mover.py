@@ -334,6 +334,7 @@ class _ToPartial:
         # set by receive_file: stop waiting for the pipe (it may never
         # report the close we asked for, if the peer does not answer it)
         self.abandon = None
+        self._abandon_later = None  # that, right after a record (_fail)
 
     def registerProducer(self, producer, streaming):
         pass
@@ -346,9 +347,16 @@ class _ToPartial:
             self.error = error
             self._pipe.close()
             # not from inside a record the pipe is still delivering: the
-            # close ends the transfer then (the pipe fires its Deferred)
-            if abandon and self.abandon is not None:
-                self.abandon()
+            # close ends the transfer then (the pipe fires its Deferred);
+            # a close that never reports it (the connection does not
+            # answer) is abandoned right after that record all the same
+            # (the fuzz of tests/hostile found a sender's two empty
+            # records leaving the command waiting forever)
+            if self.abandon is not None:
+                if abandon:
+                    self.abandon()
+                elif self._clock is not None:
+                    self._abandon_later = self._clock.callLater(0, self.abandon)
 
     def _silent(self):
         self._fail(silence("the sender's data", self._timeout, self._timeout_hint))
@@ -357,6 +365,8 @@ class _ToPartial:
         if self._watchdog is not None:
             self._watchdog.stop()
         self._stop_waiting()
+        if self._abandon_later is not None and self._abandon_later.active():
+            self._abandon_later.cancel()
 
     def _stop_waiting(self):
         if self.stopping is not True and self.stopping is not None and self.stopping.active():
