@@ -85,7 +85,7 @@ class ProgramExit(_CLIBase):
 
     @defer.inlineCallbacks
     def test_text_reaches_a_pipe_whole(self):
-        """A text of ~60 KB received with stdout on a pipe (block-buffered):
+        """A text of ~65 KB received with stdout on a pipe (block-buffered):
         all of it arrives, then the newline; exit 0."""
         # printable: shown as it is (others are escaped, as the reference does)
         text = "".join(f"word {i} \u00fcber, " for i in range(4000))
