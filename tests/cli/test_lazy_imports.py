@@ -108,3 +108,23 @@ class LazyImports(unittest.TestCase):
         self.assertEqual(lines[1], "['Sending (tcp:1.2.3.4:5)..', "
                                    "'Sent 10 Bytes in 0.00 s (-) via tcp:1.2.3.4:5']")
         self.assertEqual(lines[2], "True True")
+
+    def test_transfer_v2_commands_leave_the_classic_machines_unloaded(self):
+        """The commands' modules load only the classic package's message
+        names (``wormhole.transfer._messages``); its protocol modules load
+        when a classic transfer uses them, and every public name is there
+        (``from wormhole.transfer import X`` as before)."""
+        out = _run(
+            "import sys\n"
+            "import wormhole.cli.cmd_receive, wormhole.cli.cmd_send\n"
+            "import wormhole.cli._receive_v2, wormhole.cli._send_paths, wormhole.cli._interrupt\n"
+            "print(sorted(m for m in sys.modules if m.startswith('wormhole.transfer.')))\n"
+            "import wormhole.transfer as t\n"
+            "print(all(hasattr(t, n) for n in t.__all__), set(t.__all__) <= set(dir(t)),\n"
+            "      hasattr(t, 'nope'))\n"
+            "from wormhole.transfer import Receiver, DeclinedOffer\n"
+            "print(wormhole.cli.cmd_receive.DeclinedOffer is DeclinedOffer,\n"
+            "      Receiver.__module__)\n")
+        self.assertEqual(out.splitlines(), [
+            "['wormhole.transfer._messages']", "True True False",
+            "True wormhole.transfer._receiver"])
