@@ -66,6 +66,19 @@ def child_env(impl):
     return env
 
 
+def compile_sources(*trees):
+    """Byte-compile our source trees (their own ``__pycache__``, ignored by
+    git) before anything is measured, as ``pip install`` does for the
+    reference in its venv. Without it an environment with
+    PYTHONDONTWRITEBYTECODE=1 (these sessions') makes every one of our CLI
+    processes compile ~130 modules from source: ~0.09 s of CPU a process
+    on this machine that the reference never pays (docs/performance.md,
+    issue 25 "Session 8")."""
+    for tree in trees:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree],
+                       check=True, stdout=subprocess.DEVNULL)
+
+
 def vm_hwm_mib(pid):
     """Peak RSS of `pid`'s current address space (VmHWM, proc(5)). Unlike
     wait4's ru_maxrss it does not start from the RSS of the parent that forked
@@ -403,6 +416,7 @@ def main():
               f"{p['recv_mib_per_s'] / sb:.2f}", flush=True)
         if scen == ["pipeline"]:
             return
+    compile_sources(os.path.join(REPO, "src"), *([BASE_SRC] if BASE_SRC else []))
     mailbox, mport = start_server("ours", "mailbox")
     url = f"ws://127.0.0.1:{mport}/v1"
     try:

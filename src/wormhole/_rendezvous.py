@@ -22,15 +22,13 @@ import os
 from automat import MethodicalMachine
 from twisted.internet.defer import maybeDeferred
 from twisted.internet.threads import deferToThreadPool
-from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
-from twisted.internet.ssl import optionsForClientTLS
 from zope.interface import implementer
 
 from . import _interfaces
 from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
 from ._tracing import trace_hook
-from ._ws import WSFactory, choose_permission, parse_relay_url
+from ._ws import WSFactory, choose_permission, parse_relay_url, server_endpoint
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
 
@@ -121,10 +119,7 @@ class RendezvousConnector:
         if self._tor is not None:
             return self._tor.stream_via(host, port, tls=(scheme == "wss"))
         binding = self._nat.binding() if self._nat is not None else None
-        ep = HostnameEndpoint(self._reactor, host, port, bindAddress=binding)
-        if scheme == "wss":
-            ep = wrapClientTLS(optionsForClientTLS(host), ep)
-        return ep
+        return server_endpoint(self._reactor, scheme, host, port, binding)
 
     # -- states ---------------------------------------------------------
     @m.state(initial=True, serialized="S0_idle")

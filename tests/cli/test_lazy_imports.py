@@ -75,3 +75,56 @@ class LazyImports(unittest.TestCase):
         if nvx == "True":
             lines = _run(code, AUTOBAHN_USE_NVX="1").splitlines()
             self.assertEqual((lines[0], lines[-1]), ("1", "1 True"))
+
+    def test_hidden_progress_leaves_tqdm_unloaded(self):
+        """With progress hidden (--hide-progress, or a session's total for
+        one offer) the transfer commands' bars, lines and summaries load
+        neither tqdm nor multiprocessing (tqdm's lock); the first bar
+        shown loads tqdm, and lines said then go through it."""
+        out = _run(
+            "import io, sys\n"
+            "import wormhole.cli.cmd_send, wormhole.cli.cmd_receive\n"
+            "from wormhole.cli import _progress\n"
+            "from wormhole.cli._config import Config\n"
+            "class Path: description = 'tcp:1.2.3.4:5'\n"
+            "class Clock:\n"
+            "    def seconds(self): return 1.0\n"
+            "err = io.StringIO()\n"
+            "cfg = Config(hide_progress=True, stderr=err)\n"
+            "total = _progress.SessionTotal(cfg, 10, several=False)\n"
+            "offer = _progress.OfferProgress(Clock(), cfg, Path(), ('Sending', 'Sent'), 10,\n"
+            "                                'a', total=total.bar)\n"
+            "offer.file_started(['d', 'f'], 10, 0)\n"
+            "offer.update(10)\n"
+            "_progress.say(cfg, offer.summary())\n"
+            "offer.close(); total.close()\n"
+            "print(sorted(m for m in ('tqdm', 'multiprocessing') if m in sys.modules))\n"
+            "print(err.getvalue().splitlines())\n"
+            "shown = Config(stderr=err)\n"
+            "bar = _progress.progress_bar(shown, 10)\n"
+            "print('tqdm' in sys.modules, isinstance(bar, sys.modules['tqdm'].tqdm))\n")
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "[]")
+        self.assertEqual(lines[1], "['Sending (tcp:1.2.3.4:5)..', "
+                                   "'Sent 10 Bytes in 0.00 s (-) via tcp:1.2.3.4:5']")
+        self.assertEqual(lines[2], "True True")
+
+    def test_transfer_v2_commands_leave_the_classic_machines_unloaded(self):
+        """The commands' modules load only the classic package's message
+        names (``wormhole.transfer._messages``); its protocol modules load
+        when a classic transfer uses them, and every public name is there
+        (``from wormhole.transfer import X`` as before)."""
+        out = _run(
+            "import sys\n"
+            "import wormhole.cli.cmd_receive, wormhole.cli.cmd_send\n"
+            "import wormhole.cli._receive_v2, wormhole.cli._send_paths, wormhole.cli._interrupt\n"
+            "print(sorted(m for m in sys.modules if m.startswith('wormhole.transfer.')))\n"
+            "import wormhole.transfer as t\n"
+            "print(all(hasattr(t, n) for n in t.__all__), set(t.__all__) <= set(dir(t)),\n"
+            "      hasattr(t, 'nope'))\n"
+            "from wormhole.transfer import Receiver, DeclinedOffer\n"
+            "print(wormhole.cli.cmd_receive.DeclinedOffer is DeclinedOffer,\n"
+            "      Receiver.__module__)\n")
+        self.assertEqual(out.splitlines(), [
+            "['wormhole.transfer._messages']", "True True False",
+            "True wormhole.transfer._receiver"])

@@ -9,10 +9,8 @@ import json
 from autobahn.twisted.websocket import (WebSocketClientFactory,
                                         WebSocketClientProtocol)
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
-from twisted.internet.ssl import optionsForClientTLS
 
-from .._ws import parse_relay_url
+from .._ws import parse_relay_url, server_endpoint
 
 # a welcome is small; a server that sends more is not answered further
 _MAX_WELCOME = 64 * 1024
@@ -57,10 +55,7 @@ class _Factory(WebSocketClientFactory):
 def observe_welcome(reactor, url):
     """Deferred ``(local_port, welcome)`` of a second connection to the
     Mailbox server at ``url``; cancelling it drops the connection."""
-    scheme, host, port = parse_relay_url(url)
-    ep = HostnameEndpoint(reactor, host, port)
-    if scheme == "wss":
-        ep = wrapClientTLS(optionsForClientTLS(host), ep)
+    ep = server_endpoint(reactor, *parse_relay_url(url))
     protos = []
 
     def cancel(d):

@@ -13,9 +13,6 @@ lines wait for the answer (``_screen``).
 """
 import os
 
-import tqdm
-from tqdm.utils import disp_len
-
 from .._wording import peer_left
 from ..errors import TransferError
 from ..transfer_v2 import OfferLost, ReceiveFailed
@@ -34,7 +31,27 @@ _FORMATS = [
 ]
 
 
-class Bar(tqdm.tqdm):
+# the tqdm bar class of the command (``_Drawn`` on tqdm's), made with the
+# first bar that is shown (``_bar_class``)
+Bar = None
+
+
+def _bar_class():
+    """With every bar hidden (--hide-progress, or a session's total with
+    one offer) the command never imports tqdm: importing it and making
+    its first bar (whose write lock is a multiprocessing lock) cost
+    ~0.01 s of CPU, a few per cent of a small transfer's
+    (docs/performance.md, issue 25 "Session 8")."""
+    global Bar
+    if Bar is None:
+        import tqdm
+
+        class Bar(_Drawn, tqdm.tqdm):
+            __doc__ = _Drawn.__doc__
+    return Bar
+
+
+class _Drawn:
     """A tqdm bar of the command whose ``screen`` (a ``_screen.Screen``)
     it draws on: nothing while a question is open (it keeps counting).
     ``clock`` (a function of no arguments, the reactor's ``seconds``) is
@@ -70,10 +87,39 @@ class Bar(tqdm.tqdm):
         super().close()
 
 
+class HiddenBar:
+    """A bar that is not shown (--hide-progress, or ``hidden``): what a
+    disabled tqdm bar does, which is nothing (it does not even count),
+    without importing tqdm or making one."""
+    disable = True
+
+    def __init__(self, initial=0):
+        self.n = self.initial = self.last_print_n = initial
+
+    def update(self, n=1):
+        pass
+
+    def refresh(self):
+        pass
+
+    def unpause(self):
+        pass
+
+    def clear(self):
+        pass
+
+    def close(self):
+        pass
+
+
 def write(stream, line):
     """``line`` on ``stream`` above the bars: they are cleared, the line
-    written, the bars drawn again below it."""
-    Bar.write(line, file=stream)
+    written, the bars drawn again below it. Before any bar was shown there
+    is none to clear or draw: the line alone (what tqdm writes then)."""
+    if Bar is None:
+        stream.write(line + "\n")
+    else:
+        Bar.write(line, file=stream)
     stream.flush()
 
 
@@ -95,15 +141,17 @@ def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, lea
     ``desc`` names it (transfer-v2 shows the session's bar and, below it
     at ``position`` 1, the current offer's, which does not ``leave``).
     ``clock``: its time (the reactor's ``seconds``), else the system's."""
+    if cfg.hide_progress or hidden:
+        return HiddenBar(initial)
     width = terminal_width(cfg.stderr)
     ncols = width or DEFAULT_WIDTH
     bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
-    return Bar(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
-               file=cfg.stderr, disable=cfg.hide_progress or hidden,
-               ncols=ncols - 1 if width else ncols, bar_format=bar_format,
-               position=position, initial=initial, screen=cfg.screen, clock=clock)
+    return _bar_class()(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
+                        file=cfg.stderr, ncols=ncols - 1 if width else ncols,
+                        bar_format=bar_format, position=position, initial=initial,
+                        screen=cfg.screen, clock=clock)
 
 
 def path_line(verb, path):
@@ -178,6 +226,7 @@ def file_label(segments, columns):
     peer's text escaped, and cut from the left ("...") to at most a third
     of the terminal's ``columns`` (display width: wide characters count
     two), so that the bar, counts and rate still fit on the line."""
+    from tqdm.utils import disp_len  # only for a bar that is shown
     label = escape_text("/".join(segments))
     room = max(columns // 3, 8)
     if disp_len(label) <= room:

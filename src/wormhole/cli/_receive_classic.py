@@ -18,9 +18,6 @@ from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 from ._prompt import ask
 from ._wording import count
 
-# the refusal before anything moved (by the human or the rules): exit 3
-DeclinedOffer = transfer.DeclinedOffer
-
 
 @defer.inlineCallbacks
 def receive_classic(reactor, cfg, w, first=None, protocol_note=None):

@@ -18,6 +18,7 @@ from twisted.internet import defer, task
 from .. import __version__
 from .._escape import escape_text
 from .._version import IMPLEMENTATION
+from . import _collector
 from ._config import APPID, Config
 # what a failure is called and its exit status (docs/cli.md "Exit status",
 # "Messages") are decided in _failures
@@ -41,6 +42,7 @@ def _dispatch(command, cfg):
     from ._terminal import TerminalState
     # after the reactor's own signal handlers (installed when it runs)
     reactor.callWhenRunning(INTERRUPTION.install)
+    reactor.callWhenRunning(_collector.resume)
     with TerminalState(sys.stdin), cfg.screen.command(cfg.stderr):
         try:
             task.react(_main, (command, cfg))
@@ -49,6 +51,8 @@ def _dispatch(command, cfg):
             if not e.code and INTERRUPTION.status is not None:
                 raise SystemExit(INTERRUPTION.status) from None
             raise
+        finally:
+            _collector.leave()
 
 
 @defer.inlineCallbacks
@@ -155,6 +159,14 @@ _top_debug_state_option = click.option(
 class _AliasedGroup(click.Group):
     """``tx``/``rx`` are ``send``/``receive``."""
     ALIASES = {"tx": "send", "rx": "receive"}
+
+    def main(self, args=None, **kwargs):
+        if args is None:
+            # run as the program, on the command line's arguments (the
+            # console script, python -m wormhole): the collector waits
+            # for the reactor (_collector)
+            _collector.start()
+        return super().main(args, **kwargs)
 
     def get_command(self, ctx, name):
         return super().get_command(ctx, self.ALIASES.get(name, name))

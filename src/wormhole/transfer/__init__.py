@@ -8,22 +8,40 @@ the protocol machines (``text_sender``, ``file_sender``, ``Receiver``)
 and the offer builder (``prepare``) are there for applications that drive
 the messages themselves (``wormhole ssh`` does).
 """
-from ._cancel import Cancellation, Cancelled
-from ._interfaces import IOfferSender, IReceiver
-from ._messages import (
-    DECLINED_WORDS,
-    TRANSFER_REJECTED,
-    VERIFICATION_REJECTED,
-    ZIP_MODE,
-    Declined,
-    parse_message,
-    peer_gave_up,
-)
-from ._offer import file_sender, text_sender
-from ._outgoing import Outgoing, Unsendable, describe, prepare
-from ._receive import DeclinedOffer, Offer, Received, ReceivePolicy, receive
-from ._receiver import Receiver
-from ._send import Sent, send_file, send_text
+import importlib
+
+# public name -> the submodule that defines it. Imported on first use
+# (PEP 562): a transfer-v2 command needs a few message names from here
+# and none of the protocol machines; importing all eleven modules (and
+# building their Automat machines) cost each CLI process ~6 ms of CPU
+# (docs/performance.md, issue 25 "Session 8").
+_WHERE = {
+    "Cancellation": "_cancel", "Cancelled": "_cancel",
+    "IOfferSender": "_interfaces", "IReceiver": "_interfaces",
+    "DECLINED_WORDS": "_messages", "TRANSFER_REJECTED": "_messages",
+    "VERIFICATION_REJECTED": "_messages", "ZIP_MODE": "_messages", "Declined": "_messages",
+    "parse_message": "_messages", "peer_gave_up": "_messages",
+    "file_sender": "_offer", "text_sender": "_offer",
+    "Outgoing": "_outgoing", "Unsendable": "_outgoing", "describe": "_outgoing",
+    "prepare": "_outgoing",
+    "DeclinedOffer": "_receive", "Offer": "_receive", "Received": "_receive",
+    "ReceivePolicy": "_receive", "receive": "_receive",
+    "Receiver": "_receiver",
+    "Sent": "_send", "send_file": "_send", "send_text": "_send",
+}
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = found  # looked up here once
+    return found
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = [
     "send_text", "send_file", "receive", "ReceivePolicy", "Offer", "Received", "Sent",

@@ -316,11 +316,19 @@ class EndpointTests(unittest.TestCase):
                                    DebugTiming(), ("python", "0"), StatusTracker(None, None))
 
     def test_plain(self):
-        """ws:// connects with a HostnameEndpoint to the URL's host and port."""
-        from twisted.internet.endpoints import HostnameEndpoint
-        rc = self.make("ws://127.0.0.1:4000/v1")
-        ep = rc._make_endpoint("ws", "127.0.0.1", 4000)
-        self.assertIsInstance(ep, HostnameEndpoint)
+        """ws:// to a host name connects with a HostnameEndpoint to the
+        URL's host and port; to an address, with the TCP endpoint of its
+        family (no resolution on a thread, and a refused connection is
+        reported at once, not 0.3 s later)."""
+        from twisted.internet.endpoints import (HostnameEndpoint, TCP4ClientEndpoint,
+                                                TCP6ClientEndpoint)
+        rc = self.make("ws://example.org:4000/v1")
+        for host, kind in (("example.org", HostnameEndpoint),
+                           ("127.0.0.1", TCP4ClientEndpoint), ("::1", TCP6ClientEndpoint)):
+            ep = rc._make_endpoint("ws", host, 4000)
+            self.assertIsInstance(ep, kind)
+            self.assertEqual((ep._port, ep._bindAddress), (4000, None))
+        self.assertEqual(rc._make_endpoint("ws", "127.0.0.1", 4000)._host, "127.0.0.1")
 
     def test_tls(self):
         """wss:// wraps the connection in TLS for the URL's host."""
