@@ -212,9 +212,15 @@ class _OfferProtocol(Protocol):
             return self.machine.bad_bytes(e)
         # our answers to these records (FileAcknowledges), and to the
         # others this reactor turn delivers, go out together at its end
-        with _framing.answers(self._records()[1], self._session._at_turn_end):
-            for record in records:
-                self.machine.got_record(record)
+        writer = self._records()[1]
+        answering = self._session._answering
+        answering.append(writer)
+        try:
+            with _framing.answers(writer, self._session._at_turn_end):
+                for record in records:
+                    self.machine.got_record(record)
+        finally:
+            answering.remove(writer)
 
     def connectionLost(self, reason=None):
         if self._pipe is not None:
@@ -441,6 +447,7 @@ class TransferSession:
         self._free_space = free_space
         self._offers = set()
         self._turn_end = []  # answers held for the reactor turn's end
+        self._answering = []  # writers gathering the answers to a delivery now
         self._resume = False  # both declared the "resume" feature
         self._totals = False  # both declared "session-totals"
         self._empty_folders = False  # both declared "empty-folders"
@@ -645,14 +652,13 @@ class TransferSession:
         # what we answered this turn (a refusal, acknowledgements) goes
         # before our control's close: the peer takes that close for the
         # end of every offer still open, and one we refused would read
-        # "the peer ended the session" instead of our refusal. At the end
-        # of the turn: a close decided while a delivery is handled (our
-        # refusal of the offer it brought ended the session) comes before
-        # that delivery's answers are handed to _at_turn_end.
-        self._reactor.callLater(0, self._close_control_now)
-
-    def _close_control_now(self):
+        # "the peer ended the session" instead of our refusal. Also what
+        # a delivery being handled gathered so far: a close decided while
+        # it is handled (our refusal of the offer it brought ended the
+        # session) comes before its answers are handed to _at_turn_end.
         self._end_turn()
+        for writer in self._answering:
+            _framing.write_held(writer)
         self._our_control.transport.loseConnection()
 
     def _closed(self, reason):

@@ -213,6 +213,12 @@ class FramedWriter:
         self._flush()
         self._held = None
 
+    def write_held(self):
+        """What is gathered so far goes now, ahead of a write elsewhere
+        that must follow it (the session's control close); the gathering
+        goes on."""
+        self._flush()
+
     def room(self):
         """The most data payload whose frame still fits the batch being
         gathered, or None when nothing is held (a full frame goes alone)."""
@@ -292,6 +298,14 @@ def burst(writer):
     write for a record, so its writes go out one by one."""
     gathered = getattr(writer, "gathered", None)
     return gathered() if gathered is not None else contextlib.nullcontext()
+
+
+def write_held(writer):
+    """Write now what ``writer`` gathered so far (a FramedWriter's
+    ``write_held``; nothing is held for a peer without the feature)."""
+    held = getattr(writer, "write_held", None)
+    if held is not None:
+        held()
 
 
 def lost(writer):
