@@ -13,6 +13,7 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from .._dilation.manager import OldPeerCannotDilateError
+from .._inactivity import PeerTimeout, give_up_after
 from ..errors import TransferError
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
@@ -20,7 +21,6 @@ from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._peer_error import PeerError
-from .._inactivity import give_up_after
 from ._progress import PEER_TIMEOUT_HINT, end_questions, say
 from ._prompt import Lines
 from ._receiving import Receiving
@@ -134,7 +134,7 @@ def share(reactor, cfg):
             answered = give_up_after(receiving.answered(session.totals_agreed),
                                      reactor, cfg.peer_timeout,
                                      "the peer's announced offers", PEER_TIMEOUT_HINT)
-            answered.addErrback(lambda _: None)
+            answered.addErrback(lambda f: f.trap(PeerTimeout))
             yield peer.unless_error(defer.DeferredList([answered, closed],
                                                        fireOnOneCallback=True))
         yield peer.unless_error(session.close())
