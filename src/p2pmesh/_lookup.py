@@ -61,9 +61,17 @@ class Lookup:
     # -- plain helpers --------------------------------------------------------
 
     def _merge(self, contacts):
+        # dedupe by key (P2P-D7.1), the first sighting kept, except that
+        # one without an address (a peer met on an inbound link before its
+        # ANNOUNCE, P2P-D5.4) gives way to one with an address: kept, it
+        # made a live node unreachable to the lookup, never queried, and a
+        # lookup for that very node missed it
         for c in contacts:
-            if c.address not in self._failed:
-                self._shortlist.setdefault(c.address, c)
+            if c.address in self._failed:
+                continue
+            known = self._shortlist.get(c.address)
+            if known is None or (c.listening and not known.listening):
+                self._shortlist[c.address] = c
 
     def _ranked(self):
         return sorted(self._shortlist.values(),

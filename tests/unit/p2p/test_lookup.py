@@ -111,3 +111,40 @@ class LookupMachine(SynchronousTestCase):
         results = start(net, 0, [])
         self.assertEqual(results[0].closest, [])
         self.assertEqual(results[0].rounds, 0)
+
+    def test_a_sighting_with_an_address_replaces_one_without(self):
+        """One peer names the target without an address (it met it on an
+        inbound link), a later one with its address: the target is asked
+        and is the nearest result. Keeping the first sighting left a live
+        target unreachable, never queried (a churn test found it)."""
+        queried, result = lookup_by_address(
+            {8: [UNLISTED_0, contact(4)], 4: [contact(0)], 0: []})
+        self.assertIn(0, queried)
+        self.assertEqual([c.address for c in result.closest], [0, 4, 8])
+
+    def test_a_sighting_without_an_address_keeps_the_known_one(self):
+        """The reverse order: a later sighting without an address leaves
+        the known address in the shortlist."""
+        queried, result = lookup_by_address(
+            {8: [contact(4), contact(0)], 4: [UNLISTED_0], 0: []})
+        self.assertIn(0, queried)
+        self.assertEqual([c.address for c in result.closest], [0, 4, 8])
+
+
+UNLISTED_0 = Contact(b"0", 0, None, None)
+
+
+def lookup_by_address(answers):
+    """A lookup of address 0 from contact 8, one query per round, where
+    only contacts with an address are reachable; `answers` maps each
+    address to the contacts it names. (queried addresses, result)."""
+    queried = []
+
+    def query(c):
+        queried.append(c.address)
+        return defer.succeed(("nodes", answers[c.address]))
+    results = []
+    Lookup(0, 3, 1, [contact(8)], query, lambda c: c.listening
+           ).run().addCallback(results.append)
+    (result,) = results
+    return queried, result
