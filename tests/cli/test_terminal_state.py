@@ -1,4 +1,4 @@
-"""``_terminal.TerminalState`` and ``_prompt.read_line`` on a real
+"""``_terminal.TerminalState`` and ``_prompt.TerminalLines`` on a real
 pseudo-terminal and a pipe, in this process: the settings put back
 after a change, nothing done without a terminal, and a question read
 from the terminal's own line mode."""
@@ -48,21 +48,43 @@ class Restore(unittest.TestCase):
 
 class ReadLine(unittest.TestCase):
 
-    @defer.inlineCallbacks
-    def test_line_then_end_of_input(self):
-        """The prompt is written, one line comes back without its newline,
-        and the terminal's end of file (Ctrl-D) is EOFError."""
+    def lines(self):
+        """(the terminal's master side, TerminalLines on its slave side,
+        what it wrote)."""
         master, slave = os.openpty()
         self.addCleanup(os.close, master)
         stdin = os.fdopen(slave, "r")
         self.addCleanup(stdin.close)
         stdout = io.StringIO()
-        self.patch(_prompt.sys, "stdin", stdin)
-        self.patch(_prompt.sys, "stdout", stdout)
-        d = _prompt.read_line(reactor, "ok? (Y/n): ")
+        return master, _prompt.TerminalLines(stdin, stdout), stdout
+
+    @defer.inlineCallbacks
+    def test_line_then_end_of_input(self):
+        """The prompt is written, one line comes back without its newline,
+        and the terminal's end of file (Ctrl-D) is EOFError."""
+        master, lines, stdout = self.lines()
+        d = lines.read_line(reactor, "ok? (Y/n): ")
         os.write(master, b"yes\n")
         self.assertEqual((yield d), "yes")
         self.assertEqual(stdout.getvalue(), "ok? (Y/n): ")
-        d = _prompt.read_line(reactor, "again: ")
+        d = lines.read_line(reactor, "again: ")
         os.write(master, b"\x04")  # the terminal's end of file (Ctrl-D)
         yield self.assertFailure(d, EOFError)
+        # and every later question at once
+        yield self.assertFailure(lines.read_line(reactor, "more? "), EOFError)
+
+    @defer.inlineCallbacks
+    def test_a_question_given_up_leaves_the_line_to_the_next(self):
+        """A question given up while its read is blocked (its offer
+        ended): the line typed next answers the question asked after it,
+        read by the one blocked read, not by a second reader racing it."""
+        master, lines, stdout = self.lines()
+        stale = lines.read_line(reactor, "ok? (Y/n): ")
+        stale.cancel()
+        yield self.assertFailure(stale, defer.CancelledError)
+        d = lines.read_line(reactor, "ok? (Y/n): ")
+        os.write(master, b"n\n")
+        self.assertEqual((yield d), "n")
+        d = lines.read_line(reactor, "ok? (Y/n): ")
+        os.write(master, b"y\n")
+        self.assertEqual((yield d), "y")

@@ -21,6 +21,11 @@ def _default_create(*args, **kwargs):
     return create(*args, **kwargs)
 
 
+def _terminal_lines():
+    from ._prompt import TerminalLines
+    return TerminalLines()
+
+
 def _default_free_space(path):
     from .._landing import default_free_space
     return default_free_space(path)
@@ -91,6 +96,8 @@ class Config:
     screen: object = attrs.field(factory=Screen)
     create: object = _default_create
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
+    # where the answers come from without one: stdin, one reader (_prompt)
+    terminal_lines: object = attrs.field(factory=_terminal_lines)
     # made with the Config, so that everything the command builds (Transit
     # before the wormhole, too) records into the one --dump-timing bundle
     timing: object = attrs.field(factory=DebugTiming)

@@ -18,29 +18,98 @@ command ends before the answer.
 import sys
 
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
 from .._rlcompleter import _in_daemon_thread
 
 
-def _read_line_plain(prompt, stdin, stdout):
-    """Blocking: write ``prompt``, read one line (EOFError at end of input)."""
-    stdout.write(prompt)
-    stdout.flush()
+def _read_line_plain(stdin):
+    """Blocking: one line of ``stdin`` (EOFError at end of input)."""
     line = stdin.readline()
     if not line:
         raise EOFError("end of input")
     return line[:-1] if line.endswith("\n") else line
 
 
-def read_line(reactor, prompt):
-    """Ask the human: the prompt on stdout, the answer from stdin (in a
-    daemon thread: it blocks, and must not hold up the process's end)."""
-    return _in_daemon_thread(reactor, _read_line_plain, prompt, sys.stdin, sys.stdout)
+class WaitingQuestions:
+    """The questions waiting for the human's next line, oldest first. A
+    question given up (``cancel()`` on its Deferred: the offer it was
+    about ended before the answer) leaves the queue, so the line the
+    human types next answers the question on the screen, not the stale
+    one (the stale one took it before)."""
+
+    def __init__(self):
+        self._waiting = []
+        self._end = None      # the failure every later question gets
+
+    def __bool__(self):
+        return bool(self._waiting)
+
+    def wait(self):
+        """A Deferred of the next line; cancelling it gives the question up."""
+        if self._end is not None:
+            return defer.fail(self._end)
+        d = defer.Deferred(canceller=self._waiting.remove)
+        self._waiting.append(d)
+        return d
+
+    def answer(self, line):
+        """A line came: the oldest waiting question's answer (a line
+        typed while none waits answers nothing)."""
+        if self._waiting:
+            self._waiting.pop(0).callback(line)
+
+    def end(self, failure=None):
+        """No more lines (EOFError: end of input): the waiting questions
+        and every later one fail."""
+        self._end = failure if failure is not None else Failure(EOFError("end of input"))
+        while self._waiting:
+            self._waiting.pop(0).errback(self._end)
+
+
+class TerminalLines:
+    """How ``send`` and ``receive`` read their answers: stdin is read (in
+    a daemon thread: ``readline`` blocks, and must not hold up the
+    process's end) only while a question waits, one read at a time, so
+    that a read left blocked by a question given up answers the next
+    question instead of racing a second reader for the line."""
+
+    def __init__(self, stdin=None, stdout=None):
+        self._stdin = stdin
+        self._stdout = stdout
+        self._questions = WaitingQuestions()
+        self._reading = False
+
+    def read_line(self, reactor, prompt):
+        """Write ``prompt``; a Deferred of the answer."""
+        stdout = self._stdout or sys.stdout
+        stdout.write(prompt)
+        stdout.flush()
+        d = self._questions.wait()
+        self._read(reactor)
+        return d
+
+    def _read(self, reactor):
+        if self._reading or not self._questions:
+            return
+        self._reading = True
+        read = _in_daemon_thread(reactor, _read_line_plain, self._stdin or sys.stdin)
+        read.addCallbacks(self._got, self._ended, callbackArgs=(reactor,))
+
+    def _got(self, line, reactor):
+        self._reading = False
+        self._questions.answer(line)
+        self._read(reactor)
+
+    def _ended(self, failure):
+        self._reading = False
+        self._questions.end(failure)
 
 
 def ask(reactor, cfg, prompt):
-    """The human's answer to ``prompt`` (``cfg.read_line`` in tests)."""
-    reader = cfg.read_line or read_line
+    """The human's answer to ``prompt`` (``cfg.read_line`` in tests);
+    cancelling the Deferred gives the question up."""
+    reader = cfg.read_line or cfg.terminal_lines.read_line
     return cfg.screen.asked(cfg.stderr, lambda: reader(reactor, prompt))
 
 
@@ -53,22 +122,20 @@ class Lines:
     def __init__(self, reactor, cfg):
         self._reactor = reactor
         self._cfg = cfg
-        self._waiting = []
+        self._questions = WaitingQuestions()
         self._eof = defer.Deferred()
         self._read()
 
     @defer.inlineCallbacks
     def _read(self):
-        reader = self._cfg.read_line or read_line
+        reader = self._cfg.read_line or self._cfg.terminal_lines.read_line
         while True:
             try:
                 line = yield reader(self._reactor, "")
             except EOFError:
                 break
-            if self._waiting:
-                self._waiting.pop(0).callback(line)
-        while self._waiting:
-            self._waiting.pop(0).errback(EOFError())
+            self._questions.answer(line)
+        self._questions.end()
         self._eof.callback(None)
 
     def when_ended(self):
@@ -80,8 +147,4 @@ class Lines:
 
     def _question(self, cfg, prompt):
         print(prompt, end="", file=cfg.stdout, flush=True)
-        if self._eof.called:
-            return defer.fail(EOFError())
-        d = defer.Deferred()
-        self._waiting.append(d)
-        return d
+        return self._questions.wait()

@@ -58,6 +58,7 @@ class Receiving:
         self._total = None  # the session's SessionTotal, when the sender said its totals
         self._accepted = set()    # offers we accepted (their end is _report's)
         self._unanswered = set()  # offers that ended before our answer
+        self._asking = {}         # offer -> the open question about it (cancellable)
         self._refused = set()     # offers we refused
         self._received_whole = set()  # accepted offers that completed
         self._kept_said = set()   # offers whose kept bytes were said
@@ -219,6 +220,10 @@ class Receiving:
         why = (result.getErrorMessage() if isinstance(result, Failure)
                else getattr(result, "reason", result))
         self._failed(TransferError(f"the offer ended before we answered ({why})"), "Failed")
+        if incoming in self._asking:
+            # the question about it is over too: the human's next line
+            # answers the next question (_prompt.WaitingQuestions)
+            self._asking[incoming].cancel()
 
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
@@ -233,11 +238,14 @@ class Receiving:
         folder, name = self._target(number)
         say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
         if not cfg.accept_file:
+            # no bar draws until the answer (_screen, through _prompt)
+            asked = self._asking[incoming] = self._ask(self._reactor, cfg, "ok? (Y/n): ")
             try:
-                # no bar draws until the answer (_screen, through _prompt)
-                answer = yield self._ask(self._reactor, cfg, "ok? (Y/n): ")
-            except EOFError:
-                answer = "n"
+                answer = yield asked
+            except (EOFError, defer.CancelledError):
+                answer = "n"  # end of input, or given up (_offer_ended)
+            finally:
+                del self._asking[incoming]
             if incoming in self._unanswered:
                 return  # over while the human decided: said already
             if answer.strip().lower() not in ("", "y", "yes"):

@@ -66,7 +66,9 @@ class Screen:
         def answered(result):
             if started_in != self._round:
                 return result  # abandoned: its line was ended then
-            if getattr(result, "check", lambda *e: False)(EOFError):
+            if getattr(result, "check", lambda *e: False)(EOFError, defer.CancelledError):
+                # ended by Ctrl-D, or given up (its offer over): the
+                # terminal did not end the question's line
                 _end_line(stream)
             self.asking -= 1
             if not self.asking:

@@ -19,8 +19,11 @@ from wormhole.cli._progress import (
     progress_bar,
     say,
 )
-from wormhole.cli._prompt import ask
+from wormhole import transfer_v2 as T
+from wormhole.cli._prompt import Lines, ask
 from wormhole.cli._receiving import Receiving
+
+from ..transfer_v2._incoming import FakeIncoming
 
 
 class Terminal(io.StringIO):
@@ -141,6 +144,9 @@ class Abandoned(unittest.TestCase):
         if end == "eof":
             asked.pending.pop().errback(EOFError())
             self.failureResultOf(answer, EOFError)
+        elif end == "given up":
+            answer.cancel()
+            self.failureResultOf(answer, defer.CancelledError)
         else:
             with cfg.screen.command(out):
                 end_questions(cfg)
@@ -167,6 +173,12 @@ class Abandoned(unittest.TestCase):
     def test_end_of_input(self):
         """Ctrl-D as the answer: the terminal does not end the line, we do."""
         self.assertEqual(self.held_line_after("eof", True),
+                         "ok? (Y/n): \nFailed: the offer ended before we answered\n")
+
+    def test_given_up(self):
+        """A question given up (its offer ended before the answer) ends
+        its line as Ctrl-D does, and what waited is said."""
+        self.assertEqual(self.held_line_after("given up", True),
                          "ok? (Y/n): \nFailed: the offer ended before we answered\n")
 
     def test_interrupted(self):
@@ -284,3 +296,34 @@ class Figures(unittest.TestCase):
         self.assertRegex(receiving.session_line(),
                          r"^Session: 2 of 2 offers received \(2 files\); received 2\.0 kB "
                          r"in 2\.00 s \(1\.0 kB/s\)")
+
+
+class OfferEndedWhileAsked(unittest.TestCase):
+    """``share`` (and ``receive`` with several offers): an offer that ends
+    while the human is asked about it gives its question up, so the line
+    typed next answers the next offer's question (it went to the stale
+    question before, and the next question waited for another line)."""
+
+    def test_next_line_answers_the_next_offer(self):
+        out = Terminal(True)
+        cfg = config(out)
+        cfg.cwd = self.mktemp()
+        typed = []
+
+        def read_line(reactor, prompt):
+            d = defer.Deferred()
+            typed.append(d)
+            return d
+        cfg.read_line = read_line
+        lines = Lines(task.Clock(), cfg)
+        receiving = Receiving(task.Clock(), cfg, lines.ask)
+        first, second = FakeIncoming("first", 10), FakeIncoming("second", 10)
+        receiving.on_offer(first)
+        receiving.on_offer(second)
+        first.finish(T.ReceiveFailed("the sender gave this offer up"))
+        typed.pop().callback("n")  # the human answers the question shown
+        self.assertEqual(second.rejected, "transfer rejected")
+        self.assertIsNone(first.rejected)
+        self.assertEqual(out.getvalue().count("ok? (Y/n): "), 2)
+        self.assertIn("ok? (Y/n): \nFailed: the offer ended before we answered "
+                      "(the sender gave this offer up)\n", out.getvalue())

@@ -4,9 +4,7 @@ the one line for a peer gone mid-offer, and the session's outcome (exit
 3 only when every failure was a decline)."""
 import io
 
-from twisted.internet import defer
 from twisted.internet.task import Clock
-from twisted.python import failure
 from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
@@ -18,8 +16,9 @@ from wormhole.cli._progress import OfferProgress as _Meter
 from wormhole.cli._progress import file_label
 from wormhole.cli._receiving import Receiving
 from wormhole.cli._failures import outcome
-from wormhole.transfer_v2 import _messages as M
 from wormhole.errors import TransferError
+
+from ._incoming import FakeIncoming
 
 
 def status(peer):
@@ -102,43 +101,6 @@ class Meter(unittest.TestCase):
                          "(cancelled: the peer has been unreachable for 60 s)")
         mismatch = T.HashMismatch("the hash differs")
         self.assertIs(meter.lost("sender", mismatch), mismatch)
-
-
-class FakeIncoming:
-    """What ``Receiving`` uses of an IncomingOffer: a file offer that is
-    accepted at once and ends when the test says."""
-
-    is_directory = False
-    refused = None
-    discarded = None
-    resumed_from = held = 0
-
-    def __init__(self, name, size):
-        self.offer = M.FileOffer(name, 0, size)
-        self.size = size
-        self._observers = []
-        self.rejected = None
-
-    def accept(self, folder, name=None, peer_reason=None):
-        return defer.succeed(self)
-
-    def reject(self, reason):
-        self.rejected = reason
-        self.finish(T.Rejected(self.offer, reason))
-
-    def finish(self, result):
-        """The offer ends: ``when_done()`` fires with ``result`` (or fails
-        with it, an exception)."""
-        for d in self._observers:
-            if isinstance(result, Exception):
-                d.errback(failure.Failure(result))
-            else:
-                d.callback(result)
-
-    def when_done(self):
-        d = defer.Deferred()
-        self._observers.append(d)
-        return d
 
 
 class SessionLine(unittest.TestCase):
