@@ -99,13 +99,19 @@ def wrong_code(t):
 
 @defer.inlineCallbacks
 def malformed_codes(t):
-    """Each code the row names, as the receiver's argument."""
+    """Each code the row names, as the receiver's argument, and one as the
+    sender's ``--code``: refused before the command says anything (the
+    sender said "Sending text message" first)."""
     runs = {f"receive {c!r}": t.cli("receiver", "receive", c)
             for c in ("7 purple", "purple-sausages", " 7-x")}
+    runs["send --code bad"] = t.cli("sender", "send", "--no-qr", "--code", "bad", "--text", "hi")
     yield t.ended(**runs)
     for run in runs.values():
         # "and what a code looks like"
         t.assertIn("like 4-purple-sausages", run.stderr.decode())
+        t.assertTrue(run.stderr.startswith(b"ERROR: that is not a valid wormhole code"),
+                     run.stderr)
+        t.assertEqual(run.stdout, b"")
     return runs
 
 
@@ -216,8 +222,9 @@ QUICK_MESSAGES = {
          "receiver": [re.escape(f"ERROR: {WrongPasswordError()}")]},
         unchecked={0: "a class name, whose text the runs check"}),
     "malformed code (`7 purple`, `purple-sausages`, ` 7-x`)": Case(
-        malformed_codes, {f"receive {c!r}": [0] for c in ("7 purple", "purple-sausages",
-                                                          " 7-x")}),
+        malformed_codes, {**{f"receive {c!r}": [0] for c in ("7 purple", "purple-sausages",
+                                                             " 7-x")},
+                          "send --code bad": [0]}),
     "malformed `--relay-url`": Case(bad_relay_url, {"sender": [0]}),
     "no server at the URL": Case(no_server, {"sender": [0]}),
     "the server refuses us (welcome `error`)": Case(refuses_us, {"sender": [0]}),

@@ -90,6 +90,11 @@ def _checked_then_run(reactor, command, cfg):
     # here, as the client is, so --help loads no autobahn
     from .._ws import parse_relay_url
     parse_relay_url(cfg.relay_url)
+    if cfg.code:
+        # so is a malformed code given on the command line (send --code,
+        # receive CODE); a code typed at the prompt is checked as typed
+        from ..wormhole import validate_code
+        validate_code(cfg.code)
     return _with_tor(reactor, command, cfg)
 
 
