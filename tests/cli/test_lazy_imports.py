@@ -80,7 +80,7 @@ class LazyImports(unittest.TestCase):
         """With progress hidden (--hide-progress, or a session's total for
         one offer) the transfer commands' bars, lines and summaries load
         neither tqdm nor multiprocessing (tqdm's lock); the first bar
-        shown loads tqdm, and lines said then go through it."""
+        shown (on a terminal) loads tqdm."""
         out = _run(
             "import io, sys\n"
             "import wormhole.cli.cmd_send, wormhole.cli.cmd_receive\n"
@@ -100,7 +100,10 @@ class LazyImports(unittest.TestCase):
             "offer.close(); total.close()\n"
             "print(sorted(m for m in ('tqdm', 'multiprocessing') if m in sys.modules))\n"
             "print(err.getvalue().splitlines())\n"
-            "shown = Config(stderr=err)\n"
+            "import fcntl, os, struct, termios\n"
+            "master, slave = os.openpty()  # a bar is shown on a terminal only\n"
+            "fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))\n"
+            "shown = Config(stderr=os.fdopen(slave, 'w'))\n"
             "bar = _progress.progress_bar(shown, 10)\n"
             "print('tqdm' in sys.modules, isinstance(bar, sys.modules['tqdm'].tqdm))\n")
         lines = out.splitlines()

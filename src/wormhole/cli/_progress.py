@@ -21,7 +21,7 @@ from ._display import escape_text, naturalsize
 # what the CLI adds to a PeerTimeout's message: the option that changes it
 PEER_TIMEOUT_HINT = " (--peer-timeout)"
 
-# the width when stderr is not a terminal (a log file, a pipe)
+# the width of a terminal whose size cannot be read any more
 DEFAULT_WIDTH = 80
 # below these widths, parts of the bar go (rather than be cut mid-number)
 _FORMATS = [
@@ -136,20 +136,21 @@ def terminal_width(stream):
 def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, leave=True,
                  clock=None):
     """A byte counter with rate and ETA on stderr (none with
-    --hide-progress, or ``hidden``), as wide as the terminal: a narrow one
-    drops the bar, then the rate, so what is shown is never cut.
+    --hide-progress, or ``hidden``, or when stderr is no terminal: in a log
+    or a pipe a bar is a heap of carriage returns and cursor moves, and
+    the lines said around it tell the same), as wide as the terminal: a
+    narrow one drops the bar, then the rate, so what is shown is never cut.
     ``desc`` names it (transfer-v2 shows the session's bar and, below it
     at ``position`` 1, the current offer's, which does not ``leave``).
     ``clock``: its time (the reactor's ``seconds``), else the system's."""
-    if cfg.hide_progress or hidden:
-        return HiddenBar(initial)
     width = terminal_width(cfg.stderr)
-    ncols = width or DEFAULT_WIDTH
-    bar_format = next(f for least, f in _FORMATS if ncols - len(desc or "") >= least)
+    if cfg.hide_progress or hidden or width is None:
+        return HiddenBar(initial)
+    bar_format = next(f for least, f in _FORMATS if width - len(desc or "") >= least)
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
     return _bar_class()(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
-                        file=cfg.stderr, ncols=ncols - 1 if width else ncols,
+                        file=cfg.stderr, ncols=width - 1,
                         bar_format=bar_format, position=position, initial=initial,
                         screen=cfg.screen, clock=clock)
 

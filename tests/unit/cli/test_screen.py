@@ -24,17 +24,7 @@ from wormhole.cli._prompt import Lines, ask
 from wormhole.cli._receiving import Receiving
 
 from ..transfer_v2._incoming import FakeIncoming
-
-
-class Terminal(io.StringIO):
-    """What a terminal got; ``isatty`` as asked."""
-
-    def __init__(self, tty=True):
-        super().__init__()
-        self._tty = tty
-
-    def isatty(self):
-        return self._tty
+from ._fake_terminal import FakeTerminal
 
 
 def config(stream):
@@ -66,7 +56,7 @@ class Quiet(unittest.TestCase):
 
     def setUp(self):
         self.clock = task.Clock()
-        self.out = Terminal(tty=False)
+        self.out = FakeTerminal(self)
         self.cfg = config(self.out)
         self.asked = Asked(self.cfg, self.clock)
         self.bar = progress_bar(self.cfg, 1000, "offer", clock=self.clock.seconds)
@@ -124,7 +114,7 @@ class Quiet(unittest.TestCase):
         """The question is this command's: another command's bars (its
         own Config, as in these tests) still draw."""
         self.asked.ask()
-        out = Terminal(tty=False)
+        out = FakeTerminal(self)
         other = progress_bar(config(out), 10, "offer")
         other.update(5)
         other.refresh()
@@ -136,7 +126,7 @@ class Abandoned(unittest.TestCase):
     """A question the command leaves open: what follows starts a line."""
 
     def held_line_after(self, end, tty):
-        out = Terminal(tty)
+        out = FakeTerminal(self, tty)
         cfg = config(out)
         asked = Asked(cfg, task.Clock())
         answer = asked.ask()
@@ -185,7 +175,7 @@ class Abandoned(unittest.TestCase):
         """Ctrl-C or SIGTERM with the question open: the command's end
         (``Screen.command``, around the whole run) ends its line and
         says what waited (the kept-bytes line)."""
-        out = Terminal(True)
+        out = FakeTerminal(self)
         cfg = config(out)
         asked = Asked(cfg, task.Clock())
         with cfg.screen.command(out):
@@ -199,7 +189,7 @@ class Figures(unittest.TestCase):
 
     def setUp(self):
         self.clock = task.Clock()
-        self.out = Terminal(tty=False)
+        self.out = FakeTerminal(self)
         self.cfg = config(self.out)
         self.path = ConnectionPath(self.cfg)
 
@@ -305,7 +295,7 @@ class OfferEndedWhileAsked(unittest.TestCase):
     question before, and the next question waited for another line)."""
 
     def test_next_line_answers_the_next_offer(self):
-        out = Terminal(True)
+        out = FakeTerminal(self)
         cfg = config(out)
         cfg.cwd = self.mktemp()
         typed = []

@@ -18,6 +18,7 @@ from wormhole.cli._receiving import Receiving
 from wormhole.cli._failures import outcome
 from wormhole.errors import TransferError
 
+from ..cli._fake_terminal import FakeTerminal
 from ._incoming import FakeIncoming
 
 
@@ -88,6 +89,23 @@ class Meter(unittest.TestCase):
         self.assertEqual(meter.summary(),
                          "Sent 4.0 MB in 2.00 s (2.0 MB/s) via ->tcp:192.0.2.7:4000")
 
+    def test_no_bar_without_a_terminal(self):
+        """stderr a log or a pipe: no bar (its carriage returns and cursor
+        moves would fill the log), the lines only; on a terminal the bar
+        is drawn."""
+        logged = Config(stderr=FakeTerminal(self, tty=False))
+        meter = _Meter(self.clock, logged, self.path, ("Sending", "Sent"), 4_000_000, "offer")
+        meter.update(1_000_000)
+        self.clock.advance(1)
+        meter.update(3_000_000)
+        meter.close()
+        self.assertEqual(logged.stderr.getvalue(), "Sending (->tcp:192.0.2.7:4000)..\n")
+        shown = Config(stderr=FakeTerminal(self))
+        meter = _Meter(self.clock, shown, self.path, ("Sending", "Sent"), 4_000_000, "offer")
+        meter.update(4_000_000)
+        meter.close()
+        self.assertIn("offer: 100%", shown.stderr.getvalue())
+
     def test_peer_gone(self):
         """An offer lost after bytes moved says how far it got, and why;
         before any byte, or for another error, the error is kept."""
@@ -157,7 +175,7 @@ class ResumeAnswer(unittest.TestCase):
         bar starts from 1 MB, ends at exactly 4 MB (100%), and why the
         kept bytes went is said at the end."""
         clock = Clock()
-        cfg = Config(stderr=io.StringIO(), accept_file=True, cwd=self.mktemp(),
+        cfg = Config(stderr=FakeTerminal(self), accept_file=True, cwd=self.mktemp(),
                      peer_timeout=None)
         receiving = Receiving(clock, cfg, ask=None)
         incoming = FakeIncoming("big", 4_000_000)
