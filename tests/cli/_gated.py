@@ -2,6 +2,7 @@
 gate on the relay's way (support for tests/cli/test_cancel and
 test_kept; never a test module itself)."""
 import os
+import time
 
 from twisted.internet import defer, reactor
 
@@ -62,3 +63,23 @@ class GatedPair(OurServer):
             yield self.gate.reached
         else:
             yield self.recv.wait_for(PROMPT)
+
+
+@defer.inlineCallbacks
+def interrupt_ours(testcase, ours, theirs, out, release=None):
+    """SIGINT to our side, then ``release()`` if given (the gate opened:
+    our last records reach the peer). Another implementation as the peer
+    fails as on any close, within BOUND of the signal; ours exits 130 and
+    nothing is in ``out`` under the final name. The peer's stderr."""
+    signalled = time.monotonic()
+    ours.transport.signalProcess("INT")
+    if release is not None:
+        release()
+    yield theirs.ended
+    seconds = time.monotonic() - signalled
+    yield ours.ended
+    testcase.assertEqual(ours.status, 130, ours.describe())
+    testcase.assertNotEqual(theirs.status, 0, theirs.describe())
+    testcase.assertLess(seconds, BOUND, theirs.describe())
+    testcase.assertNotIn("big.bin", os.listdir(out))
+    return theirs.stderr.decode()

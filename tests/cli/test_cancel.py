@@ -18,7 +18,7 @@ import time
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from ._gated import BOUND, CLASSIC, SIZE, V2, GatedPair
+from ._gated import BOUND, CLASSIC, SIZE, V2, GatedPair, interrupt_ours
 
 
 class Cancel(GatedPair, unittest.TestCase):
@@ -124,20 +124,9 @@ class WithReference(GatedPair, unittest.TestCase):
     final name."""
     timeout = 90
 
-    @defer.inlineCallbacks
     def interrupt_ours(self, ours, theirs, release=False):
-        signalled = time.monotonic()
-        ours.transport.signalProcess("INT")
-        if release:
-            self.gate.release()
-        yield theirs.ended
-        seconds = time.monotonic() - signalled
-        yield ours.ended
-        self.assertEqual(ours.status, 130, ours.describe())
-        self.assertNotEqual(theirs.status, 0, theirs.describe())
-        self.assertLess(seconds, BOUND, theirs.describe())
-        self.assertNotIn("big.bin", os.listdir(self.out))
-        return theirs.stderr.decode()
+        return interrupt_ours(self, ours, theirs, self.out,
+                              self.gate.release if release else None)
 
     @defer.inlineCallbacks
     def test_our_sender_to_the_reference(self):
