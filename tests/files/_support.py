@@ -11,6 +11,7 @@ as twistd subprocesses there). Our own CLI advertises 127.0.0.1 only
 (``WORMHOLE_TRANSIT_ADDRESSES``). Every process is killed by its PID and
 every namespace deleted in cleanup, also on failure.
 """
+import functools
 import hashlib
 import itertools
 import os
@@ -218,13 +219,46 @@ def _env(kind):
                                           "PYTHONUNBUFFERED": "1"}
 
 
+# wormhole-william 1.0.6 and a peer with python-spake2 (ours, and the
+# reference 0.24 alike) end up with different keys in about one exchange
+# in 350 (docs/interop.md "wormhole-william"): each side then says, in its
+# words, that the other's message did not decrypt
+KEY_DISAGREEMENT = (b"decrypt message failed",                  # wormhole-william
+                    b"The peer's message did not decrypt",      # ours
+                    b"Key confirmation failed")                 # the reference
+
+
+def william_disagreed(*runs):
+    """Did an exchange with wormhole-william end in that disagreement?"""
+    return any(marker in run.stderr for run in runs for marker in KEY_DISAGREEMENT)
+
+
 @defer.inlineCallbacks
-def transfer(testcase, servers, sender, receiver, path, ns=None, no_listen=False,
-             send_args=(), recv_args=(), ask=False):
+def once_more_if_william_disagreed(exchange):
+    """``exchange()`` fires with its runs; with wormhole-william as a peer,
+    an exchange that ended in its key disagreement (not ours, and no part
+    of what a test checks) is run once more, with a new code. A second one
+    in a row (about one in 100,000) fails the test."""
+    runs = yield exchange()
+    if william_disagreed(*runs[:2]):
+        runs = yield exchange()
+    return runs
+
+
+def transfer(testcase, servers, sender, receiver, path, **kwargs):
     """Send ``path`` (a file or directory) from ``sender`` to ``receiver``
     ("ours", "ref" or "ww"); returns (send run, receive run, where the
     receiver wrote). With ``ask`` the receiver asks and "y" is typed.
     When one side fails, the other is killed."""
+    exchange = functools.partial(_transfer, testcase, servers, sender, receiver, path, **kwargs)
+    if "ww" in (sender, receiver):
+        return once_more_if_william_disagreed(exchange)
+    return exchange()
+
+
+@defer.inlineCallbacks
+def _transfer(testcase, servers, sender, receiver, path, ns=None, no_listen=False,
+              send_args=(), recv_args=(), ask=False):
     code = f"{next(_codes)}-file-transfer"
     out = os.path.abspath(testcase.mktemp())
     os.makedirs(out)
