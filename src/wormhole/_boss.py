@@ -115,7 +115,7 @@ class Boss:
         self._M.wire(self._N, self._RC, self._O, self._T, self)
         self._O.wire(self._K, self._R)
         self._K.wire(self, self._M, self._R, self._O)
-        self._R.wire(self, self._S)
+        self._R.wire(self, self._S, self._K)
         self._S.wire(self._M)
         self._RC.wire(self, self._N, self._M, self._A, self._L, self._T)
         self._L.wire(self._RC, self._I)

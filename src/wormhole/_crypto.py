@@ -11,7 +11,9 @@ Everything here follows spec 004 chapter 8, "Client-to-Client Protocol":
 - the verifier is a derivation of the shared key that humans may compare.
 
 Primitives come from ``cryptography`` (HKDF), ``pynacl`` (SecretBox) and
-``spake2`` (SPAKE2_Symmetric); nothing here is hand-rolled.
+``spake2`` (SPAKE2_Symmetric, kept in ``_gospake2.SPAKE2`` so that the
+key wormhole-william derives can be tried too); nothing here is
+hand-rolled.
 """
 
 import os
@@ -22,10 +24,11 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from nacl.exceptions import CryptoError
 from nacl.secret import SecretBox
 from nacl.utils import random as nacl_random
-from spake2 import SPAKE2_Symmetric, SPAKEError
+from spake2 import SPAKEError
 from spake2.ed25519_basic import NotOnCurve
 from spake2.spake2 import OnlyCallFinishOnce
 
+from ._gospake2 import SPAKE2
 from .util import (
     bytes_to_dict,
     bytes_to_hexstr,
@@ -166,7 +169,7 @@ def make_pake(code: str, appid: str, entropy_f=None):
     ``entropy_f(n) -> bytes`` defaults to os.urandom; tests inject a fixed
     source to get known answers.
     """
-    sp = SPAKE2_Symmetric(
+    sp = SPAKE2(
         to_bytes(code),
         idSymmetric=to_bytes(appid),
         entropy_f=entropy_f if entropy_f is not None else os.urandom,

@@ -223,9 +223,15 @@ class IKey(Interface):
     def got_pake(body):
         pass
 
+    def key_settled(key):
+        pass
+
 
 class IReceive(Interface):
     def got_key(key):
+        pass
+
+    def got_keys(key, alternative):
         pass
 
     def got_message(side, phase, body):

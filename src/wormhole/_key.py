@@ -5,14 +5,25 @@ phase; with the peer's ``pake`` we compute the shared key, then send our
 encrypted ``version`` phase (which doubles as key confirmation for the
 peer). The peer's ``pake`` may arrive before our code (while the human is
 still typing the words), so it is kept until then.
+
+One exception to "our version at once": wormhole-william's SPAKE2 derives
+another key in about one exchange in 256 (``_gospake2``, docs/interop.md
+"wormhole-william"). When that may be the case (a peer whose ``pake`` body
+is not a Python implementation's JSON, and a K it would hash differently),
+Receive gets both keys and tries them on the peer's first message, which
+every implementation sends without waiting for ours; the one that opens
+it is the key, and only then does our version go, under it
+(``key_settled``). Python peers (the reference, ours) compute SPAKE2's
+key and get our version at once, as before: two of ours never wait for
+each other.
 """
 
 from automat import MethodicalMachine
-from spake2 import SPAKE2_Symmetric
 from zope.interface import implementer
 
 from . import _interfaces
 from ._crypto import derive_phase_key, encode_version, encrypt_data, finish_pake, make_pake
+from ._gospake2 import SPAKE2, gospake2_key
 from ._serialization import bytes_or_none, hex_or_none
 from ._tracing import trace_hook
 
@@ -47,7 +58,7 @@ class Key:
         self._version_extra = record["version_extra"]
         self._their_pake = bytes_or_none(record["their_pake"])
         sp = record["spake2"]
-        self._sp = None if sp is None else SPAKE2_Symmetric.from_serialized(sp.encode("ascii"))
+        self._sp = None if sp is None else SPAKE2.from_serialized(sp.encode("ascii"))
         return record["state"]
 
     def wire(self, boss, mailbox, receive, ordering):
@@ -73,6 +84,11 @@ class Key:
 
     @m.input()
     def got_pake(self, body): pass  # noqa
+
+    @m.input()
+    def key_settled(self, key):
+        """Receive opened the peer's first message with ``key``, one of
+        the two it was given (``got_keys``): our version goes now."""
 
     @m.output()
     def stash_pake(self, body):
@@ -101,12 +117,23 @@ class Key:
             # message that does not decrypt (spec 004 chapter 8)
             self._B.scared()
             return
+        alternative = None if _from_python(body) else gospake2_key(self._sp)
+        if alternative is None:
+            self._send_version(key)
+            self._R.got_key(key)
+        else:
+            self._R.got_keys(key, alternative)
+        self._O.got_key()
+
+    def _send_version(self, key):
         self._B.got_key(key)
         plaintext = encode_version(self._versions, self._version_extra)
         phase_key = derive_phase_key(key, self._side, "version")
         self._M.add_message("version", encrypt_data(phase_key, plaintext))
-        self._R.got_key(key)
-        self._O.got_key()
+
+    @m.output()
+    def send_version(self, key):
+        self._send_version(key)
 
     S00_nothing.upon(got_code, enter=S10_have_code, outputs=[send_pake])
     S00_nothing.upon(got_pake, enter=S01_have_pake, outputs=[stash_pake])
@@ -114,3 +141,11 @@ class Key:
     S01_have_pake.upon(got_pake, enter=S01_have_pake, outputs=[])
     S10_have_code.upon(got_pake, enter=S11_done, outputs=[compute_key])
     S11_done.upon(got_pake, enter=S11_done, outputs=[])
+    S11_done.upon(key_settled, enter=S11_done, outputs=[send_version])
+
+
+def _from_python(pake_body):
+    """Is this ``pake`` body a Python implementation's (``json.dumps``
+    puts a space after the colon; Go's and Rust's encoders do not)? Such a
+    peer computes SPAKE2's key, as we do."""
+    return b'"pake_v1": "' in pake_body

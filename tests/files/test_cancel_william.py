@@ -51,12 +51,9 @@ class CancelWithWilliam(unittest.TestCase):
     @defer.inlineCallbacks
     def start(self, sender, code):
         """The sender ("ours" or "ww") and the receiver (the other) of a
-        16 MB file, held at half by the gate; returns (sender, receiver).
-        Everything again, once, after wormhole-william's key disagreement
-        (``_support.once_more_if_william_disagreed``)."""
+        16 MB file, held at half by the gate; returns (sender, receiver)."""
         s.wormhole_william()  # fail early, with the installation hint
-        runs = yield s.once_more_if_william_disagreed(lambda: self.held_at_half(sender, code))
-        send, recv, reached = runs
+        send, recv, reached = yield self.held_at_half(sender, code)
         if not reached:
             self.fail("the transfer ended before half the file:\n"
                       + send.describe() + "\n" + recv.describe())

@@ -105,7 +105,7 @@ def build_key(events):
 
 def build_receive(events):
     return _wire(Receive(SIDE, DebugTiming()), events,
-                 (_interfaces.IBoss, "b"), (_interfaces.ISend, "s"))
+                 (_interfaces.IBoss, "b"), (_interfaces.ISend, "s"), (_interfaces.IKey, "k"))
 
 
 def build_send(events):

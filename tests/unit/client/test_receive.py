@@ -22,7 +22,8 @@ class ReceiveTests(unittest.TestCase):
         events = []
         r = Receive("side1", DebugTiming())
         r.wire(make_fake(_interfaces.IBoss, "b", events),
-               make_fake(_interfaces.ISend, "s", events))
+               make_fake(_interfaces.ISend, "s", events),
+               make_fake(_interfaces.IKey, "k", events))
         return r, events
 
     def test_provides_interface(self):
