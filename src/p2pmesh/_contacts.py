@@ -100,7 +100,7 @@ class RoutingTable:
         if self.last_touched[index] is None:
             self.last_touched[index] = now
         if contact.address in bucket:
-            bucket[contact.address] = _merge(bucket[contact.address], contact)
+            bucket[contact.address] = merged(bucket[contact.address], contact)
             bucket.move_to_end(contact.address)
             self.failures.pop(contact.address, None)
             return None
@@ -141,8 +141,12 @@ class RoutingTable:
         return found[:count]
 
 
-def _merge(old, new):
-    """Keep a known listening address when a newer sighting has none."""
+def merged(old, new):
+    """The newer sighting ``new`` of a contact, keeping ``old``'s known
+    listening address when ``new`` has none (a peer met on a new link
+    before its ANNOUNCE, P2P-D6.2); ``old`` may be None."""
+    if old is None:
+        return new
     if new.host is None and old.host is not None:
         return attrs.evolve(new, host=old.host, port=old.port)
     return new

@@ -11,7 +11,7 @@ from zope.interface import implementer
 from . import _keys
 from ._config import ANNOUNCE, PING
 from ._connection import Connection, IConnectionOwner
-from ._contacts import LRU, Contact
+from ._contacts import LRU, Contact, merged
 
 # P2P-D6.7: a failed contact leaves its bucket after 3 consecutive failures
 MAX_FAILURES = 3
@@ -289,22 +289,31 @@ class Links:
         """Ping a full bucket's least recently seen contact, one at a time."""
         index = self._table.bucket_of(oldest.address)
         if index in self._pinging:
-            self.cache.touch(newcomer.address, newcomer)
+            self._cache_sighting(newcomer)
             return
         self._pinging.add(index)
         d = self.connection_to(oldest)
         d.addCallback(lambda conn: conn.request(PING, None))
 
+        # the newcomer as known when the PING ends: its ANNOUNCE may have
+        # come meanwhile (into the cache, above) with the address its first
+        # sighting (a new link) lacked; putting the stale copy back left
+        # contacts without an address in the cache and the buckets,
+        # unreachable to every lookup
         def answered(_):
             self._table.offer(oldest, self._clock.seconds())
-            self.cache.touch(newcomer.address, newcomer)
+            self._cache_sighting(newcomer)
 
         def failed(f):
             self._table.remove(oldest.address)
+            latest = merged(self.cache.pop(newcomer.address), newcomer)
             self.cache.touch(oldest.address, oldest)
-            self._table.offer(newcomer, self._clock.seconds())
+            self._table.offer(latest, self._clock.seconds())
         d.addCallbacks(answered, failed)
         d.addBoth(lambda _: self._pinging.discard(index))
+
+    def _cache_sighting(self, contact):
+        self.cache.touch(contact.address, merged(self.cache.get(contact.address), contact))
 
     def close_all(self):
         self.stopping = True

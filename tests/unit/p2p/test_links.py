@@ -1,6 +1,8 @@
 """Connection management on the in-memory network (P2P-D6.3-6.9):
 duplicate links, CHANGE_KEY, eviction pings, the outbound bound."""
 
+from twisted.internet import defer
+from twisted.internet.error import ConnectionRefusedError
 from twisted.trial.unittest import SynchronousTestCase
 
 from p2pmesh import SubnetConfig
@@ -155,6 +157,49 @@ class EvictionPing(SynchronousTestCase):
         net.settle()
         self.assertEqual(a.table.bucket(index), [newcomer])
         self.assertIn(silent.address, a.links.cache)
+
+
+    def newcomer_announced_while_pinging(self, oldest_answers):
+        """A full bucket; a newcomer first seen without an address (a new
+        link) starts the PING; its ANNOUNCE's sighting, with the address,
+        comes before the PING ends. (node, the newcomer with its address,
+        the bucket's index)"""
+        net = self.full_bucket_node()
+        a = net.nodes[0]
+        if oldest_answers:
+            net.connect(0, 1)
+            net.settle()
+            oldest = a.table.get(net.nodes[1].address)
+        else:
+            oldest = Contact(net.nodes[3].key, net.nodes[3].address,
+                             "10.200.0.1", 9)   # nobody listens there
+            a.table.offer(oldest, 0)
+            # its dial fails only after the ANNOUNCE (a refusal here is
+            # at once, a lost host's takes seconds)
+            dial = defer.Deferred()
+            self.patch(a.links, "connection_to", lambda contact: dial)
+        index = a.table.bucket_of(oldest.address)
+        unlisted = Contact(b"z" * 294, oldest.address ^ 1)
+        listed = Contact(unlisted.der, unlisted.address, "10.9.9.7", 7)
+        a.saw_peer(unlisted)
+        a.saw_peer(listed)
+        if not oldest_answers:
+            dial.errback(ConnectionRefusedError())
+        net.settle()
+        return a, listed, index
+
+    def test_answered_caches_the_newcomer_with_its_address(self):
+        """The oldest answers: the newcomer waits in the cache with the
+        address its ANNOUNCE gave (the first sighting's copy, put back
+        after the PING, had none)."""
+        a, listed, index = self.newcomer_announced_while_pinging(True)
+        self.assertEqual(a.links.cache.get(listed.address), listed)
+
+    def test_timed_out_takes_the_newcomer_with_its_address(self):
+        """The oldest is gone: the newcomer enters the bucket with its
+        address, so lookups can reach it."""
+        a, listed, index = self.newcomer_announced_while_pinging(False)
+        self.assertEqual(a.table.bucket(index), [listed])
 
 
 class OutboundBound(SynchronousTestCase):
