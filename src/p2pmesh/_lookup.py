@@ -8,6 +8,8 @@ from twisted.internet import defer
 
 from wormhole._tracing import trace_hook
 
+from ._contacts import merged
+
 
 @attrs.frozen
 class FoundValue:
@@ -61,17 +63,16 @@ class Lookup:
     # -- plain helpers --------------------------------------------------------
 
     def _merge(self, contacts):
-        # dedupe by key (P2P-D7.1), the first sighting kept, except that
-        # one without an address (a peer met on an inbound link before its
-        # ANNOUNCE, P2P-D5.4) gives way to one with an address: kept, it
-        # made a live node unreachable to the lookup, never queried, and a
-        # lookup for that very node missed it
+        # dedupe by key (P2P-D7.1), the first sighting kept, with the
+        # address a later one gives when it had none (a peer met on a new
+        # link before its ANNOUNCE, P2P-D6.2), the k-buckets' rule: without
+        # it a live node stayed unreachable to the lookup, never queried,
+        # and a lookup for that very node missed it
         for c in contacts:
             if c.address in self._failed:
                 continue
             known = self._shortlist.get(c.address)
-            if known is None or (c.listening and not known.listening):
-                self._shortlist[c.address] = c
+            self._shortlist[c.address] = c if known is None else merged(c, known)
 
     def _ranked(self):
         return sorted(self._shortlist.values(),
