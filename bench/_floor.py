@@ -49,7 +49,8 @@ def memory_chunks():
 
 def chacha20poly1305():
     """seal(plain) and open_() (of one sealed record) with the AEAD of
-    Noise's transport (spec 000: Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s)."""
+    Noise's transport (Dilation protocol, "L2 protocol":
+    Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s)."""
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
     aead, nonce = ChaCha20Poly1305(os.urandom(32)), bytes(12)
     sealed = aead.encrypt(nonce, os.urandom(RECORD), None)
@@ -90,12 +91,13 @@ def loopback_tcp_per_gib(mib=512):
 
 
 def blake2b_variants(mib=256):
-    """CPU seconds per GiB of BLAKE2b from each implementation this
-    machine has (issue 25, scope 2). Only hashlib's ``blake2b(digest_size=32)``
-    computes the text's "32-byte Blake2b": the digest size is part of
-    BLAKE2's parameter block, so BLAKE2b-512 cut to 32 bytes is another
-    hash, and neither OpenSSL through hashlib nor `cryptography` (64 bytes
-    only) takes another size."""
+    """CPU seconds per GiB of BLAKE2b from each implementation this machine has
+    (docs/performance.md, "Session 7: per-record work, one Noise message per
+    record, the pinned ceiling"). Only hashlib's ``blake2b(digest_size=32)``
+    computes the text's "32-byte Blake2b": the digest size is part of BLAKE2's
+    parameter block, so BLAKE2b-512 cut to 32 bytes is another hash, and
+    neither OpenSSL through hashlib nor `cryptography` (64 bytes only) takes
+    another size."""
     from cryptography.hazmat.primitives import hashes
     variants = {
         "hashlib_blake2b_32": lambda: hashlib.blake2b(digest_size=32),
@@ -161,7 +163,8 @@ def receive_variants(workdir, mib=256):
     return result
 
 
-# the libraries the design prescribes for a client (DESIGN.md): any
+# the libraries a client is built on (docs/architecture.md, "The client's
+# dependencies"): any
 # wormhole CLI built on them imports at least these before its first byte
 PRESCRIBED_IMPORTS = """
 import twisted.internet.reactor, twisted.internet.endpoints

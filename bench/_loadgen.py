@@ -1,6 +1,7 @@
 """The load generator's scenarios, run inside worker processes.
 
-Two scenarios, both what real clients send (spec 003, "All Message Types"):
+Two scenarios, both what real clients send (Mailbox server protocol, "All
+Message Types"):
 
 - `pairs`: closed-loop rendezvous pairs. Each slot runs one pair after
   another: side A connects, binds, allocates, claims, opens, exchanges
@@ -27,7 +28,7 @@ from _wsclient import (ConnectionLostEarly, HandshakeFailed, ServerError,
 APPID = "lothar.com/wormhole/text-or-file-xfer"
 CLIENT_VERSION = ["python", "0.24.0"]
 # Body sizes of a real text transfer: a SPAKE2 message wrapped in JSON, an
-# encrypted version dict, an encrypted small payload (spec 004, client
+# encrypted version dict, an encrypted small payload (Client-to-client
 # protocol). Bodies travel hex-encoded, so twice as many characters.
 PAKE_BYTES, VERSION_BYTES, PHASE0_BYTES = 80, 100, 100
 
@@ -38,7 +39,8 @@ def cpu_seconds():
 
 
 def _mid():
-    # the `id` key the timing tool correlates (spec 003, "WebSocket Transport")
+    # the `id` key the timing tool correlates (Mailbox server protocol,
+    # "WebSocket Transport")
     return os.urandom(2).hex()
 
 
@@ -224,8 +226,9 @@ async def _idle_main(p, pipe):
         b.send({"type": "claim", "nameplate": nameplate, "id": _mid()})
         await b.expect_type("claimed")
         b.send({"type": "open", "mailbox": mailbox, "id": _mid()})
-        # ping/pong: the server has processed everything before it (spec
-        # 003: "used ... for synchronization purposes")
+        # ping/pong: the server has processed everything before it (Mailbox
+        # server protocol, "Connection-Specific (Client-to-Server) Messages":
+        # "used ... for synchronization purposes")
         for ws in (a, b):
             ws.send({"type": "ping", "ping": 1, "id": _mid()})
         for ws in (a, b):

@@ -1,7 +1,7 @@
 """Run a benchmark inside a network namespace that has only loopback.
 
 The reference implementation advertises every local address as a direct
-hint (spec README); in a namespace with only ``lo`` both implementations
+hint; in a namespace with only ``lo`` both implementations
 see the same single address. Needs root, unshare(1) and ip(8).
 """
 import os

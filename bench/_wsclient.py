@@ -1,8 +1,8 @@
 """A deliberately minimal WebSocket client for the load generator.
 
-The Mailbox server speaks JSON over WebSocket (spec 003, "WebSocket
-Transport"). The benchmark must measure the server, not the client, so this
-client does the least work RFC 6455 allows:
+The Mailbox server speaks JSON over WebSocket (Mailbox server protocol,
+"WebSocket Transport"). The benchmark must measure the server, not the client,
+so this client does the least work RFC 6455 allows:
 
 - the opening handshake is one pre-built request; only the status line of
   the answer is checked;
@@ -108,8 +108,8 @@ class MailboxClientProtocol(asyncio.Protocol):
     """One WebSocket connection to a Mailbox server, JSON messages in and out.
 
     `expect(pred)` returns a future for the next received message that
-    satisfies `pred` (messages nobody waits for, such as `ack`, are
-    dropped, as spec 003 lets clients ignore them). Server `error`
+    satisfies `pred` (messages nobody waits for, such as `ack`, are dropped, as
+    the Mailbox server protocol lets clients ignore them). Server `error`
     messages fail every waiter: the benchmark counts them as failures.
     """
 
@@ -242,7 +242,8 @@ class MailboxClientProtocol(asyncio.Protocol):
 
 
 class ServerError(Exception):
-    """The server answered with an `error` message (spec 003)."""
+    """The server answered with an `error` message (Mailbox server
+    protocol, "All Message Types")."""
 
 
 async def connect(host, port, timeout):

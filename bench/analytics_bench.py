@@ -1,5 +1,5 @@
-"""Benchmark of the analytics jobs (issue 6 "Benchmark"): for 1M, 10M and
-30M generated events, wall time, CPU seconds and peak RSS (the whole
+"""Benchmark of the analytics jobs (docs/performance.md, "Analytics"): for 1M,
+10M and 30M generated events, wall time, CPU seconds and peak RSS (the whole
 process tree: Python driver + JVM) of
 
 - ``straight``: a straightforward PySpark job over the raw JSON lines

@@ -1,5 +1,5 @@
 """Dilation throughput, CPU and memory: ours and the reference 0.24 side by
-side in one run (issue 4 "Benchmark"; results in docs/performance.md).
+side in one run (results in docs/performance.md, "Dilation").
 
 Each scenario runs a receiving and a sending process (bench/dilation_peer.py
 under our venv's or the reference venv's Python) through our Mailbox

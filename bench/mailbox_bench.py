@@ -7,9 +7,10 @@ subprocess bound to 127.0.0.1 with its channel and usage databases on disk in
 a temp dir) and measures, alternating between the two so drift on a noisy
 machine hits both alike:
 
-1. rendezvous pairs (spec 003 message flow, see `_loadgen`) at concurrency
-   1, 10, 100 and 500: pairs/s, per-pair latency p50/p99, server CPU ms per
-   pair (from /proc/PID/stat), failures, and the load generator's own CPU;
+1. rendezvous pairs (the Mailbox server protocol's message flow, see
+   `_loadgen`) at concurrency 1, 10, 100 and 500: pairs/s, per-pair latency
+   p50/p99, server CPU ms per pair (from /proc/PID/stat), failures, and the
+   load generator's own CPU;
 2. memory: 10,000 idle bound+open connections on a fresh server, RSS per
    connection, and how much RSS came back after they all left.
 

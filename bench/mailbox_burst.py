@@ -13,8 +13,9 @@ pair's latency and failure. Servers alternate within a round so a noisy
 machine hits both alike.
 
 One line per figure on stdout (`burst METRIC server=... value=...`), then
-`burst ratio` lines (ours/ref). Issue 14's target for ours: 0 failed pairs
-and p99 under 2 s at 500 pairs.
+`burst ratio` lines (ours/ref). The target for ours (docs/performance.md,
+"A burst of 500 pairs on a fresh server"): 0 failed pairs and p99 under
+2 s at 500 pairs.
 
 With `--py-spy`, one extra round per server runs with py-spy sampling the
 server from its start to its exit (raw collapsed stacks, summarised on

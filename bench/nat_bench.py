@@ -1,5 +1,5 @@
-"""NAT hole punching against the relay (issue 26; results in
-docs/performance.md "NAT hole punching").
+"""NAT hole punching against the relay (results in docs/performance.md,
+"NAT hole punching").
 
 Builds the small internet of tests/nat (network namespaces, iptables
 NATs; needs root, ip(8), iptables(8), tc(8)): our Mailbox server and

@@ -1,4 +1,4 @@
-"""Every node finds every node (p2p-decisions.md 8.3, in full): the
+"""Every node finds every node (P2P-D8.3, in full): the
 64-node join-grown network of tests/p2p/test_dht.py (k = 8, α = 3), one
 FIND_NODE from every node for every other node (4032 lookups), by the same
 code as the CI test (tests/p2p/test_dht.py, in four quarters there); this

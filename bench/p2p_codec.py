@@ -1,6 +1,6 @@
 """p2pmesh codec throughput against the cryptographic ceiling measured on
-this machine (p2p-decisions.md section 9, issue 17; results in
-docs/performance.md).
+this machine (P2P-D9.3, the codec benchmark; results in
+docs/performance.md, "Peer-to-peer mesh (`p2pmesh`)").
 
 For β ∈ {2048, 3072, 4096} and payloads of 0 B / 1 KiB / 64 KiB:
   sign+encode    _message.encode_message (msgpack bytes given)

@@ -1,7 +1,7 @@
-"""p2pmesh flooding on the in-memory network (p2p-decisions.md section 9,
-issue 17; results in docs/performance.md): messages per broadcast against
-the seed's formulas, hops against the lag bound and the hub model, bytes
-per node per broadcast with and without batching and compression.
+"""p2pmesh flooding on the in-memory network (P2P-D9.1, the flood benchmark;
+results in docs/performance.md, "Peer-to-peer mesh (`p2pmesh`)"): messages per
+broadcast against the seed's formulas, hops against the lag bound and the hub
+model, bytes per node per broadcast with and without batching and compression.
 
 Topologies: complete when n ≤ 2ℓ+1 (saturated), else random graphs with
 exactly ℓ outbound links per node (limited), as in tests/p2p.

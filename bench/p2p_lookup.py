@@ -1,5 +1,5 @@
-"""p2pmesh DHT lookups against bmuller/kademlia 2.2.3 (p2p-decisions.md
-section 9, issue 17; results in docs/performance.md).
+"""p2pmesh DHT lookups against bmuller/kademlia 2.2.3 (P2P-D9.2, the lookup
+benchmark; results in docs/performance.md, "Peer-to-peer mesh (`p2pmesh`)").
 
 Ours: n join-grown nodes on the in-memory network (tests/p2p/_network.py,
 one Clock; a stopped node refuses connections at once). Theirs: n

@@ -1,5 +1,5 @@
 """File transfer and Transit relay: ours and the reference 0.24 side by side
-in one run (issue 3 "Benchmark"; results in docs/performance.md).
+in one run (results in docs/performance.md, "File transfer and relay").
 
 Scenarios (each a fresh sender/receiver CLI pair on our Mailbox server):
   direct       both sides listen; the relay is offered but direct wins
@@ -73,7 +73,7 @@ def compile_sources(*trees):
     PYTHONDONTWRITEBYTECODE=1 (these sessions') makes every one of our CLI
     processes compile ~130 modules from source: ~0.09 s of CPU a process
     on this machine that the reference never pays (docs/performance.md,
-    issue 25 "Session 8")."""
+    "Session 8: the fixed part")."""
     for tree in trees:
         subprocess.run([sys.executable, "-m", "compileall", "-q", tree],
                        check=True, stdout=subprocess.DEVNULL)
@@ -290,11 +290,12 @@ def secretbox_mib_per_s(seconds=2.0):
 
 
 def pipeline(src):
-    """Our data path alone, each side on one core, no network and no
-    peer: the sender's read + sha256 + seal into frames (what its socket
-    would get), the receiver's decode + open + sha256 + write + fsync.
-    CPU-seconds of this process for each side, MiB/s = size / CPU-s.
-    Compare with SecretBox's one-core figure: issue 3 wants at least half."""
+    """Our data path alone, each side on one core, no network and no peer: the
+    sender's read + sha256 + seal into frames (what its socket would get), the
+    receiver's decode + open + sha256 + write + fsync. CPU-seconds of this
+    process for each side, MiB/s = size / CPU-s. Compare with SecretBox's
+    one-core figure: the target is at least half (docs/performance.md, "File
+    transfer and relay", its "Targets")."""
     import io
     from wormhole._transit import _codec, _pipe
     from wormhole import _landing

@@ -1,10 +1,10 @@
 """Many Transit relay pairs at once, as raw TCP clients (for transfer_bench).
 
 Every pair opens both of its connections at the same moment as every other
-pair, sends the sided relay handshake (spec 004 section 6.4 / "relay-v1":
-``please relay TOKEN for side SIDE\\n``) and waits for ``ok\\n``; the
-handshake latency is from just before connect() to the ``ok``. Then one side
-of each pair pushes `nbytes` and the other reads them all.
+pair, sends the sided relay handshake (Transit protocol, "Relay Handshake" /
+"relay-v1": ``please relay TOKEN for side SIDE\\n``) and waits for ``ok\\n``;
+the handshake latency is from just before connect() to the ``ok``. Then one
+side of each pair pushes `nbytes` and the other reads them all.
 
 Run alone, it compares relay variants side by side, round after round
 (ours as shipped, ours with --no-splice, the reference 0.5), each a fresh

@@ -1,5 +1,5 @@
 """Dilated File Transfer (transfer-v2) beside the classic protocol, in one
-run (issue 16 "Benchmark"; results in docs/performance.md).
+run (results in docs/performance.md, "Dilated File Transfer").
 
 Each run is a fresh CLI sender/receiver pair on our Mailbox server, direct
 connections on loopback, in a loopback-only network namespace (re-executes
@@ -21,35 +21,36 @@ for these implementations:
         [--file-kib 100] [--rounds N] [--impls ours-v2,ours-classic,ref] [--scenarios file,dir]
         [--workdir /dev/shm] [--placement shared,pinned] [--profile-dir DIR]
 
-``--placement`` (issue 25, scope 3): ``shared`` lets both CLIs share the
-machine's cores as the scheduler likes (one computer sending to itself);
-``pinned`` runs the sender under ``taskset -c 0`` and the receiver under
-``taskset -c 1``, one core each, as two computers would be. Every round
-runs each placement, scenario and implementation in turn (interleaved),
-and the tables give the median of the rounds: wall, MiB/s, CPU per GiB
-of each side (user+system over the bytes moved) and peak RSS.
+``--placement`` (docs/performance.md, "The default path against the
+reference"): ``shared`` lets both CLIs share the machine's cores as the
+scheduler likes (one computer sending to itself); ``pinned`` runs the sender
+under ``taskset -c 0`` and the receiver under ``taskset -c 1``, one core each,
+as two computers would be. Every round runs each placement, scenario and
+implementation in turn (interleaved), and the tables give the median of the
+rounds: wall, MiB/s, CPU per GiB of each side (user+system over the bytes
+moved) and peak RSS.
 
 ``--profile-dir DIR`` runs, instead of the measured rounds, one transfer
 per scenario and implementation with each CLI under cProfile timed in
 process CPU seconds (``DIR/IMPL-SCENARIO-send.prof`` / ``-recv.prof``):
 where the CPU goes, undistorted by a loaded machine's waiting.
 
-``--slope`` also runs the file scenario at a quarter of the size, so
-each implementation's CPU splits into a fixed part (start-up, rendezvous,
-shut-down) and a part per GiB; ``--floor`` measures, in this process, the
-per-GiB CPU of the work transfer-v2 prescribes (BLAKE2b of every byte on
-both sides, ChaCha20-Poly1305 sealing and opening of every 64 KiB record,
-reading the source and writing the target) and of the classic protocol's
-(SHA-256, XSalsa20-Poly1305), and loopback TCP's copy; with both it prints
-the highest ratio any transfer-v2 implementation could reach on this
-machine when the two processes share its cores (the run is CPU-bound:
-wall = CPU / cores), against the reference's measured CPU. With
-``--placement pinned`` too, ``ceiling_pinned`` is that bound for a core per
-side (issue 25): the run lasts at least as long as its busier side's
-least CPU (a fixed part plus the prescribed work for every byte), against
-the reference's measured pinned wall. ``--floor`` also measures BLAKE2b's
-implementations on this machine and the receiver's work done three ways
-(a fresh plaintext per record, ``decrypt_into`` one buffer, hashing on a
+``--slope`` also runs the file scenario at a quarter of the size, so each
+implementation's CPU splits into a fixed part (start-up, rendezvous, shut-down)
+and a part per GiB; ``--floor`` measures, in this process, the per-GiB CPU of
+the work transfer-v2 prescribes (BLAKE2b of every byte on both sides,
+ChaCha20-Poly1305 sealing and opening of every 64 KiB record, reading the
+source and writing the target) and of the classic protocol's (SHA-256,
+XSalsa20-Poly1305), and loopback TCP's copy; with both it prints the highest
+ratio any transfer-v2 implementation could reach on this machine when the two
+processes share its cores (the run is CPU-bound: wall = CPU / cores), against
+the reference's measured CPU. With ``--placement pinned`` too,
+``ceiling_pinned`` is that bound for a core per side (docs/performance.md,
+"Whether 1.3x pinned is reachable here"): the run lasts at least as long as its
+busier side's least CPU (a fixed part plus the prescribed work for every byte),
+against the reference's measured pinned wall. ``--floor`` also measures
+BLAKE2b's implementations on this machine and the receiver's work done three
+ways (a fresh plaintext per record, ``decrypt_into`` one buffer, hashing on a
 worker thread).
 
 Our source trees (this checkout's src/ and every ``--src``) are

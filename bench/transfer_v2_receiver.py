@@ -1,11 +1,12 @@
 """The transfer-v2 receiver's own CPU, in one process, without network,
-Dilation or the CLI (issue 25): an OfferReceiver with the real sink
-(resumable, as two of our CLIs use it) is fed the records a sender makes,
-from memory, and the CPU of feeding them is timed (``time.process_time``,
-the best of ``--rounds``). What it measures is the receiving machine,
-the record parsing, the sink and its writers (BLAKE2b and the file
-writes included); the best of several rounds in one process moves less
-with other sessions' load than a pair of CLIs does, so small changes show.
+Dilation or the CLI (docs/performance.md, "The default path against the
+reference"): an OfferReceiver with the real sink (resumable, as two of our CLIs
+use it) is fed the records a sender makes, from memory, and the CPU of feeding
+them is timed (``time.process_time``, the best of ``--rounds``). What it
+measures is the receiving machine, the record parsing, the sink and its writers
+(BLAKE2b and the file writes included); the best of several rounds in one
+process moves less with other sessions' load than a pair of CLIs does, so small
+changes show.
 
   .venv/bin/python bench/transfer_v2_receiver.py [--src NAME=PATH ...]
         [--files 2000] [--file-kib 100] [--mib 256] [--rounds 5]

@@ -1,5 +1,5 @@
-"""Transit through a relay over WebSocket beside TCP, in one run (issue 15
-"Benchmark"; results in docs/performance.md, "Transit over WebSocket").
+"""Transit through a relay over WebSocket beside TCP, in one run (results
+in docs/performance.md, "Transit over WebSocket").
 
 Three file transfers of the same file, every byte through a relay
 (``--no-listen`` on both sides), each a fresh CLI pair on our Mailbox server:

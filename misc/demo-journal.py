@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""A journalled wormhole application (spec 004 chapter 11 names this file).
+"""A journalled wormhole application (Journalled mode names this file).
 
 Two people exchange a few lines through a wormhole, each with this
 program, and either program may be killed at any moment (SIGKILL, a power
@@ -58,8 +58,9 @@ class FileStore:
 
 
 class ChatApp:
-    """The application of spec 004 11.2's snippet, made whole: all of its
-    state is ``self.state`` plus ``self.w.serialize()``."""
+    """The application of the snippet in Journalled mode, 'Wormhole
+    Support', made whole: all of its state is ``self.state`` plus
+    ``self.w.serialize()``."""
 
     def __init__(self, reactor, store, out=print, on_done=None):
         self.reactor = reactor
@@ -104,7 +105,8 @@ class ChatApp:
             self.w.send_message(self.state["outbox"][sent].encode("utf-8"))
             self.state["sent"] = sent + 1
 
-    # wormhole events arrive inside the journal's context (spec 004 11.2)
+    # wormhole events arrive inside the journal's context (Journalled mode,
+    # "Wormhole Support")
     def wormhole_got_code(self, code):
         pass
 

@@ -4,8 +4,8 @@
     python misc/generate-diagrams.py            # or: ./dev diagrams, tox -e diagrams
     python misc/generate-diagrams.py --output DIR --no-svg
 
-Issue 5 (DESIGN.md "Diagrams come from the code"): one Graphviz ``.dot`` file
-per machine, named after the machine's fully qualified name as
+As docs/architecture.md, "Diagrams come from the code" asks: one Graphviz
+``.dot`` file per machine, named after the machine's fully qualified name as
 ``automat-visualize`` names it (``wormhole._boss.Boss.m.dot``), plus
 ``wiring.dot``, the graph of which machine holds which neighbour. When the
 ``dot`` program is installed each ``.dot`` is also rendered to ``.svg``; the
@@ -53,7 +53,7 @@ OUTPUT = REPO / "docs" / "state-machines"
 # draws the same machines, one package at a time (tests/docs/test_visualize.py)
 PACKAGES = ("wormhole", "wormhole_mailbox", "wormhole_relay", "wormhole_ops",
             "wormhole_analytics", "p2pmesh")
-# the spec 002 mesh (docs/p2pmesh.md): its machines, not in the wiring
+# the peer-to-peer mesh (docs/p2pmesh.md): its machines, not in the wiring
 APART = ("p2pmesh",)
 WIRING = "wiring"
 COMMAND = "./dev diagrams  (or: .venv/bin/python misc/generate-diagrams.py)"
@@ -149,8 +149,8 @@ def machine_dot(machine):
 # -- the wiring -----------------------------------------------------------------
 
 def _client_scenario():
-    """What ``wormhole.create()`` builds (spec 004 5.4): the facade, the Boss
-    and the machines the Boss wires."""
+    """What ``wormhole.create()`` builds (Client API, "Wormhole Parameters"):
+    the facade, the Boss and the machines the Boss wires."""
     from twisted.internet.testing import MemoryReactorClock
 
     from wormhole import create
@@ -160,8 +160,8 @@ def _client_scenario():
 
 
 def _server_scenario():
-    """One Mailbox server connection after `bind` (spec 003), when it has
-    made its nameplate and mailbox machines."""
+    """One Mailbox server connection after `bind` (Mailbox server protocol),
+    when it has made its nameplate and mailbox machines."""
     from twisted.internet.task import Clock
     from zope.interface import implementer
 
@@ -198,10 +198,11 @@ class Scene:
 
 
 def _transit_scenario():
-    """The Transit of a file sender (spec 004 6.3, 6.5), as `wormhole send
-    FILE` makes it, on a memory reactor: it listens for our direct hint,
-    the receiver dials in and sends its handshake, and that connection is
-    selected (which cancels the relay and timeout timers). No socket."""
+    """The Transit of a file sender (Transit protocol, "Handshake", "API"), as
+    `wormhole send FILE` makes it, on a memory reactor: it listens for our
+    direct hint, the receiver dials in and sends its handshake, and that
+    connection is selected (which cancels the relay and timeout timers). No
+    socket."""
     from twisted.internet.address import IPv4Address
     from twisted.internet.testing import MemoryReactorClock, StringTransport
 
@@ -222,15 +223,15 @@ def _transit_scenario():
 
 
 def _relay_scenario():
-    """Two TCP clients of the Transit relay (spec 004 6.4) with the same
-    token, through the relay's own factory (``build_relay``,
+    """Two TCP clients of the Transit relay (Transit protocol, "Relay") with
+    the same token, through the relay's own factory (``build_relay``,
     ``make_tcp_factory``), each after the handshake line a Transit client
-    writes: the two RelayConnections are paired and their glue has started
-    a Splicer. The glue splices only bare TCP transports (on Linux), so each
+    writes: the two RelayConnections are paired and their glue has started a
+    Splicer. The glue splices only bare TCP transports (on Linux), so each
     client is one end of a ``socket.socketpair()`` wrapped in a
     ``tcp.Connection`` on a memory reactor: nothing is read or spliced (that
-    reactor never runs; only the ``ok`` is written), and every socket is
-    closed once the picture is taken."""
+    reactor never runs; only the ``ok`` is written), and every socket is closed
+    once the picture is taken."""
     import socket
 
     from twisted.internet import tcp
@@ -260,10 +261,10 @@ def _relay_scenario():
 
 def _cli_scenario():
     """`wormhole send FILE` and `wormhole receive` as ``cmd_send`` and
-    ``cmd_receive`` build their machines (spec 004 9.1, 9.2): a
-    ``file_sender`` on the sending wormhole and its TransitSender, a
-    ``Receiver`` on the receiving wormhole. The wormholes and the Transit
-    are drawn in their own scenarios, so here they are leaves."""
+    ``cmd_receive`` build their machines (File-transfer protocol, "Sender",
+    "Recipient"): a ``file_sender`` on the sending wormhole and its
+    TransitSender, a ``Receiver`` on the receiving wormhole. The wormholes and
+    the Transit are drawn in their own scenarios, so here they are leaves."""
     from twisted.internet.testing import MemoryReactorClock
 
     from wormhole import create
@@ -284,12 +285,12 @@ def _cli_scenario():
 
 
 def _dilation_scenario():
-    """What ``w.dilate()`` builds (spec 000) once the peer has answered: the
-    Dilator the Boss holds makes the Manager, its L4 Inbound and Outbound,
-    and per generation a Connector, whose listener's connection becomes the
-    selected DilatedConnectionProtocol (L2/L3); one subchannel is open. Two
-    Dilators (Leader and Follower, on memory reactors) trade their DILATE
-    messages directly and their connection runs over ``iosim``; both are
+    """What ``w.dilate()`` builds (Dilation protocol) once the peer has
+    answered: the Dilator the Boss holds makes the Manager, its L4 Inbound and
+    Outbound, and per generation a Connector, whose listener's connection
+    becomes the selected DilatedConnectionProtocol (L2/L3); one subchannel is
+    open. Two Dilators (Leader and Follower, on memory reactors) trade their
+    DILATE messages directly and their connection runs over ``iosim``; both are
     stopped once the picture is taken."""
     from twisted.internet.address import IPv4Address
     from twisted.internet.protocol import Factory, Protocol
@@ -300,8 +301,8 @@ def _dilation_scenario():
     from wormhole._eventual import EventualQueue
 
     reactors = [MemoryReactorClock(), MemoryReactorClock()]
-    # the larger side leads (spec 000 "Leaders and Followers"); each one's
-    # DILATE messages go straight to the other
+    # the larger side leads (Dilation protocol, "Leaders and Followers");
+    # each one's DILATE messages go straight to the other
     peer = {}
     leader = Dilator(reactors[0], EventualQueue(reactors[0]),
                      lambda phase, plaintext: peer["follower"].received_dilate(plaintext),

@@ -1,7 +1,8 @@
-"""Installing the client pulls no server-only or Spark dependency (issue 27
-scope 5): ``pip install wormhole-twisted`` gives the library and the
-``wormhole`` command; the extras ``mailbox``, ``relay`` (or ``server``) and
-``analytics`` give the rest (pyproject.toml, docs/architecture.md).
+"""Installing the client pulls no server-only or Spark dependency:
+``pip install wormhole-twisted`` gives the library and the ``wormhole``
+command; the extras ``mailbox``, ``relay`` (or ``server``) and
+``analytics`` give the rest (pyproject.toml, docs/architecture.md,
+"Layering").
 
 Two checks, each on the real thing: pip's own resolver over the project's
 metadata as built from pyproject.toml (``pip install --dry-run --report``,

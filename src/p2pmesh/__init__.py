@@ -1,5 +1,5 @@
-"""p2pmesh: the peer-to-peer mesh protocol of spec 002 as settled by
-p2p-decisions.md (signed msgpack messages, SHOUT/SPEAK flooding, WHISPER
+"""p2pmesh: the P2P mesh protocol as settled by
+docs/p2p-decisions.md (signed msgpack messages, SHOUT/SPEAK flooding, WHISPER
 and a Kademlia DHT) on Twisted. docs/p2pmesh.md shows how to use it."""
 
 from ._config import (ANNOUNCE, CHANGE_KEY, SHOUT, SPEAK, WHISPER,

@@ -49,7 +49,7 @@ def node_options(listen_default):
                       help="Network description (compared at connect).")
         @click.option("--ell", default=8, show_default=True,
                       help="Persistent outbound connections (the l of "
-                           "spec 002).")
+                           "the P2P mesh protocol).")
         @functools.wraps(f)
         def inner(*args, **kw):
             return f(*args, **kw)
@@ -83,7 +83,7 @@ def _once(action, **options):
 
 @click.group()
 def main():
-    """A node of the spec 002 peer-to-peer mesh (signed msgpack messages,
+    """A node of the peer-to-peer mesh (signed msgpack messages,
     SHOUT/WHISPER, a Kademlia DHT)."""
 
 

@@ -4,7 +4,7 @@ import math
 
 import attrs
 
-# opcodes (spec 002 "Opcodes")
+# opcodes (P2P mesh protocol, "Opcodes")
 ACK, NACK, PING, SET_CONNECTION_OPT, ANNOUNCE, CHANGE_KEY = 0, 1, 2, 3, 4, 5
 SHOUT, SPEAK, WHISPER, FIND_NODE, FIND_VALUE, STORE = 6, 7, 8, 9, 10, 11
 RESERVED_OPCODES = (12, 13, 14)
@@ -18,7 +18,7 @@ OPCODE_NAMES = {
     STORE: "STORE", CUSTOM: "CUSTOM",
 }
 
-# connection options (spec 002 "Connection Options and Settings")
+# connection options (P2P mesh protocol, "Connection Options and Settings")
 OPT_COMPRESSION, OPT_PREFERRED, OPT_SUBNET = 0, 1, 2
 
 KEY_SIZES = (2048, 3072, 4096)  # P2P-D1.1
@@ -61,7 +61,7 @@ class SubnetConfig:
     description: str = "d1:default"
 
     def as_setting(self):
-        """The SET_CONNECTION_OPT [2, setting] list (spec 002 "Subnet")."""
+        """The SET_CONNECTION_OPT [2, setting] list (P2P mesh protocol, "Subnet")."""
         return [self.k, self.alpha, self.tau, self.beta, self.ell,
                 self.transport, self.description]
 

@@ -57,7 +57,7 @@ class LRU:
 
 class SeenSet(LRU):
     """Signatures of flooded messages, LRU of 4096, evicting the least
-    recently received (P2P-D6.8; spec 002 "Seen SHOUTs")."""
+    recently received (P2P-D6.8; P2P mesh protocol, "Seen SHOUTs")."""
 
     def check_and_add(self, signature):
         """True if new; either way it becomes the most recent."""

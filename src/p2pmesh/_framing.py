@@ -11,7 +11,7 @@ class FramingError(ValueError):
 
 
 def encode_transmission(method, body):
-    """The header for an already compressed body (spec 002 `make_tx`)."""
+    """The header for an already compressed body (P2P mesh protocol, "Serializing": `make_tx`)."""
     return HEADER.pack(0, method & 7, len(body)) + body
 
 

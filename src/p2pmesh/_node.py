@@ -31,7 +31,7 @@ class Node:
     `endpoint_factory(host, port)` returns an IStreamClientEndpoint;
     `listen_endpoint` (optional) an IStreamServerEndpoint; `advertise` the
     (host, port) other nodes dial, None for a node that accepts no
-    connections (spec 002 goal 1); `rng` a random.Random (SystemRandom by
+    connections (the P2P mesh protocol's first goal); `rng` a random.Random (SystemRandom by
     default: it also draws the encryption keys of P2P-D4.1)."""
 
     m = MethodicalMachine()

@@ -9,7 +9,7 @@ from ._service import (NodeService, build_node, display, load_or_create_key,
 
 class Options(usage.Options):
     synopsis = "[options]"
-    longdesc = ("Run a node of the spec 002 peer-to-peer mesh: it listens, "
+    longdesc = ("Run a node of the peer-to-peer mesh: it listens, "
                 "joins through the bootstrap peers and logs every SHOUT and "
                 "WHISPER it receives.")
     optParameters = [

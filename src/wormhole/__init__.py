@@ -1,6 +1,6 @@
 """Magic Wormhole: get things from one computer to another, safely.
 
-The public API is spec 004 chapter 5 ("The Magic-Wormhole API"), with
+The public API is the Client API (docs/protocols.md), with
 the names the reference 0.24 exports (docs/api.md lists every difference).
 
 ``create``, the journals, ``input_with_completion``, ``SubchannelAddress``

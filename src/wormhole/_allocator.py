@@ -1,6 +1,6 @@
 """The Allocator machine: ask the server for a nameplate, pick the words.
 
-Spec 003 "Nameplates": ``allocate`` returns the shortest free nameplate
+Mailbox server protocol, "Nameplates": ``allocate`` returns the shortest free nameplate
 (already claimed for us). An allocation still pending when the connection
 drops is asked for again after reconnecting.
 """
@@ -34,7 +34,8 @@ class Allocator:
     @m.unserializer()
     def _restore(self, record):
         self._length = record["length"]
-        # every code uses the PGP word list today (spec 004 5.5), so a
+        # every code uses the PGP word list today (Client API, "Code
+        # Management"), so a
         # checkpoint names none
         self._wordlist = PGPWordList() if self._length is not None else None
         return record["state"]

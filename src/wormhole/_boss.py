@@ -1,6 +1,6 @@
 """The Boss: builds and wires every machine, and decides the mood.
 
-Spec 004 5.9-5.11: lonely until a message from the peer decrypts, then
+Client API, "Events" to "Closing": lonely until a message from the peer decrypts, then
 happy; scary if one does not decrypt; errory on a server or protocol
 error. Whatever ends the wormhole goes through the Terminator, and when it
 is done the facade learns the result: the mood ``"happy"``, or the error
@@ -37,7 +37,8 @@ from .util import bytes_to_hexstr, hexstr_to_bytes
 from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
                      WormholeClosedError, WrongPasswordError)
 
-# Dilation is advertised in the version message (spec 000 "can-dilate");
+# Dilation is advertised in the version message (Dilation protocol,
+# "Versions and can-dilate");
 # the Dilation machines live in wormhole._dilation.
 DILATION_VERSIONS = ["ged"]
 DILATION_ABILITIES = [{"type": "direct-tcp-v1"}, {"type": "relay-v1"}]
@@ -103,7 +104,8 @@ class Boss:
                                        initial_delay=reconnect_delay,
                                        max_delay=reconnect_max_delay,
                                        endpoint_factory=endpoint_factory, nat=nat)
-        self._nat = nat  # issue 26: wormhole._transit._punch.NatObserver
+        # docs/transit.md, "Through a NAT: hole punching":
+        self._nat = nat  # wormhole._transit._punch.NatObserver
         self._L = Lister(timing)
         self._A = Allocator(timing)
         self._I = Input(timing, eventual_queue)
@@ -152,18 +154,18 @@ class Boss:
         self._RC.start()
 
     def dilate(self, **options):
-        """The application's dilate() (spec 000 "Initiating Dilation")."""
+        """The application's dilate() (Dilation protocol, "Initiating Dilation")."""
         return self._D.dilate(**options)
 
     def stop_dilation(self):
         self._D.stop()
 
-    # -- serialization (spec 004 5.12; the format: docs/journal.md) ---------
+    # -- serialization (Client API, "Serialization"; the format: docs/journal.md)
     def serialize(self):
         if self._dilation:
             raise SerializationError(
                 "a wormhole created with dilation=True cannot be serialized "
-                "(spec 004 5.12: only non-dilated wormholes can)")
+                "(Client API, 'Serialization': only non-dilated wormholes can)")
         return serialize_machines(self._machines(), self._serialize_own())
 
     @m.serializer()
@@ -226,7 +228,8 @@ class Boss:
         self._send(phase, plaintext)
 
     def send_dilate_phase(self, phase, plaintext):
-        # Dilation numbers its own ``dilate-N`` phases (spec 000)
+        # Dilation numbers its own ``dilate-N`` phases (Dilation protocol,
+        # "Connection Layers")
         self._send(phase, plaintext)
 
     @m.input()
@@ -264,7 +267,7 @@ class Boss:
     def got_verifier(self, verifier): pass  # noqa
 
     def got_message(self, phase, plaintext):
-        # spec 004 chapter 8: "version", numeric application phases; other
+        # Client-to-client protocol: "version", numeric application phases; other
         # phases (e.g. Dilation's) are the library's own and unknown ones
         # are ignored
         if phase == "version":
@@ -290,7 +293,8 @@ class Boss:
             self._got_dilate(plaintext)
 
     def nat_mapping(self):
-        """Deferred Mapping of our NAT for punching, or None (issue 26)."""
+        """Deferred Mapping of our NAT for punching, or None (docs/transit.md,
+        "Through a NAT: hole punching")."""
         if self._nat is None:
             from twisted.internet.defer import succeed
             return succeed(None)
@@ -353,7 +357,7 @@ class Boss:
 
     @m.output()
     def key_confirmed(self):
-        # a message from the peer decrypted: the key is shared (spec 004 5.9)
+        # a message from the peer decrypted: the key is shared (Client API, "Events")
         self._status.peer_key(ConfirmedKey())
 
     @m.output()
@@ -373,7 +377,7 @@ class Boss:
 
     @m.output()
     def deliver_in_order(self, phase, plaintext):
-        # spec 004 chapter 8: strict numeric order, whatever the arrival order
+        # Client-to-client protocol: strict numeric order, whatever the arrival order
         self._rx_phases[phase] = plaintext
         while self._next_rx_phase in self._rx_phases:
             self._W.received(self._rx_phases.pop(self._next_rx_phase))

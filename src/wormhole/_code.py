@@ -1,6 +1,6 @@
 """The Code machine: one way of getting the code, chosen once.
 
-Spec 004 5.5: ``allocate_code`` (server nameplate + random words),
+Client API, "Code Management": ``allocate_code`` (server nameplate + random words),
 ``set_code`` (the whole code at once) or ``input_code`` (the human types
 it with completion). Whichever way, the nameplate goes to the Nameplate
 machine and the finished code to the Boss and the Key.

@@ -1,6 +1,6 @@
 """Key agreement, key derivation and message encryption (sans-I/O).
 
-Everything here follows spec 004 chapter 8, "Client-to-Client Protocol":
+Everything here follows the Client-to-client protocol:
 
 - the ``pake`` phase carries the SPAKE2 message; both sides run the
   symmetric variant, the password is the whole code and the identity is the
@@ -67,7 +67,7 @@ PAKE_SYMMETRIC_SIDE = 0x53
 class DecryptError(Exception):
     """A message did not decrypt: wrong key (wrong code), or tampered.
 
-    Spec 004 chapter 8: any undecryptable message makes the mood "scary"
+    Client-to-client protocol: any undecryptable message makes the mood "scary"
     and closes the wormhole (the Boss turns this into WrongPasswordError).
     """
 
@@ -92,7 +92,7 @@ def derive_key(key: bytes, purpose: bytes, length: int = 32) -> bytes:
 
 
 def derive_phase_key(key: bytes, side: str, phase: str) -> bytes:
-    """The per-(side, phase) SecretBox key of spec 004 chapter 8.
+    """The per-(side, phase) SecretBox key of the Client-to-client protocol.
 
     Hashing side and phase gives fixed-length pieces, so no two (side,
     phase) pairs can produce the same CTXinfo by concatenation. Sides and
@@ -105,7 +105,7 @@ def derive_phase_key(key: bytes, side: str, phase: str) -> bytes:
 
 
 def derive_verifier(key: bytes) -> bytes:
-    """The value both humans may compare (spec 004 5.8 "Verifier")."""
+    """The value both humans may compare (Client API, "Verifier")."""
     return derive_key(key, b"wormhole:verifier")
 
 
@@ -198,7 +198,7 @@ def finish_pake(sp, inbound_body: bytes) -> bytes:
 
 
 def encode_version(app_versions: dict, extra: dict) -> bytes:
-    """Plaintext of the ``version`` phase (spec 004 chapter 8).
+    """Plaintext of the ``version`` phase (Client-to-client protocol).
 
     ``app_versions`` is the application's dict (``create(versions=)``);
     ``extra`` holds the library's own keys (e.g. Dilation's ``can-dilate``

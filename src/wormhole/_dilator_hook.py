@@ -1,4 +1,4 @@
-"""The Boss's Dilation socket without Dilation (spec 000).
+"""The Boss's Dilation socket without Dilation (Dilation protocol).
 
 The Boss always talks to an IDilator; without ``create(dilation=True)``
 it is this one, which ignores the wormhole's events, so the Boss needs no

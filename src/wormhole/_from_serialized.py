@@ -1,6 +1,6 @@
 """``w.serialize()``'s envelope and ``wormhole.from_serialized()``.
 
-Spec 004 5.12 "Serialization": a Delegated-mode, non-dilated wormhole
+Client API, "Serialization": a Delegated-mode, non-dilated wormhole
 becomes a JSON-able dict and comes back, in the same state, disconnected,
 in a later process. The envelope names the format and its version, so
 that data from another version is refused with a clear error instead of
@@ -46,8 +46,9 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
                     _eventual_queue=None, _reconnect_delay=1.0, _reconnect_max_delay=60.0,
                     _endpoint_factory=None, _max_unread=MAX_UNREAD,
                     _max_unread_bytes=MAX_UNREAD_BYTES, _max_phases=MAX_PROCESSED):
-    """Rebuild what ``w.serialize()`` returned (spec 004 5.12) as a
-    DelegatedWormhole for ``delegate``, with ``journal`` (spec 004 11.2).
+    """Rebuild what ``w.serialize()`` returned (Client API, "Serialization") as a
+    DelegatedWormhole for ``delegate``, with ``journal`` (Journalled mode,
+    "Wormhole Support").
 
     Every machine is back in its state before anything runs; in a later
     turn, inside ``journal.process()``, the wormhole reconnects (and then
@@ -59,7 +60,7 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
     from .wormhole import DelegatedWormhole  # the facade imports us lazily
     if delegate is None:
         raise SerializationError("from_serialized() needs a delegate: only Delegated-mode "
-                                 "wormholes can be serialized (spec 004 5.12)")
+                                 "wormholes can be serialized (Client API, 'Serialization')")
     _check_envelope(data)
     relay_url = data.get("relay_url")
     if not isinstance(relay_url, str):
@@ -95,7 +96,8 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
 
     def resume():
         # reconnecting sends nothing by itself, but finishing a close
-        # tells the delegate: a transaction of its own (spec 004 11.2)
+        # tells the delegate: a transaction of its own (Journalled mode,
+        # "Wormhole Support")
         with journal.process():
             w._boss.resume(records)
     eq.eventually(resume)

@@ -1,5 +1,5 @@
 """Display callbacks that cannot raise into a protocol (docs/transfer-v2.md
-"Library API"; issue 21 item 6).
+"Library API").
 
 The transfer libraries hand counts to the application's display
 (``progress(nbytes)``, ``file_started(...)``, a peer's text) from inside

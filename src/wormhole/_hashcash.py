@@ -1,6 +1,6 @@
 """Hashcash v1 stamps for the server's proof-of-work permission.
 
-Spec 003, "Permission to Use the Server": a server under attack may put
+Mailbox server protocol, "Permission to Use the Server": a server under attack may put
 ``"hashcash": {"bits": N, "resource": R}`` in ``permission-required``; the
 client answers ``submit-permissions`` with a Hashcash v1 stamp
 ``1:BITS:DATE:RESOURCE:EXT:RAND:COUNTER`` whose SHA-1 starts with BITS zero
@@ -65,7 +65,8 @@ def mint(resource: str, bits: int, now: datetime | None = None) -> str:
     Expected work is 2**bits hashes; 20 bits takes around a second.
     """
     if ":" in resource:
-        # spec 003: "The resource string cannot contain a `:` character"
+        # Mailbox server protocol, "Permission to Use the Server": "The
+        # resource string cannot contain a `:` character"
         raise ValueError(f"hashcash resource must not contain ':': {resource!r}")
     _check_bits(bits)
     date = _utc(now).strftime("%y%m%d")

@@ -1,10 +1,10 @@
-"""The Input machine and the code-entry helper (spec 004 5.5).
+"""The Input machine and the code-entry helper (Client API, "Code Management").
 
 The helper validates what the human typed and forwards it; the machine
 knows which step we are at: typing the nameplate (completions come from
 the server's nameplate list), typing the words (completions come from the
 nameplate's word list, once known), done. A call out of turn raises the
-error named in spec 004 5.5.
+error named in Client API, "Code Management".
 """
 
 from automat import MethodicalMachine
@@ -38,8 +38,8 @@ class Input:
     def serialize(self, state):
         return {"state": state, "nameplates": sorted(self._all_nameplates),
                 "nameplate": self._nameplate,
-                # the word list is always the PGP one (spec 004 5.5): only
-                # whether it has arrived is kept
+                # the word list is always the PGP one (Client API, "Code
+                # Management"): only whether it has arrived is kept
                 "wordlist": self._wordlist is not None}
 
     @m.unserializer()
@@ -203,7 +203,7 @@ class Input:
 @implementer(_interfaces.IInputHelper)
 class Helper:
     """What ``w.input_code()`` returns: checks the arguments, then asks the
-    Input machine (spec 004 5.5)."""
+    Input machine (Client API, "Code Management")."""
 
     def __init__(self, input):
         self._input = input

@@ -11,7 +11,7 @@ from zope.interface import Interface
 
 
 class IWormhole(Interface):
-    """The public wormhole object (spec 004 5.15), either mode."""
+    """The public wormhole object (Client API, "Full API list"), either mode."""
 
     def allocate_code(code_length=2, length=None):
         """Ask the server for a nameplate and pick random words."""
@@ -81,7 +81,7 @@ class IWormholeEvents(Interface):
 
 
 class IWormholeDelegate(Interface):
-    """What a Delegated-mode application provides (spec 004 5.15)."""
+    """What a Delegated-mode application provides (Client API, "Full API list")."""
 
     def wormhole_got_welcome(welcome):
         pass
@@ -310,7 +310,7 @@ class IInput(Interface):
 
 
 class IInputHelper(Interface):
-    """The code-entry helper of spec 004 5.5."""
+    """The code-entry helper of Client API, "Code Management"."""
 
     def refresh_nameplates():
         pass
@@ -420,7 +420,7 @@ class ITorManager(Interface):
 
 
 class IDilator(Interface):
-    """What the Boss tells Dilation (spec 000): ``wormhole._dilation._dilator``
+    """What the Boss tells Dilation (Dilation protocol): ``wormhole._dilation._dilator``
     when ``create(dilation=True)``, else a null Dilator that ignores it."""
 
     def got_key(key):

@@ -5,7 +5,8 @@ server.
 Python's json module recurses once per level: a peer's (or a server's, or
 a client's) ``[[[[...]]]]`` a few thousand levels deep raises
 RecursionError, which is no ValueError, so it escaped the "bad input" paths
-and was blamed on whoever happened to be on the stack (issue 11). Counting
+and was blamed on whoever happened to be on the stack (docs/security.md,
+"Mailbox client"). Counting
 the brackets outside strings first turns it into an ordinary refusal, made
 where the bytes are decoded, i.e. blamed on whoever sent them.
 """

@@ -1,6 +1,6 @@
 """The Key machine: SPAKE2 from the code and the peer's ``pake`` body.
 
-Spec 004 chapter 8: as soon as the code is known we send our ``pake``
+Client-to-client protocol: as soon as the code is known we send our ``pake``
 phase; with the peer's ``pake`` we compute the shared key, then send our
 encrypted ``version`` phase (which doubles as key confirmation for the
 peer). The peer's ``pake`` may arrive before our code (while the human is
@@ -114,7 +114,7 @@ class Key:
                 key = finish_pake(self._sp, body)
         except ValueError:
             # a pake body that cannot finish the exchange is as bad as a
-            # message that does not decrypt (spec 004 chapter 8)
+            # message that does not decrypt (Client-to-client protocol)
             self._B.scared()
             return
         alternative = None if _from_python(body) else gospake2_key(self._sp)

@@ -1,6 +1,6 @@
 """The Lister machine: fetch the list of nameplates for code completion.
 
-Spec 003 "Nameplates": ``list`` answers ``nameplates`` (a server may always
+Mailbox server protocol, "Nameplates": ``list`` answers ``nameplates`` (a server may always
 answer with an empty list). A refresh asked for while disconnected is sent
 when the connection comes back.
 """

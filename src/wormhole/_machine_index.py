@@ -7,7 +7,8 @@ the states' generated ``__eq__``; and every ``self.some_input`` builds a
 new wrapper function (``functools.wraps`` and a code copy). For a machine
 fed one input per record (transfer-v2's offer machines: every 64 KiB of
 file data, and several per file of a folder) that was a third of the
-receiver's CPU in a 2,000-file folder (docs/performance.md, issue 25).
+receiver's CPU in a 2,000-file folder (docs/performance.md, "The default
+path against the reference").
 
 ``index_transitions(m)`` gives the machine's automaton a dict from
 ``(state, input)`` to the same answer the scan gives; a pair without a

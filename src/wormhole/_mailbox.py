@@ -1,14 +1,14 @@
 """The Mailbox machine: open the mailbox, add messages, close with a mood.
 
-Spec 003 "Mailboxes": the server neither de-duplicates nor orders, and
+Mailbox server protocol, "Mailboxes": the server neither de-duplicates nor orders, and
 echoes our own ``add`` back to us. We keep every outbound message until we
 have seen its echo, so after a reconnection ``open`` is sent again and
-everything not yet echoed is re-added (spec 004 7.8 "Persistence").
+everything not yet echoed is re-added (Mailbox server protocol, "Persistence").
 Inbound messages from the peer are de-duplicated by phase here; the first
-one tells the Nameplate to release (spec 004 7.5).
+one tells the Nameplate to release (Mailbox server protocol, "Nameplates").
 
-The record of phases already delivered is bounded (issue 11,
-docs/security.md "Mailbox client"): every phase the peer adds is remembered
+The record of phases already delivered is bounded (docs/security.md,
+"Mailbox client"): every phase the peer adds is remembered
 for the life of the wormhole, and a server without a per-mailbox limit (the
 reference's) lets a peer add phases without end. An honest peer sends a
 handful of phases for a transfer, and Dilation about two per side for each
@@ -26,7 +26,8 @@ from .errors import PhaseOverflow
 
 # far above honest use: Dilation adds two phases per side for each new
 # connection generation (reconnect or reconnecting, then connection-hints,
-# spec 000 "Reconnection"; measured: 20 reconnections, 40 phases a side),
+# Dilation protocol, "Initiating Dilation"; measured: 20 reconnections,
+# 40 phases a side),
 # so a session reconnecting once a minute for a month stays under it. An
 # entry costs about 220 bytes (measured, with its two strings), so the
 # record stays under ~22 MB
@@ -46,7 +47,7 @@ class Mailbox:
         self._processed = set()  # (side, phase) seen from the peer
         self._mood = None
 
-    # spec 004 5.12: the disconnected variant is what a checkpoint keeps;
+    # Client API, "Serialization": the disconnected variant is what a checkpoint keeps;
     # a restored S2A re-opens and re-adds everything not yet echoed
     _OFFLINE = {"S0B": "S0A", "S2B": "S2A", "S3B": "S3A", "S4B": "S4A"}
 
@@ -177,8 +178,9 @@ class Mailbox:
     def readd_before_close(self):
         # a message added just before close() whose echo we have not seen
         # (the connection dropped, or a journalled process restarted before
-        # releasing it, spec 004 11.1) must still reach the peer: the
-        # server keeps the mailbox until both sides close (spec 003)
+        # releasing it, Journalled mode, "Requirements") must still reach the
+        # peer: the server keeps the mailbox until both sides close (Mailbox
+        # server protocol, "Mailboxes")
         if self._pending_outbound:
             self._RC.tx_open(self._mailbox)
             for phase, body in self._pending_outbound.items():

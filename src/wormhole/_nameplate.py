@@ -1,6 +1,6 @@
 """The Nameplate machine: claim the nameplate, learn the mailbox, release.
 
-Spec 003 "Nameplates": a client claims the nameplate of its code, the
+Mailbox server protocol, "Nameplates": a client claims the nameplate of its code, the
 server answers with the mailbox id, and the client releases the nameplate as
 soon as the peer has shown up (so short nameplates are reused quickly).
 Every state has an ``A`` (disconnected) and a ``B`` (connected) variant; on
@@ -26,7 +26,7 @@ class Nameplate:
         self._status = status
         self._nameplate = None
 
-    # spec 004 5.12: the disconnected variant is what a checkpoint keeps
+    # Client API, "Serialization": the disconnected variant is what a checkpoint keeps
     _OFFLINE = {"S0B": "S0A", "S1B": "S1A", "S2B": "S2A", "S3B": "S3A", "S3cB": "S3cA",
                 "S4B": "S4A", "S5B": "S5A"}
 
@@ -118,8 +118,8 @@ class Nameplate:
     @m.output()
     def give_wordlist(self, nameplate):
         # All nameplates use the PGP word list today; a future server may
-        # name one per nameplate (spec 004 7.5), which is why it comes from
-        # here.
+        # name one per nameplate (Mailbox server protocol, "Nameplates"),
+        # which is why it comes from here.
         self._I.got_wordlist(PGPWordList())
 
     @m.output()
@@ -141,7 +141,8 @@ class Nameplate:
 
     @m.output()
     def consumed(self):
-        # the peer has used the code: nobody else can (spec 004 7.5)
+        # the peer has used the code: nobody else can (Mailbox server
+        # protocol, "Nameplates")
         self._status.code(ConsumedCode())
 
     @m.output()

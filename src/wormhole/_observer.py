@@ -1,7 +1,7 @@
 """Observers turning one-shot and repeated events into Deferreds.
 
 Each ``when_*`` call gets its own Deferred, whether it is made before or
-after the event (spec 004 5.9: each ``get_*`` may be called many times),
+after the event (Client API, "Events": each ``get_*`` may be called many times),
 and it fires in a later turn, through the eventual queue. An error ends
 an observer for good: every later call gets it, whatever came before
 (the wormhole closed, so its welcome or its unread messages are no

@@ -1,11 +1,11 @@
 """The Order machine: the ``pake`` phase first, everything else after the key.
 
-The server keeps no order (spec 003 "Mailboxes"), and after a reconnection
+The server keeps no order (Mailbox server protocol, "Mailboxes"), and after a reconnection
 the peer's ``version`` or an application phase can arrive before its
 ``pake``. Key agreement needs the ``pake`` body and our code; only once the
 key exists can the other phases be decrypted, so they wait here.
 
-What waits is bounded (issue 11, docs/security.md "Mailbox client"): an
+What waits is bounded (docs/security.md, "Mailbox client"): an
 honest peer adds its ``pake`` before anything else, so at most a handful
 of its messages can overtake it; a server (or peer) that sends more than
 ``max_queued`` messages or ``max_queued_bytes`` of bodies before the

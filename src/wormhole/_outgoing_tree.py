@@ -1,6 +1,6 @@
 """What a directory sends: one walk for both protocols (classic's zipfile,
-spec 004 9.1; transfer-v2's DirectoryOffer), so that their rules cannot
-drift apart (docs/cli.md "Files and directories").
+File-transfer protocol, "Sender"; transfer-v2's DirectoryOffer), so that
+their rules cannot drift apart (docs/cli.md "Files and directories").
 
 - Links are followed, as the bytes sent will be: a link to a file sends
   the file's bytes under the link's name, a link to a directory is walked

@@ -1,6 +1,6 @@
 """The Receive machine: decrypt the peer's phases, judge the mood.
 
-Spec 004 chapter 8: the first message that decrypts proves someone used
+Client-to-client protocol: the first message that decrypts proves someone used
 our code (lonely -> happy, and we learn the verifier); any message that
 does not decrypt makes the wormhole scary and closes it.
 

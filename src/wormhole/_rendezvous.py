@@ -1,16 +1,16 @@
 """The RendezvousConnector: our WebSocket to the Mailbox server.
 
-Spec 003 "WebSocket Transport": JSON dicts, every command with a random
+Mailbox server protocol, "WebSocket Transport": JSON dicts, every command with a random
 ``id``; unknown message types and keys ignored. We wait for the server's
-``welcome`` (spec 003 "Permission to Use the Server": ``submit-permissions``
+``welcome`` (Mailbox server protocol, "Permission to Use the Server": ``submit-permissions``
 must precede ``bind``), then ``bind`` and tell the Nameplate, Mailbox,
 Lister and Allocator we are connected, so each re-sends what it still needs.
 A lost connection is retried after 1 s, growing by 50% each time, capped at
-60 s (spec 003). If the very first attempt fails we report
+60 s (Mailbox server protocol, "WebSocket Transport"). If the very first attempt fails we report
 ServerConnectionError instead of retrying forever.
 
 A server that accepts us and then drops us again and again (a Mailbox
-whose backlog for us it cannot deliver, issue 11) would have us reconnect
+whose backlog for us it cannot deliver) would have us reconnect
 forever without a word: after ``max_quick_drops`` connections in a row
 that each ended within ``stable_after`` seconds of opening, we report
 ServerConnectionError saying so and stop (docs/security.md "Mailbox
@@ -53,7 +53,8 @@ class RendezvousConnector:
                  mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER,
                  max_server_message=MAX_SERVER_MESSAGE, nat=None):
         self._status = status
-        # issue 26: a NatObserver (wormhole._transit._punch) when punching
+        # a NatObserver (wormhole._transit._punch) when punching
+        # (docs/transit.md, "Through a NAT: hole punching")
         # is on: our Mailbox connection's port is then reusable and its
         # welcome's your-address is observed
         self._nat = nat
@@ -155,7 +156,7 @@ class RendezvousConnector:
     @m.state(serialized="S8_refused")
     def S8_refused(self): pass  # noqa
 
-    # -- serialization: the wish, never the connection (spec 004 11.1) --
+    # -- serialization: the wish, never the connection (Journalled mode, "Requirements")
     _WANT = {"S0_idle": "connect", "S1_connecting_first": "connect",
              "S1_connecting": "connect", "S2_awaiting_welcome": "connect",
              "S2m_minting": "connect", "S3_bound": "connect", "S4_waiting": "connect",
@@ -207,7 +208,7 @@ class RendezvousConnector:
         self._ws_close(was_clean, code, reason)
 
     def _in_journal(self, fn, *args):
-        # spec 004 11.2: what the reactor (not the server) starts, a lost
+        # Journalled mode, "Wormhole Support": what the reactor (not the server) starts, a lost
         # connection, a failed connect, a minted stamp, may end in messages
         # or delegate events: they are a transaction of their own
         with self._journal.process():
@@ -330,7 +331,7 @@ class RendezvousConnector:
             # only for the connection whose welcome asked for it
             if generation == self._generation:
                 # submit-permissions, bind and the re-sends are outbound
-                # messages: checkpointed first (spec 004 11.2)
+                # messages: checkpointed first (Journalled mode, "Wormhole Support")
                 self._in_journal(self._stamp_ready, stamp)
 
         def failed(f):
@@ -341,7 +342,8 @@ class RendezvousConnector:
 
     @m.output()
     def tx_submit_permissions(self, stamp):
-        # spec 003: submit-permissions goes before bind
+        # Mailbox server protocol, "Permission to Use the Server":
+        # submit-permissions goes before bind
         self._tx("submit-permissions", method="hashcash", stamp=stamp)
 
     @m.output()
@@ -472,7 +474,8 @@ class RendezvousConnector:
 
     # -- outbound ---------------------------------------------------------
     def _tx(self, mtype, **kwargs):
-        # the id is only for the timing tool (spec 003 "WebSocket Transport")
+        # the id is only for the timing tool (Mailbox server protocol,
+        # "WebSocket Transport")
         msg = dict(kwargs, type=mtype, id=bytes_to_hexstr(os.urandom(2)))
         self._timing.add("ws_send", _side=self._side, **msg)
         payload = dict_to_bytes(msg)
@@ -578,7 +581,7 @@ class RendezvousConnector:
         self._B.rx_error(str(msg.get("error", "")), orig)
         # An error answering our release or close (e.g. "crowded") is the
         # server's last word on it: waiting for released/closed would make
-        # close() hang forever (spec 004 5.11 says close always finishes).
+        # close() hang forever (Client API, "Closing" says close always finishes).
         what = orig.get("type") if isinstance(orig, dict) else None
         if what == "release":
             self._N.rx_released()

@@ -1,4 +1,4 @@
-"""Typing a wormhole code with tab completion (spec 004 5.5).
+"""Typing a wormhole code with tab completion (Client API, "Code Management").
 
 ``input_with_completion(prompt, input_helper, reactor)`` runs ``input()``
 in a thread (it blocks) while readline asks ``CodeInputter.completer`` for
@@ -83,8 +83,8 @@ class CodeInputter:
         return None
 
     def completions(self, text):
-        """Sorted full-line completions of ``text`` (spec 004 5.5: the
-        frontend sorts)."""
+        """Sorted full-line completions of ``text`` (Client API, "Code
+        Management": the frontend sorts)."""
         if "-" not in text:
             # refresh at each <Tab>: a nameplate allocated since the last
             # list shows up on this press or the next
@@ -198,7 +198,7 @@ def _restore_terminal_on_shutdown(reactor):
 
 def input_with_completion(prompt, input_helper, reactor):
     """Prompt for a wormhole code on the terminal, completing nameplates
-    and words with <Tab> (spec 004 5.5). Returns a Deferred that fires
+    and words with <Tab> (Client API, "Code Management"). Returns a Deferred that fires
     with True if the user used completion, False if not, once the code
     was given to ``input_helper`` (``w.get_code()`` fires then too)."""
     def debug(text):

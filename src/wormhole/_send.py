@@ -1,6 +1,6 @@
 """The Send machine: encrypt application phases once the key is verified.
 
-Spec 004 chapter 8: every numeric phase is a SecretBox under the key
+Client-to-client protocol: every numeric phase is a SecretBox under the key
 derived for (our side, phase). Messages sent before the peer has proven it
 knows the key wait here, in order.
 """

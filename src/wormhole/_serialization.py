@@ -1,10 +1,10 @@
-"""What every machine's serializer shares (spec 004 5.12 "Serialization").
+"""What every machine's serializer shares (Client API, "Serialization").
 
 Each client machine writes its own record with Automat's
 ``@m.serializer()`` (its state's name plus its data, all JSON-able) and
 reads it back with ``@m.unserializer()``: nobody reads a machine's private
 state from outside. A checkpoint keeps "I want a connection", never "I am
-connected" (spec 004 11.1), so a machine with connected (``B``) and
+connected" (Journalled mode, "Requirements"), so a machine with connected (``B``) and
 disconnected (``A``) variants of a state always writes the ``A`` one: a
 restored wormhole starts disconnected, and the ``connected()`` that follows
 re-sends whatever that state still needs (a claim, ``open``, the

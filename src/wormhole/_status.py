@@ -1,5 +1,5 @@
 """Status as immutable values, pushed to ``create(on_status_update=)``
-and to ``dilate(on_status_update=)`` (spec 000 "Initiating Dilation",
+and to ``dilate(on_status_update=)`` (Dilation protocol, "Initiating Dilation",
 ``status_update``).
 
 Each change makes a new ``WormholeStatus`` (attrs ``evolve``): how the
@@ -68,7 +68,7 @@ class AllegedSharedKey:
 @frozen
 class ConfirmedKey:
     """A message from the peer decrypted: both sides have the same key
-    (spec 004 5.9, the "happy" mood)."""
+    (Client API, "Events", the "happy" mood)."""
 
 
 PeerSharedKey = Union[NoKey, AllegedSharedKey, ConfirmedKey]
@@ -139,8 +139,8 @@ PeerConnection = Union[NoPeer, ConnectingPeer, ConnectedPeer, ReconnectingPeer, 
 
 @frozen
 class DilationHint:
-    """One way to reach the peer that the peer told us about (spec 000
-    "connection-hints"): ``host:port`` and whether it is direct or via a
+    """One way to reach the peer that the peer told us about (Dilation
+    protocol, "Connection Hint Format"): ``host:port`` and whether it is direct or via a
     Transit relay."""
     url: str
     is_direct: bool

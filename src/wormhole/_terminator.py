@@ -1,6 +1,6 @@
 """The Terminator machine: close nameplate and mailbox, then the connection.
 
-Spec 004 5.11: ``close()`` has finished when every nameplate and mailbox
+Client API, "Closing": ``close()`` has finished when every nameplate and mailbox
 has been released on the server and the WebSocket is closed. If the server
 will never serve us again (no first connection, or a welcome error), there
 is nobody to release anything with: we stop without waiting.

@@ -1,10 +1,10 @@
 """The bound on the peer's messages the application has not read yet.
 
-After the key, every numeric phase the peer sends (spec 004 chapter 8)
+After the key, every numeric phase the peer sends (Client-to-client protocol)
 waits for the application: in the Boss while an earlier phase is missing,
 then in the Deferred facade until ``get_message()`` takes it. A peer that
 sends phase after phase that the application never reads would otherwise
-grow that queue without end (issue 11, docs/security.md "Mailbox client").
+grow that queue without end (docs/security.md, "Mailbox client").
 Nothing can push back on the peer (the Mailbox server holds what it sent,
 and Dilation's phases share the connection), so going over the bound is a
 clear failure: the wormhole closes with UnreadOverflow.

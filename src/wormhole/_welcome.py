@@ -1,5 +1,6 @@
 """What a client tells its human about the Mailbox server's welcome
-(spec 004 5.7; spec 003 "welcome"): the message of the day, once, saying
+(Client API, "Welcome Messages"; Mailbox server protocol, "Connection-Specific
+(Client-to-Server) Messages"): the message of the day, once, saying
 which server sent it; and an upgrade notice when the server's
 ``current_cli_version`` is newer than this client (as the reference CLI
 does, but only when we are older, and only for release versions).

@@ -1,6 +1,6 @@
 """The PGP word list, used for the words of a wormhole code.
 
-Spec 004 chapter 5 ("Codes", and 5.5's code-entry helper): a code is
+Client API, "Code Management" (and its code-entry helper): a code is
 ``NAMEPLATE-word-word``, words come from the PGP word list, which is two
 lists of 256 words. The "odd" list has three-syllable words, the "even"
 list two-syllable ones; a code alternates between them, starting with the
@@ -158,7 +158,7 @@ def _words_for_position(index: int) -> tuple[str, ...]:
 
 
 class PGPWordList:
-    """Chooses code words and completes partly typed ones (spec 004 5.5).
+    """Chooses code words and completes partly typed ones (Client API, "Code Management").
 
     ``randbytes(n) -> bytes`` is the randomness source (os.urandom unless a
     test injects a fixed one).
@@ -173,7 +173,7 @@ class PGPWordList:
         ``prefix`` is the code without its nameplate: whole words and hyphens
         typed so far, then part of a word. Matching is case-insensitive, and
         the typed text is kept as typed, so every result ``.startswith(prefix)``
-        (spec 004 5.5). A result ends in "-" while more words are expected
+        (Client API, "Code Management"). A result ends in "-" while more words are expected
         (fewer than ``num_words`` would be complete), and not on the last word.
         """
         partial = prefix.rpartition("-")[2]
@@ -192,7 +192,8 @@ class PGPWordList:
         """``length`` random words joined by "-", e.g. "guitarist-revenge".
 
         Each word carries 8 bits: the default two words give the 16 bits of
-        entropy spec 004 chapter 5 mentions.
+        entropy that Known vulnerabilities, "Low-probability
+        Man-In-The-Middle Attacks" mentions.
         """
         if length < 1:
             raise ValueError(f"a code needs at least one word, not {length}")

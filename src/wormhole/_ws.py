@@ -1,7 +1,7 @@
 """The WebSocket glue and the pure helpers of the RendezvousConnector.
 
-The relay URL check (spec 004 5.3: ``ws://`` or ``wss://``), the choice of
-permission method from the welcome (spec 003 "Permission to Use the
+The relay URL check (Client API, "Mailbox Servers": ``ws://`` or ``wss://``), the choice of
+permission method from the welcome (Mailbox server protocol, "Permission to Use the
 Server"), and autobahn's client protocol, which only forwards events to the
 RendezvousConnector machine.
 """
@@ -23,7 +23,7 @@ MAX_HASHCASH_BITS = 28
 
 def parse_relay_url(url):
     """Return (scheme, host, port) of a ``ws://``/``wss://`` URL, or raise
-    RelayURLError saying what is wrong (spec 004 5.3)."""
+    RelayURLError saying what is wrong (Client API, "Mailbox Servers")."""
     if not isinstance(url, str):
         raise RelayURLError(f"relay URL must be a str, not {type(url).__name__}")
     p = urlparse(url)
@@ -54,7 +54,7 @@ def server_endpoint(reactor, scheme, host, port, bind=None):
     next attempt would have started, 0.3 s later (Twisted's attempt
     delay), with no other address to try: that was 0.3 s of the 0.8 s a
     ``wormhole receive`` took to say that nothing listens on
-    127.0.0.1:PORT (docs/performance.md, issue 25 "Session 8")."""
+    127.0.0.1:PORT (docs/performance.md, "Session 8: the fixed part")."""
     if isIPAddress(host):
         ep = TCP4ClientEndpoint(reactor, host, port, bindAddress=bind)
     elif isIPv6Address(host):
@@ -70,7 +70,7 @@ def choose_permission(welcome):
     """What the server wants before ``bind``: None (nothing), or the
     ``(resource, bits)`` of a hashcash challenge.
 
-    Spec 003 "Permission to Use the Server": ``none`` if offered, else
+    Mailbox server protocol, "Permission to Use the Server": ``none`` if offered, else
     ``hashcash``; raises WelcomeError if no method we know is offered.
     """
     methods = welcome.get("permission-required")

@@ -1,4 +1,5 @@
-"""Errors the client library signals (spec 004 5.5, 5.7, 5.11).
+"""Errors the client library signals (Client API, "Code Management",
+"Welcome Messages", "Closing").
 
 Every message says what went wrong and, where there is one, what to do.
 """
@@ -14,7 +15,8 @@ class UnsendableFileError(Exception):
 
 
 class ServerError(WormholeError):
-    """The Mailbox server sent an ``error`` message (spec 004 7.4).
+    """The Mailbox server sent an ``error`` message (Mailbox server protocol,
+    "Connection-Specific (Client-to-Server) Messages").
 
     ``str()`` is the server's own text (what the reference shows users);
     ``orig`` is the command it answered, when the server said. ``args``
@@ -31,7 +33,7 @@ class ServerError(WormholeError):
 
 class WelcomeError(WormholeError):
     """The server's welcome carried ``error``: it will not serve us
-    (spec 004 5.7), or we cannot satisfy its ``permission-required``."""
+    (Client API, "Welcome Messages"), or we cannot satisfy its ``permission-required``."""
 
 
 class ServerConnectionError(WormholeError):
@@ -54,7 +56,7 @@ class WrongPasswordError(WormholeError):
     """Key confirmation failed: a message from the peer did not decrypt.
 
     Either the other side typed the code wrong, or someone tried to guess
-    it and failed (spec 004 chapter 8). The wormhole has been closed.
+    it and failed (Client-to-client protocol). The wormhole has been closed.
     """
 
     def __str__(self):
@@ -65,7 +67,7 @@ class WrongPasswordError(WormholeError):
 
 class KeyFormatError(WormholeError):
     """The code (or nameplate) is malformed: it must look like
-    ``NNN-word-word``, digits first (spec 004 5.5)."""
+    ``NNN-word-word``, digits first (Client API, "Code Management")."""
 
 
 class ReflectionAttack(WormholeError):
@@ -94,7 +96,7 @@ class OnlyOneCodeError(WormholeError):
 
 class MustChooseNameplateFirstError(WormholeError):
     """The input helper needs ``choose_nameplate()`` before word
-    completion or ``choose_words()`` (spec 004 5.5)."""
+    completion or ``choose_words()`` (Client API, "Code Management")."""
 
 
 class AlreadyChoseNameplateError(WormholeError):

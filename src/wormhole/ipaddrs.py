@@ -1,6 +1,7 @@
 """``wormhole.ipaddrs``: this host's IPv4 addresses, as the reference 0.24
 exports them (``find_addresses()``), from the same discovery Transit and
-Dilation use for their direct hints (spec 004 6.2).
+Dilation use for their direct hints (Transit protocol, "On finding a direct
+connection").
 """
 
 from ._transit._addresses import _interface_addresses, discover_addresses

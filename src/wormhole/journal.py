@@ -1,4 +1,4 @@
-"""Journals (spec 004 chapter 11 "Journaled Mode").
+"""Journals (Journalled mode).
 
 The RendezvousConnector processes every inbound message, and every event
 the reactor starts (a lost connection, a failed connect, a minted hashcash
@@ -38,7 +38,8 @@ class Journal:
             raise RuntimeError(
                 "queue_outbound() called outside journal.process(): in journalled mode "
                 "every call that sends (set_code, allocate_code, send_message, close) "
-                "must be made inside 'with journal.process():' (spec 004 11.2)")
+                "must be made inside 'with journal.process():' (Journalled mode, "
+                "'Wormhole Support')")
         self._outbound_queue.append((fn, args, kwargs))
 
     @contextlib.contextmanager

@@ -58,7 +58,7 @@ def memory_server(reactor, welcome=None):
 
 
 class MemoryMailbox:
-    """The Mailbox server's logic (spec 003) with clients attached in
+    """The Mailbox server's logic (Mailbox server protocol) with clients attached in
     memory; ``create`` makes wormholes that use it."""
 
     url = MEMORY_URL

@@ -1,4 +1,4 @@
-"""Timing records for ``--dump-timing`` (spec 004 5.4 ``timing``).
+"""Timing records for ``--dump-timing`` (Client API, "Wormhole Parameters": ``timing``).
 
 A ``DebugTiming`` keeps a list of events, each with a name, a local start
 time, an optional local finish time and a dict of details.  The bundle it
@@ -13,8 +13,9 @@ Who records what (the names ``wormhole._timeline`` looks for):
 - ``ws_send`` / ``ws_receive`` (the RendezvousConnector): every message to
   and from the Mailbox server with its local time.  Outbound messages carry
   a random ``id``; the server copies it into its ``ack`` and direct
-  responses, with its own ``server_rx``/``server_tx`` clock (spec 004
-  chapter 7, "misc/dump-timing.py is a debug tool ..."), which is how the
+  responses, with its own ``server_rx``/``server_tx`` clock (Mailbox server
+  protocol, "WebSocket Transport": "misc/dump-timing.py is a debug tool ..."),
+  which is how the
   tool lines the clients up with the server;
 - ``pake1``/``pake2`` (Key), ``got verifier``/``got version`` (Boss),
   ``transit connect`` (Transit), ``transfer`` (the CLI): milestones.
@@ -22,7 +23,7 @@ Who records what (the names ``wormhole._timeline`` looks for):
 Times come from an injectable clock (``time.time`` by default) so tests can
 drive it.
 
-What is kept is bounded (issue 11, docs/security.md "Mailbox client"):
+What is kept is bounded (docs/security.md, "Mailbox client"):
 ``ws_receive`` holds every message the server delivers, including repeats
 of a phase that the Mailbox machine drops, and the CLI records always. A
 peer adding the same phase again and again through a server without a

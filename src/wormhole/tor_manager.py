@@ -1,5 +1,5 @@
-"""Reaching the Mailbox server and peers through Tor (spec 004 chapter 3,
-"Tor"), with txtorcon (the ``[tor]`` extra).
+"""Reaching the Mailbox server and peers through Tor (Tor support), with
+txtorcon (the ``[tor]`` extra).
 
 ``get_tor(reactor, launch_tor=False, tor_control_port=None, timing=None,
 stderr=sys.stderr)`` returns a Deferred that fires with a TorManager, which
@@ -15,13 +15,13 @@ for every outbound connection (``stream_via``). Three ways to get one:
   answers, its SOCKS port only (9050, then the Tor Browser's 9150).
 
 txtorcon sometimes connects to a launched Tor's control socket before the
-socket exists, and then never tries again (txtorcon issue #349): our
+socket exists, and then never tries again (txtorcon#349): our
 launch gives it a connection that retries until the socket answers, within
 a bound, and the whole launch has a timeout. txtorcon also reads the
 launched Tor's configuration (hundreds of GETCONF queries) as soon as the
 control connection is up, before Tor is ready; a query answered with an
-error then breaks its setup (``TypeError`` in ``torconfig._do_setup``, CI
-of issue 21). So our launch keeps txtorcon from reading it during the
+error then breaks its setup (``TypeError`` in ``torconfig._do_setup``, seen
+in CI; docs/tor.md, "The library"). So our launch keeps txtorcon from reading it during the
 launch and reads it itself once Tor has bootstrapped, retrying a bounded
 number of times. Nothing here listens: an application that uses Tor makes
 outbound connections only.
@@ -204,7 +204,7 @@ def _find_socks(reactor):
 
 def _retrying_control_connection(reactor, txtorcon, path):
     """txtorcon's connection_creator for a launched Tor: retry the control
-    socket until it answers (txtorcon issue #349), within a bound."""
+    socket until it answers (txtorcon#349), within a bound."""
     @defer.inlineCallbacks
     def connect():
         endpoint = UNIXClientEndpoint(reactor, path)

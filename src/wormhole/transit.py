@@ -1,6 +1,6 @@
-"""Transit: an encrypted record pipe over direct TCP or a relay (spec 004 ch. 6).
+"""Transit: an encrypted record pipe over direct TCP or a relay (Transit protocol).
 
-Public names (spec 004 6.5 "API", with the reference 0.24's names):
+Public names (Transit protocol, "API", with the reference 0.24's names):
 ``TransitSender``, ``TransitReceiver``, ``TransitError``, ``TransitClosed``,
 ``BadHandshake``, ``BadNonce``, ``FileConsumer``. A Transit object is used
 once:
@@ -62,7 +62,8 @@ __all__ = [
     "there_can_be_only_one",
 ]
 
-# the reference 0.24's names for the handshakes of spec 004 6.3 and 6.4
+# the reference 0.24's names for the handshakes of Transit protocol,
+# "Handshake" and "Relay"
 # (pure functions of the key; applications' tests build them to talk to
 # a Transit relay or peer by hand)
 build_sender_handshake = sender_handshake
@@ -71,10 +72,10 @@ build_sided_relay_handshake = relay_handshake
 
 
 # The reference 0.24's exception names, for applications' ``except``
-# clauses. As there, a peer's bad handshake or out-of-order record ends
-# only that connection attempt (spec 004 6.3): connect() then fails with
-# TransitError if no other attempt wins, and a pipe whose connection ends
-# fails its waiting receive_record() with ConnectionClosed.
+# clauses. As there, a peer's bad handshake or out-of-order record ends only
+# that connection attempt (Transit protocol, "Handshake"): connect() then
+# fails with TransitError if no other attempt wins, and a pipe whose
+# connection ends fails its waiting receive_record() with ConnectionClosed.
 class BadHandshake(Exception):
     """A peer's Transit handshake was not the one expected."""
 
@@ -84,12 +85,13 @@ class TransitClosed(TransitError):
 
 
 class BadNonce(TransitError):
-    """A record arrived out of order (spec 004 6.3: nonces count up)."""
+    """A record arrived out of order (Transit protocol, "Nonces": they count
+    up)."""
 
-# spec 004 6.4: "wait a few seconds before attempting to use the relay"
-# when there are direct hints; the reference waits 2 s
+# Transit protocol, "Relay": "wait a few seconds before attempting to use
+# the relay" when there are direct hints; the reference waits 2 s
 DEFAULT_RELAY_DELAY = 2.0
-# spec 004 6.5: connect() fails after 30 seconds by default
+# Transit protocol, "API": connect() fails after 30 seconds by default
 DEFAULT_CONNECT_TIMEOUT = 30.0
 
 
@@ -133,7 +135,8 @@ class _Transit:
         self._reactor = reactor
         self._timing = timing
         self._tor = tor
-        # Tor hides our addresses (spec 004 3.1): never listen or advertise
+        # Tor hides our addresses (Tor support, "Usage"): never listen or
+        # advertise
         self._no_listen = bool(no_listen) or tor is not None
         self._listen_addresses = configured_addresses(listen_addresses)
         self._listen_port = configured_listen_port(listen_port)
@@ -153,10 +156,12 @@ class _Transit:
         self._attempts = None
         self._selection = None
         self._connect_d = None  # connect() waiting for set_transit_key()
-        self._nat = None  # issue 26: a Deferred Mapping, from set_nat_mapping()
+        # a Deferred Mapping, from set_nat_mapping() (docs/transit.md,
+        # "Through a NAT: hole punching")
+        self._nat = None
         self._punch_port = None
 
-    # abilities and hints (spec 004 9.3)
+    # abilities and hints (File-transfer protocol, "Transit")
 
     def get_connection_abilities(self):
         abilities = [{"type": DIRECT_TCP_V1}, {"type": RELAY_V1}]
@@ -188,8 +193,8 @@ class _Transit:
                 d.callback(list(result))
 
     def set_nat_mapping(self, mapping_d):
-        """NAT hole punching (docs/transit.md "Through a NAT"; ours, not the
-        reference's): a Deferred of the wormhole's NAT mapping
+        """NAT hole punching (docs/transit.md, "Through a NAT: hole punching";
+        ours, not the reference's): a Deferred of the wormhole's NAT mapping
         (``w._nat_mapping()``); call before get_connection_hints()."""
         self._nat = mapping_d
 
@@ -286,7 +291,7 @@ class _Transit:
         if waiting is not None:
             self._start_connecting().chainDeferred(waiting)
 
-    # connecting (spec 004 6.3, 6.4)
+    # connecting (Transit protocol, "Handshake", "Relay")
 
     def connect(self):
         """Deferred firing with the record pipe, or failing with TransitError.
@@ -328,12 +333,14 @@ class _Transit:
 
 
 class TransitSender(_Transit):
-    """The Transit end that decides which connection wins (spec 004 6.1)."""
+    """The Transit end that decides which connection wins (Transit protocol,
+    "Roles")."""
 
     _is_sender = True
 
 
 class TransitReceiver(_Transit):
-    """The Transit end that waits for the Sender's ``go`` (spec 004 6.1)."""
+    """The Transit end that waits for the Sender's ``go`` (Transit protocol,
+    "Roles")."""
 
     _is_sender = False

@@ -1,8 +1,8 @@
 """Small byte/text/JSON codecs shared by every layer.
 
-The wire carries JSON objects encoded as UTF-8 (spec 004 chapter 8,
-"Client-to-Client Protocol": payloads are "UTF-8-encoded JSON-encoded"
-dictionaries) and binary bodies as hex strings (spec 004 chapter 7: the `add`
+The wire carries JSON objects encoded as UTF-8 (Client-to-client protocol:
+payloads are "UTF-8-encoded JSON-encoded" dictionaries) and binary bodies
+as hex strings (Mailbox server protocol, "Mailboxes": the `add`
 command's `body` key is "a hex-encoded string"). These helpers are the one
 place where those conversions happen, so every layer agrees on the bytes.
 """
@@ -94,7 +94,7 @@ def bytes_to_dict(b: bytes) -> dict:
 
 def HKDF(skm, outlen, salt=None, CTXinfo=b""):  # noqa: N802 (the reference's name)
     """HKDF-SHA256 (RFC 5869) of ``skm``: ``outlen`` bytes for the purpose
-    ``CTXinfo`` (spec 004 ch. 8 derives every key this way)."""
+    ``CTXinfo`` (the Client-to-client protocol derives every key this way)."""
     # imported here: most users of this module only need the codecs
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF as _HKDF

@@ -1,4 +1,4 @@
-"""``create()`` and the two facades of spec 004 chapter 5.
+"""``create()`` and the two facades of the Client API, "Modes".
 
 Deferred mode turns each event into Deferreds (every ``get_*`` call gets
 its own, before or after the event), which fire in a later reactor turn;
@@ -38,7 +38,7 @@ log = Logger()
 
 def validate_code(code):
     """Raise KeyFormatError unless ``code`` looks like ``NNN-words``
-    (spec 004 5.5: a pasted leading space or a missing number are the
+    (Client API, "Code Management": a pasted leading space or a missing number are the
     usual mistakes)."""
     if not isinstance(code, str):
         raise KeyFormatError(f"The code must be a str, not {type(code).__name__}")
@@ -60,7 +60,7 @@ def validate_code(code):
 
 
 class _WormholeBase:
-    """What both modes share: the commands (spec 004 5.15 "action")."""
+    """What both modes share: the commands (Client API, "Full API list": its "action" column)."""
 
     def __init__(self, reactor, eventual_queue, stderr, welcome_handler, relay_url, make_boss):
         """``make_boss(events)`` builds the Boss (and with it every machine,
@@ -82,7 +82,7 @@ class _WormholeBase:
 
     # -- commands ------------------------------------------------------------
     def allocate_code(self, code_length=2, length=None):
-        # spec 004 5.5 spells it ``length``; the reference ``code_length``
+        # Client API, "Code Management" spells it ``length``; the reference ``code_length``
         if length is not None:
             code_length = length
         if not isinstance(code_length, int) or isinstance(code_length, bool) or code_length < 1:
@@ -112,15 +112,16 @@ class _WormholeBase:
 
     def _nat_mapping(self):
         """Deferred ``_punch.Mapping`` (or None): the port and outside
-        address classic Transit may punch with (issue 26)."""
+        address classic Transit may punch with (docs/transit.md, "Through a
+        NAT: hole punching")."""
         return self._boss.nat_mapping()
 
     def dilate(self, transit_relay_location=None, no_listen=False, on_status_update=None,
                ping_interval=None, expected_subprotocols=None, *, status_update=None,
                _listen_addresses=None, **limits):
-        """Start Dilation (spec 000 "Initiating Dilation"); returns the
+        """Start Dilation (Dilation protocol, "Initiating Dilation"); returns the
         DilatedWormhole. The arguments are the reference 0.24's, in its
-        order; ``status_update`` is spec 000's name for ``on_status_update``.
+        order; ``status_update`` is the Dilation protocol's name for ``on_status_update``.
         Our additions, keyword-only: the limits ``max_peer_subchannels``,
         ``max_backlog``, ``max_unacked``, ``close_timeout`` (docs/api.md,
         docs/security.md "Dilation"). A second call raises
@@ -139,7 +140,7 @@ class _WormholeBase:
 
     # -- events from the Boss that both modes treat alike --------------------
     def _show_welcome(self, welcome):
-        # spec 004 5.7: the motd is shown once, saying which server sent it
+        # Client API, "Welcome Messages": the motd is shown once, saying which server sent it
         if self._welcomed:
             return False
         self._welcomed = True
@@ -187,7 +188,7 @@ class DeferredWormhole(_WormholeBase):
 
     def serialize(self):
         raise SerializationError(
-            "only Delegated-mode wormholes can be serialized (spec 004 5.12: a "
+            "only Delegated-mode wormholes can be serialized (Client API, 'Serialization': a "
             "Deferred cannot outlive its process): create(..., delegate=...)")
 
     def close(self):
@@ -218,7 +219,7 @@ class DeferredWormhole(_WormholeBase):
         self._received_observer.fire(plaintext)
 
     def closed(self, result):
-        # spec 004 5.11: pending Deferreds errback with the error that
+        # Client API, "Closing": pending Deferreds errback with the error that
         # closed us, or WormholeClosed after a clean close
         if isinstance(result, Exception):
             failure = Failure(result)
@@ -240,7 +241,7 @@ class DelegatedWormhole(_WormholeBase):
     Boss's transition) that caused each event, as the reference 0.24 does:
     ``wormhole_got_code`` before ``set_code()`` returns, an event caused by
     a server message while that message is processed, so in journalled
-    mode inside the same ``journal.process()`` (spec 004 11.2). The order
+    mode inside the same ``journal.process()`` (Journalled mode, "Wormhole Support"). The order
     of events is docs/api.md "Delegated mode"."""
 
     def __init__(self, delegate, reactor, eventual_queue, stderr, welcome_handler, relay_url,
@@ -262,7 +263,7 @@ class DelegatedWormhole(_WormholeBase):
         return super().input_code()
 
     def serialize(self):
-        """This wormhole as a JSON-able dict (spec 004 5.12; the format is
+        """This wormhole as a JSON-able dict (Client API, "Serialization"; the format is
         in docs/journal.md); ``wormhole.from_serialized()`` rebuilds it."""
         from ._from_serialized import wormhole_record
         return wormhole_record(self._relay_url, self._welcomed, self._key,
@@ -319,8 +320,9 @@ _DelegatedWormhole = DelegatedWormhole
 
 
 def _nat_observer(reactor, relay_url, tor, punch):
-    """Issue 26: what our Mailbox connection learns about our NAT, unless
-    punching is off (Tor hides our addresses: never with Tor)."""
+    """What our Mailbox connection learns about our NAT, unless punching is
+    off (Tor hides our addresses: never with Tor); docs/transit.md,
+    "Through a NAT: hole punching"."""
     from ._transit._punch import punching_disabled, NatObserver
     if tor is not None or not punch or punching_disabled():
         return None
@@ -334,7 +336,7 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
            _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES,
            _max_phases=MAX_PROCESSED, _punch=True):
-    """Make a wormhole (spec 004 5.4). Returns a DeferredWormhole, or a
+    """Make a wormhole (Client API, "Wormhole Parameters"). Returns a DeferredWormhole, or a
     DelegatedWormhole when ``delegate`` is given.
 
     The positional order is the reference 0.24's. Keyword-only:
@@ -355,10 +357,10 @@ def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, 
     if not isinstance(versions, dict):
         raise TypeError(f"versions must be a dict, not {type(versions).__name__}")
     if journal is not None and delegate is None:
-        # spec 004 5.4: Deferreds cannot be checkpointed
+        # Client API, "Wormhole Parameters": Deferreds cannot be checkpointed
         raise ValueError("a journal only works in Delegated mode: pass delegate= too")
     if journal is not None and (dilation or _enable_dilate):
-        # spec 004 5.12: a dilated wormhole cannot be serialized, so no
+        # Client API, "Serialization": a dilated wormhole cannot be serialized, so no
         # checkpoint could hold it
         raise ValueError("a journal only works with non-dilated wormholes: "
                          "drop dilation=True, or the journal (docs/journal.md)")

@@ -1,6 +1,6 @@
 """One-shot helpers (the reference 0.24's ``wormhole.xfer_util``): send or
-receive one text message, the way ``wormhole send --text`` does (spec 004
-ch. 9, "offer" / "answer"), and close.
+receive one text message, the way ``wormhole send --text`` does (the
+File-transfer protocol's text "offer" and its "answer"), and close.
 
     code_d = Deferred()
     yield send(reactor, appid, relay_url, "hello", None, on_code=print)

@@ -1,4 +1,4 @@
-"""Usage analytics: PySpark jobs over the servers' usage events (issue 6).
+"""Usage analytics: PySpark jobs over the servers' usage events (docs/analytics.md).
 
 ``python -m wormhole_analytics ingest|report|import`` (or the
 ``wormhole-analytics`` console script); see docs/analytics.md. The same

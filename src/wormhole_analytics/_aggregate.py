@@ -1,4 +1,5 @@
-"""The daily aggregates (issue 6 "The Spark jobs"), in two steps.
+"""The daily aggregates (docs/analytics.md, "What ingest does" and "What
+report does"), in two steps.
 
 1. ``summarise`` (run by ``ingest`` for the days a batch touched): per
    (day, kind, server, app_id) the counts by result, the relay bytes and

@@ -1,6 +1,6 @@
 """Import the reference servers' usage records as usage events, so
-operators of existing servers can use the same pipeline (issue 6
-"Importer").
+operators of existing servers can use the same pipeline (docs/analytics.md,
+"Commands").
 
 Sources, read with Python's ``sqlite3`` (no JDBC):
 

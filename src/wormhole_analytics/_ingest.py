@@ -1,6 +1,6 @@
 """``ingest``: JSON-lines usage events to Parquet, partitioned by day.
 
-Incremental (issue 6 "Benchmark": "only new days touched"): a manifest in
+Incremental (docs/analytics.md, "What ingest does": only new days touched): a manifest in
 the store remembers every input file by path, size, mtime and the offset
 read up to. A file seen before and unchanged is skipped; a file that grew
 (the servers append whole lines to the day's file) is read from that

@@ -1,5 +1,5 @@
 """Progress lines on stderr, one per stage, so a long run shows where it
-is (issue 6: "Progress is visible on long runs")."""
+is (docs/analytics.md, "Commands": progress lines)."""
 
 import sys
 import time

@@ -1,5 +1,5 @@
-"""Small-cell suppression for the published tables (issue 6: "small
-cells suppressed in published tables").
+"""Small-cell suppression for the published tables (docs/analytics.md,
+"What report does": small cells are suppressed in published tables).
 
 A count below ``min_cell`` could point at one person's transfer; it is
 published as ``<min_cell``, and every figure derived from so few events

@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.server.test_connection -*-
-"""The per-connection protocol machine of the Mailbox server (spec 003).
+"""The per-connection protocol machine of the Mailbox server (Mailbox server protocol).
 
 ``Connection`` follows one WebSocket through permission, `bind` and the bound
 commands; once bound, its nameplate use (allocate/claim/release,
@@ -8,7 +8,7 @@ two small machines of their own, one module each. Every message is
 decoded and checked (``_messages``) before it reaches a machine, so the
 machines have no ``if``s about the wire. Everything a connection sends goes
 through ``IChannelStore.after_commit``, so it leaves only once the changes
-made before it are committed (spec 003 "Persistence").
+made before it are committed (Mailbox server protocol, "Persistence").
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class ServerContext:
 
 @implementer(IConnection, IMailboxListener)
 class Connection:
-    """One client's WebSocket, from `welcome` to goodbye (spec 003)."""
+    """One client's WebSocket, from `welcome` to goodbye (Mailbox server protocol)."""
 
     _machine = MethodicalMachine()
 
@@ -82,7 +82,8 @@ class Connection:
         policy = self._ctx.policy
         welcome = dict(self._ctx.welcome)
         if your_address is not None:
-            # issue 26: the client learns its outside address for punching
+            # the client learns its outside address for punching
+            # (docs/transit.md, "Through a NAT: hole punching")
             welcome["your-address"] = your_address
         if policy.welcome_fields("") is not None:
             self._secret = new_secret()
@@ -153,7 +154,8 @@ class Connection:
         self._send(msg)
 
     def respond(self, orig, msg):
-        # spec 003: direct responses carry the command's `id` and `server_rx`
+        # Mailbox server protocol, "WebSocket Transport": direct responses
+        # carry the command's `id` and `server_rx`
         msg["id"] = orig["id"] if "id" in orig else None
         msg["server_rx"] = self.now
         self._send(msg)
@@ -182,7 +184,8 @@ class Connection:
             if e.limit is not None:
                 self._ctx.metrics.refused.labels(e.limit).inc()
             return self.error(e.error, e.orig, "bad_message")
-        # spec 003: an `ack` carrying `id` for every command
+        # Mailbox server protocol, "WebSocket Transport": an `ack` carrying
+        # `id` for every command
         msg_id = msg.get("id")
         self._send({"type": "ack",
                     "id": msg_id if isinstance(msg_id, (str, int, float))
@@ -304,7 +307,8 @@ class Connection:
     def _do_bind(self, orig, appid, side):
         self._appid = appid
         self.side = side
-        # spec 003 "bind": client_version is [implementation, version]
+        # Mailbox server protocol, "Connection-Specific (Client-to-Server)
+        # Messages" (`bind`): client_version is [implementation, version]
         self._ctx.usage.bound(appid, side, orig.get("client_version"),
                               self._ctx.clock.seconds())
         self._np = _NameplateUse(self)
@@ -337,7 +341,8 @@ class Connection:
 
     @_machine.output()
     def _refuse_unpermitted_bind(self, orig, appid, side):
-        # spec 003: a client that binds without (valid) submit-permissions
+        # Mailbox server protocol, "Connection-Specific (Client-to-Server)
+        # Messages": a client that binds without (valid) submit-permissions
         # gets "permission denied" and the connection is closed
         self.error("permission denied: this server requires "
                    "submit-permissions before bind (see "
@@ -387,7 +392,8 @@ class Connection:
     awaiting_permission.upon(_too_slow, enter=dropped, outputs=[_abort_slow])
     awaiting_permission.upon(lost, enter=dropped, outputs=[])
     unbound.upon(_permission_granted, enter=unbound, outputs=[])
-    # spec 003: a server that allows all access "proceeds anyway"
+    # Mailbox server protocol, "Connection-Specific (Client-to-Server)
+    # Messages": a server that allows all access "proceeds anyway"
     unbound.upon(_permission_refused, enter=unbound, outputs=[])
     unbound.upon(_bind, enter=bound, outputs=[_do_bind])
     unbound.upon(_command, enter=unbound, outputs=[_err_must_bind])

@@ -1,4 +1,4 @@
-"""One zope Interface per object of the Mailbox server (DESIGN.md "Habits")."""
+"""One zope Interface per object of the Mailbox server (docs/architecture.md, "Adding code")."""
 
 from zope.interface import Attribute, Interface
 
@@ -6,7 +6,7 @@ from zope.interface import Attribute, Interface
 class IChannelStore(Interface):
     """Persists the model's changes and releases outputs after commit.
 
-    Spec 003 "Persistence": "The server will not send a direct response until
+    Mailbox server protocol, "Persistence": "The server will not send a direct response until
     any side-effects ... have been safely committed to the database." The
     model reports every change here; the connections send every output
     through ``after_commit`` so it leaves only once the changes recorded
@@ -66,14 +66,15 @@ class IUsageRecorder(Interface):
         total_time, result (and for_nameplate for a mailbox)."""
 
     def bound(app_id, side, client_version, when):
-        """A client bound (spec 003 "bind")."""
+        """A client bound (Mailbox server protocol, "Connection-Specific
+        (Client-to-Server) Messages")."""
 
     def current(rebooted, now, connections):
         """The live counts, refreshed once a minute."""
 
 
 class IAppNamespace(Interface):
-    """Nameplates and mailboxes of one AppID (spec 003)."""
+    """Nameplates and mailboxes of one AppID (Mailbox server protocol, "Application IDs")."""
 
     app_id = Attribute("the AppID")
 
@@ -113,7 +114,7 @@ class IMailboxListener(Interface):
 
 
 class IConnection(Interface):
-    """The per-connection protocol machine (spec 003 message types)."""
+    """The per-connection protocol machine (Mailbox server protocol, "All Message Types")."""
 
     def connected(your_address=None):
         """The WebSocket opened: send `welcome` (with ``your-address``
@@ -141,7 +142,7 @@ class ITransportGlue(Interface):
 
 
 class IPermissionPolicy(Interface):
-    """Spec 003 "Permission to Use the Server"."""
+    """Mailbox server protocol, "Permission to Use the Server"."""
 
     def welcome_fields(connection_secret):
         """The `permission-required` dict for one connection, or None."""

@@ -1,7 +1,7 @@
 """The limits the reference lacks, each configurable (docs/server.md).
 
-Each refusal is an `error` message naming the limit (DESIGN.md "Errors are
-values users can read")."""
+Each refusal is an `error` message naming the limit (docs/security.md,
+"Mailbox server")."""
 
 import attr
 
@@ -9,10 +9,12 @@ import attr
 @attr.s(frozen=True, slots=True)
 class Limits:
     # largest WebSocket message we accept, in bytes; a bigger one gets an
-    # `error` (spec 004 7.x says clients send "no more than perhaps 20kB")
+    # `error` (Client API, "Sending Data" says clients send "no more than
+    # perhaps 20kB")
     max_message_size = attr.ib(default=1024 * 1024)
     # deepest nesting of JSON arrays/objects in one client message, checked
-    # before parsing (spec 003 messages nest 3 levels at most)
+    # before parsing (the messages of Mailbox server protocol, "All Message
+    # Types" nest 3 levels at most)
     max_json_depth = attr.ib(default=32)
     # messages, and bytes of their bodies, kept in one mailbox: Dilation
     # adds two messages per side for every reconnection, so a long-lived

@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.server.test_connection -*-
-"""One bound connection's use of a mailbox (spec 003 "Mailboxes"): open,
+"""One bound connection's use of a mailbox (Mailbox server protocol, "Mailboxes"): open,
 add and close, as an Automat machine of its own. ``Connection`` makes one
 at `bind` and routes the mailbox commands to it; the machine answers
 through the connection and listens to the mailbox while it is open."""
@@ -12,7 +12,7 @@ from ._model import ModelError
 
 
 class _MailboxUse:
-    """open / add / close on one connection (spec 003 "Mailboxes": one open
+    """open / add / close on one connection (Mailbox server protocol, "Mailboxes": one open
     and one close per connection)."""
 
     _machine = MethodicalMachine()

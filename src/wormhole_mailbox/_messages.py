@@ -1,8 +1,9 @@
 # -*- test-case-name: tests.server.test_messages -*-
 """Decoding and checking client->server messages before any machine sees them.
 
-Spec 003 "WebSocket Transport": each message is one JSON object, UTF-8, with
-a `type` key; "if any client->server command is invalid (e.g. it lacks a
+Mailbox server protocol, "WebSocket Transport": each message is one JSON object, UTF-8, with
+a `type` key; and its "Connection-Specific (Client-to-Server) Messages":
+"if any client->server command is invalid (e.g. it lacks a
 necessary key ...), an `error` response will be sent ... with the error string
 in the `error` key, and a full copy of the original message dictionary in
 `orig`". Where the reference already names a condition we keep its words
@@ -12,7 +13,8 @@ in the `error` key, and a full copy of the original message dictionary in
 import json
 import re
 
-# the one JSON nesting guard, shared with the client (issue 11): the parser
+# the one JSON nesting guard, shared with the client (docs/security.md,
+# "Mailbox server" and "Mailbox client"): the parser
 # recurses once per level and must never see a message that could exhaust
 # the stack, nor would echoing one in `orig` be safe
 from wormhole._jsonlimit import json_depth_exceeds
@@ -20,7 +22,7 @@ from wormhole._jsonlimit import json_depth_exceeds
 _DIGITS = re.compile(r"\A[0-9]+\Z")
 _HEX = re.compile(r"\A(?:[0-9a-fA-F]{2})*\Z")
 
-# spec 003 "All Message Types": what a client may send
+# Mailbox server protocol, "All Message Types": what a client may send
 CLIENT_TYPES = frozenset(["submit-permissions", "bind", "list", "allocate",
                           "claim", "release", "open", "add", "close", "ping"])
 

@@ -1,7 +1,7 @@
 # -*- test-case-name: tests.unit.server.test_model -*-
 """The Mailbox server's model of nameplates and mailboxes, with no I/O.
 
-Spec 003 "Nameplates" and "Mailboxes": a nameplate is a short number that
+Mailbox server protocol, "Nameplates" and "Mailboxes": a nameplate is a short number that
 points at a mailbox; a mailbox holds the messages of (at most) two sides.
 This module keeps that state in memory (it serves every read) and reports each
 change to an ``IChannelStore`` (which persists it) and each finished
@@ -17,9 +17,10 @@ from zope.interface import implementer
 
 from ._interfaces import IAppNamespace, IChannelStore, IUsageRecorder
 
-# Spec 003 "Mailboxes": the moods a client may report in `close`; the server
-# adds `pruney` and `crowded` itself. (Spec 004 spells two of them `error` and
-# `pruned`; 003 wins, see spec/README.md.)
+# Mailbox server protocol, "Mailboxes": the moods a client may report in
+# `close`; the server adds `pruney` and `crowded` itself. (The older chapter
+# of the magic-wormhole documentation spells two of them `error` and
+# `pruned`; the newer text wins, see docs/protocols.md.)
 CLIENT_MOODS = ("happy", "lonely", "scary", "errory")
 
 _MAILBOX_ALPHABET = string.ascii_lowercase + "234567"
@@ -30,7 +31,8 @@ class ModelError(Exception):
 
 
 class CrowdedError(ModelError):
-    """A third side tried to use a nameplate or mailbox (spec 003 `crowded`)."""
+    """A third side tried to use a nameplate or mailbox (Mailbox server
+    protocol, "Mailboxes": `crowded`)."""
 
     def __init__(self):
         # the reference sends exactly "crowded"; clients may match on it
@@ -45,7 +47,8 @@ class ReclaimedError(ModelError):
 
 
 class Message:
-    """One client-to-client message held in a mailbox (spec 003 `add`)."""
+    """One client-to-client message held in a mailbox (Mailbox server
+    protocol, "Mailboxes": `add`)."""
 
     __slots__ = ("side", "phase", "body", "server_rx", "msg_id")
 
@@ -117,7 +120,7 @@ def _second_arrival(sides):
 
 
 def _summarize(kind, app_id, created, sides, crowded, ended, pruned):
-    """One usage record (spec 003 "Mailboxes": moods, `pruney`, `crowded`)."""
+    """One usage record (Mailbox server protocol, "Mailboxes": moods, `pruney`, `crowded`)."""
     second = _second_arrival(sides)
     if crowded:
         result = "crowded"
@@ -146,7 +149,7 @@ def _summarize(kind, app_id, created, sides, crowded, ended, pruned):
 
 @implementer(IAppNamespace)
 class AppNamespace:
-    """The nameplates and mailboxes of one AppID (spec 003 "Application IDs").
+    """The nameplates and mailboxes of one AppID (Mailbox server protocol, "Application IDs").
 
     Every method takes ``now`` (seconds since the epoch) from its caller.
     """
@@ -163,7 +166,7 @@ class AppNamespace:
     def is_empty(self):
         return not self.nameplates and not self.mailboxes
 
-    # nameplates (spec 003 "Nameplates")
+    # nameplates (Mailbox server protocol, "Nameplates")
 
     def list_nameplate_ids(self):
         return sorted(self.nameplates, key=lambda n: (len(n), n))
@@ -269,7 +272,7 @@ class AppNamespace:
         self._usage.record(_summarize("nameplate", self.app_id, np.created,
                                       np.sides, np.crowded, now, pruned))
 
-    # mailboxes (spec 003 "Mailboxes")
+    # mailboxes (Mailbox server protocol, "Mailboxes")
 
     def _new_mailbox_id(self):
         while True:
@@ -384,7 +387,8 @@ class AppNamespace:
         record["for_nameplate"] = mb.for_nameplate
         self._usage.record(record)
 
-    # pruning (spec 003 "Nameplates": "... or after some period of inactivity")
+    # pruning (Mailbox server protocol, "Nameplates": "... or after some
+    # period of inactivity")
 
     def prune(self, now, older_than):
         """Delete every mailbox nobody listens to and nobody touched since
@@ -401,7 +405,7 @@ class AppNamespace:
                 removed += 1
         return removed
 
-    # restoring from storage (spec 003 "Persistence")
+    # restoring from storage (Mailbox server protocol, "Persistence")
 
     def restore_nameplate(self, name, mailbox_id, created, now):
         np = Nameplate(name, mailbox_id, created)

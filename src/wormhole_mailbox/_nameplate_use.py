@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.server.test_connection -*-
-"""One bound connection's use of a nameplate (spec 003 "Nameplates"):
+"""One bound connection's use of a nameplate (Mailbox server protocol, "Nameplates"):
 allocate, claim and release, each at most once, as an Automat machine of
 its own. ``Connection`` makes one at `bind` and routes the nameplate
 commands to it; the machine answers through the connection."""
@@ -12,7 +12,7 @@ from ._model import ModelError
 
 
 class _NameplateUse:
-    """allocate / claim / release on one connection (spec 003 "Nameplates":
+    """allocate / claim / release on one connection (Mailbox server protocol, "Nameplates":
     one allocation, one claim and one release per connection)."""
 
     _machine = MethodicalMachine()

@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.server.test_permissions -*-
-"""Spec 003 "Permission to Use the Server": `none` and `hashcash`.
+"""Mailbox server protocol, "Permission to Use the Server": `none` and `hashcash`.
 
 The resource string of the hashcash challenge is fresh for every connection,
 so a stamp minted for one connection is worthless on any other (no replay
@@ -17,7 +17,8 @@ from ._interfaces import IPermissionPolicy
 
 
 def new_secret():
-    """A per-connection resource string (no ':' allowed, spec 003)."""
+    """A per-connection resource string (no ':' allowed: Mailbox server
+    protocol, "Permission to Use the Server")."""
     return os.urandom(12).hex()
 
 

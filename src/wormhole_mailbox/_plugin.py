@@ -82,7 +82,7 @@ class Options(usage.Options):
         ("permissions", None, None,
          "what clients must submit before bind: none, hashcash:BITS, or "
          "none+hashcash:BITS (default: nothing asked, like the reference)"),
-        # issue 6: JSON-lines usage events for wormhole_analytics
+        # JSON-lines usage events for wormhole_analytics (docs/usage-events.md)
         ("usage-events", None, None,
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,

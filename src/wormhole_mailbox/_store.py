@@ -1,7 +1,7 @@
 # -*- test-case-name: tests.unit.server.test_store -*-
 """Where the model's changes go: memory only, or SQLite with group commit.
 
-Spec 003 "Persistence": every message is stored and "the server will not send
+Mailbox server protocol, "Persistence": every message is stored and "the server will not send
 a direct response until any side-effects ... have been safely committed".
 The reference commits (and fsyncs) once per state change on the reactor
 thread. Here every change of a reactor turn is queued, one worker thread
@@ -125,7 +125,7 @@ def _open_db(path, usage_path):
     try:
         if path != ":memory:":
             # WAL + synchronous=FULL: a commit is durable once it returns,
-            # and costs one fsync of the log (spec 003 "Persistence").
+            # and costs one fsync of the log (Mailbox server protocol, "Persistence").
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
         prepare_channel_db(db, path)

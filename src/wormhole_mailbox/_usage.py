@@ -1,7 +1,7 @@
 # -*- test-case-name: tests.unit.server.test_usage -*-
 """Usage records: one per finished nameplate or mailbox.
 
-Spec 003 "Mailboxes": the server records each mood (and `pruney`,
+Mailbox server protocol, "Mailboxes": the server records each mood (and `pruney`,
 `crowded`) "so the server operator can get a sense of how many connections
 are succeeding and failing". ``--blur-usage=N`` rounds the start time down
 to N seconds and the durations to coarse buckets, so that the records cannot
@@ -35,8 +35,8 @@ class UsageLog:
         self._log_writer = log_writer
         self._blur = blur
         self.records = collections.deque(maxlen=keep)
-        # issue 6: a ``wormhole_ops.usage.MailboxEvents`` when the
-        # operator asked for --usage-events
+        # a ``wormhole_ops.usage.MailboxEvents`` when the operator asked
+        # for --usage-events (docs/usage-events.md)
         self.events = None
 
     def record(self, record):
@@ -60,7 +60,8 @@ class UsageLog:
         return blur_start(when, self._blur)
 
     def bound(self, app_id, side, client_version, when):
-        """One client's bind (spec 003 "bind": ``client_version`` is
+        """One client's bind (Mailbox server protocol, "Connection-Specific
+        (Client-to-Server) Messages": ``client_version`` is
         ``[implementation, version]``; anything else is kept as nulls)."""
         impl = version = None
         if isinstance(client_version, (list, tuple)) and \

@@ -1,9 +1,9 @@
 # -*- test-case-name: tests.unit.server.test_websocket -*-
 """The thin WebSocket glue: autobahn below, a ``Connection`` machine above.
 
-Spec 003 "WebSocket Transport": one JSON message per WebSocket message.
+Mailbox server protocol, "WebSocket Transport": one JSON message per WebSocket message.
 
-Output is paced by the reader (issue 11): the glue is the transport's
+Output is paced by the reader (docs/security.md, "Mailbox server"): the glue is the transport's
 streaming producer, so Twisted pauses it when the socket's buffer is full;
 while paused, and until what waits has gone, messages wait in the glue's
 queue in order and leave as the transport resumes. Mailbox messages wait as
@@ -108,7 +108,8 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
     # autobahn's dataReceived and sendData build a debug line per call,
     # with click-styled arguments, before the logger drops it (debug is
     # never on here): a tenth of the server's CPU in a burst of clients
-    # (docs/performance.md, issue 14). Ours do the same work without it.
+    # (docs/performance.md, "A burst of 500 pairs on a fresh server"). Ours
+    # do the same work without it.
 
     def dataReceived(self, data):
         self._dataReceived(data)
@@ -137,11 +138,12 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
 
     def _max_message_size_exceeded(self, msg_size, max_msg_size, reason):
         # autobahn's hook for a frame over maxMessagePayloadSize (far over
-        # our own limit): say why, as an `error` (spec 003) and in the
+        # our own limit): say why, as an `error` (Mailbox server protocol,
+        # "Connection-Specific (Client-to-Server) Messages") and in the
         # close (1009), and read the rest of the frame, which autobahn
         # drops once failedByMe, for up to OVERSIZE_DRAIN seconds, instead
         # of resetting the connection while the client still sends it:
-        # it would never read why (issue 21)
+        # it would never read why (docs/security.md, "Mailbox server")
         self.failedByMe = True
         limit = self.factory.mailbox.limits.max_message_size
         why = (f"message too large: {msg_size} bytes, this server accepts at most "
@@ -151,7 +153,8 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
         self.drop(self.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG, why)
 
     def onMessage(self, payload, isBinary):
-        # spec 003 says binary; text frames carry the same JSON, accept both
+        # Mailbox server protocol, "WebSocket Transport" says binary; text
+        # frames carry the same JSON, accept both
         self._conn.received(payload)
 
     def connectionLost(self, reason):
@@ -194,9 +197,11 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
 
     def _transmit(self, item):
         data = item if isinstance(item, bytes) else encode(item)
-        # spec 003 says "binary-mode", but the reference server sends text
-        # frames and the reference client asserts on it: the wire decides
-        # (spec/README.md). JSON with ensure_ascii is valid UTF-8 text.
+        # Mailbox server protocol, "WebSocket Transport" says "binary-mode",
+        # but the reference server sends text frames and the reference
+        # client asserts on it: the wire decides (docs/protocols.md;
+        # docs/interop.md, "Frames (`test_wire`, `test_permissions`)").
+        # JSON with ensure_ascii is valid UTF-8 text.
         self.sendMessage(data, False)
 
     def drop(self, code, reason):
@@ -290,7 +295,8 @@ class MailboxWebSocketFactory(WebSocketServerFactory):
         # With every option on the class, autobahn's per-connection copy
         # loop has nothing to copy, but it still pretty-prints the ~30
         # options for a debug line that is never logged: a tenth of the
-        # CPU of a connection (docs/performance.md, issue 14). Nothing
+        # CPU of a connection (docs/performance.md, "A burst of 500 pairs on
+        # a fresh server"). Nothing
         # left to copy, nothing to print.
         shared["CONFIG_ATTRS"] = ()
         self.protocol = type(base.__name__, (base,), shared)

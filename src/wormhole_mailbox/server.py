@@ -145,7 +145,7 @@ class MailboxServer:
             conn.tick(now)
 
     def prune(self):
-        """Spec 003: nameplates and mailboxes go "after some period of
+        """Mailbox server protocol, "Nameplates": nameplates and mailboxes go "after some period of
         inactivity"; their usage records say `pruney`."""
         now = self.clock.seconds()
         removed = self.model.prune(now, now - self.limits.channel_expiration)
@@ -185,7 +185,7 @@ def build_mailbox(reactor, channel_db=None, usage_db=None, motd=None,
 
 class _Protocol(MailboxWebSocketProtocol):
     def onConnect(self, request):
-        # spec 004 5.3: clients use ws://HOST:PORT/v1
+        # Client API, "Mailbox Servers": clients use ws://HOST:PORT/v1
         if request.path not in ("/v1", "/v1/"):
             raise ConnectionDeny(404, "this Mailbox server lives at /v1")
         return None

@@ -20,14 +20,16 @@ MAILBOX_RESULTS = ("happy", "lonely", "scary", "errory", "pruney",
 # handshake line, as both relays record it (docs/relay.md)
 RELAY_RESULTS = ("happy", "lonely", "errory", "impatient", "redundant",
                  "jilted", "empty")
-# "bind" is one client's bind (spec 003 "bind": side and client_version):
+# "bind" is one client's bind (Mailbox server protocol, "Connection-Specific
+# (Client-to-Server) Messages": side and client_version):
 # the version shares come from these, deduplicated by side
 KINDS = ("nameplate", "mailbox", "relay", "bind")
 
 
 def _client(side, version):
     """One ``{"side", "impl", "version"}`` from a bind's ``side`` and
-    ``client_version`` (spec 003 "bind": ``[implementation, version]``);
+    ``client_version`` (Mailbox server protocol, "Connection-Specific
+    (Client-to-Server) Messages": ``[implementation, version]``);
     anything else in ``version`` is ignored, not trusted."""
     impl = ver = None
     if isinstance(version, (list, tuple)) and len(version) == 2:

@@ -1,6 +1,6 @@
-"""The Transit relay (spec 004 section 6.4): ``twistd transitrelay``.
+"""The Transit relay (Transit protocol, "Relay Handshake"): ``twistd transitrelay``.
 
-Layout (DESIGN.md): ``_handshake`` (the sans-I/O handshake line parser),
+Layout (docs/relay.md, "Code"): ``_handshake`` (the sans-I/O handshake line parser),
 ``_connection`` (the per-connection Automat machine), ``_pairing`` (tokens
 waiting for a partner, and the pairs), ``_usage`` (the usage recorder and
 its memory / SQLite / JSON-lines writers), ``_tcp`` and ``_websocket`` (the

@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.relay.test_connection -*-
-"""The per-connection machine of the Transit relay (spec 004 section 6.4).
+"""The per-connection machine of the Transit relay (Transit protocol, "Relay Handshake").
 
 Sans-I/O: bytes come in through ``data_received``, and everything the
 machine does goes out through its ``ITransportGlue`` (write, close, stream)
@@ -180,7 +180,8 @@ class RelayConnection:
             return
         handshake, rest = got
         if rest:
-            # spec 004 6.4: clients "wait for ok\n" before anything else
+            # Transit protocol, "Relay Handshake": clients "wait for ok\n"
+            # before anything else
             self._handshake_early()
         else:
             self._handshake_ok(handshake.token, handshake.side)

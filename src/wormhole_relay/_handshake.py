@@ -1,10 +1,10 @@
 # -*- test-case-name: tests.unit.relay.test_handshake -*-
-"""The relay handshake line, parsed sans-I/O (spec 004 section 6.4).
+"""The relay handshake line, parsed sans-I/O (Transit protocol, "Relay Handshake").
 
 A client first writes ``please relay TOKEN for side SIDE\\n`` (clients
 since magic-wormhole 0.10) or ``please relay TOKEN\\n`` (older ones):
 clients send TOKEN as 64 lowercase hex digits (the hex of a 32-byte HKDF
-output) and SIDE as 16 hex digits. The wire decides (spec/README.md): the
+output) and SIDE as 16 hex digits. The wire decides (docs/protocols.md): the
 reference relay accepts any 64 and 16 ASCII word characters (``[A-Za-z0-9_]``)
 and compares tokens as they are (``AB..`` and ``ab..`` do not pair), so we
 do too. It refuses short or long tokens and sides, CRLF, other spacing and

@@ -1,4 +1,4 @@
-"""One zope Interface per object of the Transit relay (DESIGN.md "Habits")."""
+"""One zope Interface per object of the Transit relay (docs/architecture.md, "Adding code")."""
 
 from zope.interface import Attribute, Interface
 
@@ -75,7 +75,7 @@ class IRelayConnection(Interface):
 
 
 class IPairing(Interface):
-    """Tokens waiting for a partner, and the live pairs (spec 004 6.4:
+    """Tokens waiting for a partner, and the live pairs (Transit protocol, "Relay Handshake":
     "The relay waits for a second connection that uses the same token")."""
 
     def add(conn, token, side):

@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.unit.relay.test_pairing -*-
-"""Which connection is relayed to which (spec 004 section 6.4).
+"""Which connection is relayed to which (Transit protocol, "Relay Handshake").
 
 "The relay waits for a second connection that uses the same token. When
 this happens, the relay sends ok\\n to both". With sides (the newer
@@ -107,7 +107,8 @@ class Pair:
             self._timer = self._clock.callLater(self._idle, self._idle_out)
 
     def _idle_out(self):
-        # spec 004 6.4: no half-close; an idle pair is closed as a whole
+        # Transit protocol, "Relay Handshake": no half-close; an idle pair
+        # is closed as a whole
         self._timer = None
         for conn in list(self._conns):
             conn.timed_out()

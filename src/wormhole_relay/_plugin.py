@@ -86,7 +86,7 @@ class Options(usage.Options):
         ("log-fd", None, None,
          "write JSON usage logs to this file descriptor", int),
         ("usage-db", None, None, "record usage data (SQLite)"),
-        # issue 6: JSON-lines usage events for wormhole_analytics
+        # JSON-lines usage events for wormhole_analytics (docs/usage-events.md)
         ("usage-events", None, None,
          "write usage events (daily JSON-lines files) into this folder"),
         ("server-id", None, None,

@@ -1,7 +1,7 @@
 # -*- test-case-name: tests.relay.test_splice -*-
 """Zero-copy forwarding for a pair of TCP clients: Linux ``splice(2)``.
 
-Spec 004 6.4 only asks the relay to copy bytes between the two
+Transit protocol, "Relay Handshake" only asks the relay to copy bytes between the two
 connections. Copying them through Python costs a ``recv`` and a ``send``
 (two copies, and a few Python calls) per read; ``splice`` moves the pages
 socket -> pipe -> socket inside the kernel. One ``Splicer`` serves one

@@ -17,7 +17,8 @@ from ._splice import PipePool, Splicer, big_pipe_budget, splice_available
 @implementer(IPushProducer)
 class ReadingProducer:
     """Pauses and resumes reading from one client, for the partner's
-    transport (spec 004 6.4 says nothing about flow control; without it a
+    transport (Transit protocol, "Relay Handshake" says nothing about flow
+    control; without it a
     fast sender and a slow receiver make the relay buffer without bound).
 
     ``stopProducing`` does nothing: when a partner's transport goes, the

@@ -1,7 +1,7 @@
 """The daily aggregates and the incremental ingest, checked against an
 independent computation in plain Python over the same event files
-(issue 6 "Acceptance": generated data with heavy tails and several days,
-servers and app ids)."""
+(docs/analytics.md, "Tests": generated data with heavy tails and several
+days, servers and app ids)."""
 
 import bisect
 import collections

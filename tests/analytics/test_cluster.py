@@ -1,5 +1,5 @@
 """The same module under ``spark-submit`` on a standalone Spark cluster
-(issue 6 "Cluster use"): a master and a worker started from the installed
+(docs/analytics.md, "On a Spark cluster"): a master and a worker started from the installed
 pyspark's ``spark-class``, bound to 127.0.0.1, stopped by PID."""
 
 import os

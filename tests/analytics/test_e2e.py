@@ -1,4 +1,4 @@
-"""End to end (issue 6 "Acceptance"): our Mailbox server and Transit
+"""End to end (docs/analytics.md, "Tests"): our Mailbox server and Transit
 relay run as ``twistd`` subprocesses with ``--usage-events``; real
 wormholes (happy, wrong code, lonely, crowded) and real relay sessions
 (happy with known byte counts, lonely, errory) go through them; then the

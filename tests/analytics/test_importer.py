@@ -1,5 +1,5 @@
-"""The importer of the reference servers' usage databases (issue 6
-"Importer"): databases are created from the reference packages' own
+"""The importer of the reference servers' usage databases (docs/analytics.md,
+"Commands"): databases are created from the reference packages' own
 schema files (``db-schemas/*.sql`` of magic-wormhole-mailbox-server 0.8
 and magic-wormhole-transit-relay 0.5, printed by the reference venv's
 Python, never copied here), filled with rows, imported with our plain

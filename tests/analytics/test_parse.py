@@ -1,8 +1,9 @@
 """The event parser of ``ingest`` (wormhole_analytics._arrow_parse, run
 in the Spark Python workers by _split_task): every line ends in
 ``events`` or in the quarantine with its reason, none is dropped and none
-crashes the job (issue 6 "explicit schemas, unknown moods and malformed
-lines counted into a quarantine table"); and the byte-range splits of a
+crashes the job (docs/analytics.md, "What ingest does": explicit schemas,
+unknown moods and malformed lines counted into a quarantine table); and
+the byte-range splits of a
 file give every line to exactly one task."""
 
 import json

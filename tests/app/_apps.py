@@ -1,5 +1,5 @@
-"""Where the real applications beyond fowl live for tests/app (issue 23
-scope 3), and how each run chooses its wormhole library.
+"""Where the real applications beyond fowl live for tests/app (docs/api.md,
+"Real applications beyond fowl"), and how each run chooses its wormhole library.
 
 ``./dev test`` installs them, pinned, into a venv of their own
 (``.venv-apps``, or $WORMHOLE_APPS_VENV) with their dependencies, which

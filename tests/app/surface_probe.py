@@ -31,7 +31,8 @@ NAMED = [
     ("wormhole._dilation.manager", "OldPeerCannotDilateError"),
     ("wormhole._interfaces", "ITorManager"),
     ("wormhole.wormhole", "create"),
-    # applications' test fixtures import these from wormhole.wormhole (issue 23)
+    # applications' test fixtures import these from wormhole.wormhole
+    # (docs/api.md, "Real applications beyond fowl")
     ("wormhole.wormhole", "IDeferredWormhole"),
     ("wormhole.wormhole", "IWormhole"),
     ("wormhole.wormhole", "_DeferredWormhole"),

@@ -1,5 +1,6 @@
 """fowl 26.8.0's own test suite (shipped in its wheel as ``fowl.test``)
-runs on this library and our Mailbox server plugin (issue 12 acceptance):
+runs on this library and our Mailbox server plugin (docs/api.md, "Proof:
+fowl runs on it"):
 every fowl test that passes on the reference 0.24 in this environment
 (the suite run first on the reference venv, in the same test) passes here.
 

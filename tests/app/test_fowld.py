@@ -1,5 +1,5 @@
-"""fowld on our library talks to fowld on the reference 0.24 (issue 12
-acceptance): tests/app/netns_fowld.py in a loopback-only namespace."""
+"""fowld on our library talks to fowld on the reference 0.24 (docs/api.md,
+"Proof: fowl runs on it"): tests/app/netns_fowld.py in a loopback-only namespace."""
 
 import os
 

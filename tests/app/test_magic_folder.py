@@ -1,6 +1,6 @@
 """magic-folder 24.3.0's own invitation tests (``magic_folder.test.
 test_invite``, shipped in its wheel) on the reference 0.24 and on ours
-(issue 23 scope 3; docs/api.md "Real applications").
+(docs/api.md, "Real applications beyond fowl").
 
 Its invitations run over ``wormhole.create()``; the tests drive them with
 a fake that declares ``wormhole._interfaces.IDeferredWormhole`` and catch

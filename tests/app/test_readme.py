@@ -1,5 +1,5 @@
 """README.md's library examples run as written, as two processes with one
-code (issue 12 acceptance): tests/app/netns_readme.py in a loopback-only
+code: tests/app/netns_readme.py in a loopback-only
 namespace, with our Mailbox server on the README's port."""
 
 import json

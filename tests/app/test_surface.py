@@ -1,4 +1,4 @@
-"""Our public surface against the reference 0.24's (issue 12 acceptance).
+"""Our public surface against the reference 0.24's (docs/api.md, "Surface differences").
 
 tests/app/surface_probe.py runs once with our venv's python and once with
 the reference venv's; every name the reference exposes (its public modules

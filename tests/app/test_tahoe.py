@@ -1,6 +1,6 @@
 """Tahoe-LAFS 1.20.0 invites a new client over a wormhole, on the
-reference 0.24 and on ours (issue 23 scope 3; docs/api.md "Real
-applications").
+reference 0.24 and on ours (docs/api.md, "Real applications beyond
+fowl").
 
 The way its users run it: ``tahoe -d NODE invite NICKNAME`` on a node of
 a grid prints an invite code and waits; ``tahoe create-client --join

@@ -1,6 +1,6 @@
 """critical-wormhole-tools 0.3.0's ``wh nc`` (netcat over a Dilated
-wormhole) on the reference 0.24 and on ours (issue 23 scope 3; docs/api.md
-"Real applications"): tests/app/netns_wh.py in a loopback-only namespace,
+wormhole) on the reference 0.24 and on ours (docs/api.md, "Real
+applications beyond fowl"): tests/app/netns_wh.py in a loopback-only namespace,
 on the reference first, then on ours, then our listener with the
 reference's connector; each run must end as the reference's did."""
 

@@ -242,8 +242,8 @@ QUICK_MESSAGES = {
                                                      "options that exclude each other")}),
 }
 
-# rows no run of our CLI produces, each with why (issue 22's report lists
-# them): counted as covered by the check that every row has a case
+# rows no run of our CLI produces, each with why: counted as covered by
+# the check that every row has a case
 # rows no command line reaches, each with why (none today: the row for the
 # library's LonelyError went, since the CLI closes a wormhole before its
 # key only when stopped, which exits 130/143 with no ERROR line)

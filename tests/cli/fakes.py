@@ -1,5 +1,5 @@
-"""A recording fake of the public wormhole API (spec 004 chapter 5) for
-the CLI's unit tests, and a Clock that also keeps shutdown triggers.
+"""A recording fake of the public wormhole API (Client API) for the CLI's
+unit tests, and a Clock that also keeps shutdown triggers.
 
 ``test_fakes`` checks ``fake_create``'s signature against the real
 ``wormhole.create`` so the fake cannot drift from the API it stands for.
@@ -43,7 +43,8 @@ class FakeReactor(task.Clock):
 
 @implementer(IInputHelper)
 class FakeHelper:
-    """The code-entry helper (spec 004 5.5), recording what it is told."""
+    """The code-entry helper (Client API, "Code Management"), recording
+    what it is told."""
 
     def __init__(self, log, nameplates=("1", "12", "13", "24", "170"), words=None):
         self.log = log
@@ -143,7 +144,8 @@ class FakeWormhole:
     def set_code(self, code):
         self.log.append(("w.set_code", code))
         if not code.partition("-")[0].isdigit():
-            # as the real set_code does (spec 004 5.5), synchronously
+            # as the real set_code does (Client API, "Code Management"),
+            # synchronously
             raise KeyFormatError(f"Code '{code}' needs a numeric nameplate")
         self._set(code)
 
@@ -297,8 +299,8 @@ class FakePipe:
 
 
 class FakeTransit:
-    """TransitSender/TransitReceiver (spec 004 6.5) in memory; records
-    the calls in ``log``; ``connect()`` yields ``pipe``."""
+    """TransitSender/TransitReceiver (Transit protocol, "API") in memory;
+    records the calls in ``log``; ``connect()`` yields ``pipe``."""
 
     def __init__(self, log, relay, no_listen=False, reactor=None, timing=None):
         self.log = log

@@ -1,17 +1,18 @@
-"""A side that stops on purpose tells its peer at once (issue 22 item 3):
-SIGINT of the sender or of the receiver, mid-file and while the
-receiver's human is asked ``ok? (Y/n)``; the peer exits within 5 s
-(measured from the signal, not slept) with "cancelled" in its one ERROR
-line, and the interrupted side exits 130 (128 + SIGINT). Real
-``wormhole`` processes against our Mailbox server; mid-file, the bytes go
-relay-only through a gate that holds the file at half its size, so the
-signal comes mid-file without timing (``_gate``).
+"""A side that stops on purpose tells its peer at once
+(docs/cli.md, "Ctrl-C and SIGTERM"): SIGINT of the sender or of the
+receiver, mid-file and while the receiver's human is asked ``ok? (Y/n)``;
+the peer exits within 5 s (measured from the signal, not slept) with
+"cancelled" in its one ERROR line, and the interrupted side exits 130
+(128 + SIGINT). Real ``wormhole`` processes against our Mailbox server;
+mid-file, the bytes go relay-only through a gate that holds the file at
+half its size, so the signal comes mid-file without timing (``_gate``).
 
-transfer-v2 in all four cases, and classic at the question, hear it in
-the mailbox (the spec's ``error``); classic mid-file has no open mailbox
-left (both sides closed it after the ``file_ack``, spec 004 9.3), so the
-interrupted side says it over the Transit connection
-(``wormhole.transfer._cancel``; docs/cli.md "Ctrl-C and SIGTERM")."""
+transfer-v2 in all four cases, and classic at the question, hear it in the
+mailbox (the spec's ``error``); classic mid-file has no open mailbox left
+(both sides closed it after the ``file_ack``,
+File-transfer protocol, "Transit"), so the interrupted side says it over
+the Transit connection (``wormhole.transfer._cancel``;
+docs/cli.md "Ctrl-C and SIGTERM")."""
 import os
 import time
 
@@ -153,8 +154,8 @@ class WithReference(GatedPair, unittest.TestCase):
 
 
 class Bounded(GatedPair, unittest.TestCase):
-    """issue 21 item 4: every wait of a transfer-v2 sender, closing
-    included, is bounded by --peer-timeout, and a signal exits non-zero."""
+    """Every wait of a transfer-v2 sender, closing included, is bounded by
+    --peer-timeout (docs/cli.md, "Options"), and a signal exits non-zero."""
     timeout = 120
 
     @defer.inlineCallbacks

@@ -262,10 +262,11 @@ class Send(unittest.TestCase):
         self.failureResultOf(d, TransferError)
 
     def test_file_closes_wormhole_before_transit(self):
-        """Spec 004 9.3: once the file_ack is in, the wormhole is closed
-        (nameplate and mailbox freed on the server) before Transit connects
-        and while the bytes flow; the transfer still completes, and the
-        final close at the end waits for that same close."""
+        """File-transfer protocol, "Transit": once the file_ack is in, the
+        wormhole is closed (nameplate and mailbox freed on the server)
+        before Transit connects and while the bytes flow; the transfer
+        still completes, and the final close at the end waits for that
+        same close."""
         path, data = self._file_setup()
         d = self.start(what=path, hide_progress=True)
         self.w.got_key()

@@ -1,5 +1,5 @@
-"""docs/cli.md "Exit status" and "Messages" (issue 22's acceptance), run
-case by case against our ``wormhole`` CLI: the tables are read from the
+"""docs/cli.md "Exit status" and "Messages", run case by case against our
+``wormhole`` CLI: the tables are read from the
 docs when the tests run, every row has a case keyed by its first cell and
 every case a row (so the docs and the tests cannot drift apart), and each
 case runs real ``wormhole`` processes against our Mailbox server and

@@ -1,11 +1,12 @@
-"""Directories with empty folders between whole CLIs (issue 13): ours and
-the reference 0.24 both ways, ours to wormhole-william 1.0.6; every tree
-compared exactly (files with their sha256, empty folders as such).
-wormhole-william makes an empty file of each empty folder (its unzip's
-limit, the same with the reference's zipfile): there the files are
-compared exactly and each folder is expected as an empty file. The peers
-advertise every interface address, so everything runs in a loopback-only
-network namespace (tests/files/_support.py)."""
+"""Directories with empty folders between whole CLIs
+(docs/cli.md, "Interoperability (tests/files)"): ours and the reference
+0.24 both ways, ours to wormhole-william 1.0.6; every tree compared
+exactly (files with their sha256, empty folders as such). wormhole-william
+makes an empty file of each empty folder (its unzip's limit, the same with
+the reference's zipfile): there the files are compared exactly and each
+folder is expected as an empty file. The peers advertise every interface
+address, so everything runs in a loopback-only network namespace
+(tests/files/_support.py)."""
 import hashlib
 import os
 

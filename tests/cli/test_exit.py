@@ -1,11 +1,11 @@
-"""How a ``wormhole`` process ends (``wormhole.cli._collector``; issue 25,
-docs/performance.md "Session 8"): run as the program, the CLI freezes
-what survives once the reactor has stopped, so the interpreter's
-finalization does not walk it. Nothing may be lost by that: a received
-file and folder are whole under their own names, stdout and stderr
-reach a pipe whole, the exit status is the command's. A call with its
-own arguments (a test, a program embedding the CLI) leaves the collector
-as it found it.
+"""How a ``wormhole`` process ends (``wormhole.cli._collector``;
+docs/performance.md, "Session 8: the fixed part"): run as the program, the
+CLI freezes what survives once the reactor has stopped, so the
+interpreter's finalization does not walk it. Nothing may be lost by that:
+a received file and folder are whole under their own names, stdout and
+stderr reach a pipe whole, the exit status is the command's. A call with
+its own arguments (a test, a program embedding the CLI) leaves the
+collector as it found it.
 
 Each process runs under ``PROBE``, which reports the collector's state
 from an atexit handler (registered first, so it runs after the CLI's):

@@ -1,10 +1,11 @@
-"""What an interrupted transfer-v2 receive keeps (issue 22 item 4;
-cli/_kept.py): the one line saying how much, where, that sending again
-resumes and how to discard it; ``receive --discard-partial`` removing
-exactly the kept files (never a link, never anything else); resume still
-working after the line; and the 30-day bound. Real ``wormhole`` processes
-(the receiver interrupted with SIGINT mid-file, held at half by the gate
-of test_cancel), and the folder rules on their own."""
+"""What an interrupted transfer-v2 receive keeps
+(docs/cli.md, "What an interrupted receive keeps (`cli/_kept.py`)"): the one
+line saying how much, where, that sending again resumes and how to discard
+it; ``receive --discard-partial`` removing exactly the kept files (never a
+link, never anything else); resume still working after the line; and the
+30-day bound. Real ``wormhole`` processes (the receiver interrupted with
+SIGINT mid-file, held at half by the gate of test_cancel), and the folder
+rules on their own."""
 import io
 import os
 import re

@@ -1,5 +1,5 @@
-"""A transfer with no way through (issue 22 item 2): the Transit relay
-unreachable and no direct path. Both sides fail, exit 1, in one line
+"""A transfer with no way through (docs/cli.md, "Messages"): the Transit
+relay unreachable and no direct path. Both sides fail, exit 1, in one line
 naming the leg, in about the time classic takes -- not after the 60 s
 transfer-v2 waits for an unreachable peer. Real ``wormhole`` processes
 against our Mailbox server; ``FirstConnection`` (cli/_reach.py), which

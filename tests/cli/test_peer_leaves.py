@@ -1,6 +1,6 @@
 """A peer that goes away in the middle of a file transfer: the other
 side says so in one line (who closed, how far the transfer got), exits 1,
-and never prints a traceback (issues 11 and 13). Real ``wormhole``
+and never prints a traceback (docs/cli.md, "Errors"). Real ``wormhole``
 processes, relay-only through our Transit relay behind a gate that holds
 the file at half its size, so the peer is killed at ~50% without timing;
 against our Mailbox server and the reference's; for the classic protocol

@@ -5,7 +5,8 @@ size, time, rate and path. The same for the classic protocol and for
 transfer-v2; and transfer-v2's two bars (the session's, the offer's) as
 the terminal shows them in the end (pyte). Relay-only through our Transit
 relay, against our Mailbox server and the reference's. A resumed
-transfer-v2 file: the sender's bar ends at 100% (issue 22 item 6)."""
+transfer-v2 file: the sender's bar ends at 100%
+(docs/cli.md, "Progress and summary")."""
 import os
 import re
 

@@ -1,9 +1,11 @@
-"""What users of the reference reach for (issue 13, point 8), each with
-real ``wormhole`` processes against our Mailbox server and the reference's
+"""What users of the reference reach for (docs/cli.md, "Checked against
+the reference (`tests/cli/test_reference_habits.py`)"), each with real
+``wormhole`` processes against our Mailbox server and the reference's
 0.8: receive --allocate, --appid, WORMHOLE_ACCEPT_FILE, --output-file into
 an existing directory, a file that grows while it is sent (classic and
 transfer-v2), a block device; and what the sender says before the code
-and around it, beside the reference 0.24 CLI itself (issue 22 item 7)."""
+and around it, beside the reference 0.24 CLI itself (docs/cli.md,
+"Files and directories")."""
 import os
 import re
 import shutil

@@ -1,6 +1,6 @@
-"""``wormhole share``'s end (issue 21 item 5): a failure of our own
-offer -- the peer acknowledging it with a wrong hash -- is reported also
-when the peer's offers failed too (each on its line, the ERROR line
+"""``wormhole share``'s end (docs/cli.md, "Messages"): a failure of our
+own offer -- the peer acknowledging it with a wrong hash -- is reported
+also when the peer's offers failed too (each on its line, the ERROR line
 counting both), and decides a failing status."""
 import io
 

@@ -1,15 +1,16 @@
-"""The terminal is left as it was found (issue 22, docs/cli.md "The
-terminal"): our real ``wormhole`` in a pseudo-terminal, against our
-Mailbox server on 127.0.0.1, ended every way a user ends it -- an answer
-at the ``ok? (Y/n):`` prompt, Ctrl-C or SIGTERM there, the sender gone
-while the question is open, Ctrl-C at the code prompt, ``share`` ended by
-the peer's Ctrl-D or by ours. Each time the terminal's settings
+"""The terminal is left as it was found (docs/cli.md "The terminal"): our
+real ``wormhole`` in a pseudo-terminal, against our Mailbox server on
+127.0.0.1, ended every way a user ends it -- an answer at the
+``ok? (Y/n):`` prompt, Ctrl-C or SIGTERM there, the sender gone while the
+question is open, Ctrl-C at the code prompt, ``share`` ended by the peer's
+Ctrl-D or by ours. Each time the terminal's settings
 (``termios.tcgetattr``) after the command are those it had before it
-started, and the prompt is still readable on the final screen (pyte
-plays what the terminal received). transfer-v2 and ``--classic`` alike
-where both have the prompt. The progress bars keep off an open question
-(issue 22 item 6): with several paths, and in ``share`` while our own
-offer goes on; an ERROR line after an open question starts a row."""
+started, and the prompt is still readable on the final screen (pyte plays
+what the terminal received). transfer-v2 and ``--classic`` alike where
+both have the prompt. The progress bars keep off an open question
+(docs/cli.md, "The terminal"): with several paths, and in ``share`` while
+our own offer goes on; an ERROR line after an open question starts a
+row."""
 import os
 import re
 import termios
@@ -171,7 +172,7 @@ class Terminal(OurServer, unittest.TestCase):
         session ends once the peer has been unreachable for
         --peer-timeout), the question still open: nothing was transferred,
         so it fails (exit 1), saying the offer ended before we answered
-        (issue 22 item 2)."""
+        (docs/cli.md, "Messages")."""
         send = self.sender("69-gone", V2)
         recv = self.in_terminal("receive", "--peer-timeout", "3", "69-gone")
         yield recv.wait_for(re.escape(PROMPT.encode()))

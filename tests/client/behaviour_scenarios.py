@@ -1,7 +1,7 @@
 """Scenarios whose observable outcomes an application sees, run by
 whichever interpreter starts this script: our venv's python, or the
-reference 0.24's (issue 23; tests/client/test_behaviour_vs_reference.py
-compares the two).
+reference 0.24's (docs/api.md, "Behaviour differences";
+tests/client/test_behaviour_vs_reference.py compares the two).
 
 Usage: python behaviour_scenarios.py MAILBOX_URL
 Prints one JSON object on its last line: {scenario: {field: outcome}}.

@@ -71,7 +71,7 @@ def server_send(rc, msg):
 
 
 class FakeServer:
-    """Just enough of a spec 003 Mailbox server, in memory, for client
+    """Just enough of a Mailbox server (Mailbox server protocol), in memory, for client
     tests driven by a Clock: every delivery happens in a later turn
     (``clock.advance(0)``), as it would over a network."""
 

@@ -1,8 +1,9 @@
 """Our behaviour against the reference 0.24's, where an application can
-observe it (issue 23): event order in Delegated mode, what get_*() gives
-after close() and after a wrong code, what ServerConnectionError carries,
-the eventual queue and the observers, when Dilation's listen() and
-connect() fire, the names applications import, the refusals of bad codes.
+observe it (docs/api.md, "Behaviour differences"): event order in
+Delegated mode, what get_*() gives after close() and after a wrong code,
+what ServerConnectionError carries, the eventual queue and the observers,
+when Dilation's listen() and connect() fire, the names applications
+import, the refusals of bad codes.
 
 tests/client/behaviour_scenarios.py runs the same scenarios once with the
 reference venv's python and once with ours (tests/client/netns_behaviour.py,

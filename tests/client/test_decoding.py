@@ -1,8 +1,8 @@
 """Hypothesis: whatever the server sends, the client never crashes.
 
-Spec 003: unknown message types and keys are ignored; a malformed message
-becomes a clear error (the wormhole closes with mood errory), never an
-exception escaping into the reactor.
+Mailbox server protocol, "WebSocket Transport": unknown message types and
+keys are ignored; a malformed message becomes a clear error (the wormhole
+closes with mood errory), never an exception escaping into the reactor.
 """
 
 import json
@@ -89,8 +89,9 @@ class ReorderingTests(unittest.TestCase):
                             st.permutations(list(range(n))))))
     def test_reordered_and_repeated(self, case):
         """Peer phases arriving in any order, some repeated (the server
-        neither orders nor de-duplicates, spec 003), reach the application
-        exactly once each, in numeric order (spec 004 chapter 8)."""
+        neither orders nor de-duplicates: Mailbox server protocol,
+        "Mailboxes"), reach the application exactly once each, in numeric
+        order (Client-to-client protocol)."""
         from wormhole._crypto import derive_phase_key, encrypt_data
         n, repeats, order = case
         clock = Clock()

@@ -1,5 +1,6 @@
 """End to end with our server: the welcome message and permissions
-(spec 003 "Permission to Use the Server", spec 004 5.7)."""
+(Mailbox server protocol, "Permission to Use the Server"; Client API,
+"Welcome Messages")."""
 
 import io
 

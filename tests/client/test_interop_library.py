@@ -1,7 +1,7 @@
 """Our client library, in this process, against the reference 0.24 CLI as
 the peer (a subprocess), on the reference 0.8 server and on ours.
 
-The text-transfer messages are those of spec 004 chapter 9: the sender's
+The text-transfer messages are those of the File-transfer protocol: the sender's
 ``{"offer": {"message": TEXT}}``, the receiver's
 ``{"answer": {"message_ack": "ok"}}``.
 """

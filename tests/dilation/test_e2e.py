@@ -1,6 +1,6 @@
 """End to end over loopback: two of our wormholes with our Mailbox server
 (and our Transit relay) dilate, open subchannels both ways, move data, and
-close (spec 000). Waits on events only; every test leaves the reactor clean."""
+close (Dilation protocol). Waits on events only; every test leaves the reactor clean."""
 
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater

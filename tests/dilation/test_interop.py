@@ -1,8 +1,10 @@
-"""Dilation against the reference magic-wormhole 0.24 (spec 000; the wire
-facts in shared/spec/README.md). Each test runs tests/dilation/netns_interop
-in a loopback-only network namespace (``unshare -n``), because the reference
-listens on and advertises every local address: there that is 127.0.0.1.
-The reference peer is a subprocess of its own venv (tests/dilation/ref_peer.py).
+"""Dilation against the reference magic-wormhole 0.24 (Dilation protocol;
+the wire facts in docs/dilation.md,
+"Wire facts settled by interop with the reference 0.24"). Each test runs
+tests/dilation/netns_interop in a loopback-only network namespace
+(``unshare -n``), because the reference listens on and advertises every
+local address: there that is 127.0.0.1. The reference peer is a subprocess
+of its own venv (tests/dilation/ref_peer.py).
 
 Each run checks: our subchannel id parity (Leader odd, Follower even) and
 theirs, data both ways through subprotocols named in OPEN (theirs to our

@@ -1,8 +1,8 @@
-"""Dilation through our relay over WebSocket (protocols-transit.md
-"WebSockets Transport"; spec 000 reconnection): both sides know the relay
-only by its ws:// URL, subchannels work both ways, and a stream survives the
-relay dropping every connection mid-way (the Leader reconnects over
-WebSocket again)."""
+"""Dilation through our relay over WebSocket (Transit protocol,
+"WebSockets Transport"; reconnection: Dilation protocol,
+"Initiating Dilation"): both sides know the relay only by its ws:// URL,
+subchannels work both ways, and a stream survives the relay dropping every
+connection mid-way (the Leader reconnects over WebSocket again)."""
 
 from twisted.internet import defer, reactor
 

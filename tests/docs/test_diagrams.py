@@ -1,4 +1,5 @@
-"""docs/state-machines/ is what the code generates now (issue 5 part 2).
+"""docs/state-machines/ is what the code generates now (docs/architecture.md,
+"Diagrams come from the code").
 
 These run where Graphviz's ``dot`` is not installed: they compare ``.dot``
 sources, and each committed ``.svg`` by the SHA-256 of the ``.dot`` it was

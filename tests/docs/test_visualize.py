@@ -1,6 +1,7 @@
 """``automat-visualize PACKAGE``, Automat's own diagram tool, runs on every
-package under src/ and draws every machine (issue 27 scope 6): one ``.dot``
-per machine that misc/generate-diagrams.py draws for docs/state-machines/.
+package under src/ and draws every machine (docs/architecture.md,
+"Machines and their diagrams"): one ``.dot`` per machine that
+misc/generate-diagrams.py draws for docs/state-machines/.
 
 ``--image-directory ''`` makes the tool write only the ``.dot`` sources, so
 this needs the ``graphviz`` Python package (the ``visualize`` extra, in

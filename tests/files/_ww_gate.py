@@ -3,18 +3,18 @@ orders the transit handshakes the way wormhole-william 1.0.6 needs as a
 sender (tests/files/test_interop_william.py).
 
 Why: wormhole-william's sender opens its relay connection early and, once
-it has the receiver's file_ack, reads the relay's ``ok\\n``. While it does,
-a helper goroutine of its own waits to close that connection if another
-one wins. When ``ok\\n`` *and* the receiver's handshake (which spec 004
-6.3 makes the receiver send "immediately", so it follows ``ok`` at once)
-are both already buffered, the sender gets through the whole handshake
-without blocking, picks the relay connection and sends ``go``, before
-that goroutine ever ran; when it finally runs it sees both "done" and
-"another one won", and Go picks one of the two at random: half the time
-it closes the connection that won. The sender then fails with "use of
-closed network connection" (mid-file on a write, or reading the ack),
-whatever the relay: the reference relay 0.5 and ours, splicing or not,
-fail alike (docs/relay.md, "wormhole-william as a sender").
+it has the receiver's file_ack, reads the relay's ``ok\\n``. While it
+does, a helper goroutine of its own waits to close that connection if
+another one wins. When ``ok\\n`` *and* the receiver's handshake (which
+Transit protocol, "Handshake" makes the receiver send "immediately", so it
+follows ``ok`` at once) are both already buffered, the sender gets through
+the whole handshake without blocking, picks the relay connection and sends
+``go``, before that goroutine ever ran; when it finally runs it sees both
+"done" and "another one won", and Go picks one of the two at random: half
+the time it closes the connection that won. The sender then fails with
+"use of closed network connection" (mid-file on a write, or reading the
+ack), whatever the relay: the reference relay 0.5 and ours, splicing or
+not, fail alike (docs/relay.md, "wormhole-william as a sender").
 
 What: relay -> client, the first three bytes (``ok\\n``) pass at once and
 later ones wait until the client has spoken after them, and SETTLE more.

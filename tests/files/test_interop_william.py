@@ -7,9 +7,9 @@ everything runs in a loopback-only namespace whose /etc/hosts points that
 name at 127.0.0.1, where our relay listens on port 4001. When
 wormhole-william is missing these tests fail, saying how to install it.
 
-Our Mailbox server's welcome carries ``your-address`` (issue 26, as the
-reference 0.8 server's does): every test here also shows that
-wormhole-william ignores it without harm.
+Our Mailbox server's welcome carries ``your-address`` (as the reference
+0.8 server's does: docs/interop.md, "Server to client (`test_wire`)"):
+every test here also shows that wormhole-william ignores it without harm.
 
 When wormhole-william sends, its relay connection goes through a forwarder
 (``_ww_gate.py``) that holds the receiver's handshake until the sender has

@@ -1,12 +1,13 @@
-"""A directory's file modes survive a classic transfer (issue 22 item 5):
-a tree of 0755, 0644, 0600 and 0700 files arrives with the same modes
-ours -> ours, ours -> reference 0.24 and reference 0.24 -> ours (the
-zipfile's external attributes carry them; the receiver keeps the
-permission bits, never more than its umask allows: 022 here, which
-takes nothing from these modes). Set-uid, set-gid and sticky never
-arrive: our zipfile does not carry them to the reference (whose receiver
-would apply them), our receiver drops them from the reference's. Relay
-only (``--no-listen``), through our relay on 127.0.0.1."""
+"""A directory's file modes survive a classic transfer
+(docs/security.md, "Modes (`wormhole._landing.landed_mode`)"): a tree of
+0755, 0644, 0600 and 0700 files arrives with the same modes ours -> ours,
+ours -> reference 0.24 and reference 0.24 -> ours (the zipfile's external
+attributes carry them; the receiver keeps the permission bits, never more
+than its umask allows: 022 here, which takes nothing from these modes).
+Set-uid, set-gid and sticky never arrive: our zipfile does not carry them
+to the reference (whose receiver would apply them), our receiver drops
+them from the reference's. Relay only (``--no-listen``), through our relay
+on 127.0.0.1."""
 import os
 
 from twisted.internet import defer

@@ -1,4 +1,4 @@
-"""A hostile sender for the file-transfer protocol (spec 004 chapter 9),
+"""A hostile sender for the File-transfer protocol,
 built on our library at the lowest level the protocol allows: the
 Deferred-mode wormhole for raw JSON messages, ``TransitSender`` for raw
 records. Nothing the CLI's own sender checks stands in its way.

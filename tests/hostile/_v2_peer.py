@@ -1,4 +1,4 @@
-"""A hostile transfer-v2 peer built on our library (issue 21): a real
+"""A hostile transfer-v2 peer built on our library: a real
 wormhole (our Mailbox server, Dilation over 127.0.0.1) whose session it
 runs by hand, at the level of subchannels, so that nothing our own
 ``TransferSession`` checks stands in its way:

@@ -33,7 +33,7 @@ ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1", "LANG": "C.UTF-8", "LC_ALL": "
        "PYTHONUNBUFFERED": "1"}
 # what a receiving CLI needs, measured while refusing these archives: ~58 MiB
 # (Python, Twisted, autobahn, the zipfile module); the attacks this suite
-# replays drove it to gigabytes before issue 11
+# replays drove it to gigabytes before the limits of docs/security.md
 RSS_BOUND_KIB = 120 * 1024
 # bytes a terminal must never get from a peer: C0 controls but the
 # newline that ends our own lines, DEL, and C1 controls / bidi overrides

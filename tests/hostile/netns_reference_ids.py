@@ -1,5 +1,5 @@
 """What the reference 0.24 does with OPENs whose subchannel id breaks
-spec 000's rule (id 0, or the other side's parity): run by
+the rule of Dilation protocol, "L5 subchannels" (id 0, or the other side's parity): run by
 test_dilation_reference inside a loopback-only network namespace
 (``unshare -n``; the reference advertises every local address).
 

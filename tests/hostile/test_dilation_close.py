@@ -1,6 +1,6 @@
-"""A keyed Dilation peer that never answers our CLOSE (spec 000 "L5
+"""A keyed Dilation peer that never answers our CLOSE (Dilation protocol, "L5
 subchannels": a CLOSE is answered by a CLOSE), against our real Manager,
-L4 and L5 on a Clock (issue 11; docs/security.md "Dilation"). It keeps the
+L4 and L5 on a Clock (docs/security.md, "Dilation"). It keeps the
 connection alive (PINGs, ACKs) so that only the closing wait can end what
 it holds: the subchannels we closed are forgotten after 300 s."""
 

@@ -1,6 +1,6 @@
 """A hostile Dilation peer against our listening port, over real TCP, our
 side in its own process so its peak memory can be read from /proc
-(issue 11; docs/security.md "Dilation")."""
+(docs/security.md, "Dilation")."""
 
 import os
 

@@ -1,6 +1,6 @@
 """A hostile Dilation peer that holds the key (the other end of the
 wormhole) against our real Manager, L4 and L5, in memory on a Clock
-(issue 11; docs/security.md "Dilation"). Each case measures what the
+(docs/security.md, "Dilation"). Each case measures what the
 victim keeps: the unacknowledged queue, the data waiting for a listener,
 the subchannels it made."""
 

@@ -1,5 +1,6 @@
-"""How the reference 0.24 treats subchannel ids that break spec 000's
-rule, observed on the wire (tests/hostile/netns_reference_ids.py in a
+"""How the reference 0.24 treats subchannel ids that break the rule of
+Dilation protocol, "L5 subchannels", observed on the wire
+(tests/hostile/netns_reference_ids.py in a
 loopback-only namespace); docs/security.md records the answer."""
 
 import json

@@ -1,6 +1,7 @@
 """Hypothesis feeds random and mutated Mailbox server messages to our
-client's RendezvousConnector (issue 11): nothing raises out of it, and
-anything it cannot handle becomes one WormholeError given to the Boss."""
+client's RendezvousConnector (docs/security.md, "Mailbox client"):
+nothing raises out of it, and anything it cannot handle becomes one
+WormholeError given to the Boss."""
 
 import json
 

@@ -1,5 +1,5 @@
 """A hostile Mailbox server (and a hostile peer behind an honest one)
-against our client (issue 11; docs/security.md "Mailbox client"): it
+against our client (docs/security.md, "Mailbox client"): it
 keeps dropping us, it sends JSON nested thousands of levels deep."""
 
 import json

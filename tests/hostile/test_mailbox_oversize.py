@@ -1,6 +1,8 @@
-"""The Mailbox server against a client that sends one 64 MB message (issue
-21 item 8): the server says why before it closes (an `error`, spec 003,
-then a WebSocket close 1009 with the same reason) and reads the rest of
+"""The Mailbox server against a client that sends one 64 MB message
+(docs/security.md, "Mailbox server"): the server says why before it closes
+(an `error`, Mailbox server protocol, "Connection-Specific
+(Client-to-Server) Messages", then a WebSocket close 1009 with the same
+reason) and reads the rest of
 the message instead of resetting the connection while the client still
 sends, so a client that writes its whole message before reading (a
 blocking socket, here in a thread) gets every byte out and then reads

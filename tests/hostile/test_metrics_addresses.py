@@ -1,6 +1,6 @@
-"""The servers' ``--metrics`` site scraped over 127.0.0.1 and ::1 (issue 21
-item 8): each request still leaves its access-log line, with ``-`` where
-Twisted would write the scraper's address (docs/operations.md "No IP
+"""The servers' ``--metrics`` site scraped over 127.0.0.1 and ::1: each
+request still leaves its access-log line, with ``-`` where Twisted would
+write the scraper's address (docs/operations.md, "Logs": "No IP
 addresses")."""
 import socket
 

@@ -1,6 +1,6 @@
 """Our ``wormhole receive`` (a real process) against a hostile
-transfer-v2 sender built on our library (``_v2_peer``; issue 21 items
-1, 2, 3, 6): one case per class of refusal (a name, a directory's
+transfer-v2 sender built on our library (``_v2_peer``): one case per
+class of refusal (a name, a directory's
 entries, a count, a size, a record over the limits, a malformed record, a
 protocol error after the accept), each asserting the one ``ERROR:`` line
 and the exit status (1: a failure; 3: declined), that nothing outside the

@@ -1,5 +1,5 @@
 """Our ``wormhole send`` (a real process) against a hostile transfer-v2
-receiver built on our library (``_v2_peer``; issue 21 items 2, 4): one
+receiver built on our library (``_v2_peer``): one
 case per class of refusal or failure the receiver can cause (a rejection
 with a hostile reason, an answer over the limits, a malformed answer, a
 wrong acknowledgement, a receiver that accepts and then stops reading),

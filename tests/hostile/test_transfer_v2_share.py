@@ -1,6 +1,6 @@
 """Our ``wormhole share`` (a real process) against a hostile transfer-v2
-peer in ``connect`` mode built on our library (``_v2_peer``; issue 21
-items 2, 5): an offer refused before it was known and one with an
+peer in ``connect`` mode built on our library (``_v2_peer``): an offer
+refused before it was known and one with an
 unusable name end the command with its one ``ERROR:`` line and exit 1;
 a wrong acknowledgement of our own offer is reported, also when an
 incoming offer failed too. Each asserts the line, the exit status, that

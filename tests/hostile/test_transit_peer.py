@@ -1,6 +1,6 @@
 """A hostile Transit peer against our receiver, over real TCP, our side in
-its own process so its peak memory can be read from /proc (issue 11;
-docs/security.md "Transit")."""
+its own process so its peak memory can be read from /proc
+(docs/security.md, "Transit")."""
 
 import os
 

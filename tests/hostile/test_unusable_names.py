@@ -1,5 +1,5 @@
-"""A name one protocol refuses, the other refuses the same way (issue 27,
-acceptance; docs/security.md "Names"): a folder from a hostile sender
+"""A name one protocol refuses, the other refuses the same way
+(docs/security.md, "Names (`wormhole._landing._names`)"): a folder from a hostile sender
 whose entry is named with a bidi override (``invoice\\u202egnp.exe``
 shows as ``invoiceexe.png``), an escape sequence, a bell, or 300 bytes.
 

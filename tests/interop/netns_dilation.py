@@ -1,4 +1,5 @@
-"""Observe the reference's first Dilation messages (spec 000, L1: the
+"""Observe the reference's first Dilation messages (Dilation protocol,
+"Connection Layers", L1: the
 ``dilate-N`` phases through the mailbox), inside a network namespace that
 has only loopback.
 

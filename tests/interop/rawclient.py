@@ -1,7 +1,8 @@
 """A raw mailbox-protocol client for differential server tests.
 
 It sends exactly the messages a test scripts (valid or not), and uses the
-protocol's own ``ping``/``pong`` (spec 003: "only used by unit tests for
+protocol's own ``ping``/``pong`` (Mailbox server protocol, "Connection-Specific
+(Client-to-Server) Messages": "only used by unit tests for
 synchronization purposes") to know when the server has answered everything
 sent so far, so no test waits on a clock.
 """

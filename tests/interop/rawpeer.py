@@ -8,7 +8,8 @@ also an interop test of that module) and nothing else of our client; it
 is deliberately not a state machine and not for production: one code
 given in advance, no reconnection, no ordering beyond what a test needs.
 
-Wire steps (spec 003 "All Message Types", spec 004 chapter 8): bind, claim
+Wire steps (Mailbox server protocol, "All Message Types"; Client-to-client
+protocol): bind, claim
 the code's nameplate, open the mailbox, add ``pake``; on the peer's pake,
 derive the key, release the nameplate and add ``version``; decrypt the
 peer's version and numbered phases; add our own numbered phases; close

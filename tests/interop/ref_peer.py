@@ -4,7 +4,7 @@ This file is never imported by our test process: the interop harness runs
 it as ``$WORMHOLE_REFERENCE_VENV/bin/python ref_peer.py SCRIPT_JSON`` so that
 the other end of a library-level test is the reference implementation
 (magic-wormhole 0.24), driven only through its documented Deferred-mode API
-(spec 004, chapter 5: create, set_code/allocate_code, get_code,
+(Client API: create, set_code/allocate_code, get_code,
 get_verifier, get_versions, send_message, get_message, close).
 
 SCRIPT_JSON is one JSON object:
@@ -18,7 +18,7 @@ SCRIPT_JSON is one JSON object:
 
 ops: ["send", "<text>"] sends the UTF-8 bytes of the text,
      ["send_json", obj] sends the UTF-8 JSON encoding of obj (what the
-         file-transfer app does, spec 004 chapter 9),
+         file-transfer app does, File-transfer protocol),
      ["recv", n] waits for n messages,
      ["verifier", null], ["versions", null], ["code", null],
      ["dilate", null] (calls w.dilate(); needs create_kwargs dilation),
@@ -37,7 +37,7 @@ can follow the exchange while it runs:
     {"event": "close_error", "type": ClassName, "message": ...}
 
 The script always ends with close(), also after an error, so the peer's
-mood reaches the server (spec 003, "Mailboxes": moods).
+mood reaches the server (Mailbox server protocol, "Mailboxes": moods).
 """
 import json
 import sys
@@ -97,7 +97,7 @@ def run(reactor, script):
                         text = None
                     emit(event="message", text=text, hex=body.hex())
             elif op == "dilate":
-                # the Dilation API (spec 000): only observed, never used
+                # the Dilation API (Client API, "Dilation"): only observed, never used
                 dilated = w.dilate()
                 emit(event="dilated", type=type(dilated).__name__)
             elif op == "sleep":

@@ -13,7 +13,7 @@ from .._processes import REF_VENV_ENV, REPO_ROOT, reference_bin  # noqa: F401 --
 
 REF_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "ref_peer.py")
-# the appid of the file-transfer tool (spec 004, 7.2 Application IDs)
+# the appid of the file-transfer tool (Mailbox server protocol, "Application IDs")
 CLI_APPID = "lothar.com/wormhole/text-or-file-xfer"
 # a port nothing listens on: the CLIs must never reach the public transit
 # relay, and text mode has no business connecting to any relay at all

@@ -4,7 +4,7 @@
 followed by a closed connection).
 
 It records every client message as ``(connection_number, dict)``, acks
-every message that has an id (spec 003 "WebSocket Transport"), and answers
+every message that has an id (Mailbox server protocol, "WebSocket Transport"), and answers
 nothing else unless told to.  Frames go out in text mode, which the
 reference client requires (docs/interop.md, "Frames").
 """

@@ -1,5 +1,5 @@
 """File and directory transfer between our CLI and the reference CLI
-(spec 004 chapter 9: offer/answer through the mailbox, data through
+(File-transfer protocol: offer/answer through the mailbox, data through
 Transit), both directions, on our mailbox server and our Transit relay.
 
 Both CLIs run with ``--no-listen``: neither offers direct hints (the

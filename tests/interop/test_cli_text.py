@@ -105,7 +105,7 @@ class CLIText:
     @defer.inlineCallbacks
     def test_code_typed_on_stdin(self):
         """receive without a code reads it from stdin (not a terminal):
-        both receivers print the prompt of spec 004 1.1 ("Enter receive
+        both receivers print the prompt of Command line, "Example" ("Enter receive
         wormhole code: ") on stdout, then the text."""
         srv = yield self.start_server()
         for n, (snd, rcv) in enumerate(((our_cli_argv, ref_cli_argv),
@@ -164,8 +164,8 @@ class CLITextOnReferenceServer(CLIText, InteropTestCase):
 
 
 class OurCLIWelcome(InteropTestCase):
-    """Our CLI reading the reference server's welcome (spec 003
-    "Connection-Specific Messages": motd, error)."""
+    """Our CLI reading the reference server's welcome (Mailbox server
+    protocol, "Connection-Specific (Client-to-Server) Messages": motd, error)."""
 
     @defer.inlineCallbacks
     def test_motd_is_shown(self):

@@ -1,4 +1,5 @@
-"""Client-to-client facts of the reference (spec 004 chapters 8 and 9),
+"""Client-to-client facts of the reference (Client-to-client protocol,
+File-transfer protocol),
 observed by a raw peer that does the PAKE itself (rawpeer.py) and so can
 read the reference's decrypted ``version`` phase and application messages.
 These also check our ``wormhole._crypto`` against the reference: key

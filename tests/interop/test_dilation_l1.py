@@ -1,4 +1,5 @@
-"""The reference's first Dilation messages (spec 000, L1 through the
+"""The reference's first Dilation messages (Dilation protocol, "Connection
+Layers", L1 through the
 mailbox), observed by our raw peer inside a loopback-only network
 namespace (netns_dilation.py explains why and how).
 

@@ -1,4 +1,4 @@
-"""Our client library (in-process, Deferred mode, spec 004 chapter 5)
+"""Our client library (in-process, Deferred mode, Client API)
 against the reference library (ref_peer.py, in the reference venv).
 
 Ten messages each way (binary bodies included), equal verifiers, the
@@ -172,7 +172,8 @@ class LibraryOnReferenceServer(LibraryInterop, InteropTestCase):
 
 class OurLibraryAcrossReferenceServerRestart(InteropTestCase):
     """Our client's reconnection against the reference server's
-    persistence (spec 003 "Persistence", spec 004 7.3 reconnection)."""
+    persistence (Mailbox server protocol, "Persistence"; reconnection:
+    "WebSocket Transport")."""
 
     @defer.inlineCallbacks
     def test_restart_between_the_two_sides(self):

@@ -1,5 +1,5 @@
-"""How the reference 0.24 client meets spec 003 "Permission to Use the
-Server" (hashcash), observed against a scripted server.
+"""How the reference 0.24 client meets Mailbox server protocol, "Permission
+to Use the Server" (hashcash), observed against a scripted server.
 
 The answer (docs/interop.md, "Permissions"): it does not implement it.  It
 binds at once, never sends ``submit-permissions``, fails cleanly only on a
@@ -45,7 +45,8 @@ class ReferenceClientPermissions(InteropTestCase):
     @defer.inlineCallbacks
     def test_binds_before_welcome_claims_after(self):
         """With the welcome withheld, the reference client still sends its
-        bind (spec 003's "older clients" case: a server cannot expect
+        bind (the "older clients" case of Mailbox server protocol,
+        "Connection-Specific (Client-to-Server) Messages": a server cannot expect
         submit-permissions before bind); its claim comes only after the
         welcome has been sent."""
         srv = self.start_scripted(None)
@@ -87,7 +88,7 @@ class ReferenceClientPermissions(InteropTestCase):
 
 class ReferenceClientOnOurPermissionServer(InteropTestCase):
     """The reference client against our server started with
-    ``permissions=`` (spec 003 "Permission to Use the Server")."""
+    ``permissions=`` (Mailbox server protocol, "Permission to Use the Server")."""
 
     @defer.inlineCallbacks
     def start_with(self, permissions):

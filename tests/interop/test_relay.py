@@ -1,6 +1,6 @@
 """Our Transit relay next to the reference one (magic-wormhole-transit-relay
 0.5): the same raw TCP conversations against both, and the same bytes back
-(spec 004 9.3 "Transit": ``please relay HEX for side HEX\\n``, ``ok\\n``).
+(File-transfer protocol, "Transit": ``please relay HEX for side HEX\\n``, ``ok\\n``).
 
 The reference runs as ``twistd -n transitrelay``; ours both in-process and
 as ``twistd -n transitrelay`` with the same command line.

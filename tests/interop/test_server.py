@@ -1,6 +1,6 @@
 """Our mailbox server as a drop-in replacement for the reference one:
 reference clients only (CLI and library), our server in the middle, and
-the server's usage records checked for the moods (spec 003 "Mailboxes").
+the server's usage records checked for the moods (Mailbox server protocol, "Mailboxes").
 """
 from twisted.internet import defer
 
@@ -104,7 +104,8 @@ class ReferenceClientsOnOurTwistdServer(InteropTestCase):
     @defer.inlineCallbacks
     def test_motd_reaches_the_reference_cli(self):
         """--motd is put in the welcome and the reference CLI shows it on
-        stderr (spec 003, welcome ``motd``)."""
+        stderr (Mailbox server protocol, "Connection-Specific
+        (Client-to-Server) Messages": welcome ``motd``)."""
         srv = yield self.start_our_twistd_server(
             ["--motd", "interop says hello"])
         send, recv = yield self.exchange_text(srv.url, ref_cli_argv,
@@ -128,7 +129,7 @@ class ReferenceClientsOnOurTwistdServer(InteropTestCase):
 
 
 class ReferenceClientsAcrossOurServerRestart(InteropTestCase):
-    """Spec 003 "Persistence": what a client added survives a restart of
+    """Mailbox server protocol, "Persistence": what a client added survives a restart of
     the server, and the reference client reconnects and carries on."""
 
     @defer.inlineCallbacks

@@ -4,7 +4,8 @@ answers compared after removing what may legitimately differ.
 
 What is normalised away (docs/interop.md, "Server answers"): timestamps
 (``server_tx``/``server_rx``); the ``id`` our server copies into direct
-responses (spec 003 asks for it, the reference 0.8 omits it); the welcome's
+responses (Mailbox server protocol, "WebSocket Transport" asks for it, the
+reference 0.8 omits it); the welcome's
 contents (``your-address`` differs by connection: test_your_address
 compares it); allocated nameplates and
 mailbox ids (random).  Everything else -- which messages come back, in
@@ -150,8 +151,8 @@ class ServerDifferential(InteropTestCase):
     def test_not_json_gets_an_error_not_a_hangup(self):
         """A text frame that is not JSON: the reference drops the
         connection without a word; ours answers with an error naming the
-        problem and keeps the connection (DESIGN.md, "Errors are values
-        users can read")."""
+        problem and keeps the connection (docs/server.md, "Wire differences
+        from the reference (decided here)")."""
         from wormhole_mailbox.testing import start_mailbox_server
         ref = yield self.start_ref_server()
         ours = yield start_mailbox_server(reactor, port=0)
@@ -167,7 +168,8 @@ class ServerDifferential(InteropTestCase):
 
     @defer.inlineCallbacks
     def test_submit_permissions_before_bind(self):
-        """submit-permissions (spec 003, newer than the reference server):
+        """submit-permissions (Mailbox server protocol, "Permission to Use the
+        Server", newer than the reference server):
         the reference 0.8 refuses it as "must bind first"; ours, with no
         permissions configured, accepts it silently and then the bind."""
         from wormhole_mailbox.testing import start_mailbox_server
@@ -200,8 +202,8 @@ class ServerDifferential(InteropTestCase):
 
 
 class UsageDifferential(InteropTestCase):
-    """The usage records (spec 003 moods) both servers keep for the same
-    scripted pairs of clients."""
+    """The usage records (Mailbox server protocol, "Mailboxes": moods) both
+    servers keep for the same scripted pairs of clients."""
 
     @defer.inlineCallbacks
     def pair(self, url, moods, release=True):
@@ -258,7 +260,7 @@ class UsageDifferential(InteropTestCase):
 
     @defer.inlineCallbacks
     def test_one_errory(self):
-        """One side "errory" (spec 003's name): the mailbox is errory."""
+        """One side "errory" (the Mailbox server protocol's name): the mailbox is errory."""
         got = yield self.compare(["errory", "happy"])
         self.assertIn(("mailbox", "errory"), got)
 

@@ -42,8 +42,8 @@ class ReferenceWire:
     @defer.inlineCallbacks
     def test_every_frame_is_a_text_frame(self):
         """Both directions use text-mode WebSocket frames (the reference
-        client asserts that what it receives is not binary, spec 003's
-        "binary-mode" notwithstanding)."""
+        client asserts that what it receives is not binary, the "binary-mode"
+        of Mailbox server protocol, "WebSocket Transport" notwithstanding)."""
         tap, _ = yield self.observe_text_exchange()
         self.assertTrue(tap.frames)
         self.assertEqual({mode for (_, _, mode) in tap.frames}, {"text"})
@@ -171,7 +171,8 @@ class ReferenceWireOnOurServer(ReferenceWire, InteropTestCase):
 
     @defer.inlineCallbacks
     def test_reference_client_ignores_your_address(self):
-        """Our welcome carries "your-address" (issue 26), naming the port
+        """Our welcome carries "your-address" (docs/server.md, "Wire
+        differences from the reference (decided here)"), naming the port
         each connection came from; the reference 0.24 CLI pair ignores it
         and completes the exchange."""
         tap, _ = yield self.observe_text_exchange()

@@ -1,4 +1,5 @@
-"""The welcome's ``your-address`` (issue 26), our server beside the
+"""The welcome's ``your-address`` (docs/server.md, "Wire differences from
+the reference (decided here)"), our server beside the
 reference 0.8 server: for the same kind of connection both tell the client
 the same thing, the address and port its connection came from.
 

@@ -5,7 +5,7 @@ forwarded unchanged and recorded, decoded, as ``(connection_number,
 direction, message_dict)`` with direction "c2s" or "s2c" (and the frame
 mode, "text" or "binary", in ``frames``).  This is how the
 interop tests observe what the reference client and server actually put
-on the wire (spec 003 "All Message Types") without touching either.
+on the wire (Mailbox server protocol, "All Message Types") without touching either.
 """
 import json
 

@@ -1,4 +1,4 @@
-"""misc/demo-journal.py (spec 004 chapter 11's journalled application),
+"""misc/demo-journal.py (the journalled application of Journalled mode),
 loaded as a module, and what the tests add to it: a checkpoint store in
 memory and a kill plan.
 

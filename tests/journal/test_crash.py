@@ -1,5 +1,5 @@
-"""Journalled mode with real processes and real servers (spec 004
-chapter 11): two copies of misc/demo-journal.py's application
+"""Journalled mode with real processes and real servers (Journalled
+mode): two copies of misc/demo-journal.py's application
 (tests/journal/journal_app.py) exchange lines through a Mailbox server on
 127.0.0.1; one, then the other, then both are killed with SIGKILL at every
 step of the exchange in turn and restarted from their checkpoint files.

@@ -1,4 +1,4 @@
-"""misc/demo-journal.py as its users run it (spec 004 chapter 11): two
+"""misc/demo-journal.py as its users run it (Journalled mode): two
 processes exchange lines through our Mailbox server on 127.0.0.1; one is
 killed with SIGKILL from outside in the middle of the exchange and started
 again with the same state file; both finish, each line received once."""

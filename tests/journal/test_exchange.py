@@ -1,4 +1,4 @@
-"""Journalled mode in memory (spec 004 chapter 11): two copies of
+"""Journalled mode in memory (Journalled mode): two copies of
 misc/demo-journal.py's application exchange lines through the in-memory
 Mailbox server of tests/client/fakes.py, on a Clock, and one, the other or
 both are killed at every transaction of the exchange in turn (before the

@@ -1,11 +1,11 @@
 """Every client machine survives ``serialize()`` -> JSON -> ``_restore()``
-(spec 004 5.12 "Serialization").
+(Client API, "Serialization").
 
 For each machine, hypothesis draws a sequence of inputs, cuts it in two,
 runs the first part, writes the machine's record through JSON and
 restores it into a fresh machine. The twin is the original, disconnected
 (a restart loses the connection, and a checkpoint keeps only the
-disconnected variant of a state, spec 004 11.1). Both then get the second
+disconnected variant of a state, Journalled mode, "Requirements"). Both then get the second
 part: the same outputs to their recording fakes (tests/client/common.py),
 the same answers and the same refusals, input by input.
 """
@@ -621,7 +621,7 @@ class BossRoundTrip(RoundTrip, unittest.TestCase):
 
 
 class RendezvousIntent(unittest.TestCase):
-    """The connector writes only what it wants (spec 004 11.1: "I want a
+    """The connector writes only what it wants (Journalled mode, "Requirements": "I want a
     connection", never "I am connected")."""
 
     def build(self):

@@ -1,7 +1,8 @@
 """The receiving rules and transfer-v2 are library code: importing them
-(every module of both) loads nothing of the command line (issue 27:
-"nothing under the library imports wormhole.cli"). In a fresh
-interpreter, since this test process has long imported the CLI."""
+(every module of both) loads nothing of the command line
+(docs/architecture.md, "Layering": the library never imports the command
+line). In a fresh interpreter, since this test process has long imported
+the CLI."""
 import subprocess
 import sys
 

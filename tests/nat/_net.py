@@ -1,5 +1,6 @@
-"""A small internet on this machine (issue 26): network namespaces joined
-by veth pairs, routers doing NAT with iptables.
+"""A small internet on this machine (docs/transit.md,
+"Through a NAT: hole punching"): network namespaces joined by veth pairs,
+routers doing NAT with iptables.
 
     public segment 198.18.0.0/24 (a bridge in the namespace ``pub``, which
     also runs the Mailbox server and the relay at 198.18.0.1)

@@ -1,6 +1,7 @@
-"""NAT hole punching end to end (issue 26): our CLI pair on the small
-internet of ``_net``, sending a file with transfer-v2 (Dilation), and with
-classic Transit, between hosts behind different NATs.
+"""NAT hole punching end to end (docs/transit.md,
+"Through a NAT: hole punching"): our CLI pair on the small internet of
+``_net``, sending a file with transfer-v2 (Dilation), and with classic
+Transit, between hosts behind different NATs.
 
 Endpoint-independent mappings (full cone, port-restricted) and one side
 public get a direct connection; a symmetric NAT gets the relay, no later

@@ -68,7 +68,8 @@ class Clients:
 
     @inlineCallbacks
     def relay_pair(self, port, token, size, host="127.0.0.1"):
-        """Two sides paired on ``token`` (handshakes with sides, spec 001);
+        """Two sides paired on ``token`` (handshakes with sides: Transit
+        protocol, "Relay Handshake");
         ``size`` bytes each way, then one side closes and the other sees
         it."""
         from ._fakes import SIDE1, SIDE2, handshake

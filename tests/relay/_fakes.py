@@ -1,5 +1,5 @@
-"""Recording fakes for the relay's unit tests (DESIGN.md "Recording
-fakes"): each appends what it was asked to do to a shared list."""
+"""Recording fakes for the relay's unit tests (docs/relay.md, "Tests"): each
+appends what it was asked to do to a shared list."""
 
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer

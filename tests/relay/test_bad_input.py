@@ -243,7 +243,7 @@ class BadInput(Base):
     @inlineCallbacks
     def test_half_close_after_handshake(self):
         """A client that half-closes right after its handshake is treated
-        as gone (no half-close, spec 004 6.4)."""
+        as gone (no half-close: Transit protocol, "Relay Handshake")."""
         c = yield self.clients.connect(self.r.port)
         c.send(handshake(TOKEN, SIDE1))
         c.transport.loseWriteConnection()

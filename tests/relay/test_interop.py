@@ -229,8 +229,9 @@ class Interop(_Both):
     @inlineCallbacks
     def test_difference_no_newline(self):
         """Pinned difference: 2000 bytes without a newline. The reference
-        closes without a word; ours says 'bad handshake\\n' (DESIGN.md:
-        a refusal always names what was wrong)."""
+        closes without a word; ours says 'bad handshake\\n' (a refusal
+        always names what was wrong: docs/relay.md, "What the relay says,
+        and when it closes")."""
         ref = reference_twistd()
         _, ref_port = yield start_twistd(self, ref, [])
         ours = yield start_transit_relay(reactor)

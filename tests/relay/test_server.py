@@ -210,12 +210,13 @@ class Basics(Base):
 
     @inlineCallbacks
     def test_last_bytes_then_close_then_late_reply(self):
-        """Issue 3, the wire pattern of wormhole-william's failing sends as
+        """The wire pattern of wormhole-william's failing sends as
         the relay sees it: one side sends its last 400 kB and closes at
         once (while the other is not reading), the other then answers after
         the end of file. The answer has no one to go to and is dropped;
         every byte sent before the close arrives, then the end of file,
-        and the pair's record is happy."""
+        and the pair's record is happy (docs/relay.md, "wormhole-william as
+        a sender")."""
         yield self.start()
         a = yield self.clients.connect(self.r.port)
         b = yield self.clients.connect(self.r.port, protocol=_Answering)

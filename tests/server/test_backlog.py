@@ -1,6 +1,7 @@
-"""Issue 11: a mailbox's backlog is delivered as fast as the reader reads
-it, never counted against the send buffer (over real loopback
-connections), and only the server's own unread answers are."""
+"""A mailbox's backlog is delivered as fast as the reader reads it, never
+counted against the send buffer (over real loopback connections), and
+only the server's own unread answers are (docs/security.md, "Mailbox
+server")."""
 
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks

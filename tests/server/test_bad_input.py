@@ -3,9 +3,10 @@
 Each one gets an `error` with `orig` (the original message when it parsed,
 else a short description) and a text that says what to do; nothing is
 logged as an error; and afterwards the server still serves a full happy
-exchange on other connections (spec 003: "If any client->server command is
-invalid ... an `error` response will be sent"; DESIGN.md "Errors are values
-users can read").
+exchange on other connections (Mailbox server protocol, "Connection-Specific
+(Client-to-Server) Messages": "If any client->server command is invalid ...
+an `error` response will be sent"; docs/server.md, "Wire differences from
+the reference (decided here)").
 """
 
 import json

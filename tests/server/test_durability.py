@@ -1,4 +1,4 @@
-"""Spec 003 "Persistence": what was acked survives a SIGKILL of the server."""
+"""Mailbox server protocol, "Persistence": what was acked survives a SIGKILL of the server."""
 
 import os
 

@@ -1,4 +1,5 @@
-"""The welcome's ``your-address`` (issue 26): what the glue tells a client
+"""The welcome's ``your-address`` (docs/server.md, "Wire differences from
+the reference (decided here)"): what the glue tells a client
 about where its connection came from. The side-by-side comparison with the
 reference 0.8 server is tests/interop/test_your_address.py."""
 

@@ -55,8 +55,9 @@ class TimedTransfers:
         """The phases ``names``, in that order, starting in that order.
 
         ``early_close``: a file transfer closes the wormhole as soon as
-        Transit can start (spec 004 9.3), so `close` starts after
-        `version` but may start before `transit connect` and `transfer`."""
+        Transit can start (File-transfer protocol, "Transit"), so `close`
+        starts after `version` but may start before `transit connect` and
+        `transfer`."""
         got = phases[role]
         self.assertEqual([p[0] for p in got], names, f"{role}: {got}")
         ordered = [p for p in got if not (early_close and p[0] == "close")]

@@ -1,6 +1,6 @@
 """Real transfers with ``--dump-timing`` on both sides, rendered by
-misc/dump-timing.py (issue 5 acceptance): every phase appears, in protocol
-order, with a non-negative duration.
+misc/dump-timing.py (docs/timing.md, "Tests"): every phase appears, in
+protocol order, with a non-negative duration.
 
 Our CLI processes (and, in one test, the reference CLI as a subprocess
 from its own venv, never imported) against our Mailbox server in-process

@@ -1,6 +1,6 @@
-"""A real file transfer with ``--dump-timing`` on both sides (issue 5):
-the timeline has the Transit connection and the transfer of the data
-between the version exchange and the close.
+"""A real file transfer with ``--dump-timing`` on both sides
+(docs/timing.md, "Tests"): the timeline has the Transit connection and the
+transfer of the data between the version exchange and the close.
 
 Our CLI processes, our Mailbox server and our Transit relay, all on
 127.0.0.1 (--no-listen on both sides: the only hint is the relay's)."""

@@ -1,7 +1,8 @@
 """Run ``tests.tor.test_e2e.RealTor.test_launch`` (``--launch-tor`` on a
 private Tor network, real tor) N times in a row, each in a fresh trial
 process (a fresh network, as in a fresh CI run), and stop at the first
-failure (issue 21 item 7: it must pass 20 runs in a row).
+failure (it must pass 20 runs in a row; docs/tor.md, "Tests (`tests/unit/tor/`,
+`tests/tor/`)").
 
     .venv/bin/python -m tests.tor.loop_launch [RUNS] [LOG]
 

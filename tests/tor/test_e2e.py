@@ -1,4 +1,4 @@
-"""Tor end to end, with real tor processes (spec 004 chapter 3): a private
+"""Tor end to end, with real tor processes (Tor support): a private
 Tor network on 127.0.0.1 (tests/tor/_network.py) started once for this
 module, in a loopback-only network namespace the test process enters for
 the module and leaves after it.

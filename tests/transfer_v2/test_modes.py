@@ -1,5 +1,5 @@
 """File modes over transfer-v2: the "file-modes" feature (docs/transfer-v2.md
-"File modes"; issue 22 item 5). A FileOffer (a file offer, and each
+"File modes"). A FileOffer (a file offer, and each
 header of a directory offer) carries the file's permission bits to a
 peer that declared the feature; the receiver gives each file what the
 receiving rules allow (``_landing.landed_mode``: never set-uid, set-gid

@@ -280,7 +280,7 @@ class SelectionOnTheWire(unittest.TestCase):
     def test_first_past_handshake_wins(self):
         """Two receiver connections reach our sender's listener; the one
         whose handshake completes gets go, the slow one is hung up when
-        the race is decided (spec 004 6.3)."""
+        the race is decided (Transit protocol, "Handshake")."""
         from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 
         from wormhole._transit import _codec

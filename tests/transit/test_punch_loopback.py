@@ -1,7 +1,8 @@
-"""What a client learns about its NAT for hole punching (issue 26), over
-real sockets on 127.0.0.1: the second observation against our server, the
-reusable port, classic Transit's punch listener (the parts without a
-socket are unit tests: tests/unit/transit/test_punch.py)."""
+"""What a client learns about its NAT for hole punching (docs/transit.md,
+"Through a NAT: hole punching"), over real sockets on 127.0.0.1: the
+second observation against our server, the reusable port, classic
+Transit's punch listener (the parts without a socket are unit tests:
+tests/unit/transit/test_punch.py)."""
 
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks
@@ -52,7 +53,7 @@ class OverLoopback(unittest.TestCase):
 
 
 class ClassicTransit(unittest.TestCase):
-    """Classic Transit's part (docs/transit.md "Through a NAT")."""
+    """Classic Transit's part (docs/transit.md, "Through a NAT: hole punching")."""
 
     @inlineCallbacks
     def test_outside_hint_and_punch_listener(self):

@@ -1,4 +1,4 @@
-"""Transit through a relay over WebSocket (protocols-transit.md,
+"""Transit through a relay over WebSocket (Transit protocol,
 "WebSockets Transport"): ours with ours on ws://, a TCP client paired with
 a WebSocket one, our client through the reference relay 0.5 --websocket,
 and the WebSocket endpoint's handling of message boundaries."""

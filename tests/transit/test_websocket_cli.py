@@ -3,8 +3,8 @@
 Every CLI runs with ``--no-listen``, so nobody advertises direct hints (the
 reference would offer every local interface address otherwise; tests here
 reach 127.0.0.1 only) and the file can only travel through our relay, which
-pairs a WebSocket client with a TCP one (protocols-transit.md "Relay
-Handshake": "the relay will also connect two clients using different
+pairs a WebSocket client with a TCP one (Transit protocol,
+"Relay Handshake": "the relay will also connect two clients using different
 protocols together").
 """
 import hashlib

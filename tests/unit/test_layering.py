@@ -1,5 +1,5 @@
-"""The layering of the packages under src/ (issue 27 scope 5,
-docs/architecture.md "Layering").
+"""The layering of the packages under src/ (docs/architecture.md,
+"Layering").
 
 Every module is parsed with ``ast`` (nothing is imported), and every
 ``import``/``from ... import`` counts, also one inside a function: a lazy
@@ -285,7 +285,7 @@ class TracingIsGuarded(unittest.TestCase):
     def test_only_the_tracing_helper_touches_automat_private_tracer(self):
         """Automat's private ``_setTrace`` is reached in one place,
         wormhole._tracing.trace_hook; every machine takes its set_trace
-        from there (issue 27 scope 6)."""
+        from there (docs/architecture.md, "Machines and their diagrams")."""
         helper = SRC / "wormhole" / "_tracing.py"
         direct = []
         for path in sorted(SRC.rglob("*.py")):

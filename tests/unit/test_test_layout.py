@@ -1,5 +1,5 @@
-"""The test suite's own layout (issue 27 scope 7; docs/testing.md, "The
-project's tests").
+"""The test suite's own layout (docs/testing.md, "The project's tests";
+docs/architecture.md, "Tests").
 
 Two rules, read from the source with ``ast`` (nothing is imported; an
 import inside a function counts too):

@@ -5,6 +5,6 @@ from twisted.application.service import ServiceMaker
 P2PNode = ServiceMaker(
     "p2pmesh node (wormhole-twisted)",
     "p2pmesh._plugin",
-    "Run a node of the spec 002 peer-to-peer mesh.",
+    "Run a node of the peer-to-peer mesh.",
     "p2p-node",
 )

@@ -6,7 +6,7 @@ from wormhole_ops.twistd import ServerMaker
 TransitRelay = ServerMaker(
     "Magic-Wormhole Transit Relay (wormhole-twisted)",
     "wormhole_relay._plugin",
-    "Run a Magic Wormhole Transit relay (spec 004 section 6.4).",
+    "Run a Magic Wormhole Transit relay.",
     "transitrelay",
     extra="relay",
 )

@@ -6,7 +6,7 @@ from wormhole_ops.twistd import ServerMaker
 Mailbox = ServerMaker(
     "Magic-Wormhole Mailbox Server (wormhole-twisted)",
     "wormhole_mailbox._plugin",
-    "Run a Magic Wormhole Mailbox server (spec 003).",
+    "Run a Magic Wormhole Mailbox server.",
     "wormhole-mailbox",
     extra="mailbox",
 )

@@ -1,2 +1,2 @@
-"""Dilation (spec 000): durable, flow-controlled subchannels over a direct
-encrypted connection. See docs/dilation.md for the layer map."""
+"""Dilation: durable, flow-controlled subchannels over a direct encrypted
+connection (Dilation protocol). See docs/dilation.md for the layer map."""

@@ -1,5 +1,5 @@
-"""L2 connection protocol and L3 keepalives (spec 000 "L2 protocol",
-"L3 protocol").
+"""L2 connection protocol and L3 keepalives (Dilation protocol,
+"L2 protocol", "L3 protocol").
 
 One DilatedConnectionProtocol per TCP connection of one generation. It
 optionally speaks the relay handshake first (``please relay ... for side
@@ -9,32 +9,32 @@ the Leader, having seen it, offers the connection to the Connector, and on
 selection sends its own KCM; the Follower offers the connection when that
 KCM arrives. After selection every record goes to the Manager.
 
-Keepalive (spec 000 "L3 protocol"), one mechanism for both of its
+Keepalive (Dilation protocol, "L3 protocol"), one mechanism for both of its
 purposes: every ``keepalive_interval`` seconds (dilate()'s
-``ping_interval``, 30 s by default as in the reference 0.24) a tick
-writes a PING with id 0 if we wrote nothing since the last tick (so a NAT
-or relay sees traffic), and drops the connection if we heard nothing for
-the last two intervals (so the Leader reconnects). Spec 000 says an idle
-side sends a PONG, but the wire behaviour of the reference 0.24 decides:
-its Follower keeps no timer and is silent when idle, answering only PINGs
-(its Leader PINGs every interval, random ids), and its Leader prints
-"Weird: pong for ping that isn't outstanding" on the application's stdout
-for an unprovoked PONG. A PING is answered by either kind of peer, so
-each side hears the other and the silence check does not drop a healthy
-idle connection (tests/dilation/test_interop.py, "idle"). Spec 000 asks
-only the Leader to drop a silent connection; the Follower does too (issue
-11, docs/security.md): a peer that goes silent must not hold our L3, and
-our subchannels paused behind it, forever. The Follower then waits for the
-Leader's ``reconnect`` as after any loss. A tick at which we ourselves
-had stopped reading (flow control) does not count as silent. Whether
-anything went either way is read off the Noise message counters, so the
-per-record path keeps no keepalive flags. Time comes from an injected
+``ping_interval``, 30 s by default as in the reference 0.24) a tick writes a
+PING with id 0 if we wrote nothing since the last tick (so a NAT or relay
+sees traffic), and drops the connection if we heard nothing for the last two
+intervals (so the Leader reconnects). The Dilation protocol says an idle
+side sends a PONG, but the wire behaviour of the reference 0.24 decides: its
+Follower keeps no timer and is silent when idle, answering only PINGs (its
+Leader PINGs every interval, random ids), and its Leader prints "Weird: pong
+for ping that isn't outstanding" on the application's stdout for an
+unprovoked PONG. A PING is answered by either kind of peer, so each side
+hears the other and the silence check does not drop a healthy idle
+connection (tests/dilation/test_interop.py, "idle"). The Dilation protocol
+asks only the Leader to drop a silent connection; the Follower does too
+(docs/security.md, "Dilation"): a peer that goes silent must not hold our
+L3, and our subchannels paused behind it, forever. The Follower then waits
+for the Leader's ``reconnect`` as after any loss. A tick at which we
+ourselves had stopped reading (flow control) does not count as silent.
+Whether anything went either way is read off the Noise message counters, so
+the per-record path keeps no keepalive flags. Time comes from an injected
 clock.
 
 Every frame length is checked before it is buffered (``_framing``), and a
 connection that is not selected within ``HANDSHAKE_TIMEOUT`` of being
 made is dropped: anyone can connect to a listening port and then say
-nothing (issue 11, docs/security.md).
+nothing (docs/security.md, "Dilation").
 
 Receive-side flow control: pauseProducing() stops the transport reading
 *and* stops delivering frames already read, until resumeProducing().
@@ -100,9 +100,9 @@ _SLOW_PATHS = {"_on_record": lambda s: s._got_record, "_on_batch_end": lambda s:
 
 
 class _Leader:
-    """What the Leader does differently (spec 000 "L2 protocol"): it is the
-    Noise initiator, so its first handshake message follows its line at
-    once, and it sends its KCM on the selected connection only."""
+    """What the Leader does differently (Dilation protocol, "L2 protocol"):
+    it is the Noise initiator, so its first handshake message follows its
+    line at once, and it sends its KCM on the selected connection only."""
 
     @staticmethod
     def prologue(conn):
@@ -358,8 +358,8 @@ class DilatedConnectionProtocol(Protocol):
 
     @m.output()
     def send_prologue(self):
-        # spec 000 "L2 protocol": the line, and the Leader's first Noise
-        # message right away (the Follower answers after reading it)
+        # Dilation protocol, "L2 protocol": the line, and the Leader's first
+        # Noise message right away (the Follower answers after reading it)
         self.transport.write(self._role.prologue(self))
 
     @m.output()
@@ -414,7 +414,7 @@ class DilatedConnectionProtocol(Protocol):
     def tell_receiver(self):
         self._receiver.connection_lost(self)
 
-    # the keepalive tick: data, not transitions (spec 000 "L3 protocol")
+    # the keepalive tick: data, not transitions (Dilation protocol, "L3 protocol")
     def _keepalive_tick(self):
         sent, heard = self._noise.messages_counted()
         last_sent, last_heard = self._counted

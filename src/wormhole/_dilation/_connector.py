@@ -1,5 +1,5 @@
-"""L2 for one generation (spec 000 "Initiating Dilation", "L2 protocol",
-"L3 protocol": connection selection).
+"""L2 for one generation (Dilation protocol, "Initiating Dilation",
+"L2 protocol", "L3 protocol": connection selection).
 
 A Connector listens (unless told not to) and advertises direct-tcp-v1
 hints for the addresses Transit allows (``wormhole._transit._addresses``:
@@ -11,11 +11,11 @@ DilatedConnectionProtocol. The first connection that proves the key (the
 Follower's KCM on the Leader; the Leader's KCM on the Follower) is selected:
 the others are dropped, pending dials cancelled, listeners closed.
 
-NAT hole punching (issue 26, docs/transit.md "Through a NAT"): given the
-wormhole's NatObserver, once it knows our Mapping the Connector also
-listens on the Mailbox connection's port and advertises the outside
-address as one more direct-tcp-v1 hint (priority OUTSIDE_PRIORITY, sent
-later than the others: spec 000 "Connection hints" lets hints arrive any
+NAT hole punching (docs/transit.md, "Through a NAT: hole punching"): given
+the wormhole's NatObserver, once it knows our Mapping the Connector also
+listens on the Mailbox connection's port and advertises the outside address
+as one more direct-tcp-v1 hint (priority OUTSIDE_PRIORITY, sent later than
+the others: Dilation protocol, "Initiating Dilation", lets hints arrive any
 time). The peer's outside hints (direct hints below priority 0) are dialled
 from that same port, so that both sides' SYNs open each NAT for the other
 (TCP simultaneous open), through the same bounded, staggered DialQueue;
@@ -57,10 +57,10 @@ RETRY_FIRST = 1.0   # seconds before a failed dial is tried again
 RETRY_MAX = 30.0    # the backoff doubles up to this
 
 # connections our listening ports hold at once before one is selected
-# (issue 11, docs/security.md "Dilation"): an honest peer dials each of
-# our hints once or twice; anyone who finds the port could otherwise open
-# sockets without end, each kept up to HANDSHAKE_TIMEOUT. One more is
-# closed at once, before anything is read.
+# (docs/security.md, "Dilation"): an honest peer dials each of our hints
+# once or twice; anyone who finds the port could otherwise open sockets
+# without end, each kept up to HANDSHAKE_TIMEOUT. One more is closed at
+# once, before anything is read.
 MAX_INBOUND = 64
 
 
@@ -92,7 +92,7 @@ class Connector:
         peer's hints are bounded by one HintBudget per generation
         (docs/security.md, "Connection attempts"). With ``tor`` (an
         ITorManager) every dial goes through Tor, tor-tcp-v1 hints too, and
-        nothing listens: docs/dilation.md, "Tor". At most ``max_inbound``
+        nothing listens: docs/tor.md, "The library". At most ``max_inbound``
         connections to our listeners are open at once. Each connection's
         keepalive ticks every ``keepalive_interval`` seconds (_connection).
         ``nat``: the wormhole's NatObserver, for punching (None: off)."""
@@ -112,7 +112,8 @@ class Connector:
         self._addresses = list(addresses)
         self._tor = tor
         self._queue = dial_queue if dial_queue is not None else dial_queue_for(clock, tor)
-        # Tor hides our addresses (spec 004 3.1): never listen or advertise
+        # Tor hides our addresses (Tor support, "Usage"): never listen or
+        # advertise
         self._no_listen = no_listen or tor is not None
         self._listeners = []
         self._dials = set()       # Deferreds of dials in progress
@@ -181,7 +182,7 @@ class Connector:
                 self._no_direct_pending()
 
     def add_candidate(self, connection):
-        # spec 000 "L3 protocol": the Leader may wait for a better
+        # Dilation protocol, "L3 protocol": the Leader may wait for a better
         # connection. A relay candidate waits (HOLD_RELAY at most) while a
         # direct dial of ours is still in progress; everything else, and
         # every candidate on the Follower (the Leader chose it), is taken.
@@ -381,9 +382,10 @@ class Connector:
 
     @m.output()
     def schedule_retry(self, key):
-        # spec 000 "Initiating Dilation": the agent tries forever. Each
-        # hint is dialled again after a doubling delay until a connection
-        # of this generation is selected or the generation is stopped.
+        # Dilation protocol, "Initiating Dilation": the agent tries forever.
+        # Each hint is dialled again after a doubling delay until a
+        # connection of this generation is selected or the generation is
+        # stopped.
         n = self._dialled.get(key, 0)
         self._dialled[key] = n + 1
         delay = min(RETRY_MAX, RETRY_FIRST * 2 ** n)
@@ -483,8 +485,8 @@ class Connector:
     S_holding_relay.upon(stop, enter=S_stopped, outputs=[release_held, stop_everything])
 
     S_connecting.upon(_got_hints, enter=S_connecting, outputs=[dial])
-    # spec 000: the Leader selects the first viable connection (no wait for
-    # a "better" one yet); the Follower takes the one the Leader's KCM names
+    # Dilation protocol, "L3 protocol": the Leader selects the first viable
+    # connection (no wait for a "better" one yet); the Follower takes the one the Leader's KCM names
     S_connecting.upon(_candidate, enter=S_selected, outputs=[select_it, drop_others, report])
     S_connecting.upon(_relay_candidate, enter=S_holding_relay, outputs=[hold])
     S_connecting.upon(_hold_expired, enter=S_connecting, outputs=[])

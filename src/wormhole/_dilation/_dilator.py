@@ -1,11 +1,11 @@
 """The Boss's Dilation socket when Dilation is enabled (IDilator).
 
-It collects what Dilation needs before the Manager can start (spec 000
-"Initiating Dilation"): the shared key (for the Dilation key), the peer's
-version dict (``can-dilate``) and the application's ``dilate()`` call; it
-keeps DILATE-n messages that arrive before then. It builds the L4/L5
-objects at ``dilate()`` so endpoints work at once (connect() waits for the
-peer's please), and it keeps the ``DilationStatus`` the application's
+It collects what Dilation needs before the Manager can start (Dilation
+protocol, "Initiating Dilation"): the shared key (for the Dilation key), the
+peer's version dict (``can-dilate``) and the application's ``dilate()``
+call; it keeps DILATE-n messages that arrive before then. It builds the
+L4/L5 objects at ``dilate()`` so endpoints work at once (connect() waits for
+the peer's please), and it keeps the ``DilationStatus`` the application's
 ``on_status_update`` receives. Not a protocol layer, only assembly,
 buffering and status.
 
@@ -43,11 +43,11 @@ from .manager import (
 )
 
 # the reference 0.24's keepalive when dilate() is given no ping_interval:
-# on by default, so a peer that vanished is noticed (spec 000 "L3 protocol"
-# keepalives; one mechanism, in _connection)
+# on by default, so a peer that vanished is noticed (Dilation protocol,
+# "L3 protocol" keepalives; one mechanism, in _connection)
 DEFAULT_PING_INTERVAL = DEFAULT_KEEPALIVE_INTERVAL
 
-# DILATE-n messages kept until the Manager starts (issue 11, docs/security.md
+# DILATE-n messages kept until the Manager starts (docs/security.md,
 # "Dilation"): an honest peer sends its please and a few connection-hints
 # before we dilate; one that sends without end (or an application that
 # never calls dilate()) must not grow our memory. Later ones are dropped.
@@ -67,7 +67,8 @@ class Dilator:
         with all 0); ``tor``: create(tor=...), every L2 dial through Tor;
         ``max_early``/``max_early_bytes``: how many DILATE-n messages (and
         bytes) are kept before the Manager starts, later ones dropped;
-        ``nat``: the wormhole's NatObserver, for hole punching (issue 26)."""
+        ``nat``: the wormhole's NatObserver, for hole punching
+        (docs/transit.md, "Through a NAT: hole punching")."""
         self._nat = nat
         self._reactor = reactor
         self._tor = tor  # create(tor=...): every L2 dial through Tor
@@ -124,7 +125,7 @@ class Dilator:
                max_peer_subchannels=DEFAULT_MAX_PEER_SUBCHANNELS,
                max_backlog=DEFAULT_MAX_BACKLOG, max_unacked=DEFAULT_MAX_UNACKED,
                close_timeout=CLOSE_TIMEOUT):
-        """The limits (docs/security.md "Dilation"): ``max_peer_subchannels``
+        """The limits (docs/security.md, "Dilation"): ``max_peer_subchannels``
         the peer may have open at once, ``max_backlog`` bytes waiting for
         a listener, ``max_unacked`` bytes of our records the peer has not
         acknowledged, ``close_timeout`` seconds a subchannel we closed
@@ -208,7 +209,7 @@ class Dilator:
         for plaintext in early:
             self._manager.got_dilate(plaintext)
 
-    # -- status (spec 000 "Initiating Dilation", status_update) -------------
+    # -- status (Dilation protocol, "Initiating Dilation", status_update) ---
 
     def _peer_status(self, generation, peer_connection):
         if isinstance(peer_connection, ConnectedPeer):
@@ -240,7 +241,8 @@ class Dilator:
             self._eq.eventually(self._status_update, self._status)
 
     def _send(self, msg):
-        # spec 000: our own counter, phases dilate-0, dilate-1, ...
+        # Dilation protocol, "Initiating Dilation": our own counter, phases
+        # dilate-0, dilate-1, ...
         phase = f"dilate-{self._next_phase}"
         self._next_phase += 1
         self._send_phase(phase, json.dumps(msg).encode("utf-8"))

@@ -1,4 +1,4 @@
-"""L5 endpoints (spec 000 "Initiating Dilation", "L5 subchannels").
+"""L5 endpoints (Dilation protocol, "Initiating Dilation", "L5 subchannels").
 
 ``connector_for(name)`` gives an IStreamClientEndpoint: connect() waits
 for the first connection with the peer, then allocates a subchannel id
@@ -104,8 +104,9 @@ class SubchannelRegistry:
         return d
 
     def _allocate_scid(self):
-        # spec 000 "L5 subchannels": counter*2+1 Leader, counter*2+2
-        # Follower, 0 reserved (README wire facts)
+        # Dilation protocol, "L5 subchannels": counter*2+1 Leader,
+        # counter*2+2 Follower, 0 reserved (docs/dilation.md,
+        # "Wire facts settled by interop with the reference 0.24")
         n = self._next
         self._next += 1
         return n * 2 + (1 if self._is_leader else 2)

@@ -1,5 +1,5 @@
-"""L2 bytes on the wire, sans-I/O (spec 000 "L2 protocol", "L2 Message
-Framing").
+"""L2 bytes on the wire, sans-I/O (Dilation protocol, "L2 protocol",
+"L2 Message Framing").
 
 After connecting, each side sends its handshake line; everything after the
 peer's line is frames: a 4-byte big-endian length, then that many bytes of
@@ -25,11 +25,11 @@ FOLLOWER_HANDSHAKE = b"Magic-Wormhole Dilation Handshake v1 Follower\n\n"
 NOISE_PROTOCOL = b"Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s"
 DILATION_KEY_CONTEXT = b"dilation-v1"
 
-NOISE_MAX_CIPHERTEXT = 65535  # spec 000: Noise's own message limit
+NOISE_MAX_CIPHERTEXT = 65535  # Dilation protocol, "L2 Message Framing": Noise's own limit
 NOISE_MAC = 16
 NOISE_MAX_PLAINTEXT = NOISE_MAX_CIPHERTEXT - NOISE_MAC  # 65519
 MAX_FRAME = 2 ** 32 - 1
-# What we accept from a peer (docs/security.md "Dilation"). The Noise
+# What we accept from a peer (docs/security.md, "Dilation"). The Noise
 # NNpsk0 handshake messages are 48 bytes each, so the one handshake frame
 # each side reads never needs more than HANDSHAKE_MAX_FRAME; anyone who can
 # reach a listening port gets that far without knowing the key. After it, a
@@ -44,12 +44,13 @@ _NONCE_PAD = b"\x00\x00\x00\x00"
 
 class FramingError(Exception):
     """The peer broke L2 (wrong handshake line, undecryptable Noise): the
-    connection must be dropped (spec 000 "L2 protocol")."""
+    connection must be dropped (Dilation protocol, "L2 protocol")."""
 
 
 def derive_dilation_key(master_key: bytes) -> bytes:
-    """spec 000: HKDF-SHA256 of the PAKE key, no salt, info ``dilation-v1``,
-    32 bytes; the Noise PSK of every L2 connection of this wormhole."""
+    """Dilation protocol, "L2 protocol": HKDF-SHA256 of the PAKE key, no
+    salt, info ``dilation-v1``, 32 bytes; the Noise PSK of every L2
+    connection of this wormhole."""
     return derive_key(master_key, DILATION_KEY_CONTEXT, 32)
 
 
@@ -173,9 +174,9 @@ class FrameReader:
 
 
 class NoiseSession:
-    """One L2 connection's Noise NNpsk0 state (spec 000 "L2 protocol"):
-    the Leader is the initiator (``-> psk, e``), the Follower the responder
-    (``<- e, ee``); handshake payloads are empty."""
+    """One L2 connection's Noise NNpsk0 state (Dilation protocol, "L2
+    protocol"): the Leader is the initiator (``-> psk, e``), the Follower the
+    responder (``<- e, ee``); handshake payloads are empty."""
 
     def __init__(self, dilation_key: bytes, is_leader: bool):
         n = NoiseConnection.from_name(NOISE_PROTOCOL)
@@ -238,8 +239,9 @@ class NoiseSession:
         """The frame of the plaintext ``head + body`` as a list of byte
         strings to write in order (length prefix, then each Noise message):
         pieces of at most 65519 bytes, each its own Noise message, behind
-        one length prefix (spec 000 "L2 Message Framing"). Only the first
-        piece is assembled; the rest are encrypted from slices of ``body``."""
+        one length prefix (Dilation protocol, "L2 Message Framing"). Only the
+        first piece is assembled; the rest are encrypted from slices of
+        ``body``."""
         self.handshake_done()
         if len(head) > NOISE_MAX_PLAINTEXT:
             raise ValueError("a record header cannot exceed one Noise message")

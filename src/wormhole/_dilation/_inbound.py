@@ -1,34 +1,35 @@
-"""L4 inbound (spec 000 "L4 protocol", "Flow Control").
+"""L4 inbound (Dilation protocol, "L4 protocol", "Flow Control").
 
 Every OPEN/DATA/CLOSE is ACKed; one whose seqnum we have already seen (a
 resend after reconnection) is ACKed again but not delivered twice. ACKs
-are cumulative (spec 000 "L4 protocol": an ACK for N retires every seqnum
-up to N), so we send one at the end of a read batch once ``ACK_EVERY``
-bytes of DATA, or any OPEN or CLOSE, arrived since the last: ACKing every
-read cost the sender a wake-up, a decryption and a dispatch per ~100 KiB
-(docs/performance.md, "Dilation"). Less than that is ACKed ``ACK_DELAY``
-seconds after the batch that left it owed (with a clock): a stream that
-goes quiet, or a peer whose window of unacknowledged data is smaller than
-``ACK_EVERY``, still gets its ACK, and a bulk stream pays for at most one
-timer per ``ACK_DELAY``. A record resent after reconnection is ACKed and
-dropped. The resend always starts at or before our next seqnum, so "newer
-than the last delivered" is enough for exactly-once, in-order delivery.
+are cumulative (Dilation protocol, "L4 protocol": an ACK for N retires
+every seqnum up to N), so we send one at the end of a read batch once
+``ACK_EVERY`` bytes of DATA, or any OPEN or CLOSE, arrived since the last:
+ACKing every read cost the sender a wake-up, a decryption and a dispatch
+per ~100 KiB (docs/performance.md, "Dilation"). Less than that is ACKed
+``ACK_DELAY`` seconds after the batch that left it owed (with a clock): a
+stream that goes quiet, or a peer whose window of unacknowledged data is
+smaller than ``ACK_EVERY``, still gets its ACK, and a bulk stream pays for
+at most one timer per ``ACK_DELAY``. A record resent after reconnection is
+ACKed and dropped. The resend always starts at or before our next seqnum,
+so "newer than the last delivered" is enough for exactly-once, in-order
+delivery.
 
 Flow control: while *any* subchannel is paused by its application, the L3
 connection stops reading (and a new L3 starts paused).
 
-OPENs are checked before a subchannel exists (issue 11, docs/security.md
+OPENs are checked before a subchannel exists (docs/security.md,
 "Dilation"): id 0 is reserved and each side allocates ids of its own
-parity (spec 000 "L5 subchannels": the Leader odd, the Follower even), so
-an OPEN with id 0 or with our parity could collide with a subchannel we
-open later; and the peer may have at most ``max_peer_subchannels`` open
-at once. A refused OPEN is answered with a CLOSE, which is how the
-reference 0.24 turns away an OPEN it does not want (an unexpected
-subprotocol): the peer's subchannel ends cleanly, ours is never made. An
-OPEN for an id that is open already is only logged: a CLOSE would end it.
-Each CLOSE waits in L4 outbound until the peer ACKs it, so a peer that
-keeps sending refused OPENs (``max_refused_opens`` on one connection) is
-not answered any more: the connection is dropped.
+parity (Dilation protocol, "L5 subchannels": the Leader odd, the Follower
+even), so an OPEN with id 0 or with our parity could collide with a
+subchannel we open later; and the peer may have at most
+``max_peer_subchannels`` open at once. A refused OPEN is answered with a
+CLOSE, which is how the reference 0.24 turns away an OPEN it does not want
+(an unexpected subprotocol): the peer's subchannel ends cleanly, ours is
+never made. An OPEN for an id that is open already is only logged: a CLOSE
+would end it. Each CLOSE waits in L4 outbound until the peer ACKs it, so a
+peer that keeps sending refused OPENs (``max_refused_opens`` on one
+connection) is not answered any more: the connection is dropped.
 
 Data for subchannels no listener has accepted yet waits in them; once all
 of it together exceeds ``max_backlog`` bytes the L3 stops reading (the
@@ -134,13 +135,14 @@ class Inbound:
             self._on_new(record)
 
     def _accept(self, record):
-        # spec 000 "L4 protocol": deliver once, then acknowledge. ACKs are
-        # cumulative, so one per ACK_EVERY bytes at a batch end (end_of_batch)
+        # Dilation protocol, "L4 protocol": deliver once, then acknowledge.
+        # ACKs are cumulative, so one per ACK_EVERY bytes at a batch end
+        # (end_of_batch)
         self._last_seqnum = record.seqnum
         if isinstance(record, Data):
             sc = self._subchannels.get(record.scid)
             if sc is None:
-                # spec 000 "L5 subchannels": logged and discarded
+                # Dilation protocol, "L5 subchannels": logged and discarded
                 self._complain(f"Dilation: DATA for unknown subchannel {record.scid}")
             else:
                 sc.remote_data(record.data)
@@ -187,9 +189,10 @@ class Inbound:
         if scid in self._subchannels:
             return "that subchannel is open already"
         if scid == 0:
-            return "id 0 is reserved (spec 000 \"L5 subchannels\")"
+            return "id 0 is reserved (Dilation protocol, \"L5 subchannels\")"
         if scid % 2 != self._peer_parity:
-            return ("the id has our parity, not the peer's (spec 000 \"L5 subchannels\": "
+            return ("the id has our parity, not the peer's "
+                    "(Dilation protocol, \"L5 subchannels\": "
                     "the Leader's ids are odd, the Follower's even)")
         if len(self._peer_opened) >= self._max_peer_subchannels:
             return (f"the peer has {len(self._peer_opened)} subchannels open, "

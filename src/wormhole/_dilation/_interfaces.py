@@ -1,11 +1,11 @@
 """One zope Interface per Dilation machine and per object the machines
-hand each other (DESIGN.md "Interfaces are checked")."""
+hand each other (docs/architecture.md, "Interfaces are checked")."""
 
 from zope.interface import Attribute, Interface
 
 
 class IDilationManager(Interface):
-    """L1 (spec 000 "Initiating Dilation"): please, hints, reconnect."""
+    """L1 (Dilation protocol, "Initiating Dilation"): please, hints, reconnect."""
 
     def got_dilate(plaintext):
         """A decrypted DILATE-n body from the peer."""
@@ -21,11 +21,12 @@ class IDilationManager(Interface):
 
 
 class IL3Connection(Interface):
-    """What L4 may do with the selected L2 connection (spec 000 "L3
-    protocol"): send records, pause reading, be dropped."""
+    """What L4 may do with the selected L2 connection (Dilation protocol,
+    "L3 protocol"): send records, pause reading, be dropped."""
 
     is_leader = Attribute("True if our side leads this connection: the peer's "
-                          "subchannel ids then are even, ours odd (spec 000 \"L5 subchannels\")")
+                          "subchannel ids then are even, ours odd "
+                          "(Dilation protocol, \"L5 subchannels\")")
 
     def send_record(record):
         """Encode, encrypt, frame and write one record."""
@@ -49,9 +50,9 @@ class IL3Connection(Interface):
 
 
 class IOutbound(Interface):
-    """L4 outbound (spec 000 "L4 protocol"): one seqnum counter for all
-    subchannels, the queue retired by ACKs, resent on each new L3, and the
-    outbound half of "Flow Control"."""
+    """L4 outbound (Dilation protocol, "L4 protocol"): one seqnum counter for
+    all subchannels, the queue retired by ACKs, resent on each new L3, and
+    the outbound half of "Flow Control"."""
 
     def send_open(scid, subprotocol):
         """Queue and (if connected) send an OPEN."""
@@ -82,8 +83,8 @@ class IOutbound(Interface):
 
 
 class IInbound(Interface):
-    """L4 inbound (spec 000 "L4 protocol"): de-duplication, ACKs, dispatch
-    to subchannels, and the inbound half of "Flow Control"."""
+    """L4 inbound (Dilation protocol, "L4 protocol"): de-duplication, ACKs,
+    dispatch to subchannels, and the inbound half of "Flow Control"."""
 
     def got_record(record):
         """An OPEN/DATA/CLOSE from the current L3."""
@@ -115,7 +116,7 @@ class IInbound(Interface):
 
 
 class ISubChannel(Interface):
-    """What L4 tells an L5 subchannel (spec 000 "L5 subchannels")."""
+    """What L4 tells an L5 subchannel (Dilation protocol, "L5 subchannels")."""
 
     def remote_data(data):
         """A DATA payload for this subchannel."""
@@ -138,7 +139,7 @@ class ISubchannelListener(Interface):
 
 
 class IDilationConnector(Interface):
-    """L2 for one generation (spec 000 "L2 protocol", "L3 protocol"):
+    """L2 for one generation (Dilation protocol, "L2 protocol", "L3 protocol"):
     races hints, collects viable connections, selects one."""
 
     def add_candidate(connection):

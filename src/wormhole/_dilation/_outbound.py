@@ -1,4 +1,4 @@
-"""L4 outbound (spec 000 "L4 protocol", "Flow Control").
+"""L4 outbound (Dilation protocol, "L4 protocol", "Flow Control").
 
 One sequence counter for every OPEN/DATA/CLOSE we send, whatever the
 subchannel. Each record stays queued until the peer ACKs it (an ACK for N
@@ -15,14 +15,14 @@ record it had as soon as it uses the new L3 (``_inbound``), so after a
 reconnection little that it already has is sent again. Subchannels stay
 paused, and their new records queued behind the resend, until it is done.
 
-The queue is bounded (issue 11, docs/security.md "Dilation"): once the
-records the peer has not acknowledged cost more than ``max_unacked`` bytes
-(payload plus a fixed per-record cost, so a flood of tiny writes counts
-too), every subchannel's producer is paused until ACKs bring the cost down
-to half of it. A peer that reads but never acknowledges therefore stalls
-our writers instead of making us keep everything they write. A write
-larger than ``MAX_DATA_RECORD`` is sent as several DATA records, so no
-frame we send exceeds what a peer of ours accepts (``_framing``).
+The queue is bounded (docs/security.md, "Dilation"): once the records the
+peer has not acknowledged cost more than ``max_unacked`` bytes (payload plus
+a fixed per-record cost, so a flood of tiny writes counts too), every
+subchannel's producer is paused until ACKs bring the cost down to half of
+it. A peer that reads but never acknowledges therefore stalls our writers
+instead of making us keep everything they write. A write larger than
+``MAX_DATA_RECORD`` is sent as several DATA records, so no frame we send
+exceeds what a peer of ours accepts (``_framing``).
 """
 
 from collections import deque
@@ -93,7 +93,8 @@ class Outbound:
 
     def _allocate(self):
         seqnum = self._next_seqnum
-        # 4-byte field on the wire (spec 000 "L2 Message Payload Encoding")
+        # 4-byte field on the wire (Dilation protocol,
+        # "L2 Message Payload Encoding")
         self._next_seqnum = (seqnum + 1) & 0xFFFFFFFF
         return seqnum
 
@@ -132,9 +133,9 @@ class Outbound:
             self._send_now(record)
 
     def send_ack(self, resp_seqnum):
-        # ACKs are never queued (spec 000 "L4 protocol"): sent if there is
-        # a connection (even mid-resend: they carry no seqnum), else dropped
-        # (the peer resends, we ACK again)
+        # ACKs are never queued (Dilation protocol, "L4 protocol"): sent if
+        # there is a connection (even mid-resend: they carry no seqnum), else
+        # dropped (the peer resends, we ACK again)
         if self._connection is not None:
             self._connection.send_record(Ack(resp_seqnum))
 
@@ -209,8 +210,8 @@ class Outbound:
 
     @m.output()
     def resend_some(self):
-        # spec 000 "L4 protocol": everything unacknowledged, in seqnum
-        # order. As much as the transport takes now; resumeProducing brings
+        # Dilation protocol, "L4 protocol": everything unacknowledged, in
+        # seqnum order. As much as the transport takes now; resumeProducing brings
         # us back for the rest. ACKs arriving in between retire records
         # (handle_ack moves the index back), so they are never sent again.
         q, c = self._queue, self._connection

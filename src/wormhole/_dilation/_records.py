@@ -1,13 +1,16 @@
-"""L3 records: the tagged plaintexts inside one L2 frame (spec 000,
+"""L3 records: the tagged plaintexts inside one L2 frame (Dilation protocol,
 "L2 Message Payload Encoding"), sans-I/O.
 
-Spec 000 lists the tags twice; the list *with* KCM (0x00..0x06) is the one
-the reference 0.24 speaks (shared/spec/README.md, wire facts), so it is the
-one used here. Subchannel ids and sequence numbers are 4-byte big-endian.
+The Dilation protocol lists the tags twice (with KCM in
+"L2 Message Payload Encoding", without it in "L3 protocol"); the list *with*
+KCM (0x00..0x06) is the one the reference 0.24 speaks (docs/dilation.md,
+"Wire facts settled by interop with the reference 0.24"), so it is the one
+used here. Subchannel ids and sequence numbers are 4-byte big-endian.
 
 OPEN carries the subprotocol name after the seqnum, UTF-8, to the end of the
 record: there is no control channel any more and listener_for(name) decides
-who accepts a subchannel (spec 000 "L5 subchannels"; README wire facts).
+who accepts a subchannel (Dilation protocol, "L5 subchannels";
+docs/dilation.md, "Wire facts settled by interop with the reference 0.24").
 """
 
 import struct
@@ -32,8 +35,9 @@ DATA_HEADER = _TAG_TWO_U32.size
 
 
 class RecordError(ValueError):
-    """A plaintext that is no record of spec 000: the connection that sent
-    it is broken (or hostile) and must be dropped."""
+    """A plaintext that is no record of the Dilation protocol
+    ("L2 Message Payload Encoding"): the connection that sent it is broken
+    (or hostile) and must be dropped."""
 
 
 def _u32(name, value):

@@ -1,5 +1,5 @@
-"""Per-state hot paths for the Dilation machines (docs/dilation.md,
-"Where the time went").
+"""Per-state hot paths for the Dilation machines (docs/performance.md,
+"Where the time went, and what changed").
 
 An Automat input costs a transition lookup and a call per output; for
 every DATA record that is more than the record's own work. So the
@@ -8,8 +8,8 @@ machines hand per-record work to plain attributes (``_on_record``,
 state. Those attributes are written in one place only: ``StatePaths``
 gives each state a row of values and puts, first in every transition, an
 output that sets the row of the state entered. The attributes are thus a
-function of the state, never a second truth beside it (DESIGN.md "no flag
-duplicates a machine's state").
+function of the state, never a second truth beside it
+(docs/architecture.md, "No flag duplicates a machine's state").
 
 First, not last: an output may call back into the machine (a protocol's
 dataReceived writing or closing, a resend filling the transport), and the

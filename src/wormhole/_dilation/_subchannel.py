@@ -1,17 +1,18 @@
-"""L5 subchannels (spec 000 "L5 subchannels", "Flow Control").
+"""L5 subchannels (Dilation protocol, "L5 subchannels", "Flow Control").
 
 A SubChannel is what an application's protocol sees as its ``transport``:
 ITransport (write, loseConnection), IConsumer (register its producer, which
 L4 pauses while L3 is full or gone) and IProducer (pausing it stops reading
-from the whole L3 connection: spec 000 pauses all subchannels' input when
-any one pauses). ``dataReceived`` gets whole DATA payloads.
+from the whole L3 connection: the Dilation protocol, "Flow Control", pauses
+all subchannels' input when any one pauses). ``dataReceived`` gets whole
+DATA payloads.
 
 Data for a subchannel no listener has accepted yet is kept for it, and
-counted by L4 inbound, which stops reading once too much waits (issue 11,
-docs/security.md "Dilation"). A subchannel the peer opened and closed
-before any listener took it waits too (its listener still sees it open
-and close), so it counts ``WAITING_COST`` bytes: OPEN/CLOSE cycles cannot
-pile up waiting subchannels without bound.
+counted by L4 inbound, which stops reading once too much waits
+(docs/security.md, "Dilation"). A subchannel the peer opened and closed
+before any listener took it waits too (its listener still sees it open and
+close), so it counts ``WAITING_COST`` bytes: OPEN/CLOSE cycles cannot pile
+up waiting subchannels without bound.
 
 Close handshake: loseConnection() sends CLOSE and enters "closing", where
 inbound DATA is still delivered; the peer's CLOSE then ends it. A CLOSE from
@@ -19,7 +20,7 @@ the peer while open is answered with our own CLOSE and ends it at once.
 A peer that never answers our CLOSE would keep a subchannel "closing" for
 the rest of the session, so "closing" waits at most ``close_timeout``
 seconds (on the registry's clock), then forgets the subchannel as if the
-answer had come, logging one line (issue 11, docs/security.md "Dilation").
+answer had come, logging one line (docs/security.md, "Dilation").
 """
 
 import attr
@@ -44,8 +45,8 @@ _SLOW_PATHS = {"_on_write": lambda s: s._write, "_on_data": lambda s: s._remote_
 
 
 class AlreadyClosedError(Exception):
-    """write() after loseConnection() or after the peer's CLOSE (spec 000
-    "L5 subchannels": outbound writes after close are an error)."""
+    """write() after loseConnection() or after the peer's CLOSE (Dilation
+    protocol, "L5 subchannels": outbound writes after close are an error)."""
 
 
 @implementer(IAddress)
@@ -314,7 +315,8 @@ class SubChannel:
         "S_unattached": _SLOW_PATHS,
         "S_unattached_closed": _SLOW_PATHS,
         "S_open": {"_on_write": lambda s: s._send_fast, "_on_data": lambda s: s._deliver_data},
-        # spec 000: data queued before the peer saw our CLOSE is still delivered
+        # Dilation protocol, "L5 subchannels": data queued before the peer saw
+        # our CLOSE is still delivered
         "S_closing": {"_on_write": lambda s: s._write, "_on_data": lambda s: s._deliver_data},
         "S_closed": _SLOW_PATHS,
     })
@@ -335,7 +337,8 @@ class SubChannel:
     _paths.upon(S_open, remote_close, S_closed,
                 [send_close, forget, connection_lost])
 
-    # spec 000: data queued before the peer saw our CLOSE is still delivered
+    # Dilation protocol, "L5 subchannels": data queued before the peer saw our
+    # CLOSE is still delivered
     _paths.upon(S_closing, _remote_data, S_closing, [deliver])
     _paths.upon(S_closing, _write, S_closing, [refuse_write])
     _paths.upon(S_closing, loseConnection, S_closing, [])
@@ -349,8 +352,9 @@ class SubChannel:
     _paths.upon(S_closed, loseConnection, S_closed, [])
     _paths.upon(S_closed, remote_close, S_closed, [])
 
-    # the wormhole is closing (spec 000 "L5 subchannels": subchannels end
-    # when the wormhole does): no CLOSE handshake, the connection is gone
+    # the wormhole is closing (Dilation protocol, "L5 subchannels":
+    # subchannels end when the wormhole does): no CLOSE handshake, the
+    # connection is gone
     _paths.upon(S_unattached, abandon, S_closed, [release_backlog, forget_quietly])
     _paths.upon(S_unattached_closed, abandon, S_closed, [release_waiting])
     _paths.upon(S_open, abandon, S_closed, [forget_quietly, connection_lost])

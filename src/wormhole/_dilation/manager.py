@@ -1,5 +1,5 @@
-"""L1 Dilation manager (spec 000 "Initiating Dilation", "Leaders and
-Followers") and the application-facing ``DilatedWormhole``.
+"""L1 Dilation manager (Dilation protocol, "Initiating Dilation",
+"Leaders and Followers") and the application-facing ``DilatedWormhole``.
 
 The Manager speaks DILATE-n messages through the Boss: ``please`` (our
 random 16-hex Dilation side and the version we would use), then
@@ -25,14 +25,15 @@ from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint
 from ._records import Ack, Data, Ping, Pong
 
-SUPPORTED_VERSIONS = ["ged"]  # best first (spec 000 "Versions and can-dilate")
+SUPPORTED_VERSIONS = ["ged"]  # best first (Dilation protocol, "Versions and can-dilate")
 # send_ping(): PINGs waiting for their PONG at once (a bound on the dict)
 MAX_PINGS_OUTSTANDING = 1000
 
 
 class OldPeerCannotDilateError(Exception):
-    """The peer's version message has no ``can-dilate`` we share (spec 000
-    "Initiating Dilation"): it cannot dilate; upgrade the peer's software."""
+    """The peer's version message has no ``can-dilate`` we share (Dilation
+    protocol, "Initiating Dilation"): it cannot dilate; upgrade the peer's
+    software."""
 
 
 class CanOnlyDilateOnceError(Exception):
@@ -45,14 +46,16 @@ class DilationProtocolError(Exception):
 
 
 def make_side():
-    """A fresh random Dilation side: 16 lower-case hex digits (spec 000)."""
+    """A fresh random Dilation side: 16 lower-case hex digits (Dilation
+    protocol, "Leaders and Followers")."""
     return bytes_to_hexstr(os.urandom(8))
 
 
 def describe_hints(hints):
     """DilationHints for the hint dicts of a ``connection-hints`` message
-    (spec 000: ``direct-tcp-v1`` hints, and ``relay-v1`` hints that hold
-    their own list of direct hints); malformed entries are skipped."""
+    (Dilation protocol, "Connection Hint Format": ``direct-tcp-v1`` hints,
+    and ``relay-v1`` hints that hold their own list of direct hints);
+    malformed entries are skipped."""
     found = []
     for hint in hints:
         if not isinstance(hint, dict):
@@ -77,7 +80,7 @@ def choose_version(their_can_dilate):
 
 @attr.s
 class DilatedWormhole:
-    """What ``w.dilate()`` returns (spec 000 "Initiating Dilation").
+    """What ``w.dilate()`` returns (Dilation protocol, "Initiating Dilation").
 
     ``when_dilated()`` fires once the first peer connection exists (or
     fails when Dilation cannot happen), as in the reference 0.24."""
@@ -120,8 +123,8 @@ class Manager:
         # PONGs that answered no send_ping() (the L3 keepalive's): counted
         # for tests and debugging
         self._pings_answered = 0
-        # on_status(generation, peer_connection): UX only (spec 000
-        # "Initiating Dilation", DilationStatus)
+        # on_status(generation, peer_connection): UX only (Dilation
+        # protocol, "Initiating Dilation", DilationStatus)
         self._on_status = on_status or (lambda generation, peer: None)
         # on_hints([DilationHint]): the peer's hints as they arrive (UX)
         self._on_hints = on_hints or (lambda hints: None)
@@ -142,7 +145,8 @@ class Manager:
 
     def got_dilate(self, plaintext):
         try:
-            msg = bytes_to_dict(plaintext)  # nesting checked first (issue 11)
+            # nesting checked first (docs/security.md, "Dilation")
+            msg = bytes_to_dict(plaintext)
             kind = msg["type"]
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             log.msg(f"Dilation: unparseable DILATE message ignored: {e!r}")
@@ -152,10 +156,11 @@ class Manager:
         except NoTransition as e:
             if e.symbol not in self._PEER_INPUTS:
                 raise  # a machine further down has a bug: not the peer's fault
-            # a message that has no transition in our state breaks spec 000's
-            # order (a please after the roles are set, reconnect to a
-            # Leader, reconnecting to a Leader that asked for nothing): the
-            # peer's protocol error, said and dropped, never our crash
+            # a message that has no transition in our state breaks the order of
+            # Dilation protocol, "Initiating Dilation" (a please after the
+            # roles are set, reconnect to a Leader, reconnecting to a Leader
+            # that asked for nothing): the peer's protocol error, said and
+            # dropped, never our crash
             log.msg(f"Dilation: the peer's {kind!r} message is out of order, ignored: {e}")
 
     def _route(self, kind, msg):
@@ -295,7 +300,8 @@ class Manager:
 
     @m.output()
     def be_leader(self, use_version):
-        # spec 000: the Leader's use-version wins; ours is the one we sent
+        # Dilation protocol, "Leaders and Followers": the Leader's use-version
+        # wins; ours is the one we sent
         self._registry.set_role(True)
 
     @m.output()
@@ -400,10 +406,12 @@ class Manager:
     S2_leader_connecting.upon(stop, enter=S9_stopped, outputs=[stop_connector])
 
     # late: hints the peer sent for this generation before it heard of
-    # the selection (spec 000 sends hints as they are found); none needed
+    # the selection (Dilation protocol, "Initiating Dilation": hints are sent
+    # as they are found); none needed
     S3_leader_connected.upon(_rx_hints, enter=S3_leader_connected, outputs=[])
-    # spec 000: the Leader alone decides a connection is gone and asks
-    # for the next generation; it waits for "reconnecting" before dialling
+    # Dilation protocol, "Leaders and Followers": the Leader alone decides a
+    # connection is gone and asks for the next generation; it waits for
+    # "reconnecting" before dialling
     S3_leader_connected.upon(_l3_lost, enter=S4_leader_flushing,
                              outputs=[stop_using_connection, stop_connector, send_reconnect,
                                       report_reconnecting])
@@ -418,7 +426,7 @@ class Manager:
     S4_leader_flushing.upon(stop, enter=S9_stopped, outputs=[])
 
     # the Follower stays "connecting" until the Leader's reconnect, even
-    # after its own L3 is lost (spec 000 "Initiating Dilation")
+    # after its own L3 is lost (Dilation protocol, "Initiating Dilation")
     S2_follower_connecting.upon(_rx_hints, enter=S2_follower_connecting,
                                 outputs=[hints_to_connector])
     S2_follower_connecting.upon(connector_connection_made, enter=S3_follower_connected,

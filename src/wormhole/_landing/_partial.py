@@ -1,6 +1,7 @@
 """Bytes arriving for a file, under a hidden temporary name beside it,
-given the final name only when all of them are on disk (docs/cli.md
-"Receiving files safely"; spec 004 9.2), and the one rule for the
+given the final name only when all of them are on disk
+(docs/cli.md "Receiving files safely";
+File-transfer protocol, "Recipient"), and the one rule for the
 permission bits a received file or folder gets (``landed_mode``,
 docs/security.md "Modes").
 
@@ -34,13 +35,13 @@ def default_mode(mode):
 
 
 def landed_mode(sender_mode, default):
-    """The mode a received file (``default`` 0o666) or folder (0o777) gets,
-    whatever protocol carried it (issue 22 item 5; docs/security.md
-    "Modes"): the sender's permission bits (``PERMISSION_BITS``: set-uid,
-    set-gid and sticky are dropped, as is anything above them) less our
-    umask, never more than a file we create would get; ``default`` less
-    the umask when the sender gave none (None). A mode that is not an
-    integer is a malformed offer (BadOffer)."""
+    """The mode a received file (``default`` 0o666) or folder (0o777)
+    gets, whatever protocol carried it (docs/security.md "Modes"): the
+    sender's permission bits (``PERMISSION_BITS``: set-uid, set-gid and
+    sticky are dropped, as is anything above them) less our umask, never
+    more than a file we create would get; ``default`` less the umask when
+    the sender gave none (None). A mode that is not an integer is a
+    malformed offer (BadOffer)."""
     if sender_mode is None:
         return default_mode(default)
     if not isinstance(sender_mode, int) or isinstance(sender_mode, bool) or sender_mode < 0:
@@ -80,8 +81,8 @@ class PartialFile:
         way in: reading the whole file back to hash it again cost a
         second pass and a read of every byte (a quarter of the receiver's
         CPU, docs/performance.md) and caught nothing the fsync does not
-        report: every record was authenticated (SecretBox, spec 004 6.2;
-        Noise for transfer-v2) before it was written. ``commit`` (the
+        report: every record was authenticated (SecretBox, Transit
+        protocol, "Records"; Noise for transfer-v2) before it was written. ``commit`` (the
         link) still comes only after this.
         """
         if not self._f.closed:

@@ -1,8 +1,10 @@
 """Merge ``--dump-timing`` bundles and find the phases of a transfer.
 
-The logic of ``misc/dump-timing.py`` (spec 004 5.4 ``timing``, and the
-"misc/dump-timing.py is a debug tool ..." paragraph of chapter 7), kept
-importable so it can be tested; ``wormhole._timeline._render`` draws it.
+The logic of ``misc/dump-timing.py``, kept importable so it can be
+tested (``wormhole._timeline._render`` draws it): the ``timing``
+parameter of Client API, "Wormhole Parameters", and the
+"misc/dump-timing.py is a debug tool ..." paragraph of
+Mailbox server protocol, "WebSocket Transport".
 
 A bundle is the JSON list a ``DebugTiming`` writes (ours or the
 reference's: the shape is the same).  From each one this module finds:
@@ -24,7 +26,8 @@ import math
 import os
 import re
 
-# spec 004 chapter 7/8: the protocol's steps, in the order they happen
+# the protocol's steps, in the order they happen (Mailbox server protocol;
+# Client-to-client protocol)
 PHASES = ("connect", "allocate/claim", "PAKE", "version",
           "transit connect", "dilation connect", "transfer", "close")
 
@@ -117,7 +120,8 @@ class ClientTimeline:
             elif ev.get("name") == "ws_receive" and isinstance(d.get("message"), dict):
                 msg = d["message"]
                 out.append(Message(False, ev["start"], msg, _num(msg.get("server_tx"))))
-                # spec 004 ch. 7: the ack and direct responses copy the id;
+                # Mailbox server protocol, "WebSocket Transport": the ack and
+                # direct responses copy the id;
                 # server_rx (responses) or server_tx (ack) is its arrival
                 mid = msg.get("id")
                 stamp = _num(msg.get("server_rx", msg.get("server_tx")
@@ -211,14 +215,15 @@ class ClientTimeline:
             "close": (self._first(tx("close")), self._first(rx("closed"))),
         }
         if spans["transfer"][0] is None and spans["transit connect"][1] is not None:
-            # no CLI record, file mode (spec 004 9.3): the data flows from
-            # the Transit connection until the wormhole is closed
+            # no CLI record, file mode (File-transfer protocol, "Transit"):
+            # the data flows from the Transit connection until the wormhole
+            # is closed
             end = spans["close"][0] or max(
                 max(ev["start"], ev.get("stop") or 0) for ev in self.events)
             spans["transfer"] = (spans["transit connect"][1], end)
         elif spans["transfer"][0] is None:
-            # no CLI record, text mode: the offer and the answer (spec 004
-            # chapter 9) bound the transfer
+            # no CLI record, text mode: the offer and the answer
+            # (File-transfer protocol) bound the transfer
             spans["transfer"] = (self._first(app), self._last(app))
         return [(name,) + spans[name] for name in PHASES
                 if None not in spans[name]]

@@ -162,7 +162,9 @@ def _arrows(client, axis):
     out = []
     for m in client.messages:
         if m.type == "ack" or not isinstance(m.server, (int, float)):
-            continue  # acks only time the commands (spec 004 ch. 7)
+            # acks only time the commands (Mailbox server protocol,
+            # "WebSocket Transport")
+            continue
         out.append((axis.x(m.local + client.offset), axis.x(m.server), m))
     return out
 

@@ -1,6 +1,6 @@
-"""Package-private pieces of ``wormhole.transit`` (spec 004 chapter 6).
+"""Package-private pieces of ``wormhole.transit`` (Transit protocol).
 
-- ``_hints``: hint and ability dicts <-> values (spec 004 9.3);
+- ``_hints``: hint and ability dicts <-> values (File-transfer protocol, "Transit");
 - ``_codec``: key derivations, handshake lines, the record framer (sans-I/O);
 - ``_connection``: one connection attempt's machine and its Protocol shell;
 - ``_selection``: the race of attempts for one ``connect()``;

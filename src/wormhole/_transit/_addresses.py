@@ -1,4 +1,4 @@
-"""Which local addresses we listen on and advertise (spec 004 chapter 6).
+"""Which local addresses we listen on and advertise (Transit protocol).
 
 By default Transit "detects all of the host's IP addresses" and offers each
 as a ``direct-tcp-v1`` hint, leaving out 127.0.0.1 when the host has any
@@ -15,7 +15,8 @@ import struct
 
 ADDRESSES_ENV = "WORMHOLE_TRANSIT_ADDRESSES"
 # a fixed listening port (the CLI's --listen-port), e.g. one forwarded on
-# the router (magic-wormhole #673; docs/transit.md "Through a NAT")
+# the router (magic-wormhole#673; docs/transit.md,
+# "Through a NAT: hole punching")
 LISTEN_PORT_ENV = "WORMHOLE_LISTEN_PORT"
 _SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
 

@@ -47,8 +47,8 @@ class Attempts:
         hint; the default dials TCP (or through ``tor``). Tests inject it.
         ``dial_queue`` paces and bounds the dials (default: a DialQueue on
         ``reactor``'s clock, see ``_dialing``). ``punch_port``: our NAT
-        punching port (issue 26), from which the peer's outside hints are
-        dialled."""
+        punching port (docs/transit.md, "Through a NAT: hole punching"), from which the
+        peer's outside hints are dialled."""
         self._punch_port = punch_port
         self._reactor = reactor
         self._key = key
@@ -77,7 +77,7 @@ class Attempts:
     def _dial(self, hint, relay_line, description, urgent=False):
         try:
             if self._punch_port is not None and relay_line is None and is_outside(hint):
-                # docs/transit.md "Through a NAT": simultaneous open
+                # docs/transit.md, "Through a NAT: hole punching": simultaneous open
                 description += THROUGH_NAT
                 ep = punched_endpoint(self._reactor, hint, self._punch_port)
             else:

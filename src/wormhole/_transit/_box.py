@@ -1,4 +1,5 @@
-"""SecretBox for Transit records without the extra copies (spec 004 6.2).
+"""SecretBox for Transit records without the extra copies (Transit protocol,
+"Records").
 
 PyNaCl's ``SecretBox`` pads, slices and concatenates every message, and
 its bindings take only ``bytes``: at 64 KiB records that is three or four

@@ -1,4 +1,5 @@
-"""Transit's bytes on the wire, sans-I/O (spec 004 6.2-6.4).
+"""Transit's bytes on the wire, sans-I/O (Transit protocol, "Records",
+"Handshake", "Relay").
 
 Everything here takes bytes and returns bytes or records; nothing touches a
 socket or a clock, so hypothesis can split and tamper with the stream freely
@@ -14,10 +15,10 @@ from .._crypto import derive_key
 from ..util import bytes_to_hexstr
 from ._box import MAC_SIZE, NONCE_SIZE, _Box, _Scratch
 
-# spec 004 6.3: HKDF contexts of the two handshakes
+# Transit protocol, "Handshake": HKDF contexts of the two handshakes
 SENDER_HANDSHAKE_CONTEXT = b"transit_sender"
 RECEIVER_HANDSHAKE_CONTEXT = b"transit_receiver"
-# spec 004 6.4: the relay token
+# Transit protocol, "Relay": the relay token
 RELAY_TOKEN_CONTEXT = b"transit_relay_token"
 # one SecretBox key per direction, named after the side that sends with it
 SENDER_RECORD_KEY_CONTEXT = b"transit_record_sender_key"
@@ -28,14 +29,15 @@ GO = b"go\n"
 NEVERMIND = b"nevermind\n"
 
 LENGTH_PREFIX = struct.Struct(">L")
-# spec 004 6.2: 4-byte length, so no frame may exceed 2**32 - 1 bytes
+# Transit protocol, "Records": 4-byte length, so no frame may exceed
+# 2**32 - 1 bytes
 MAX_FRAME = 2 ** 32 - 1
 MAX_RECORD = MAX_FRAME - NONCE_SIZE - MAC_SIZE
-# What we accept from a peer (issue 11, docs/security.md "Transit"): the
-# reference, wormhole-william and our own sender write file records of at
-# most 64 KiB, so 16 MiB leaves room for any honest application while a
-# 32-bit length is never buffered. A file receiver lowers it to the size
-# of the file it accepted (RecordPipe.connectConsumer).
+# What we accept from a peer (docs/security.md, "Transit"): the reference,
+# wormhole-william and our own sender write file records of at most 64 KiB,
+# so 16 MiB leaves room for any honest application while a 32-bit length
+# is never buffered. A file receiver lowers it to the size of the file it
+# accepted (RecordPipe.connectConsumer).
 DEFAULT_MAX_RECORD = 16 * 1024 * 1024
 
 
@@ -45,21 +47,24 @@ def _check_key(key):
 
 
 def sender_handshake(key: bytes) -> bytes:
-    """SENDER-HANDSHAKE (spec 004 6.3): ``transit sender HEX ready\\n\\n``."""
+    """SENDER-HANDSHAKE (Transit protocol, "Handshake"):
+    ``transit sender HEX ready\\n\\n``."""
     _check_key(key)
     token = bytes_to_hexstr(derive_key(key, SENDER_HANDSHAKE_CONTEXT))
     return b"transit sender " + token.encode("ascii") + b" ready\n\n"
 
 
 def receiver_handshake(key: bytes) -> bytes:
-    """RECEIVER-HANDSHAKE (spec 004 6.3): ``transit receiver HEX ready\\n\\n``."""
+    """RECEIVER-HANDSHAKE (Transit protocol, "Handshake"):
+    ``transit receiver HEX ready\\n\\n``."""
     _check_key(key)
     token = bytes_to_hexstr(derive_key(key, RECEIVER_HANDSHAKE_CONTEXT))
     return b"transit receiver " + token.encode("ascii") + b" ready\n\n"
 
 
 def relay_handshake(key: bytes, side: str) -> bytes:
-    """RELAY-HANDSHAKE with a side (spec 004 6.4, 9.3 ``relay-v1``).
+    """RELAY-HANDSHAKE with a side (Transit protocol, "Relay"; File-transfer
+    protocol, "Transit": ``relay-v1``).
 
     The side lets the relay tell our two connections from our peer's when
     both of us dial it with the same token.
@@ -93,8 +98,9 @@ class Expect:
     ``feed(data)`` returns ``(None, b"")`` while the bytes so far are a
     prefix of the token, ``(True, leftover)`` once all of it arrived (the
     leftover belongs to the next layer), ``(False, b"")`` as soon as any
-    byte differs: spec 004 6.3 says to hang up on anything else, and there
-    is no point waiting for the rest of a wrong line.
+    byte differs: the Transit protocol, "Handshake", says to hang up on
+    anything else, and there is no point waiting for the rest of a wrong
+    line.
     """
 
     def __init__(self, token: bytes):
@@ -114,7 +120,8 @@ class Expect:
 
 
 class BadRecord(Exception):
-    """A record failed to decrypt or arrived out of order (spec 004 6.2).
+    """A record failed to decrypt or arrived out of order (Transit protocol,
+    "Records").
 
     The only safe answer is to drop the connection. ``records`` holds the
     good records decoded from the same input before the bad one: they are
@@ -125,7 +132,8 @@ class BadRecord(Exception):
 
 
 class RecordEncoder:
-    """Plaintext records -> length-prefixed SecretBox frames (spec 004 6.2).
+    """Plaintext records -> length-prefixed SecretBox frames (Transit
+    protocol, "Records").
 
     A frame is ``length(4) | nonce(24) | MAC(16) | ciphertext``, the
     nonce being the record counter. ``encode`` builds the whole frame in

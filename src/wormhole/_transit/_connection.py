@@ -1,4 +1,4 @@
-"""One Transit connection attempt (spec 004 6.3 "Handshake", 6.4 "Relay").
+"""One Transit connection attempt (Transit protocol, "Handshake", "Relay").
 
 The machine is sans-I/O: bytes come in through ``data_received`` and go out
 through the wired ``IConnectionIO``. ``ConnectionProtocol`` is the thin
@@ -6,22 +6,23 @@ Twisted shell around it.
 
 Lines, in order:
 - relay connections first write RELAY-HANDSHAKE and wait for ``ok\\n``;
-  until then "they pretend the connection doesn't even exist" (6.4);
+  until then "they pretend the connection doesn't even exist" (Transit
+  protocol, "Relay");
 - both ends write their handshake at once and hang up on anything but the
-  peer's handshake (6.3);
+  peer's handshake (Transit protocol, "Handshake");
 - the Sender reports to the Selection; the first connection to get there
   wins and gets ``go\\n``, later ones get ``nevermind\\n`` and a hang-up;
 - the Receiver waits for ``go\\n`` and only then reports to its Selection;
 - after that, records both ways (``_codec``), dropping the connection on
-  any bad or out-of-order record (6.2).
+  any bad or out-of-order record (Transit protocol, "Records").
 
-Records are the bulk of a transfer, so once the machine is in
-``S5_records`` they skip it: the output that enters that state installs a
-reader and a writer that ``data_received`` and ``send_record`` (and
-``send_records``) call directly, and every transition out of it removes them before anything
-else happens. The machine still decides everything that changes state:
-a bad record is its ``_bad_record`` input, ``close``/``stop``/
-``connection_lost`` its inputs (docs/performance.md, "File transfer").
+Records are the bulk of a transfer, so once the machine is in ``S5_records``
+they skip it: the output that enters that state installs a reader and a
+writer that ``data_received`` and ``send_record`` (and ``send_records``)
+call directly, and every transition out of it removes them before anything
+else happens. The machine still decides everything that changes state: a bad
+record is its ``_bad_record`` input, ``close``/``stop``/``connection_lost``
+its inputs (docs/performance.md, "File transfer and relay").
 """
 
 from automat import MethodicalMachine
@@ -397,8 +398,8 @@ class ConnectionProtocol(protocol.Protocol):
     than we are to learn the key), so it holds its bytes until ``attach``.
     Anyone who reaches our port can send them, and an honest peer sends
     nothing but its handshake line (under 100 bytes) before ours: past
-    ``EARLY_LIMIT`` bytes we stop reading until ``attach`` (issue 11,
-    docs/security.md "Transit").
+    ``EARLY_LIMIT`` bytes we stop reading until ``attach``
+    (docs/security.md, "Transit").
     """
 
     EARLY_LIMIT = 1024

@@ -1,6 +1,6 @@
 """Which client endpoint reaches a hint, shared by Transit's attempts and
-Dilation's connector (spec 004 6.3 "Connection hints";
-protocols-transit.md "Canonical hint encodings"; Tor: docs/tor.md)."""
+Dilation's connector (File-transfer protocol, "Transit"; Transit protocol,
+"Canonical hint encodings"; Tor: docs/tor.md)."""
 
 from twisted.internet.endpoints import HostnameEndpoint
 

@@ -1,5 +1,5 @@
-"""Connection hints and abilities as values (spec 004 9.3 "Transit";
-protocols-transit.md "Canonical hint encodings").
+"""Connection hints and abilities as values (File-transfer protocol,
+"Transit"; Transit protocol, "Canonical hint encodings").
 
 On the wire a hint is a dict with a mandatory ``type``:
 
@@ -10,8 +10,9 @@ On the wire a hint is a dict with a mandatory ``type``:
   (``ws://`` or ``wss://``): one relay server reachable several ways.
 
 Hints come from the peer, so parsing never raises on their content: a hint
-we cannot use is dropped with a reason (unknown types are expected, spec 9.3
-says future versions add more), and the rest still get a try.
+we cannot use is dropped with a reason (unknown types are expected: the
+File-transfer protocol, "Transit", says future versions add more), and the
+rest still get a try.
 """
 
 from urllib.parse import urlsplit
@@ -23,7 +24,7 @@ TOR_TCP_V1 = "tor-tcp-v1"
 RELAY_V1 = "relay-v1"
 WEBSOCKET_V1 = "websocket-v1"
 
-# docs/security.md "Connection attempts": the reference advertises one
+# docs/security.md, "Connection attempts": the reference advertises one
 # direct hint per local interface address plus its relay; a few dozen is
 # already a lot, so 100 leaves room for any real host and bounds a flood
 MAX_HINTS_PER_PEER = 100
@@ -152,7 +153,7 @@ def parse_hint(d):
                 continue
             # inner hints may omit their type; then they are direct ones.
             # Inner hints of unknown type "must be ignored"
-            # (protocols-transit.md "Canonical hint encodings")
+            # (Transit protocol, "Canonical hint encodings")
             inner_kind = h.get("type", DIRECT_TCP_V1)
             try:
                 if inner_kind == WEBSOCKET_V1:
@@ -219,9 +220,9 @@ def parse_hints(hints, limit=MAX_HINTS_PER_PEER):
 
 
 def parse_relay_string(s):
-    """One relay location -> RelayV1Hint: ``tcp:HOST:PORT`` (spec 004 6.4),
-    or a ``ws://`` / ``wss://`` URL (protocols-transit.md "WebSockets
-    Transport")."""
+    """One relay location -> RelayV1Hint: ``tcp:HOST:PORT`` (Transit
+    protocol, "Relay"), or a ``ws://`` / ``wss://`` URL (Transit protocol,
+    "WebSockets Transport")."""
     if not isinstance(s, str):
         raise TypeError(f"transit_relay must be a string like 'tcp:host:port' or "
                         f"'ws://host:port/', not {type(s).__name__}")

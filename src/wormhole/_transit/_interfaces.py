@@ -8,7 +8,8 @@ from zope.interface import Interface
 
 
 class ITransitConnection(Interface):
-    """One TCP connection attempt: relay line, handshake, records (6.3)."""
+    """One TCP connection attempt: relay line, handshake, records (Transit
+    protocol, "Handshake")."""
 
     def connection_made():
         """The TCP connection is up: write our first line."""
@@ -36,7 +37,7 @@ class ITransitConnection(Interface):
 
     def set_max_record(max_record):
         """Refuse (and hang up on) records longer than ``max_record`` bytes
-        from now on (docs/security.md "Transit")."""
+        from now on (docs/security.md, "Transit")."""
 
     def close():
         """Hang up after what we wrote so far has been flushed."""
@@ -67,7 +68,8 @@ class IRecordSink(Interface):
 
 
 class ISelection(Interface):
-    """The race of connection attempts behind one ``connect()`` (6.3, 6.4)."""
+    """The race of connection attempts behind one ``connect()`` (Transit
+    protocol, "Handshake", "Relay")."""
 
     def start(relay_delay):
         """Launch direct attempts now, relay ones after ``relay_delay``."""
@@ -108,7 +110,8 @@ class IAttempts(Interface):
 
 
 class IRecordPipe(Interface):
-    """What ``connect()`` yields (spec 004 6.5); also IProducer/IConsumer."""
+    """What ``connect()`` yields (Transit protocol, "API"); also
+    IProducer/IConsumer."""
 
     def send_record(record):
         """Send one record (bytes)."""

@@ -1,8 +1,9 @@
 # -*- test-case-name: tests.transit.test_punch_loopback -*-
 """The second observation of our outside address (``_punch``): one short
 WebSocket connection to the Mailbox server from a fresh local port, which
-reads the ``welcome`` (it comes before anything is sent, spec 003) and
-closes without binding; the answer comes once the connection is gone."""
+reads the ``welcome`` (it comes before anything is sent: Mailbox server
+protocol, "Connection-Specific (Client-to-Server) Messages") and closes
+without binding; the answer comes once the connection is gone."""
 
 import json
 

@@ -1,19 +1,19 @@
-"""The record pipe ``connect()`` yields (spec 004 6.5 "API").
+"""The record pipe ``connect()`` yields (Transit protocol, "API").
 
 Records go out with ``send_record`` and come in through ``receive_record``
 (a Deferred per record) or, once a consumer is connected with
-``connectConsumer``, straight into its ``write`` (spec 6.5: the pipe is an
-IProducer/IConsumer for bytes, one record per chunk). Flow control both
-ways rides on the TCP transport: a producer registered with us is
-registered with the socket, and when our consumer pauses us we stop
+``connectConsumer``, straight into its ``write`` (Transit protocol, "API":
+the pipe is an IProducer/IConsumer for bytes, one record per chunk). Flow
+control both ways rides on the TCP transport: a producer registered with us
+is registered with the socket, and when our consumer pauses us we stop
 reading from the socket.
 
-Bounded (issue 11, docs/security.md "Transit"): records nobody has asked
-for yet wait in the pipe only up to ``max_queued`` bytes, then the socket
-is paused until ``receive_record`` takes them; a consumer connected with
-an ``expected`` size lowers the record limit to that size (no record of a
-file can be larger than the file); and when the peer broke the record
-layer, the errors say how.
+Bounded (docs/security.md, "Transit"): records nobody has asked for yet wait
+in the pipe only up to ``max_queued`` bytes, then the socket is paused until
+``receive_record`` takes them; a consumer connected with an ``expected``
+size lowers the record limit to that size (no record of a file can be larger
+than the file); and when the peer broke the record layer, the errors say
+how.
 """
 
 from collections import deque

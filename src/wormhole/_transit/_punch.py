@@ -1,6 +1,6 @@
 # -*- test-case-name: tests.unit.transit.test_punch -*-
-"""What we learn about our NAT, for TCP hole punching (issue 26,
-docs/transit.md "Through a NAT").
+"""What we learn about our NAT, for TCP hole punching
+(docs/transit.md, "Through a NAT: hole punching").
 
 The Mailbox server's ``welcome`` says where our connection came from
 (``your-address``, ``{"port": P, "ipv4"|"ipv6": ADDR}``, as the reference
@@ -38,7 +38,7 @@ from ._hints import DirectTCPV1Hint
 # turns punching off (docs/transit.md); so does the CLI's --no-punch
 NO_PUNCH_ENV = "WORMHOLE_NO_PUNCH"
 # the outside hint ranks below every local hint (0.0) and above the relay
-# (the reference's pull request #685 uses -1.0 for it too)
+# (the reference's pull request magic-wormhole#685 uses -1.0 for it too)
 OUTSIDE_PRIORITY = -1.0
 # what a punched connection's description (the CLI's path line) ends with
 THROUGH_NAT = " (through NAT)"
@@ -62,8 +62,8 @@ def reusable_binding(port=0, interface=""):
 
 def is_outside(hint):
     """A peer's outside (NAT-mapped) address: a direct hint ranked below
-    its local ones (OUTSIDE_PRIORITY, as the reference's pull request #685
-    sends it)."""
+    its local ones (OUTSIDE_PRIORITY, as the reference's pull request
+    magic-wormhole#685 sends it)."""
     return isinstance(hint, DirectTCPV1Hint) and hint.priority < 0
 
 

@@ -1,11 +1,11 @@
-"""The race behind one ``connect()`` (spec 004 6.3, 6.4).
+"""The race behind one ``connect()`` (Transit protocol, "Handshake", "Relay").
 
-Direct attempts start at once; relay attempts start after ``relay_delay``
-(a few seconds when there are direct hints, 0 when there are none, spec
-6.4). The first connection past negotiation wins: it is selected, every
-other attempt is stopped, and later arrivals are rejected (the Sender says
-``nevermind``). If nothing wins within ``timeout`` seconds, or every
-attempt failed and none can still arrive, ``connect()`` fails.
+Direct attempts start at once; relay attempts start after ``relay_delay`` (a
+few seconds when there are direct hints, 0 when there are none: Transit
+protocol, "Relay"). The first connection past negotiation wins: it is
+selected, every other attempt is stopped, and later arrivals are rejected
+(the Sender says ``nevermind``). If nothing wins within ``timeout`` seconds,
+or every attempt failed and none can still arrive, ``connect()`` fails.
 """
 
 from automat import MethodicalMachine

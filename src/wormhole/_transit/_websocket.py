@@ -1,5 +1,5 @@
 # -*- test-case-name: tests.transit.test_websocket -*-
-"""Reaching a Transit relay over WebSocket (protocols-transit.md,
+"""Reaching a Transit relay over WebSocket (Transit protocol,
 "WebSockets Transport").
 
 The relay handshake, the Transit (or Dilation) handshake and the records
@@ -189,8 +189,8 @@ class _StreamClientProtocol(WebSocketClientProtocol):
     def onMessageBegin(self, isBinary):
         super().onMessageBegin(isBinary)
         if not isBinary and self.state == self.STATE_OPEN:
-            # protocols-transit.md: "All sent and received messages MUST
-            # use the WebSockets binary scheme"
+            # Transit protocol, "WebSockets Transport": "All sent and received
+            # messages MUST use the WebSockets binary scheme"
             self.sendCloseFrame(CLOSE_UNSUPPORTED_DATA, b"binary messages only")
 
     def onMessageFrameData(self, payload):

@@ -1,5 +1,5 @@
 """The cyclic garbage collector over the life of a ``wormhole`` process
-(docs/performance.md, issue 25 "Session 8: the fixed part").
+(docs/performance.md, "Session 8: the fixed part").
 
 Starting the CLI imports some 700 modules: ~110,000 objects tracked by
 the collector, nearly all of them alive until the process ends. The

@@ -15,8 +15,9 @@ SHUTDOWN_CLOSE_TIMEOUT = 2.0
 
 def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=None,
                   dilation=False):
-    """``create()`` with the CLI's settings (spec 004 5.4); transfer-v2
-    adds its ``versions`` and ``dilation`` (cli/_v2_session.py)."""
+    """``create()`` with the CLI's settings
+    (Client API, "Wormhole Parameters"); transfer-v2 adds its ``versions`` and
+    ``dilation`` (cli/_v2_session.py)."""
     if cfg.timing is None:
         cfg.timing = DebugTiming()
     # which side wrote the --dump-timing bundle (misc/dump-timing.py)
@@ -43,11 +44,11 @@ def run_and_close(reactor, w, body):
     """Run ``body()`` (a Deferred-returning transfer), then close ``w``.
 
     The first error wins: when the transfer failed, close()'s own error
-    (often the same WrongPasswordError) is dropped. A Ctrl-C while this
-    runs closes the wormhole before the reactor stops, so the server
-    frees the nameplate (spec 004 5.11); the transfer's resulting errors
-    are then not reported (the user asked to stop). Fires with True when
-    the transfer completed, False when it was interrupted."""
+    (often the same WrongPasswordError) is dropped. A Ctrl-C while this runs
+    closes the wormhole before the reactor stops, so the server frees the
+    nameplate (Client API, "Closing"); the transfer's resulting errors are
+    then not reported (the user asked to stop). Fires with True when the
+    transfer completed, False when it was interrupted."""
     shutdown = _ShutdownClose(reactor, w)
     trigger = reactor.addSystemEventTrigger("before", "shutdown", shutdown.close)
     try:
@@ -91,10 +92,11 @@ class _ShutdownClose:
     def close(self):
         self.started = True
         try:
-            # tell the peer at once, on purpose (spec 004 9.1's ``error``;
-            # issue 22 item 3): it reports "cancelled" instead of waiting for
-            # us. Nothing to do once the wormhole is closed (classic after
-            # the file_ack: the Transit connection's end tells the peer)
+            # tell the peer at once, on purpose, with the ``error`` of
+            # File-transfer protocol, "Sender" (docs/cli.md, "Ctrl-C and
+            # SIGTERM"): it reports "cancelled" instead of waiting for us.
+            # Nothing to do once the wormhole is closed (classic after the
+            # file_ack: the Transit connection's end tells the peer)
             self._w.send_message(dict_to_bytes({"error": INTERRUPTION.reason}))
         except Exception:
             pass

@@ -2,7 +2,7 @@
 "Exit status" and "Messages"): the one place that decides, for every
 command.
 
-A transfer that did not happen never exits 0 (issue 22): a failure is
+A transfer that did not happen never exits 0: a failure is
 named by the leg that failed -- the Mailbox server, the Transit relay,
 the direct path, or the peer -- in one line starting ``ERROR:``; a
 transfer declined by a human or refused by our receiving rules exits 3,

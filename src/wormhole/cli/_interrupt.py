@@ -1,14 +1,15 @@
-"""A command stopped on purpose: SIGINT (Ctrl-C) or SIGTERM (issue 22
-item 3, issue 21 item 4; docs/cli.md "Ctrl-C and SIGTERM").
+"""A command stopped on purpose: SIGINT (Ctrl-C) or SIGTERM
+(docs/cli.md "Ctrl-C and SIGTERM").
 
 The reactor's own handlers stop it on either signal; ``Interruption``
 notes which one came first, so that the command can tell the peer why it
-goes (``reason``: the spec's ``error`` message, spec 004 9.1) and exit
-with 128 plus the signal's number (``status``), as shells report a
-command the signal ended: a transfer that was interrupted did not
-happen, and never exits 0. ``CancelOnStop`` hands the reason to a
-classic transfer whose bytes are moving, which tells its peer over Transit
-(the mailbox is closed by then: ``wormhole.transfer._cancel``).
+goes (``reason``: the spec's ``error`` message, File-transfer protocol,
+"Sender") and exit with 128 plus the signal's number (``status``), as
+shells report a command the signal ended: a transfer that was
+interrupted did not happen, and never exits 0. ``CancelOnStop`` hands
+the reason to a classic transfer whose bytes are moving, which tells its
+peer over Transit (the mailbox is closed by then:
+``wormhole.transfer._cancel``).
 """
 import signal
 

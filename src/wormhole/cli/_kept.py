@@ -1,5 +1,5 @@
 """What an interrupted transfer-v2 receive keeps in the receive folder,
-and how a user learns about it and drops it (issue 22 item 4; docs/cli.md
+and how a user learns about it and drops it (docs/cli.md
 "What an interrupted receive keeps", docs/security.md "Kept partials").
 
 An offer that did not complete keeps what arrived under fixed hidden

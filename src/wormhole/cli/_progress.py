@@ -1,10 +1,11 @@
-"""Progress display of the command line (DESIGN.md: "progress display in
-one place"): what the transfer commands show while bytes move, fed by the
-transfer libraries' callbacks (``progress(nbytes)``, ``connected(via)``,
-``file_started(...)``): the progress bars (tqdm, as wide as the terminal),
-the line saying which way the bytes go, and the summary at the end. The
-libraries (``wormhole.transfer``, ``wormhole.transfer_v2``) only count
-bytes; what those counts look like is decided here.
+"""Progress display of the command line
+(docs/architecture.md, "Progress display in one place"): what the transfer
+commands show while bytes move, fed by the transfer libraries' callbacks
+(``progress(nbytes)``, ``connected(via)``, ``file_started(...)``): the
+progress bars (tqdm, as wide as the terminal), the line saying which way the
+bytes go, and the summary at the end. The libraries (``wormhole.transfer``,
+``wormhole.transfer_v2``) only count bytes; what those counts look like is
+decided here.
 
 Each class is named for what it shows and draws its own bars; the lines
 said between them go through ``say`` so that a line never lands on top of
@@ -41,7 +42,7 @@ def _bar_class():
     one offer) the command never imports tqdm: importing it and making
     its first bar (whose write lock is a multiprocessing lock) cost
     ~0.01 s of CPU, a few per cent of a small transfer's
-    (docs/performance.md, issue 25 "Session 8")."""
+    (docs/performance.md, "Session 8: the fixed part")."""
     global Bar
     if Bar is None:
         import tqdm
@@ -168,12 +169,13 @@ def summary(verb, size, seconds, path):
 
 
 class ClassicTransferBar:
-    """One classic transfer (spec 004 9.3) on stderr, fed by the
-    ``wormhole.transfer`` library's callbacks: ``connected(via)`` prints
-    the line saying which way the bytes go ("Sending (->tcp:host:port)..";
-    the host came from the peer's hints, so it is escaped) and starts one
-    bar of ``size`` bytes, ``progress(nbytes)`` advances it, ``close()``
-    ends it (on every path; again is harmless)."""
+    """One classic transfer (File-transfer protocol, "Transit") on
+    stderr, fed by the ``wormhole.transfer`` library's callbacks:
+    ``connected(via)`` prints the line saying which way the bytes go
+    ("Sending (->tcp:host:port).."; the host came from the peer's hints,
+    so it is escaped) and starts one bar of ``size`` bytes,
+    ``progress(nbytes)`` advances it, ``close()`` ends it (on every
+    path; again is harmless)."""
 
     def __init__(self, cfg, verb, size):
         self._cfg = cfg

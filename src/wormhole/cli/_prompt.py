@@ -7,9 +7,9 @@ loaded (the code prompt's tab completion loads it), ``input()`` on a
 terminal switches it to ``-icanon -echo`` while it waits and switches it
 back only when a line comes. A command that ends while a question is
 open (Ctrl-C at the prompt, the peer gone, ``share`` ended by the peer)
-would leave the user's shell that way (issue 22). The terminal is also
-restored on every exit by ``_terminal.TerminalState``; reading this way
-means that nothing changes it in the first place.
+would leave the user's shell that way (docs/cli.md, "The terminal"). The
+terminal is also restored on every exit by ``_terminal.TerminalState``;
+reading this way means that nothing changes it in the first place.
 
 Every question goes through the command's ``Screen`` (``_screen``): no
 progress bar draws while it is open, and its line is ended if the

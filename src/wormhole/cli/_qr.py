@@ -1,5 +1,6 @@
-"""The code as a QR code on the sender's terminal (issue 13; the
-reference 0.24 draws one by default): the ``wormhole-transfer:`` URI
+"""The code as a QR code on the sender's terminal (the reference 0.24
+draws one by default; docs/cli.md "QR codes and `wormhole-transfer:` URIs"):
+the ``wormhole-transfer:`` URI
 (``_uri``), drawn by the ``qrcode`` library with half-block characters,
 two modules per character row. On a terminal it draws white on black
 with colour codes (readable on dark and light themes alike), elsewhere

@@ -1,10 +1,11 @@
 """Whether a transfer-v2 session can reach the peer at all, and which leg
-fails when it cannot (issue 22; docs/cli.md "Messages").
+fails when it cannot (docs/cli.md "Messages").
 
-Dilation tries every way to the peer again and again (spec 000: "the
-agent tries forever"), so on its own a session with no way through only
-ends when the peer has been unreachable for the session's peer timeout
-(60 s), and then blames the peer. Classic Transit, trying each hint once,
+Dilation tries every way to the peer again and again
+(Dilation protocol, "Initiating Dilation": "the agent tries forever"),
+so on its own a session with no way through only ends when the peer has
+been unreachable for the session's peer timeout (60 s), and then blames
+the peer. Classic Transit, trying each hint once,
 says within seconds that neither a direct connection nor the relay
 reaches the other side. ``FirstConnection`` gives transfer-v2 the same
 answer in the same time: ``CHECK_AFTER`` seconds after both sides began

@@ -1,7 +1,8 @@
-"""The classic recipient (spec 004 9.2, 9.3) as ``wormhole receive``
-runs it on a wormhole whose key is confirmed: a text is printed; a file
-or directory is checked, accepted by the human (or ``--accept-file``) and
-received over Transit. The protocol and the receiving rules are the
+"""The classic recipient (File-transfer protocol, "Recipient";
+File-transfer protocol, "Transit") as ``wormhole receive`` runs it on a
+wormhole whose key is confirmed: a text is printed; a file or directory is
+checked, accepted by the human (or ``--accept-file``) and received over
+Transit. The protocol and the receiving rules are the
 ``wormhole.transfer`` library's (with ``wormhole._landing``); here are the
 human's parts: the words on stderr, the bar, the question."""
 import os

@@ -55,16 +55,18 @@ def receive_session(reactor, cfg, w):
         say(cfg, str(receiving.gave_up))
     yield receiving.finished()
     if not texts and not receiving.offers:
-        # a transfer that did not happen never exits 0 (issue 22)
+        # a transfer that did not happen never exits 0 (docs/cli.md,
+        # "Exit status")
         raise TransferError("the sender ended the session without sending anything")
     return None
 
 
 class SenderMailbox:
     """The sender's first mailbox message, read while the transfer-v2
-    session starts. The sender may still end it all there (spec 9.1's
-    ``error``: its human rejected the verifier, before any dilation, or
-    stopped it later: Ctrl-C, SIGTERM): that closes the session and
+    session starts. The sender may still end it all there (the ``error``
+    of File-transfer protocol, "Sender": its human rejected the
+    verifier, before any dilation, or stopped it later: Ctrl-C,
+    SIGTERM): that closes the session and
     ``peer.error`` says why (a ``PeerError``). When we fall back to the
     classic protocol instead (``hand_over()``), the message is the
     classic receiver's: ``first_message()`` gives it (or its failure)."""

@@ -122,8 +122,8 @@ class Receiving:
         has its own summary): "Session: 2 of 3 offers received (5 files);
         received 6.0 MB in 1.20 s (5.0 MB/s) via PATH", the time the
         offers received took, each from its first byte to its end: not
-        the time between them, when the human was asked (issue 22) or
-        the sender prepared the next."""
+        the time between them, when the human was asked or the sender
+        prepared the next."""
         got = self._received
         return (f"Session: {got['offers']} of {self.offers} offers received "
                 f"({got['files']} file{'s' if got['files'] != 1 else ''}); "
@@ -215,7 +215,8 @@ class Receiving:
         if incoming in self._accepted or incoming in self._refused:
             return  # said by _report, or by _refuse
         # the sender gave up (or went away) while we had not answered yet:
-        # nothing was transferred, the command must not exit 0 (issue 22)
+        # nothing was transferred, the command must not exit 0
+        # (docs/cli.md, "Exit status")
         self._unanswered.add(incoming)
         why = (result.getErrorMessage() if isinstance(result, Failure)
                else getattr(result, "reason", result))

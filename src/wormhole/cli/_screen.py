@@ -1,5 +1,5 @@
-"""The terminal while a human is asked something (issue 22 item 6,
-docs/cli.md "The terminal"): the questions and the progress bars share
+"""The terminal while a human is asked something
+(docs/cli.md "The terminal"): the questions and the progress bars share
 one screen, and a bar redrawn while a question is open lands on the
 question's line (``wormhole share``: only the ``o`` of ``ok? (Y/n):``
 stayed visible under a concurrent offer's bar).

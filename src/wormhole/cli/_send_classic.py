@@ -1,6 +1,7 @@
-"""The classic sender (spec 004 9.1, 9.3) as ``wormhole send`` runs it:
-a text through the mailbox, a file or directory through Transit, each on
-a wormhole whose code was announced (``--classic``, or the peer without
+"""The classic sender (File-transfer protocol, "Sender";
+File-transfer protocol, "Transit") as ``wormhole send`` runs it: a text
+through the mailbox, a file or directory through Transit, each on a
+wormhole whose code was announced (``--classic``, or the peer without
 transfer-v2). The protocol is the ``wormhole.transfer`` library's; here
 are the human's parts: the words on stderr, the bar, the questions."""
 import os
@@ -32,7 +33,8 @@ def verify_question(reactor, cfg):
 
 
 def send_text_on(reactor, cfg, w, text):
-    """The classic text offer (spec 9.1) on ``w``, whose code was announced."""
+    """The classic text offer (File-transfer protocol, "Sender") on ``w``,
+    whose code was announced."""
     return transfer.send_text(w, text, verify=verify_question(reactor, cfg))
 
 

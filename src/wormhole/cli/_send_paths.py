@@ -77,7 +77,8 @@ def send_paths(reactor, cfg):
 
     def one_path_for_classic(w, reason):
         # the classic protocol sends one file or directory per code: with
-        # several, tell the waiting classic receiver we gave up (spec 9.1)
+        # several, tell the waiting classic receiver we gave up
+        # (File-transfer protocol, "Sender")
         if len(outgoings) != 1:
             why = (f"{reason}, which sends one file or directory per code; {len(outgoings)} "
                    "were given (send a folder holding them, or one at a time)")

@@ -1,10 +1,11 @@
-"""``wormhole send --text``: the text as classic's text offer (spec 004
-9.1), whatever the peer speaks. It travels in the mailbox, so it needs no
-Transit relay and no direct connection: a text gets through wherever the
-rendezvous does, as with the reference. (transfer-v2's control message
-would need a Dilation connection for one line; ``share`` still sends
-texts that way, inside a session it opens anyway.) The wormhole announces
-no transfer-v2, so the receiver answers with classic's ``message_ack``."""
+"""``wormhole send --text``: the text as classic's text offer
+(File-transfer protocol, "Sender"), whatever the peer speaks. It travels
+in the mailbox, so it needs no Transit relay and no direct connection: a
+text gets through wherever the rendezvous does, as with the reference.
+(transfer-v2's control message would need a Dilation connection for one
+line; ``share`` still sends texts that way, inside a session it opens
+anyway.) The wormhole announces no transfer-v2, so the receiver answers
+with classic's ``message_ack``."""
 from twisted.internet import defer
 
 from ..errors import TransferError

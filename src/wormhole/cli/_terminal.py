@@ -1,8 +1,8 @@
-"""The terminal is left as it was found (issue 22, docs/cli.md "The
-terminal"): one place that saves the settings of the controlling
-terminal when the command starts and puts them back when it ends,
-whatever ends it -- success, an error, Ctrl-C, SIGTERM, the peer gone,
-end of input in ``share``.
+"""The terminal is left as it was found (docs/cli.md "The terminal"):
+one place that saves the settings of the controlling terminal when the
+command starts and puts them back when it ends, whatever ends it --
+success, an error, Ctrl-C, SIGTERM, the peer gone, end of input in
+``share``.
 
 Only stdin's terminal is ours to restore (the one the human types in);
 without a terminal (a pipe, a file, Windows without termios) there is

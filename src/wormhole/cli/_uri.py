@@ -1,6 +1,6 @@
-"""The ``wormhole-transfer:`` URI of a code (the URI scheme spec,
-protocols-uri-scheme.md): what ``wormhole send`` puts in its QR code and
-what ``wormhole receive`` accepts in place of a code.
+"""The ``wormhole-transfer:`` URI of a code (URI scheme): what
+``wormhole send`` puts in its QR code and what ``wormhole receive``
+accepts in place of a code.
 
 ``wormhole-transfer:CODE`` with the code percent-encoded, and a query
 string only where a value differs from its default: ``rendezvous=`` (the

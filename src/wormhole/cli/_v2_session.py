@@ -65,8 +65,8 @@ def dilate_kwargs(cfg, path, first=None):
     kwargs = {"no_listen": not cfg.listen, "status_update": status_update}
     if cfg.peer_timeout is not None:
         # a subchannel we closed waits this long for the peer's CLOSE
-        # (issue 21 item 4): a peer that took our offer and stopped reading
-        # must not hold the command for Dilation's 300 s
+        # (docs/cli.md, "Options"): a peer that took our offer and stopped
+        # reading must not hold the command for Dilation's 300 s
         kwargs["close_timeout"] = cfg.peer_timeout
     if cfg.transit_helper:
         kwargs["transit_relay_location"] = cfg.transit_helper

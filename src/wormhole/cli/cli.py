@@ -1,6 +1,7 @@
 """The ``wormhole`` click group: options in the places users of the
-reference expect them (spec 004 1.7; checked against ``wormhole --help``
-of the reference 0.24), then one command run on the reactor.
+reference expect them (Command line, "CLI tool"; checked against
+``wormhole --help`` of the reference 0.24), then one command run on the
+reactor.
 
 Each command is ``command(reactor, cfg) -> Deferred``; ``_dispatch``
 runs it under ``task.react``, turns every expected error into one
@@ -27,7 +28,7 @@ from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
 
 
-# the letters debug_set_trace knows (spec 004 5: Boss, Nameplate, Mailbox,
+# the letters debug_set_trace knows (Client API: Boss, Nameplate, Mailbox,
 # Send, Order, Key, Receive, RendezvousConnector, Lister, Code, Input,
 # Allocator, Terminator)
 MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
@@ -47,7 +48,7 @@ def _dispatch(command, cfg):
         try:
             task.react(_main, (command, cfg))
         except SystemExit as e:
-            # stopped by a signal: not 0 (issue 22; docs/cli.md "Exit status")
+            # stopped by a signal: not 0 (docs/cli.md "Exit status")
             if not e.code and INTERRUPTION.status is not None:
                 raise SystemExit(INTERRUPTION.status) from None
             raise
@@ -86,8 +87,8 @@ def _with_tor(reactor, command, cfg):
 
 def _checked_then_run(reactor, command, cfg):
     # a malformed --relay-url is refused before the command says anything
-    # (it printed "Sending text message" first: issue 22 item 7); imported
-    # here, as the client is, so --help loads no autobahn
+    # (it printed "Sending text message" first; docs/cli.md "Messages");
+    # imported here, as the client is, so --help loads no autobahn
     from .._ws import parse_relay_url
     parse_relay_url(cfg.relay_url)
     if cfg.code:
@@ -279,8 +280,9 @@ def _fill(cfg, zeromode, code_length, verify, hide_progress, listen, tor, launch
           tor_control_port, debug_state, code):
     if launch_tor and tor_control_port is not None:
         raise click.UsageError("--launch-tor and --tor-control-port= are mutually exclusive")
-    # spec 004 chapter 3; either Tor option means --tor (the reference
-    # ignores them without --tor, which surprises more than it helps)
+    # Tor support, "Other Ways To Reach Tor"; either Tor option means --tor
+    # (the reference ignores them without --tor, which surprises more than
+    # it helps)
     cfg.tor = bool(tor or launch_tor or tor_control_port is not None)
     cfg.launch_tor = launch_tor
     cfg.tor_control_port = tor_control_port

@@ -1,9 +1,10 @@
-"""``wormhole receive``: the recipient of spec 004 chapter 9 (9.2): the
-code (typed with <Tab> completion, given, or allocated), the wait for
-the sender, then transfer-v2 when the sender has it
-(``_receive_v2``), else the classic recipient (``_receive_classic``): a
-text is printed; a file or directory is checked, accepted by the human
-(or ``--accept-file``) and received.
+"""``wormhole receive``: the recipient
+(File-transfer protocol, "Recipient"): the code (typed with <Tab>
+completion, given, or allocated), the wait for the sender, then
+transfer-v2 when the sender has it (``_receive_v2``), else the classic
+recipient (``_receive_classic``): a text is printed; a file or
+directory is checked, accepted by the human (or ``--accept-file``) and
+received.
 
 stdout carries only the received text (escaped, see ``escape_text``), the
 code prompt and the ``ok? (Y/n): `` question; everything else goes to
@@ -26,8 +27,8 @@ __all__ = ["DeclinedOffer", "PROMPT", "WAITING_DELAY", "receive"]
 def __getattr__(name):
     # the classic refusal before anything moved (by the human or the
     # rules: exit 3), named here as before; the classic receiver's modules
-    # load when it runs (``wormhole.transfer`` is lazy: docs/performance.md,
-    # issue 25 "Session 8")
+    # load when it runs (``wormhole.transfer`` is lazy:
+    # docs/performance.md, "Session 8: the fixed part")
     if name == "DeclinedOffer":
         from ..transfer import DeclinedOffer
         return DeclinedOffer

@@ -1,6 +1,7 @@
-"""``wormhole send``: the sender of spec 004 chapter 9 (9.1): a text
-through the mailbox, or a file or directory through Transit (9.3); over
-transfer-v2 when the peer has it (docs/transfer-v2.md "The CLI").
+"""``wormhole send``: the sender (File-transfer protocol, "Sender"): a
+text through the mailbox, or a file or directory through Transit
+(File-transfer protocol, "Transit"); over transfer-v2 when the peer has
+it (docs/transfer-v2.md "The CLI").
 
 What goes where was settled by running the reference 0.24 (docs/cli.md):
 progress and instructions on stderr; on stdout only what a script may

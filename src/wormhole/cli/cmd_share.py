@@ -150,9 +150,9 @@ def ended(cfg, receiving, failures, offered):
     """The end of a session: fails when the peer's offers (``receiving``)
     or ours (``failures`` of ``offered``) did not all complete. When both
     did not, each is said on its own line and the ERROR line counts them,
-    so neither hides the other (issue 21 item 5: a peer acknowledging our
-    offer with a wrong hash went unreported); the status is 1 unless every
-    failure was declined."""
+    so neither hides the other (docs/cli.md, "Messages": a peer
+    acknowledging our offer with a wrong hash went unreported); the status
+    is 1 unless every failure was declined."""
     ours = outcome(failures, offered, "offers we made")
     theirs = None
     try:

@@ -4,11 +4,12 @@ key to someone who will add it to their ``~/.ssh/authorized_keys``.
 On the wire (settled by running the reference 0.24): the application id
 is ``lothar.com/wormhole/ssh-add``; the inviter allocates the code and
 waits; the accepter sends the public key file's text as a text offer
-(``{"offer": {"message": KEYLINE}}``, spec 004 9.1) and the inviter
-answers ``message_ack``, as for any text. So ``accept`` is the text
-sender and ``invite`` the text recipient, with a check in between: the
-text must be one public-key line (no newline, no ``authorized_keys``
-options such as ``command="..."``) before anything is appended.
+(``{"offer": {"message": KEYLINE}}``, File-transfer protocol, "Sender")
+and the inviter answers ``message_ack``, as for any text. So ``accept``
+is the text sender and ``invite`` the text recipient, with a check in
+between: the text must be one public-key line (no newline, no
+``authorized_keys`` options such as ``command="..."``) before anything
+is appended.
 """
 import base64
 import os

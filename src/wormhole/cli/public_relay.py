@@ -1,13 +1,13 @@
-"""The public servers the CLI uses by default (spec 004 1.6).
+"""The public servers the CLI uses by default (Command line, "Relays").
 
 Applications written for the reference import these two names from
 ``wormhole.cli.public_relay``, so they stay here with these spellings.
 """
 
-# the Mailbox ("rendezvous") server: a WebSocket URL (spec 004 5.3)
+# the Mailbox ("rendezvous") server: a WebSocket URL (Client API, "Mailbox Servers")
 RENDEZVOUS_RELAY = "ws://relay.magic-wormhole.io:4000/v1"
-# an alias under the name spec 004 5.1's example uses
+# an alias under the name the example of Client API, "Modes" uses
 MAILBOX_RELAY = RENDEZVOUS_RELAY
 
-# the Transit relay: a Twisted client endpoint string (spec 004 6.4)
+# the Transit relay: a Twisted client endpoint string (Transit protocol, "Relay")
 TRANSIT_RELAY = "tcp:transit.magic-wormhole.io:4001"

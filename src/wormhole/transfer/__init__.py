@@ -1,5 +1,5 @@
-"""Classic file transfer (spec 004 chapter 9) as a library: send a text,
-a file or a directory to any peer that speaks it (the reference 0.24,
+"""Classic file transfer (File-transfer protocol) as a library: send a
+text, a file or a directory to any peer that speaks it (the reference 0.24,
 wormhole-william, ours), and receive under a policy, over a wormhole the
 application created. See docs/transfer.md.
 
@@ -14,7 +14,7 @@ import importlib
 # (PEP 562): a transfer-v2 command needs a few message names from here
 # and none of the protocol machines; importing all eleven modules (and
 # building their Automat machines) cost each CLI process ~6 ms of CPU
-# (docs/performance.md, issue 25 "Session 8").
+# (docs/performance.md, "Session 8: the fixed part").
 _WHERE = {
     "Cancellation": "_cancel", "Cancelled": "_cancel",
     "IOfferSender": "_interfaces", "IReceiver": "_interfaces",

@@ -1,29 +1,31 @@
 """Stopping a classic transfer on purpose while its bytes move, and
-telling the peer why (issue 22 item 3; docs/transfer.md "Cancelling").
+telling the peer why (docs/transfer.md "Cancelling").
 
-By then both sides closed the wormhole (spec 004 9.3: the ``file_ack``
-was the last mailbox message), so the spec's ``error`` message (9.1, 9.2)
-cannot go through the mailbox any more: the Transit record pipe is all
-that is left, and what goes over it must stay a plain failure for a peer
-that does not know this convention (the reference 0.24,
-wormhole-william):
+By then both sides closed the wormhole (File-transfer protocol,
+"Transit": the ``file_ack`` was the last mailbox message), so the
+spec's ``error`` message (File-transfer protocol, "Sender";
+File-transfer protocol, "Recipient") cannot go through the mailbox any
+more: the Transit record pipe is all that is left, and what goes over it
+must stay a plain failure for a peer that does not know this convention
+(the reference 0.24, wormhole-william):
 
-- spec 9.3 has the sender send file records and nothing else; the
-  reference's ``FileSender`` and wormhole-william stop at the end of the
-  file and never send an empty record, though spec 6.2 lets a record be
-  any size. So the sender says "cancelled" with one **empty record**,
-  followed by the **reason** (UTF-8) as one more record when more than
-  its length of file bytes were still due, then closes. A receiver that
-  does not know this writes nothing for the empty record, the reason's
-  few bytes as file data, then sees the close before the announced size:
-  its transfer fails as on any close, and the reason can never complete a
-  file (more bytes were due than it holds).
-- the receiver's only record is the final ack (9.3). Instead, it sends
-  the spec's error message ``{"error": REASON}``, then closes. A sender
-  that reads it as the final ack finds no ``"ack": "ok"`` and fails (the
-  reference: "Transfer failed (remote says: ...)"; wormhole-william: "Got
-  non ok final ack from receiver"); one that is still sending sees the
-  close.
+- File-transfer protocol, "Transit" has the sender send file records
+  and nothing else; the reference's ``FileSender`` and wormhole-william
+  stop at the end of the file and never send an empty record, though
+  Transit protocol, "Records" lets a record be any size. So the sender
+  says "cancelled" with one **empty record**, followed by the **reason**
+  (UTF-8) as one more record when more than its length of file bytes
+  were still due, then closes. A receiver that does not know this writes
+  nothing for the empty record, the reason's few bytes as file data,
+  then sees the close before the announced size: its transfer fails as
+  on any close, and the reason can never complete a file (more bytes
+  were due than it holds).
+- the receiver's only record is the final ack (File-transfer protocol,
+  "Transit"). Instead, it sends the spec's error message ``{"error":
+  REASON}``, then closes. A sender that reads it as the final ack finds no
+  ``"ack": "ok"`` and fails (the reference: "Transfer failed (remote says:
+  ...)"; wormhole-william: "Got non ok final ack from receiver"); one that
+  is still sending sees the close.
 
 ``REASON`` is what the CLI also puts in the mailbox's ``error``
 ("transfer cancelled (Ctrl-C)"): ``peer_gave_up`` turns it into "the

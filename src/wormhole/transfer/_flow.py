@@ -1,6 +1,6 @@
 """What sending and receiving share: how a protocol machine's end is
 awaited, where the Transit object comes from and how it connects, and
-closing the wormhole early (spec 004 9.3)."""
+closing the wormhole early (File-transfer protocol, "Transit")."""
 from twisted.internet import defer
 
 
@@ -57,9 +57,10 @@ def no_op(*args):
 def close_early(w):
     """Start closing ``w`` now, once the mailbox has done its part.
 
-    Spec 004 9.3: a file transfer closes the wormhole as soon as it has
-    what it needs to open the Transit connection, so the server frees the
-    nameplate and mailbox while the bytes flow. ``close()`` is idempotent:
-    the application closes again at the end and waits for the result
-    (an error of this early close is reported there, not here)."""
+    File-transfer protocol, "Transit": a file transfer closes the wormhole
+    as soon as it has what it needs to open the Transit connection, so the
+    server frees the nameplate and mailbox while the bytes flow.
+    ``close()`` is idempotent: the application closes again at the end and
+    waits for the result (an error of this early close is reported there,
+    not here)."""
     w.close().addErrback(lambda _: None)

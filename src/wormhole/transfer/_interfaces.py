@@ -1,11 +1,11 @@
-"""Interfaces of the classic file-transfer protocol's machines (spec 004
-chapter 9)."""
+"""Interfaces of the classic protocol's machines (File-transfer
+protocol)."""
 from zope.interface import Interface
 
 
 class IOfferSender(Interface):
     """The sending side of any transfer: text, file or directory
-    (spec 004 9.1)."""
+    (File-transfer protocol, "Sender")."""
 
     def send_offer(offer, transit=None):
         """Send our ``transit`` message (files and directories), then
@@ -20,7 +20,7 @@ class IOfferSender(Interface):
 
 class IReceiver(Interface):
     """The receiving side of any transfer: text, file or directory
-    (spec 004 9.2)."""
+    (File-transfer protocol, "Recipient")."""
 
     def got_message(body):
         """A (decrypted) message body arrived from the peer."""

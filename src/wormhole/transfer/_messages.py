@@ -1,4 +1,4 @@
-"""What both sides of the file-transfer protocol (spec 004 chapter 9)
+"""What both sides of the classic protocol (File-transfer protocol)
 share: parsing a peer message, the hints of a ``transit`` message, the
 words sent when a human says no, and the error a peer's ``error`` message
 becomes. (The sender of texts, files and directories is
@@ -8,7 +8,7 @@ from .._escape import excerpt
 from ..errors import TransferError
 from ..util import bytes_to_dict
 
-# spec 004 9.1: a directory offer's only compression mode
+# File-transfer protocol, "Sender": a directory offer's only compression mode
 ZIP_MODE = "zipfile/deflated"
 # what each side says on the wire (the values are the peer's to display)
 VERIFICATION_REJECTED = "the sender rejected the verification code; transfer abandoned"
@@ -50,7 +50,8 @@ def parse_message(body):
 
 
 def hints_of(transit):
-    """The ``hints-v1`` list of a peer's ``transit`` value (spec 004 9.3);
-    anything malformed counts as no hints."""
+    """The ``hints-v1`` list of a peer's ``transit`` value
+    (File-transfer protocol, "Transit"); anything malformed counts as no
+    hints."""
     hints = transit.get("hints-v1") if isinstance(transit, dict) else None
     return hints if isinstance(hints, list) else []

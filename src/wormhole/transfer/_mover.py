@@ -1,4 +1,5 @@
-"""Moving the bytes of a file or directory over Transit (spec 004 9.3).
+"""Moving the bytes of a file or directory over Transit (File-transfer
+protocol, "Transit").
 
 ``progress(nbytes)``, a plain callable as in ``transfer_v2``, hears the
 bytes moved on either side; nothing here shows anything.
@@ -25,7 +26,8 @@ from ..util import dict_to_bytes
 from . import _cancel
 from ._messages import parse_message
 
-# spec 004 9.3: both sides derive the Transit key from the wormhole key
+# File-transfer protocol, "Transit": both sides derive the Transit key
+# from the wormhole key
 TRANSIT_KEY_LENGTH = 32
 
 
@@ -35,17 +37,17 @@ def transit_key(w, appid):
 
 @defer.inlineCallbacks
 def transit_message(transit, w):
-    """The value of our ``transit`` message: abilities and hints (9.3),
-    with the outside hint of ``w``'s NAT mapping when it has one
-    (docs/transit.md "Through a NAT")."""
+    """The value of our ``transit`` message: abilities and hints
+    (File-transfer protocol, "Transit"), with the outside hint of ``w``'s
+    NAT mapping when it has one (docs/transit.md "Through a NAT")."""
     transit.set_nat_mapping(w._nat_mapping())
     hints = yield transit.get_connection_hints()
     return {"abilities-v1": transit.get_connection_abilities(), "hints-v1": hints}
 
 
 # 64 KiB: where SecretBox is fastest on this kind of machine (larger
-# records fall out of the L2 cache, ~2x slower to seal); spec 004 6.2 lets
-# records be any size and every receiver takes any size
+# records fall out of the L2 cache, ~2x slower to seal); Transit protocol,
+# "Records" lets records be any size and every receiver takes any size
 RECORD_SIZE = 64 * 1024
 # records sealed into one transport write: 4 x 64 KiB passes the
 # transport's 256 KiB high-water mark (``_pipe.BULK_BUFFER``), so each
@@ -87,8 +89,8 @@ class _FileStreamer:
     def __init__(self, fileobj, pipe, hasher, progress, size, clock=None):
         self._read = fileobj.read
         # exactly the size the offer announced: bytes appended since (a
-        # file being written, a log) are not sent (spec 004 9.3: the
-        # receiver expects filesize bytes, then hashes them)
+        # file being written, a log) are not sent (File-transfer protocol,
+        # "Transit": the receiver expects filesize bytes, then hashes them)
         self._left = size
         self._pipe = pipe
         self._hash = hasher.update
@@ -178,14 +180,14 @@ class _FileStreamer:
 
 
 class Sending:
-    """The sender's side of the bytes on one record pipe (spec 004 9.3):
-    ``send`` streams the file, ``confirmed`` checks the receiver's final
-    ack, ``cancel(reason)`` stops on purpose and tells the receiver
-    (``_cancel``). The receiver's next record is asked for before the
-    first byte goes: one that comes while the file is still being sent
-    (its cancel, ``_cancel``) stops the send at once. With ``clock``, a
-    receiver that reads nothing for STALL_TIMEOUT seconds, or does not
-    confirm in time, ends it too."""
+    """The sender's side of the bytes on one record pipe
+    (File-transfer protocol, "Transit"): ``send`` streams the file,
+    ``confirmed`` checks the receiver's final ack, ``cancel(reason)`` stops
+    on purpose and tells the receiver (``_cancel``). The receiver's next
+    record is asked for before the first byte goes: one that comes while the
+    file is still being sent (its cancel, ``_cancel``) stops the send at
+    once. With ``clock``, a receiver that reads nothing for STALL_TIMEOUT
+    seconds, or does not confirm in time, ends it too."""
 
     def __init__(self, pipe, clock=None, size=0):
         self._pipe = pipe
@@ -216,7 +218,7 @@ class Sending:
         (``progress(nbytes)`` hears each batch); fires with the sha256
         (hex) sent. When the connection goes away meanwhile (the receiver
         quit, or its network did), the TransferError says how far we got,
-        in one line (issue 11: never a traceback)."""
+        in one line, never a traceback (docs/cli.md, "Errors")."""
         if self._cancelled is not None:
             raise _cancel.Cancelled(f"cancelled: {self._cancelled}")
         answer = self._answer

@@ -1,12 +1,13 @@
-"""The sending side of the file-transfer protocol (spec 004 9.1): one
-machine for texts, files and directories.
+"""The sending side of the classic protocol (File-transfer protocol,
+"Sender"): one machine for texts, files and directories.
 
 It sends its offer (a file or directory offer preceded by our ``transit``
 message) and reads the recipient's messages: ``error`` ends the transfer
 badly, ``answer`` with the expected ack (``message_ack`` for a text,
 ``file_ack`` otherwise) ends it well and is the last message read, any
 other answer is a refusal, other keys are ignored. A file sender also
-passes the recipient's ``transit`` hints on (9.3).
+passes the recipient's ``transit`` hints on (File-transfer protocol,
+"Transit").
 
 The machine only decides; its neighbours are plain callables given at
 construction: ``send_message(bytes)``, ``finished(error_or_None)`` and,
@@ -68,7 +69,8 @@ class OfferSender:
         msg = parse_message(body)
         if msg is None:
             return self._got_garbage()
-        # spec 9.1: keys may come together or apart; error ends it first
+        # File-transfer protocol, "Sender": keys may come together or
+        # apart; error ends it first
         if "error" in msg:
             return self._got_error(msg["error"])
         if "transit" in msg and self._got_hints is not None:
@@ -100,7 +102,8 @@ class OfferSender:
 
     @m.output()
     def _send_offer(self, offer, transit=None):
-        if transit is not None:  # 9.3: our hints before the offer
+        # File-transfer protocol, "Transit": our hints before the offer
+        if transit is not None:
             self._send_message(dict_to_bytes({"transit": transit}))
         self._send_message(dict_to_bytes({"offer": offer}))
 
@@ -140,7 +143,8 @@ class OfferSender:
     S1_offered.upon(_got_ack, enter=S2_done, outputs=[_succeed])
     S1_offered.upon(_got_bad_answer, enter=S2_done, outputs=[_fail_answer])
     S1_offered.upon(_got_irrelevant, enter=S1_offered, outputs=[])
-    # spec 9.1: the ack (or an error) is the last message the sender reads
+    # File-transfer protocol, "Sender": the ack (or an error) is the last
+    # message the sender reads
     S2_done.upon(_got_garbage, enter=S2_done, outputs=[])
     S2_done.upon(_got_error, enter=S2_done, outputs=[])
     S2_done.upon(_got_transit, enter=S2_done, outputs=[])

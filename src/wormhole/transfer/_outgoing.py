@@ -1,6 +1,7 @@
-"""What a classic sender offers (spec 004 9.1): a file as it is, a
-directory as a deflated zipfile built in a temporary file first (its size
-goes in the offer, so it must be known before anything is sent).
+"""What a classic sender offers (File-transfer protocol, "Sender"): a
+file as it is, a directory as a deflated zipfile built in a temporary
+file first (its size goes in the offer, so it must be known before
+anything is sent).
 
 ``prepare(path, ...)`` returns an ``Outgoing``: the ``offer`` value, the
 number of bytes that will travel, ``open()`` for the bytes, ``cleanup()``.
@@ -156,8 +157,9 @@ def _entry_attributes(st_mode):
     """A zip entry's external attributes: the file type and permission
     bits in the high 16 bits (where the reference 0.24 and we read a
     mode), never set-uid, set-gid or sticky: the reference's receiver
-    applies an entry's mode as it is, umask or not (issue 22 item 5), and
-    what we would not keep as a receiver we do not ask others to keep.
+    applies an entry's mode as it is, umask or not (docs/security.md,
+    "Modes (`wormhole._landing.landed_mode`)"), and what we would not
+    keep as a receiver we do not ask others to keep.
     Folders also get MS-DOS's directory bit, as zipfile gives them."""
     attributes = (stat.S_IFMT(st_mode) | stat.S_IMODE(st_mode) & PERMISSION_BITS) << 16
     return attributes | (0x10 if stat.S_ISDIR(st_mode) else 0)

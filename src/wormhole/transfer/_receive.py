@@ -1,6 +1,7 @@
-"""Receiving with the classic file-transfer protocol (spec 004 9.2, 9.3)
-over a wormhole the application created, under a ``ReceivePolicy``: where
-things land, which offers are accepted, how large they may be.
+"""Receiving with the classic protocol (File-transfer protocol,
+"Recipient"; File-transfer protocol, "Transit") over a wormhole the
+application created, under a ``ReceivePolicy``: where things land, which
+offers are accepted, how large they may be.
 
 Every name and path the peer proposes passes the receiving rules of
 ``wormhole._landing`` (the same rules as transfer-v2's); the bytes land
@@ -143,10 +144,10 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
     ``BadOffer`` for a malformed one, ``TransferError`` otherwise.
 
     ``appid``: the one ``w`` was created with. ``transit``: a
-    ``TransitReceiver``, or a callable making one (called once the offer
-    is accepted); by default one with ``transit_relay``. The wormhole is
-    closed early (spec 004 9.3), the application still waits for
-    ``w.close()``. ``first_message``: a Deferred for the sender's first
+    ``TransitReceiver``, or a callable making one (called once the offer is
+    accepted); by default one with ``transit_relay``. The wormhole is closed
+    early (File-transfer protocol, "Transit"), the application still waits
+    for ``w.close()``. ``first_message``: a Deferred for the sender's first
     message when the application already asked the wormhole for it.
 
     Callables, all optional: ``connected(via)`` once Transit connected;
@@ -196,7 +197,8 @@ def receive(reactor, w, appid, policy=None, transit=None, transit_relay=None,
     receiver.accept()
     yield outcome.result()
     transit.set_transit_key(_mover.transit_key(w, appid))
-    close_early(w)  # our hints and file_ack are sent (spec 9.3)
+    # our hints and file_ack are sent (File-transfer protocol, "Transit")
+    close_early(w)
     pipe = yield connect(transit, reactor, cancellation)
     # the display is called from inside Transit's records: guarded
     display = DisplayGuard("a classic receive")

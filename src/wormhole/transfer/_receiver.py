@@ -1,14 +1,15 @@
-"""The recipient of the file-transfer protocol (spec 004 9.2).
+"""The recipient of the classic protocol (File-transfer protocol,
+"Recipient").
 
 ``error`` in any message ends the transfer badly (checked before any other
-key of that message); ``transit`` hints go to the Transit (9.3); an
-``offer`` decides the mode: a ``message`` is shown and acknowledged with
-``message_ack``; a ``file`` or a ``directory`` (``zipfile/deflated``) is
-handed on (``offered(kind, offer)``) to be checked and decided (the
-receiving rules, a policy, maybe a human: ``_receive.receive``), and
-answered with ``accept()`` (``file_ack``) or
-``decline(reason)`` (``{"error": "transfer rejected"}``, the reference's
-words). Other keys are ignored.
+key of that message); ``transit`` hints go to the Transit
+(File-transfer protocol, "Transit"); an ``offer`` decides the mode: a
+``message`` is shown and acknowledged with ``message_ack``; a ``file`` or
+a ``directory`` (``zipfile/deflated``) is handed on (``offered(kind,
+offer)``) to be checked and decided (the receiving rules, a policy, maybe
+a human: ``_receive.receive``), and answered with ``accept()``
+(``file_ack``) or ``decline(reason)`` (``{"error": "transfer rejected"}``,
+the reference's words). Other keys are ignored.
 
 Neighbours are plain callables given at construction: ``send_message
 (bytes)``, ``display(text)``, ``got_hints(list)``, ``offered(kind,
@@ -54,7 +55,8 @@ class Receiver:
         msg = parse_message(body)
         if msg is None:
             return self._got_garbage()
-        # spec 9.2: error wins over every other key of the same message
+        # File-transfer protocol, "Recipient": error wins over every other
+        # key of the same message
         if "error" in msg:
             return self._got_error(msg["error"])
         if "transit" in msg:

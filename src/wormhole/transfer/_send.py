@@ -1,6 +1,7 @@
-"""Sending with the classic file-transfer protocol (spec 004 9.1, 9.3)
-over a wormhole the application created: a text through the mailbox, a
-file or a directory (zipped first) through Transit.
+"""Sending with the classic protocol (File-transfer protocol, "Sender";
+File-transfer protocol, "Transit") over a wormhole the application
+created: a text through the mailbox, a file or a directory (zipped
+first) through Transit.
 
 Both functions take the wormhole once its code is set (they read and send
 its messages; the application shows the code, and closes the wormhole at
@@ -43,7 +44,8 @@ def _verified(w, verify):
 
 @defer.inlineCallbacks
 def _read_until_done(w, machine, outcome):
-    # spec 9.1: the ack (or an error) is the last mailbox message read
+    # File-transfer protocol, "Sender": the ack (or an error) is the last
+    # mailbox message read
     while not outcome.called:
         body = yield w.get_message()
         machine.got_message(body)
@@ -75,14 +77,14 @@ def send_file(reactor, w, appid, what, transit=None, transit_relay=None, verify=
     over Transit; fires with ``Sent`` once the receiver confirmed them.
 
     ``what``: a path (a directory is zipped into a temporary file, removed
-    at the end) or an ``Outgoing`` from ``prepare()`` (the caller cleans
-    it up). ``appid``: the one ``w`` was created with (the Transit key is
-    derived from it, spec 004 9.3). ``transit``: a ``TransitSender`` (or a
-    callable making one); by default one with ``transit_relay`` (a hint
-    such as ``"tcp:relay.example:4001"``, or None for direct connections
-    only). The wormhole is closed early (spec 004 9.3: once the
-    receiver's ``file_ack`` arrived); the application still waits for
-    ``w.close()``.
+    at the end) or an ``Outgoing`` from ``prepare()`` (the caller cleans it
+    up). ``appid``: the one ``w`` was created with (the Transit key is
+    derived from it, File-transfer protocol, "Transit"). ``transit``: a
+    ``TransitSender`` (or a callable making one); by default one with
+    ``transit_relay`` (a hint such as ``"tcp:relay.example:4001"``, or None
+    for direct connections only). The wormhole is closed early
+    (File-transfer protocol, "Transit": once the receiver's ``file_ack``
+    arrived); the application still waits for ``w.close()``.
 
     Callables, all optional: ``verify(verifier)`` as for ``send_text``;
     ``connected(via)`` once Transit connected (``via`` describes the
@@ -122,7 +124,9 @@ def _offer_and_send(reactor, w, appid, outgoing, transit, verify, connected, pro
         sender.send_offer(outgoing.offer, ours)
     yield _read_until_done(w, sender, outcome)
     transit.set_transit_key(_mover.transit_key(w, appid))
-    close_early(w)  # the file_ack was the last mailbox message (spec 9.3)
+    # the file_ack was the last mailbox message (File-transfer protocol,
+    # "Transit")
+    close_early(w)
     pipe = yield connect(transit, reactor, cancellation)
     sending = _mover.Sending(pipe, clock=reactor, size=outgoing.size)
     moving = cancellation.moving(sending.cancel) if cancellation is not None else None

@@ -1,5 +1,6 @@
-"""Unpacking a received directory (spec 004 9.2, mode ``zipfile/deflated``)
-so that nothing the archive says can reach outside the target.
+"""Unpacking a received directory (File-transfer protocol, "Recipient",
+mode ``zipfile/deflated``) so that nothing the archive says can reach
+outside the target.
 
 Two steps, and nothing is written before the first one passed:
 
@@ -22,15 +23,16 @@ Two steps, and nothing is written before the first one passed:
    bytes written are counted against the offer's ``numbytes`` as they
    are decompressed, whatever the headers claim.
 
-Modes (issue 22 item 5): a file or folder entry keeps the permission
-bits the sender's zipfile carries in its external attributes (``st_mode
-<< 16``, as the reference and we write them), never set-uid, set-gid or
-sticky, and never more than the receiver's umask allows; an entry
-carrying none gets what ``open()``/``mkdir()`` give (0666/0777 less the
-umask). Folders get theirs last, so a read-only folder is still filled.
-No device or FIFO comes from an archive. Every way a damaged
-archive makes ``zipfile`` fail becomes ``Refused`` with one line; a disk
-error becomes a ``TransferError`` naming it.
+Modes (docs/security.md, "Modes (`wormhole._landing.landed_mode`)"): a
+file or folder entry keeps the permission bits the sender's zipfile
+carries in its external attributes (``st_mode << 16``, as the reference
+and we write them), never set-uid, set-gid or sticky, and never more
+than the receiver's umask allows; an entry carrying none gets what
+``open()``/``mkdir()`` give (0666/0777 less the umask). Folders get
+theirs last, so a read-only folder is still filled. No device or FIFO
+comes from an archive. Every way a damaged archive makes ``zipfile``
+fail becomes ``Refused`` with one line; a disk error becomes a
+``TransferError`` naming it.
 """
 import collections
 import errno

@@ -279,7 +279,7 @@ class _OfferInProtocol(_OfferProtocol):
         if (isinstance(offer, M.DirectoryOffer) and offer.folders
                 and not self._session._empty_folders):
             # an attribute of a feature we did not declare: ignored, like
-            # any unknown key (spec "features")
+            # any unknown key (Dilated File Transfer, "Version Negotiation")
             offer = attr.evolve(offer, folders=())
         if not self._session._modes:  # the same: "file-modes" undeclared
             offer = attr.evolve(offer, **({"mode": None} if isinstance(offer, M.FileOffer)

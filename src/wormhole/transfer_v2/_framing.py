@@ -155,12 +155,13 @@ class Unframed:
 
 
 # the most one subchannel write carries in one Noise message: our
-# Dilation sends a write as one DATA record, and a record whose plaintext
-# (its header and the write) fits 65519 bytes is one Noise message, one
-# AEAD call on each side (spec 000 "L2 Message Framing"); a byte more
-# makes a second message, which the receiver must also join to the first
-# (a copy). The Streamer's data frames (_source.DATA_CHUNK) and a burst's
-# batches stay within it (issue 25).
+# Dilation sends a write as one DATA record, and a record whose
+# plaintext (its header and the write) fits 65519 bytes is one Noise
+# message, one AEAD call on each side
+# (Dilation protocol, "L2 Message Framing"); a byte more makes a second
+# message, which the receiver must also join to the first (a copy). The
+# Streamer's data frames (_source.DATA_CHUNK) and a burst's batches stay
+# within it (docs/transfer-v2.md, "Per-record work").
 ONE_MESSAGE = NOISE_MAX_PLAINTEXT - DATA_HEADER
 # a burst's frames go out together up to this many bytes
 BATCH_BYTES = ONE_MESSAGE
@@ -178,11 +179,11 @@ class FramedWriter:
     other, and framing marks their bounds, so a small file's header, data
     and FileAcknowledge, or the receiver's acknowledgements of several
     files, make one subchannel write, one Dilation record and one ACK
-    instead of one each (issue 25: per Dilation record both sides spend
-    more CPU than on a small file's bytes). A frame of ``BATCH_BYTES`` or
-    more goes out as it is, without a copy, after what was gathered.
-    Nothing is held past the burst, or, for the answers to what was
-    received (``answers``), past the reactor turn."""
+    instead of one each (per Dilation record both sides spend more CPU
+    than on a small file's bytes: docs/transfer-v2.md, "Per-record work").
+    A frame of ``BATCH_BYTES`` or more goes out as it is, without a copy,
+    after what was gathered. Nothing is held past the burst, or, for the
+    answers to what was received (``answers``), past the reactor turn."""
 
     def __init__(self, transport):
         self._transport = transport
@@ -241,7 +242,7 @@ class FramedWriter:
         whatever later deliveries of the turn add to it; only when
         something was gathered is that call made. A class, not a
         generator: it is entered once per delivery, every 64 KiB of a
-        large file (issue 25)."""
+        large file (docs/transfer-v2.md, "Per-record work")."""
         return _Gathering(self, call_later)
 
     def registerProducer(self, producer, streaming):  # noqa: N802 (Twisted's name)
@@ -287,7 +288,8 @@ def answers(writer, call_later):
     leaves at the end of the reactor turn (``call_later``), so the
     answers to every delivery one read of the connection brought go
     together: one FileAcknowledge per file, as the text requires, but
-    not one Dilation record each (issue 25). A close writes it first."""
+    not one Dilation record each (docs/transfer-v2.md, "Per-record work").
+    A close writes it first."""
     gathered = getattr(writer, "gathered", None)
     return gathered(call_later) if gathered is not None else contextlib.nullcontext()
 

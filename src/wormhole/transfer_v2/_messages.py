@@ -1,13 +1,14 @@
-"""Sans-I/O codecs of Dilated File Transfer (spec
-protocols-dilated-file-transfer.md, "Protocol Details").
+"""Sans-I/O codecs of transfer-v2
+(Dilated File Transfer, "Protocol Details").
 
 Two encodings:
 
-- control messages: a msgpack map with a string ``kind`` (the spec's
-  "Control Channel Messages"; only ``text`` exists);
+- control messages: a msgpack map with a string ``kind``
+  (Dilated File Transfer, "Control Channel Messages"; only ``text`` exists);
 - offer-subchannel records: one kind byte, then a kind-dependent payload
   (FileOffer 1, DirectoryOffer 2, OfferAccept 3, OfferReject 4, file data
-  5, FileAcknowledge 6; all others reserved, "Making an Offer").
+  5, FileAcknowledge 6; all others reserved: Dilated File Transfer,
+  "Making an Offer").
 
 Everything a peer sends is checked here, before any machine sees it:
 unknown kinds, missing or ill-typed fields, paths that repeat or collide,
@@ -26,8 +27,8 @@ import msgpack
 from .._escape import excerpt
 from ..errors import TransferError
 
-# spec: "A single data message MUST NOT exceed 65536 bytes ... including
-# the single byte for kind"
+# Dilated File Transfer, "Making an Offer": "A single data message MUST
+# NOT exceed 65536 bytes ... including the single byte for kind"
 MAX_DATA_PAYLOAD = 65535
 # our own bounds (docs/transfer-v2.md "Limits"): a control message, one
 # msgpack record other than data, and what a DirectoryOffer may list
@@ -431,7 +432,8 @@ _PARSERS = {
 def file_data(record):
     """The payload of ``record`` (a view, not a copy) when it is FileData,
     else None: parse_record's answer for the kind of nearly every record,
-    without a message object (issue 25); MessageError as parse_record."""
+    without a message object (docs/transfer-v2.md, "Per-record work");
+    MessageError as parse_record."""
     if not record or record[0] != KIND_FILE_DATA:
         return None
     if len(record) - 1 > MAX_DATA_PAYLOAD:

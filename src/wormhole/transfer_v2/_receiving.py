@@ -1,5 +1,6 @@
-"""The receiving side of one offer (spec "Making an Offer"): an Automat
-machine per offer subchannel the peer opened.
+"""The receiving side of one offer
+(Dilated File Transfer, "Making an Offer"): an Automat machine per offer
+subchannel the peer opened.
 
 The first record must be a FileOffer or a DirectoryOffer; the application
 decides (``accept(sink)`` or ``reject(reason)``). For a file the data
@@ -28,9 +29,9 @@ per-state attribute (``_on_data``, ``_on_announcement``, ``_on_ack``,
 R3_receiving data goes straight to the file and the sender's
 FileAcknowledge straight to its check, in R2_awaiting_header a header
 straight to its check, without an Automat transition per record (the
-self-loops they were cost more than a small file's bytes, issue 25);
-every other state feeds the record to the machine as an input. A
-resumable sink (``IResumableSink``)
+self-loops they were cost more than a small file's bytes:
+docs/transfer-v2.md, "Per-record work"); every other state feeds the
+record to the machine as an input. A resumable sink (``IResumableSink``)
 (the "resume" feature) first checks what an earlier session left, which
 means hashing it: ``run_hashing`` (``_hashing``) runs its ``check_kept``
 away from the reactor while the machine waits in R7_checking_kept, and

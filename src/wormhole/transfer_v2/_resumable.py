@@ -77,7 +77,8 @@ def write_state(path, temporary, lines):
 def _new_file(path):
     """The new file ``path`` (exclusively, never through a link), or None
     when the name exists. A folder's next file nearly always is new: one
-    create, not a failed reopen before it, and nothing to cut (issue 25)."""
+    create, not a failed reopen before it, and nothing to cut
+    (docs/transfer-v2.md, "Per-record work")."""
     try:
         return _nofollow.create_file(path, FILE_MODE)
     except FileExistsError:
@@ -313,7 +314,8 @@ class ResumableDirectorySink(DirectorySink):
         # loses at most this line, and that file is then asked for again);
         # kept files that wait behind one that came again follow it. The
         # journal stays open from its first line to the sink's end (opened
-        # once without following a link, not once per file: issue 25)
+        # once without following a link, not once per file:
+        # docs/transfer-v2.md, "Per-record work")
         done = [(size, digest)]
         self._journal_next += 1
         while self._journal_next in self._kept_later:

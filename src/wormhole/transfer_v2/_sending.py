@@ -1,5 +1,6 @@
-"""The offering side of one offer (spec "Making an Offer"): an Automat
-machine per offer subchannel.
+"""The offering side of one offer
+(Dilated File Transfer, "Making an Offer"): an Automat machine per offer
+subchannel.
 
 We open the subchannel and send the offer; the peer answers OfferAccept
 or OfferReject. After an accept the files stream (a ``Streamer``); after

@@ -1,6 +1,7 @@
-"""The transfer session (spec "Protocol Details"): it lasts as long as the
-control channel; either side ends it by closing its control channel;
-outstanding offers are then cancelled; the mailbox is closed only after.
+"""The transfer session (Dilated File Transfer, "Protocol Details"): it
+lasts as long as the control channel; either side ends it by closing its
+control channel; outstanding offers are then cancelled; the mailbox is
+closed only after.
 
 Our mapping of the spec's "control subchannel #0" onto Dilation's named
 subprotocols (docs/transfer-v2.md): each side opens one subchannel named

@@ -1,14 +1,14 @@
 """What we offer: a file or a directory as the spec's FileOffer or
-DirectoryOffer, with the stat facts remembered at offer time ("Making an
-Offer": peers MUST compare size and modification time when sending), and
-the streamer that sends the bytes.
+DirectoryOffer, with the stat facts remembered at offer time
+(Dilated File Transfer, "Making an Offer": peers MUST compare size and
+modification time when sending), and the streamer that sends the bytes.
 
-Symbolic links (spec "Symbolic Links", our choice in docs/transfer-v2.md):
-a link given on the command line is followed (its target's bytes under
-the link's name, like classic); inside a directory the walk is classic's
-(``_outgoing_tree``: links followed, a link to a directory walked like
-one, a loop refused), and what cannot be sent is reported through
-``skipped``, never left out in silence.
+Symbolic links (Dilated File Transfer, "Symbolic Links"; our choice in
+docs/transfer-v2.md): a link given on the command line is followed (its
+target's bytes under the link's name, like classic); inside a directory
+the walk is classic's (``_outgoing_tree``: links followed, a link to a
+directory walked like one, a loop refused), and what cannot be sent is
+reported through ``skipped``, never left out in silence.
 """
 import os
 import stat
@@ -125,8 +125,9 @@ def _empty(folders, files):
 
 
 def without_folders(outgoing):
-    """``outgoing`` for a peer without the "empty-folders" feature (spec
-    "features": we send no attribute the peer did not declare)."""
+    """``outgoing`` for a peer without the "empty-folders" feature
+    (Dilated File Transfer, "Version Negotiation": we send no attribute
+    the peer did not declare)."""
     if not outgoing.is_directory or not outgoing.offer.folders:
         return outgoing
     return attr.evolve(outgoing, offer=attr.evolve(outgoing.offer, folders=()))

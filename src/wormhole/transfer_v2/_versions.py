@@ -1,5 +1,5 @@
-"""Version negotiation of Dilated File Transfer (spec
-protocols-dilated-file-transfer.md, "Version Negotiation").
+"""Version negotiation of transfer-v2
+(Dilated File Transfer, "Version Negotiation").
 
 Our ``app_versions`` carry ``{"transfer-v2": {"mode": M, "features": {}}}``;
 the peer's decide between transfer-v2 and the classic protocol (no
@@ -14,8 +14,10 @@ from ..errors import TransferError
 SEND, RECEIVE, CONNECT = "send", "receive", "connect"
 MODES = (SEND, RECEIVE, CONNECT)
 OUR_VERSIONS = (2,)
-# features we implement and accept (spec: "Peers MUST _accept_ messages
-# for any features they declare"): "resume" (docs/transfer-v2.md "Resume"),
+# features we implement and accept
+# (Dilated File Transfer, "Version Negotiation": "Peers MUST _accept_
+# messages for any features they declare"): "resume"
+# (docs/transfer-v2.md "Resume"),
 # "empty-folders" (docs/transfer-v2.md "Empty folders"),
 # "session-totals" (docs/transfer-v2.md "Session totals"),
 # "framed-records" (docs/transfer-v2.md "Record framing") and "file-modes"
@@ -88,8 +90,9 @@ def negotiate(our_mode, their_app_versions, our_features=None):
     """Pick the highest common version and check the modes.
 
     Raises PeerUsesClassic when the peer has no transfer-vN we share, and
-    IncompatibleModes for two ``receive`` or two ``send`` peers (spec: they
-    SHOULD end the session)."""
+    IncompatibleModes for two ``receive`` or two ``send`` peers
+    (Dilated File Transfer, "Version Negotiation": they SHOULD end the
+    session)."""
     theirs = _their_versions(their_app_versions)
     common = sorted(set(theirs) & set(OUR_VERSIONS))
     if not common:

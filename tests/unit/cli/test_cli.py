@@ -26,7 +26,7 @@ class Parsing(unittest.TestCase):
         return result
 
     def test_public_relay_names(self):
-        """Applications import these two names (spec README)."""
+        """Applications import these two names (docs/cli.md, "Options")."""
         self.assertEqual(RENDEZVOUS_RELAY, "ws://relay.magic-wormhole.io:4000/v1")
         self.assertEqual(TRANSIT_RELAY, "tcp:transit.magic-wormhole.io:4001")
 

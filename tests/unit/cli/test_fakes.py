@@ -14,7 +14,8 @@ class Signatures(unittest.TestCase):
 
     def test_create_signature_matches(self):
         """Every public parameter of wormhole.create, in order and with the
-        same defaults, is accepted by the fake (spec 004 5.4)."""
+        same defaults, is accepted by the fake (Client API, "Wormhole
+        Parameters")."""
         real = [p for p in inspect.signature(wormhole.create).parameters.values()
                 if not p.name.startswith("_")]
         fake = list(inspect.signature(FakeFactory().create).parameters.values())
@@ -29,9 +30,10 @@ class Signatures(unittest.TestCase):
         verifyObject(IInputHelper, w.input_code())
 
     def test_fake_transit_matches(self):
-        """The fake Transit has the real Transit's methods (spec 004 6.5)
-        with the same parameters, and the positional/keyword arguments the
-        CLI passes; its pipe provides the real IRecordPipe."""
+        """The fake Transit has the real Transit's methods
+        (Transit protocol, "API") with the same parameters, and the
+        positional/keyword arguments the CLI passes; its pipe provides the
+        real IRecordPipe."""
         from wormhole.transit import IRecordPipe, TransitReceiver, TransitSender
 
         from ...cli.fakes import FakeTransit, FakeTransits

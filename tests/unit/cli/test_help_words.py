@@ -1,5 +1,6 @@
 """What ``--help`` says of the options whose reference words do not
-match what they do here (issue 22 item 7): in memory, through click."""
+match what they do here (docs/cli.md, "Options"): in memory, through
+click."""
 import re
 
 from click.testing import CliRunner

@@ -103,10 +103,11 @@ class ReceiveFiles(unittest.TestCase):
         self.assertIn(f"Received file written to: {target}", self.cfg.stderr.getvalue())
 
     def test_closes_wormhole_before_transit(self):
-        """Spec 004 9.3: after our hints and file_ack are sent, the
-        wormhole is closed before Transit connects, so the server frees
-        the nameplate and mailbox while the bytes flow; the file still
-        arrives whole and the close at the end is the same close again."""
+        """File-transfer protocol, "Transit": after our hints and file_ack
+        are sent, the wormhole is closed before Transit connects, so the
+        server frees the nameplate and mailbox while the bytes flow; the
+        file still arrives whole and the close at the end is the same
+        close again."""
         d = self.offer(self.file_offer(), accept_file=True)
         log = self.factory.log
         self.assertLess(log.index(("w.close",)), log.index(("transit.connect",)))

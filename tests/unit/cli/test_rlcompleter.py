@@ -1,6 +1,7 @@
-"""Tab completion of wormhole codes (spec 004 5.5), without a terminal:
-the completer is driven as readline would drive it, and ``call`` runs the
-helper directly instead of hopping to the reactor thread."""
+"""Tab completion of wormhole codes (Client API, "Code Management"),
+without a terminal: the completer is driven as readline would drive it,
+and ``call`` runs the helper directly instead of hopping to the reactor
+thread."""
 from twisted.internet import defer
 from twisted.trial import unittest
 

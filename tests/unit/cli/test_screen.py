@@ -1,9 +1,10 @@
-"""The progress bars while a human is asked (issue 22 item 6, docs/cli.md
-"The terminal", ``cli/_screen.py`` and its bars in ``cli/_progress.py``), and the figures the bars and the
-summaries show (docs/cli.md "Progress and summary"), on a fake clock:
-no bar draws while a question is open, the lines said meanwhile wait for
-the answer, the time the human took counts in no rate or ETA, and the
-bytes a resume keeps count as done from the start, never as transfer."""
+"""The progress bars while a human is asked (docs/cli.md "The terminal",
+``cli/_screen.py`` and its bars in ``cli/_progress.py``), and the figures
+the bars and the summaries show (docs/cli.md "Progress and summary"), on a
+fake clock: no bar draws while a question is open, the lines said
+meanwhile wait for the answer, the time the human took counts in no rate
+or ETA, and the bytes a resume keeps count as done from the start, never
+as transfer."""
 import io
 import types
 

@@ -1,4 +1,4 @@
-"""The wormhole-transfer: URI (wormhole.cli._uri; the URI scheme spec)."""
+"""The wormhole-transfer: URI (wormhole.cli._uri; URI scheme)."""
 from hypothesis import given
 from hypothesis import strategies as st
 from twisted.trial import unittest

@@ -1,4 +1,4 @@
-"""Unit tests for the Boss: moods, results, routing (spec 004 5.9-5.11).
+"""Unit tests for the Boss: moods, results, routing (Client API, "Events" to "Closing").
 
 The Boss builds its own neighbours; here the ones it talks to are replaced
 by recording fakes right after construction.

@@ -1,4 +1,4 @@
-"""Unit tests for the Code, Allocator and Lister machines (spec 004 5.5)."""
+"""Unit tests for the Code, Allocator and Lister machines (Client API, "Code Management")."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject

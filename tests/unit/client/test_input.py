@@ -1,4 +1,4 @@
-"""Unit tests for the Input machine and the code-entry helper (spec 004 5.5)."""
+"""Unit tests for the Input machine and the code-entry helper (Client API, "Code Management")."""
 
 from twisted.internet.task import Clock
 from twisted.trial import unittest
@@ -56,7 +56,7 @@ class InputTests(unittest.TestCase):
         self.assertEqual(events, [("c.finished_input", "12-opulent-printer")])
 
     def test_out_of_turn(self):
-        """Each call out of turn raises the error spec 004 5.5 names."""
+        """Each call out of turn raises the error Client API, "Code Management" names."""
         i, h, events = self.build()
         self.assertRaises(errors.MustChooseNameplateFirstError, h.get_word_completions, "a")
         self.assertRaises(errors.MustChooseNameplateFirstError, h.choose_words, "a-b")

@@ -1,4 +1,4 @@
-"""Unit tests for the Mailbox machine (spec 003 "Mailboxes", 004 7.8)."""
+"""Unit tests for the Mailbox machine (Mailbox server protocol, "Mailboxes" and "Persistence")."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
@@ -142,10 +142,11 @@ class MailboxTests(unittest.TestCase):
         self.assertEqual(events2, [("t.mailbox_done",)])
 
     def test_phases_remembered_bounded(self):
-        """Issue 11: the record of the peer's phases (kept to drop repeats)
-        holds at most ``max_processed`` entries; one new phase more tells
-        the Boss PhaseOverflow (the exact text) and is not delivered. The
-        Boss then closes us; what comes after is dropped."""
+        """docs/security.md, "Mailbox client": the record of the peer's
+        phases (kept to drop repeats) holds at most ``max_processed``
+        entries; one new phase more tells the Boss PhaseOverflow (the exact
+        text) and is not delivered. The Boss then closes us; what comes
+        after is dropped."""
         self.assertEqual(MAX_PROCESSED, 100_000)
         m, events = self.build(max_processed=3)
         m.connected()

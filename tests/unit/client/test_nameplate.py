@@ -1,4 +1,4 @@
-"""Unit tests for the Nameplate machine (spec 003 "Nameplates")."""
+"""Unit tests for the Nameplate machine (Mailbox server protocol, "Nameplates")."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject

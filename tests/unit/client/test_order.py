@@ -1,4 +1,4 @@
-"""Unit tests for the Order machine (pake first; spec 004 chapter 8)."""
+"""Unit tests for the Order machine (pake first; Client-to-client protocol)."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
@@ -55,7 +55,7 @@ class OrderTests(unittest.TestCase):
 
 
 class Bounds(unittest.TestCase):
-    """What waits for the pake is bounded (issue 11, docs/security.md)."""
+    """What waits for the pake is bounded (docs/security.md, "Mailbox client")."""
 
     def test_defaults(self):
         """1000 messages and 32 MiB of bodies by default."""

@@ -1,4 +1,4 @@
-"""Unit tests for the Receive machine (mood and verifier; spec 004 ch. 8)."""
+"""Unit tests for the Receive machine (mood and verifier; Client-to-client protocol)."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject

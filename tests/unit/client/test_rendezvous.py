@@ -1,4 +1,5 @@
-"""Unit tests for the RendezvousConnector (spec 003 transport, welcome,
+"""Unit tests for the RendezvousConnector (Mailbox server protocol,
+"WebSocket Transport" and "Permission to Use the Server": transport, welcome,
 permissions, reconnection)."""
 
 from twisted.internet.error import ConnectionRefusedError
@@ -57,7 +58,7 @@ class RCTests(unittest.TestCase):
         self.assertIsInstance(bind["id"], str)
 
     def test_outbound_messages(self):
-        """tx_* send the spec 003 commands, bodies hex-encoded."""
+        """tx_* send the Mailbox server protocol's commands, bodies hex-encoded."""
         rc, events = self.build()
         rc.start()
         ws = self.net.accept(rc, welcome={})

@@ -1,4 +1,4 @@
-"""Unit tests for the Send machine (spec 004 chapter 8)."""
+"""Unit tests for the Send machine (Client-to-client protocol)."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject

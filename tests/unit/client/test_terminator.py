@@ -1,4 +1,4 @@
-"""Unit tests for the Terminator machine (spec 004 5.11)."""
+"""Unit tests for the Terminator machine (Client API, "Closing")."""
 
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject

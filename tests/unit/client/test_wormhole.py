@@ -1,5 +1,5 @@
 """The whole client (create(), Boss and every machine) against an
-in-memory Mailbox server, on a Clock: the API of spec 004 chapter 5."""
+in-memory Mailbox server, on a Clock: the Client API."""
 
 import io
 
@@ -346,11 +346,12 @@ class WormholeTests(unittest.TestCase):
         return w1, w2
 
     def test_unread_messages_bounded(self):
-        """Issue 11: a peer sending phase after phase that the application
-        never reads. With room for 3 unread messages, the 4th closes the
-        wormhole with UnreadOverflow (the exact text); from then on every
-        get_message() fails with it, also while unread messages were
-        waiting (the reference 0.24's rule after any error)."""
+        """docs/security.md, "Mailbox client": a peer sending phase after
+        phase that the application never reads. With room for 3 unread
+        messages, the 4th closes the wormhole with UnreadOverflow (the exact
+        text); from then on every get_message() fails with it, also while
+        unread messages were waiting (the reference 0.24's rule after any
+        error)."""
         w1, w2 = self._paired(_max_unread=3)
         self._peer_sends(w1, w2, ["0", "1", "2", "3"])
         err = self.closed_with(w1, errors.UnreadOverflow)
@@ -564,7 +565,8 @@ class WormholeTests(unittest.TestCase):
         self.assertEqual(self.clock.getDelayedCalls(), [])
 
     def test_journal_needs_delegate(self):
-        """A journal without a delegate is refused at create() (spec 004 5.4)."""
+        """A journal without a delegate is refused at create() (Client API,
+        "Wormhole Parameters")."""
         self.assertRaises(ValueError, wormhole.create, APPID, URL, self.clock,
                           journal=wormhole.Journal(lambda: None))
         self.assertEqual(self.clock.getDelayedCalls(), [])
@@ -614,7 +616,7 @@ class WormholeTests(unittest.TestCase):
 
 class JournalModeTests(unittest.TestCase):
     def test_journal(self):
-        """Journaled Delegated mode (spec 004 11.2): events reach the
+        """Journaled Delegated mode (Journalled mode, "Wormhole Support"): events reach the
         delegate inside the journal's context, and what the delegate sends
         in reaction leaves only after the checkpoint is saved."""
         clock = Clock()

@@ -1,5 +1,5 @@
 """wormhole._crypto: key derivation, SecretBox, PAKE bodies, version codec
-(spec 004 chapter 8, "Client-to-Client Protocol")."""
+(Client-to-client protocol)."""
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -58,7 +58,7 @@ class DeriveKey(unittest.TestCase):
         self.assertRaises(TypeError, derive_key, "k" * 32, b"purpose")
 
     def test_verifier(self):
-        """The verifier is derive_key(key, b"wormhole:verifier") (spec 004 5.8)."""
+        """The verifier is derive_key(key, b"wormhole:verifier") (Client API, "Verifier")."""
         k = b"\x02" * 32
         self.assertEqual(derive_verifier(k), derive_key(k, b"wormhole:verifier"))
 

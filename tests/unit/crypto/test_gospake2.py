@@ -150,7 +150,7 @@ class BothKeysTried(unittest.TestCase):
 
     def test_both_keys_survive_the_journal(self):
         """Receive written to a journal between the two keys and the
-        peer's first message (spec 004 serialization) still tries both."""
+        peer's first message (Client API, "Serialization") still tries both."""
         events = []
         first = Receive("oursid", DebugTiming())
         first.wire(make_fake(_interfaces.IBoss, "b", events),

@@ -1,4 +1,5 @@
-"""wormhole._hashcash: Hashcash v1 stamps (spec 003, "Permission to Use the Server")."""
+"""wormhole._hashcash: Hashcash v1 stamps (Mailbox server protocol,
+"Permission to Use the Server")."""
 
 import hashlib
 from datetime import datetime, timedelta, timezone
@@ -10,7 +11,8 @@ from twisted.trial import unittest
 from wormhole._hashcash import leading_zero_bits, mint, verify
 
 SETTINGS = settings(max_examples=60, deadline=None)
-# spec 003's example, made by `hashcash -b 6 -m "resource-string"`
+# the example of Mailbox server protocol, "Permission to Use the Server",
+# made by `hashcash -b 6 -m "resource-string"`
 SPEC_STAMP = "1:6:210723:resource-string::NmZNF4eIbk87mqYz:000003n"
 SPEC_DAY = datetime(2021, 7, 23, 12, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 3, 14, 15, 9, 26, tzinfo=timezone.utc)
@@ -35,7 +37,8 @@ class LeadingZeroBits(unittest.TestCase):
 
 class SpecExample(unittest.TestCase):
     def test_spec_stamp_verifies(self):
-        """The stamp quoted in spec 003 (made by the hashcash tool) verifies on its day."""
+        """The stamp quoted in the Mailbox server protocol (made by the hashcash tool) verifies
+        on its day."""
         self.assertTrue(verify(SPEC_STAMP, "resource-string", 6, now=SPEC_DAY))
 
     def test_spec_stamp_expired(self):
@@ -75,7 +78,8 @@ class MintVerify(unittest.TestCase):
         self.assertTrue(verify(mint("r", 4), "r", 4))
 
     def test_mint_refuses_colon(self):
-        """spec 003: the resource cannot contain ':'."""
+        """Mailbox server protocol, "Permission to Use the Server": the resource cannot
+        contain ':'."""
         self.assertRaises(ValueError, mint, "a:b", 4)
 
     def test_bits_range(self):

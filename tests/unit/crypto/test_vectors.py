@@ -183,7 +183,7 @@ class CLITranscript(unittest.TestCase):
 
     def test_encrypted_sizes(self):
         """Encrypted bodies are nonce(24) + MAC(16) + the JSON plaintext we would send:
-        version {"app_versions": {}}, the offer, and the message_ack (spec 004 ch. 9)."""
+        version {"app_versions": {}}, the offer, and the message_ack (File-transfer protocol)."""
         overhead = NONCE_LENGTH + MAC_LENGTH
         for m in self.by_phase["version"]:
             self.assertEqual(len(unhex(m["body"])), overhead + len(encode_version({}, {})))

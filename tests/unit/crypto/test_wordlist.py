@@ -1,4 +1,4 @@
-"""wormhole._wordlist: the PGP word list and code completion (spec 004 5.5)."""
+"""wormhole._wordlist: the PGP word list and code completion (Client API, "Code Management")."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +34,8 @@ class Table(unittest.TestCase):
         self.assertEqual(PGP_WORDS[0xFF], ("zulu", "yucatan"))
 
     def test_known_entries(self):
-        """Entries used by the spec's examples: 0x69 guitarist, 0xA9 revenge, 0x9F opulent."""
+        """Entries used by the examples of Client API, "Code Management": 0x69
+        guitarist, 0xA9 revenge, 0x9F opulent."""
         self.assertEqual(PGP_WORDS[0x69], ("gazelle", "guitarist"))
         self.assertEqual(PGP_WORDS[0xA9], ("revenge", "passenger"))
         self.assertEqual(PGP_WORDS[0x9F], ("quota", "opulent"))
@@ -81,7 +82,7 @@ prefixes = _word_prefixes | st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCPRS-"
 
 class Completions(unittest.TestCase):
     def test_spec_examples(self):
-        """The examples of spec 004 5.5 ("pr", "opulent-pr", "su")."""
+        """The examples of Client API, "Code Management" ("pr", "opulent-pr", "su")."""
         wl = PGPWordList()
         self.assertEqual(wl.get_completions("pr"), {"processor-", "provincial-", "proximate-"})
         self.assertEqual(

@@ -1,5 +1,5 @@
 """Two L2 Noise sessions, a Leader's and a Follower's, past their
-handshake (spec 000 "L2 protocol"): for tests of what travels inside."""
+handshake (Dilation protocol, "L2 protocol"): for tests of what travels inside."""
 from wormhole._dilation import _framing as F
 
 KEY = b"\x01" * 32

@@ -1,5 +1,5 @@
-"""L2 connection protocol and L3 keepalives (spec 000 "L2 protocol",
-"L3 protocol"), two protocols joined by in-memory transports."""
+"""L2 connection protocol and L3 keepalives (Dilation protocol,
+"L2 protocol", "L3 protocol"), two protocols joined by in-memory transports."""
 
 from twisted.internet.error import ConnectionDone
 from twisted.internet.task import Clock
@@ -175,7 +175,8 @@ class Keepalive(Base):
     def test_idle_keepalive(self):
         """After 30 s (the default ping_interval) with nothing written,
         each side writes a PING with id 0 (which a peer of either kind
-        answers; spec 000's PONG makes the reference complain on stdout);
+        answers; the PONG of the Dilation protocol, "L3 protocol", makes the
+        reference complain on stdout);
         a side that wrote something skips one tick."""
         l, tl, f, tf = self.selected_pair()
         l.send_record(Data(1, 0, b"x"))
@@ -216,7 +217,8 @@ class Keepalive(Base):
 
     def test_follower_drops_silent_connection(self):
         """The Follower too drops a connection it heard nothing from for
-        60 s (issue 11; spec 000 asks it of the Leader only), and says so."""
+        60 s (docs/security.md, "Dilation"; the Dilation protocol,
+        "L3 protocol", asks it of the Leader only), and says so."""
         _l, _tl, f, tf = self.selected_pair()
         self.clock.advance(59)
         self.assertFalse(tf.disconnecting)

@@ -1,6 +1,7 @@
-"""L2 Connector (spec 000 "Initiating Dilation", "L3 protocol" selection):
-listening and advertising only allowed addresses, dialling direct and relay
-hints, selecting the first proven connection and dropping the rest."""
+"""L2 Connector (Dilation protocol, "Initiating Dilation", "L3 protocol"
+selection): listening and advertising only allowed addresses, dialling
+direct and relay hints, selecting the first proven connection and dropping
+the rest."""
 
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python import log
@@ -63,7 +64,7 @@ class ConnectorTests(unittest.TestCase):
         self.assertTrue(p._relay_line.endswith(b" for side " + SIDE.encode() + b"\n"))
 
     def test_inbound_connections_bounded(self):
-        """Issue 11: anyone who finds our listening port opening sockets
+        """docs/security.md, "Dilation": anyone who finds our listening port opening sockets
         without end. 64 are held at once (the 65th is closed before a byte
         is read: buildProtocol gives None, one log line says so); every one
         that never completes the handshake is dropped exactly 60 s after it
@@ -252,8 +253,8 @@ class ConnectorTests(unittest.TestCase):
 
 
 class LeaderPrefersDirect(unittest.TestCase):
-    """spec 000 "L3 protocol": the Leader may wait for a better connection.
-    A relay candidate is held (HOLD_RELAY at most) while one of our direct
+    """Dilation protocol, "L3 protocol": the Leader may wait for a better
+    connection.     A relay candidate is held (HOLD_RELAY at most) while one of our direct
     dials is still in progress."""
 
     def setUp(self):

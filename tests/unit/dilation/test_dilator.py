@@ -71,7 +71,7 @@ class DilatorTests(unittest.TestCase):
         self.d.stop()
 
     def test_early_messages_bounded(self):
-        """Issue 11: a peer sending DILATE messages without end before we
+        """docs/security.md, "Dilation": a peer sending DILATE messages without end before we
         dilate. The first 64 are kept (the please first, so Dilation still
         starts), the rest dropped with one log line; bytes are bounded too
         (1 MiB: a 600 KiB message after a 600 KiB one is dropped)."""

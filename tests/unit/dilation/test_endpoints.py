@@ -1,8 +1,8 @@
-"""L4 + L5 in memory (spec 000 "L5 subchannels", "Initiating Dilation"):
-two sides' Outbound/Inbound/registry joined by an in-memory L3; endpoints
-open subchannels both ways, ids follow the Leader-odd/Follower-even rule,
-data flows, close handshakes complete, connect() and listen() wait for
-the first connection with the peer."""
+"""L4 + L5 in memory (Dilation protocol, "L5 subchannels",
+"Initiating Dilation"): two sides' Outbound/Inbound/registry joined by an
+in-memory L3; endpoints open subchannels both ways, ids follow the
+Leader-odd/Follower-even rule, data flows, close handshakes complete,
+connect() and listen() wait for the first connection with the peer."""
 
 from twisted.internet.interfaces import (
     IListeningPort,

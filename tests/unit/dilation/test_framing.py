@@ -1,6 +1,6 @@
-"""L2 framing (spec 000 "L2 protocol", "L2 Message Framing"): handshake
-lines, Noise NNpsk0 between a Leader and a Follower, frames bigger than one
-Noise packet, arbitrary TCP splits, refusal of bad peers."""
+"""L2 framing (Dilation protocol, "L2 protocol", "L2 Message Framing"):
+handshake lines, Noise NNpsk0 between a Leader and a Follower, frames
+bigger than one Noise packet, arbitrary TCP splits, refusal of bad peers."""
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -15,7 +15,8 @@ from ._noise_pair import KEY, pair
 
 class Constants(unittest.TestCase):
     def test_lines(self):
-        """The handshake lines of spec 000, and which one each role sends."""
+        """The handshake lines of the Dilation protocol ("L2 protocol"), and
+        which one each role sends."""
         self.assertEqual(F.handshake_lines(True),
                          (b"Magic-Wormhole Dilation Handshake v1 Leader\n\n",
                           b"Magic-Wormhole Dilation Handshake v1 Follower\n\n"))
@@ -37,7 +38,8 @@ class Constants(unittest.TestCase):
 class Frames(unittest.TestCase):
     def test_small_record_layout(self):
         """A 9-byte OPEN becomes 9+16 bytes of Noise inside a 4-byte length:
-        29 bytes on the wire, as spec 000's example says."""
+        29 bytes on the wire, as the example of the Dilation protocol,
+        "L2 Message Framing", says."""
         leader, _follower = pair()
         wire = leader.encrypt_frame(b"\x03" + b"\x00" * 8)
         self.assertEqual(len(wire), 29)
@@ -162,7 +164,7 @@ class SameAsNoisePackage(unittest.TestCase):
 
 class Limits(unittest.TestCase):
     """Every length is checked before anything of its frame is kept
-    (docs/security.md "Dilation")."""
+    (docs/security.md, "Dilation")."""
 
     def test_handshake_frame_limit(self):
         """The first frame (the peer's Noise handshake message) may hold

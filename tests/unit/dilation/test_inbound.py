@@ -1,6 +1,6 @@
-"""L4 inbound (spec 000 "L4 protocol", "Flow Control"): ACK everything,
-deliver each seqnum once, dispatch to subchannels, stop reading while any
-subchannel is paused."""
+"""L4 inbound (Dilation protocol, "L4 protocol", "Flow Control"): ACK
+everything, deliver each seqnum once, dispatch to subchannels, stop
+reading while any subchannel is paused."""
 
 from twisted.internet.task import Clock
 from twisted.trial import unittest
@@ -188,8 +188,8 @@ class InboundTests(unittest.TestCase):
 
 
 class OpenRefusals(unittest.TestCase):
-    """OPENs are checked before a subchannel exists (spec 000 "L5
-    subchannels"; issue 11, docs/security.md "Dilation")."""
+    """OPENs are checked before a subchannel exists (Dilation protocol,
+    "L5 subchannels"; docs/security.md, "Dilation")."""
 
     def setUp(self):
         self.events = []
@@ -287,7 +287,7 @@ class OpenRefusals(unittest.TestCase):
 
 class Backlog(unittest.TestCase):
     """Data waiting for a listener is bounded by stopping the L3's reads
-    (issue 11, docs/security.md "Dilation")."""
+    (docs/security.md, "Dilation")."""
 
     def test_pause_over_limit_resume_when_taken(self):
         """Over max_backlog bytes (4 MiB by default) in all unaccepted

@@ -1,7 +1,7 @@
-"""L4 end to end (spec 000 "L4 protocol"): an Outbound on one side and an
-Inbound on the other, joined by in-memory L3 connections that hypothesis
-cuts, duplicates and resends at random. Whatever happens, the receiving
-subchannel sees every DATA exactly once and in order."""
+"""L4 end to end (Dilation protocol, "L4 protocol"): an Outbound on one side
+and an Inbound on the other, joined by in-memory L3 connections that
+hypothesis cuts, duplicates and resends at random. Whatever happens, the
+receiving subchannel sees every DATA exactly once and in order."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

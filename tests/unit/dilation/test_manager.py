@@ -1,6 +1,7 @@
-"""L1 Manager (spec 000 "Initiating Dilation", "Leaders and Followers"):
-please, roles by side, connection-hints, reconnect/reconnecting and
-generations, record dispatch; with recording fakes."""
+"""L1 Manager (Dilation protocol, "Initiating Dilation",
+"Leaders and Followers"): please, roles by side, connection-hints,
+reconnect/reconnecting and generations, record dispatch; with recording
+fakes."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""L4 outbound (spec 000 "L4 protocol", "Flow Control"): one seqnum
+"""L4 outbound (Dilation protocol, "L4 protocol", "Flow Control"): one seqnum
 counter, the queue retired by ACKs and resent on every new L3, ACKs never
 queued, subchannels paused while L3 is full or gone."""
 
@@ -151,7 +151,7 @@ class OutboundTests(unittest.TestCase):
 
 class UnackedBound(unittest.TestCase):
     """The queue of records the peer has not acknowledged is bounded by
-    backpressure (issue 11, docs/security.md "Dilation")."""
+    backpressure (docs/security.md, "Dilation")."""
 
     def setUp(self):
         self.events = []

@@ -1,6 +1,7 @@
-"""Dilation's part of NAT hole punching (issue 26): the Connector listens
-on the Mailbox connection's port, advertises the outside hint at priority
--1.0, and dials the peer's outside hints from that port."""
+"""Dilation's part of NAT hole punching (docs/transit.md,
+"Through a NAT: hole punching"): the Connector listens on the Mailbox
+connection's port, advertises the outside hint at priority -1.0, and dials
+the peer's outside hints from that port."""
 
 from twisted.internet.defer import Deferred
 from twisted.internet.testing import MemoryReactorClock

@@ -1,5 +1,5 @@
-"""L3 records (spec 000 "L2 Message Payload Encoding"): tags, layout,
-round trips and refusal of malformed plaintexts."""
+"""L3 records (Dilation protocol, "L2 Message Payload Encoding"): tags,
+layout, round trips and refusal of malformed plaintexts."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -22,7 +22,8 @@ records = st.one_of(
 
 class Layout(unittest.TestCase):
     def test_tags(self):
-        """The tag values are the ones with KCM=0x00 (README wire facts)."""
+        """The tag values are the ones with KCM=0x00 (docs/dilation.md,
+        "Wire facts settled by interop with the reference 0.24")."""
         self.assertEqual(
             [R.T_KCM, R.T_PING, R.T_PONG, R.T_OPEN, R.T_DATA, R.T_CLOSE, R.T_ACK],
             list(range(7)))
@@ -41,7 +42,8 @@ class Layout(unittest.TestCase):
         self.assertEqual(R.encode_record(R.Ack(2 ** 32 - 1)), b"\x06\xff\xff\xff\xff")
 
     def test_open_without_name(self):
-        """An OPEN of exactly 9 bytes (as spec 000 draws it) parses with an
+        """An OPEN of exactly 9 bytes (as the Dilation protocol,
+        "L2 Message Payload Encoding", draws it) parses with an
         empty subprotocol name rather than being refused."""
         self.assertEqual(R.parse_record(b"\x03" + b"\x00" * 8), R.Open(0, 0, ""))
 

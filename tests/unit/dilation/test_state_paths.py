@@ -13,7 +13,7 @@ from wormhole._dilation._state_paths import StatePaths
 from wormhole._dilation._subchannel import SubChannel
 from wormhole.transfer_v2._receiving import OfferReceiver
 
-# transfer-v2's receiving machine uses the same rows (issue 25)
+# transfer-v2's receiving machine uses the same rows
 MACHINES = (DilatedConnectionProtocol, Inbound, Outbound, SubChannel, OfferReceiver)
 
 

@@ -1,4 +1,4 @@
-"""L5 SubChannel (spec 000 "L5 subchannels", "Flow Control"): the
+"""L5 SubChannel (Dilation protocol, "L5 subchannels", "Flow Control"): the
 ITransport/IConsumer/IProducer an application sees, and the close
 handshake with its closing state."""
 

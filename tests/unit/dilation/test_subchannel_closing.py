@@ -1,5 +1,5 @@
-"""The bounded wait of a SubChannel in "closing" (spec 000 "L5
-subchannels": a CLOSE is answered by a CLOSE; issue 11, docs/security.md
+"""The bounded wait of a SubChannel in "closing" (Dilation protocol,
+"L5 subchannels": a CLOSE is answered by a CLOSE; docs/security.md,
 "Dilation"): a peer that never answers our CLOSE cannot keep the
 subchannel for the rest of the session."""
 

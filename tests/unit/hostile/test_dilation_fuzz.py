@@ -1,5 +1,5 @@
 """Hypothesis feeds random and mutated frames and records to our Dilation
-receive path (issue 11): whatever arrives, the only outcomes are records
+receive path (docs/security.md, "Dilation"): whatever arrives, the only outcomes are records
 delivered or the connection dropped with a FramingError/RecordError, and
 what is buffered stays under its limit."""
 

@@ -1,7 +1,7 @@
 """A peer with the code adding phase after phase through a Mailbox server
 that does not bound a mailbox (the reference's; here the in-memory
-FakeServer, which keeps everything too), against our client (issue 11;
-docs/security.md "Mailbox client"): the phases we remember to drop repeats
+FakeServer, which keeps everything too), against our client
+(docs/security.md, "Mailbox client"): the phases we remember to drop repeats
 stay bounded, and the wormhole ends with PhaseOverflow; repeats of one
 phase, which the Mailbox machine drops, are not kept by the timing record
 without bound either."""

@@ -1,6 +1,6 @@
 """The P2P mesh's compression negotiation against a peer that refuses our
-proposal and then sends in that method anyway (issue 21 item 8,
-/work/shared/spec/p2p-decisions.md P2P-D3.4 and 3.6): the proposer decodes
+proposal and then sends in that method anyway (docs/p2p-decisions.md,
+P2P-D3.4 and P2P-D3.6): the proposer decodes
 m only until the peer NACKs it; a transmission in m after that is skipped
 unread, NACKed "not-agreed", and the link closes. m stays agreed when it
 was ACKed the other way (the peer's own proposal of it)."""

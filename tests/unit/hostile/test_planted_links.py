@@ -1,5 +1,5 @@
-"""Links planted in the receive folder (issue 21 item 1, docs/security.md
-"Hidden files"): someone who can write in the folder we receive into
+"""Links planted in the receive folder (docs/security.md, "Hidden files
+(`wormhole._landing._nofollow`)"): someone who can write in the folder we receive into
 plants a symbolic link under every hidden name the receiver uses, and
 under the final name, pointing outside; whatever the receiver then does
 (receive, refuse, resume, start over), nothing outside the folder is

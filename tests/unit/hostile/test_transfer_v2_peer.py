@@ -1,11 +1,11 @@
 """transfer-v2 against a peer that keeps the connection up and stops
-(issue 11, docs/security.md "transfer-v2"): each end of an offer
-subchannel, driven record by record on a Clock, gives up after exactly
-the session's inactivity timeout of silence from the peer, says why to
-the peer and to the application, and closes the subchannel. And
-(issue 21 items 2, 6) an offer refused before it was known reaches the
-application (``on_refused``); a display callback that raises is logged
-once and never reaches the protocol."""
+(docs/security.md, "transfer-v2 (`wormhole send`/`receive` with transfer-v2,
+`wormhole share`)"): each end of an offer subchannel, driven record by
+record on a Clock, gives up after exactly the session's inactivity timeout
+of silence from the peer, says why to the peer and to the application, and
+closes the subchannel. And an offer refused before it was known reaches
+the application (``on_refused``); a display callback that raises is logged
+once and never reaches the protocol (docs/transfer-v2.md, "Library API")."""
 import io
 import os
 
@@ -231,7 +231,8 @@ class SilentSession(unittest.TestCase):
 
 class RefusedBeforeKnown(unittest.TestCase):
     """An offer refused before it was known reaches the application
-    through the session's ``on_refused`` (issue 21 item 2)."""
+    through the session's ``on_refused`` (docs/transfer-v2.md, "Library
+    API")."""
 
     def setUp(self):
         self.clock = Clock()
@@ -269,7 +270,7 @@ class RefusedBeforeKnown(unittest.TestCase):
 
 class DisplayErrors(unittest.TestCase):
     """A display callback that raises is logged once and never reaches the
-    protocol (issue 21 item 6): the transfer completes."""
+    protocol (docs/transfer-v2.md, "Library API"): the transfer completes."""
 
     def test_receiver_progress_raises(self):
         clock = Clock()

@@ -1,5 +1,5 @@
 """Hypothesis feeds random and mutated record streams to our Transit
-record decoder and to a whole TransitConnection (issue 11): the only
+record decoder and to a whole TransitConnection (docs/security.md, "Transit"): the only
 outcomes are the authentic records in order or a refusal (BadRecord, a
 hang-up), and what is buffered stays under the limit."""
 

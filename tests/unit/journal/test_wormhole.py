@@ -1,5 +1,5 @@
 """``w.serialize()``, ``wormhole.from_serialized()`` and the journal's
-discipline across the library (spec 004 5.12 and chapter 11), on the
+discipline across the library (Client API, "Serialization", and Journalled mode), on the
 in-memory Mailbox server of tests/client/fakes.py and a Clock."""
 
 import io
@@ -247,7 +247,7 @@ class JournalDisciplineTests(Base):
         wa.set_code(CODE)
         with j.process():
             wb.set_code(CODE)
-            # synchronous in journalled mode (spec 004 11.2)
+            # synchronous in journalled mode (Journalled mode, "Wormhole Support")
             self.assertIn(("code", CODE), db.events)
         self.pump()
         order.clear()

@@ -1,5 +1,5 @@
-"""The one rule for a received file's or folder's mode (issue 22 item 5;
-docs/security.md "Modes"): the sender's permission bits, never set-uid,
+"""The one rule for a received file's or folder's mode
+(docs/security.md "Modes"): the sender's permission bits, never set-uid,
 set-gid or sticky, less the receiver's umask; the default less the umask
 when the sender gave none; a mode that is not an integer is refused."""
 import os

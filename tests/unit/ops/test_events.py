@@ -1,4 +1,4 @@
-"""The usage-event schema (issue 6 "Usage events", docs/usage-events.md);
+"""The usage-event schema (docs/usage-events.md, "Fields");
 the writers are tested in tests/unit/ops/test_usage.py."""
 
 from twisted.trial import unittest

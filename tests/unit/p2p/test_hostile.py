@@ -1,4 +1,5 @@
-"""Hostile peers (P2P-D5.3, issue 17 "Bad input"): each attack gets the
+"""Hostile peers (P2P-D5.3; docs/p2pmesh.md, "Limits (what a hostile peer meets)"): each
+attack gets the
 refusal the decisions name (close, or NACK with a reason), and the
 victim's other link keeps working."""
 

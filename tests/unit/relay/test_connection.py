@@ -107,7 +107,7 @@ class Pairing(Base):
 
     def test_partner_closing_closes_us(self):
         """When one side goes, the relay stops streaming from it into the
-        other and closes the other (spec 004 6.4: no half-close)."""
+        other and closes the other (Transit protocol, "Relay Handshake": no half-close)."""
         a, ga, b, gb = self.pair()
         del self.w.events[:]
         a.connection_lost()

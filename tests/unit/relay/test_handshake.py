@@ -1,4 +1,4 @@
-"""The handshake line parser (spec 004 section 6.4), sans-I/O."""
+"""The handshake line parser (Transit protocol, "Relay Handshake"), sans-I/O."""
 
 from hypothesis import given, strategies as st
 from twisted.trial import unittest

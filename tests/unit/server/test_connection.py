@@ -87,7 +87,7 @@ class Basics(Base):
 
     def test_held_until_commit(self):
         """Nothing leaves before the store says the changes are committed
-        (spec 003 "Persistence"): not the ack, not the response, not the
+        (Mailbox server protocol, "Persistence"): not the ack, not the response, not the
         fan-out to the other side."""
         a, ga = self.bound("a")
         b, gb = self.bound("b")
@@ -316,7 +316,8 @@ class Permission(Base):
 
     def test_bind_without_permission(self):
         """An old client that binds at once is told permission is required
-        and closed (spec 003 "Backwards compatibility")."""
+        and closed (Mailbox server protocol, "Connection-Specific
+        (Client-to-Server) Messages": backwards compatibility)."""
         conn, glue, resource = self.hashcash_conn()
         self.send(conn, type="bind", appid="a", side="s")
         self.assertEqual(glue.types(), ["ack", "error"])

@@ -1,5 +1,6 @@
-"""Issue 11: the nesting of a client's JSON is measured before parsing,
-so no message can make the parser recurse past the limit."""
+"""The nesting of a client's JSON is measured before parsing, so no
+message can make the parser recurse past the limit (docs/security.md,
+"Mailbox server")."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The sans-I/O model of nameplates and mailboxes (spec 003), no reactor."""
+"""The sans-I/O model of nameplates and mailboxes (Mailbox server protocol), no reactor."""
 
 import random
 

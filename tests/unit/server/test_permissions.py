@@ -1,4 +1,4 @@
-"""Permission policies (spec 003 "Permission to Use the Server")."""
+"""Permission policies (Mailbox server protocol, "Permission to Use the Server")."""
 
 import datetime
 

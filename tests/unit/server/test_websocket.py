@@ -50,7 +50,7 @@ class InMemory(unittest.TestCase):
     def test_text_frames(self):
         """The welcome arrives as a text frame (the reference client
         asserts on text frames) with the motd and where the client came
-        from (issue 26)."""
+        from (docs/server.md, "Wire differences from the reference (decided here)")."""
         verifyObject(ITransportGlue, self.servers[0])
         (msg, binary), = self.client.got
         self.assertFalse(binary)

@@ -64,7 +64,8 @@ class Messages(_Files, unittest.TestCase):
     def test_server_arrival_from_ack_or_response(self):
         """Each outbound message gets the server time it arrived at: the
         ``server_rx`` of its direct response, else its ack's ``server_tx``
-        (spec 004 chapter 7: both copy the command's ``id``)."""
+        (Mailbox server protocol, "WebSocket Transport": both copy the
+        command's ``id``)."""
         s, _ = self.load_pair()
         out = [m for m in s.messages if m.outbound]
         self.assertTrue(out)
@@ -184,8 +185,9 @@ class Phases(_Files, unittest.TestCase):
 
     def test_file_mode_without_transfer_event(self):
         """With a Transit connection but no ``transfer`` record, the data
-        flows from the connection until the wormhole is closed (spec 004
-        9.3): that is the transfer, not the offer and answer before it."""
+        flows from the connection until the wormhole is closed
+        (File-transfer protocol, "Transit"): that is the transfer, not the
+        offer and answer before it."""
         s, _ = text_transfer()
         events = s.events + [
             {"name": "transit connect", "start": 2.029, "stop": 2.031, "details": {}}]

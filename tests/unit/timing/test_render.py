@@ -96,8 +96,8 @@ class Page(unittest.TestCase):
     def test_quiet_transfer_is_not_idle(self):
         """A long Transit transfer sends no Mailbox message: its stretch is
         cut too, but drawn wider, in the transfer's colour, and labelled
-        'of transfer' rather than 'idle' (spec 004 9.3: the data is the
-        point of the exercise)."""
+        'of transfer' rather than 'idle' (File-transfer protocol, "Transit":
+        the data is the point of the exercise)."""
         s, r = self.clients
         for c in (s, r):
             c.phases = [p for p in c.phases if p[0] != "transfer"] + [

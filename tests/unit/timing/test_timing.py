@@ -1,5 +1,5 @@
 """wormhole.timing.DebugTiming: what --dump-timing records and writes
-(spec 004 5.4 ``timing``)."""
+(``timing`` in Client API, "Wormhole Parameters")."""
 import io
 import json
 

@@ -1,4 +1,4 @@
-"""The CLI's --tor path (spec 004 chapter 3): get_tor runs before the
+"""The CLI's --tor path (Tor support): get_tor runs before the
 command with the options given, its manager reaches create() and Transit,
 a Tor we launched is stopped after the command, and no Tor is one clear
 line and exit 1."""

@@ -1,4 +1,4 @@
-"""get_tor's choices and errors (spec 004 chapter 3), against a recording
+"""get_tor's choices and errors (Tor support), against a recording
 fake of the txtorcon calls it makes: which Tor it reaches and how, and the
 one-line error when none can be reached."""
 
@@ -239,7 +239,7 @@ class GetTor(unittest.TestCase):
 
     def test_config_read_again(self):
         """Reading the launched Tor's configuration failed (txtorcon's setup
-        raced Tor: issue 21): tried again after CONFIG_INTERVAL, and the
+        raced Tor: docs/tor.md, "The library"): tried again after CONFIG_INTERVAL, and the
         launch succeeds."""
         self.patch(tor_manager.shutil, "which", lambda name, path=None: "/usr/sbin/tor")
         self.fake.config_results = [TypeError("'NoneType' object is not subscriptable")] * 2
@@ -279,7 +279,7 @@ class GetTor(unittest.TestCase):
 class RetryingControlConnection(unittest.TestCase):
     def test_retries_until_the_socket_answers(self):
         """The launched Tor's control socket may not exist yet when tor says
-        it opened it (txtorcon issue #349): we try again every
+        it opened it (txtorcon#349): we try again every
         CONTROL_CONNECT_INTERVAL until it answers."""
         reactor = MemoryReactorClock()
         connect = tor_manager._retrying_control_connection(reactor, FakeTxtorcon(), "/x/s")

@@ -1,5 +1,5 @@
-"""The file/directory sender machine (spec 004 9.1), driven with
-recording callables."""
+"""The file/directory sender machine (File-transfer protocol, "Sender"),
+driven with recording callables."""
 import json
 
 from twisted.trial import unittest

@@ -1,6 +1,7 @@
-"""The classic file-transfer library stands on its own (issue 27 scope 2,
-docs/transfer.md): nothing under ``wormhole.transfer`` imports
-``wormhole.cli`` (read from the source: no subprocess here)."""
+"""The classic file-transfer library stands on its own
+(docs/architecture.md, "Layering"; docs/transfer.md): nothing under
+``wormhole.transfer`` imports ``wormhole.cli`` (read from the source: no
+subprocess here)."""
 import ast
 import os
 

@@ -1,8 +1,9 @@
-"""What our classic sender writes of a directory's modes (issue 22 item
-5): each entry's external attributes carry its file type and permission
-bits (``st_mode << 16``, where the reference 0.24 and we read them), and
-never set-uid, set-gid or sticky, which the reference's receiver would
-apply as they are."""
+"""What our classic sender writes of a directory's modes
+(docs/security.md, "Modes (`wormhole._landing.landed_mode`)"): each
+entry's external attributes carry its file type and permission bits
+(``st_mode << 16``, where the reference 0.24 and we read them), and never
+set-uid, set-gid or sticky, which the reference's receiver would apply as
+they are."""
 import os
 import stat
 import zipfile

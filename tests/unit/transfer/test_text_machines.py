@@ -1,5 +1,6 @@
-"""The text part of the file-transfer protocol (spec 004 9.1, 9.2) as
-machines, driven with recording callables."""
+"""The text part of the classic protocol (File-transfer protocol,
+"Sender"; File-transfer protocol, "Recipient") as machines, driven with
+recording callables."""
 import json
 
 from twisted.trial import unittest
@@ -38,7 +39,8 @@ class Sender(unittest.TestCase):
                                        ("finished", None)])
 
     def test_ignores_unknown_keys_and_transit(self):
-        """Messages without error/answer are ignored (spec 9.1)."""
+        """Messages without error/answer are ignored (File-transfer
+        protocol, "Sender")."""
         self.s.send_offer({"message": "x"})
         self.s.got_message(j({"transit": {"abilities-v1": []}}))
         self.s.got_message(j({"something": 1}))
@@ -118,7 +120,8 @@ class Receiver(unittest.TestCase):
                                        ("finished", None)])
 
     def test_error_before_offer_in_same_message(self):
-        """error is processed before any other key (spec 9.2)."""
+        """error is processed before any other key (File-transfer
+        protocol, "Recipient")."""
         self.r.got_message(j({"error": "boom", "offer": {"message": "x"}}))
         [(kind, error)] = self.events
         self.assertEqual(kind, "finished")

@@ -1,8 +1,10 @@
-"""File modes in a received directory (issue 22 item 5; spec 004 9.1: the
-zipfile's external attributes carry the sender's ``st_mode``): the
-permission bits the sender had, never set-uid, set-gid or sticky, never
-more than the receiver's umask allows; an entry without a mode gets
-what ``open()``/``mkdir()`` give (0666/0777 less the umask)."""
+"""File modes in a received directory
+(docs/security.md, "Modes (`wormhole._landing.landed_mode`)";
+File-transfer protocol, "Sender": the zipfile's external attributes carry
+the sender's ``st_mode``): the permission bits the sender had, never
+set-uid, set-gid or sticky, never more than the receiver's umask allows;
+an entry without a mode gets what ``open()``/``mkdir()`` give (0666/0777
+less the umask)."""
 import os
 import stat
 import zipfile

@@ -80,7 +80,8 @@ class Totals(unittest.TestCase):
     def test_peer_without_the_feature(self):
         """A peer that did not declare it gets nothing from
         announce_totals (False), and its totals, if it sends them anyway,
-        are ignored (spec "features": only what both declared)."""
+        are ignored (Dilated File Transfer, "Version Negotiation": only
+        what both declared)."""
         got = []
         s = session("send", "receive", their_features={"resume": {}},
                     on_totals=lambda *totals: got.append(totals))
@@ -122,7 +123,8 @@ class Features(unittest.TestCase):
 
     def test_folders_of_an_undeclared_feature_ignored(self):
         """A peer that sends empty folders although one of us did not
-        declare "empty-folders" (spec "features": it MUST NOT): the
+        declare "empty-folders"
+        (Dilated File Transfer, "Version Negotiation": it MUST NOT): the
         attribute is ignored, the offer is otherwise taken as it is."""
         offer = self.offered({"resume": {}})
         self.assertEqual((offer.files, offer.folders), ((("a",),), ()))

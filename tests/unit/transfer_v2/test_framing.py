@@ -106,8 +106,9 @@ class Transport:
 
 
 class Burst(unittest.TestCase):
-    """FramedWriter.gathered (issue 25): a burst's frames leave as few
-    writes whose concatenation is the same stream, in the same order."""
+    """FramedWriter.gathered (docs/transfer-v2.md, "Per-record work"): a
+    burst's frames leave as few writes whose concatenation is the same
+    stream, in the same order."""
 
     def test_small_records_leave_in_one_write(self):
         """Records written within a burst are held and written together
@@ -145,7 +146,8 @@ class Burst(unittest.TestCase):
     def test_full_data_record_is_one_noise_message(self):
         """The Streamer's full data record, framed, in the Dilation DATA
         record that carries it, is sealed as one Noise message (one AEAD
-        call each way, spec 000 "L2 Message Framing"); one byte more, two."""
+        call each way, Dilation protocol, "L2 Message Framing"); one byte
+        more, two."""
         sender, _ = pair()
         for payload, messages in ((S.DATA_CHUNK, 1), (S.DATA_CHUNK + 1, 2)):
             write = F.frame(b"\x05" + bytes(payload))

@@ -1,5 +1,5 @@
-"""transfer-v2 codecs (spec protocols-dilated-file-transfer.md "Protocol
-Details"): kind bytes, round trips, and refusal of everything else."""
+"""transfer-v2 codecs (Dilated File Transfer, "Protocol Details"): kind
+bytes, round trips, and refusal of everything else."""
 import hashlib
 
 import msgpack

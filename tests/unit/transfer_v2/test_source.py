@@ -232,10 +232,11 @@ class _Writes:
 
 
 class Packing(unittest.TestCase):
-    """Framed records from the Streamer (issue 25): each subchannel write
-    fits one Noise message (_framing.BATCH_BYTES), a large file's data goes
-    as full records, and small files fill the batches instead of leaving
-    one short write before each full one."""
+    """Framed records from the Streamer
+    (docs/transfer-v2.md, "Per-record work"): each subchannel write fits
+    one Noise message (_framing.BATCH_BYTES), a large file's data goes as
+    full records, and small files fill the batches instead of leaving one
+    short write before each full one."""
 
     def stream(self, sizes):
         root = os.path.abspath(self.mktemp())

@@ -1,5 +1,6 @@
-"""transfer-v2 version negotiation (spec "Version Negotiation"): highest
-common version, classic fallback, modes that cannot work together."""
+"""transfer-v2 version negotiation
+(Dilated File Transfer, "Version Negotiation"): highest common version,
+classic fallback, modes that cannot work together."""
 from twisted.trial import unittest
 
 from wormhole.errors import TransferError

@@ -1,4 +1,4 @@
-"""Which addresses Transit listens on and advertises (spec 004 ch. 6)."""
+"""Which addresses Transit listens on and advertises (Transit protocol)."""
 
 import ipaddress
 

@@ -1,5 +1,6 @@
 """The attempts behind one connect(): what gets dialed, when connect()
-may give up early, and that losers are stopped (spec 004 6.3, 6.4)."""
+may give up early, and that losers are stopped (Transit protocol,
+"Handshake", "Relay")."""
 
 from twisted.internet import defer, task
 from twisted.internet.testing import StringTransport
@@ -170,8 +171,8 @@ class FakeTor:
 class TorTests(unittest.TestCase):
     def test_everything_through_tor(self):
         """With a Tor manager, direct and onion hints alike are dialed
-        through tor.stream_via (spec 004 9.3: direct hints may be reached
-        by proxying through Tor)."""
+        through tor.stream_via (File-transfer protocol, "Transit": direct
+        hints may be reached by proxying through Tor)."""
         dials = []
         clock = task.Clock()
         a = Attempts(None, KEY, True, SIDE,

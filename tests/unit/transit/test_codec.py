@@ -1,5 +1,6 @@
 """The sans-I/O codec: constants against the reference's wire bytes, and
-the record framer under hypothesis (spec 004 6.2-6.4)."""
+the record framer under hypothesis (Transit protocol, "Records",
+"Handshake", "Relay")."""
 
 import json
 import os
@@ -152,7 +153,7 @@ class Framing(unittest.TestCase):
     @given(st.lists(st.binary(max_size=50), min_size=2, max_size=6), st.data())
     def test_reordered_or_dropped_rejected(self, rs, data):
         """A frame that is not the next in sequence (a swap, a loss or a
-        replay) raises BadRecord (spec 004 6.2)."""
+        replay) raises BadRecord (Transit protocol, "Records")."""
         key = os.urandom(32)
         enc = _codec.RecordEncoder(key)
         frames = [enc.encode(r) for r in rs]

@@ -1,5 +1,5 @@
-"""One connection attempt's machine (spec 004 6.3 handshake, 6.4 relay),
-driven with bytes and recording fakes: no sockets, no reactor."""
+"""One connection attempt's machine (Transit protocol, "Handshake",
+"Relay"), driven with bytes and recording fakes: no sockets, no reactor."""
 
 
 from hypothesis import given
@@ -169,7 +169,8 @@ class Sender(Base):
         self.assertEqual(c._decoder.buffered(), 0)
 
     def test_out_of_order_record_drops(self):
-        """Record 1 before record 0 drops the connection (spec 004 6.2)."""
+        """Record 1 before record 0 drops the connection (Transit protocol,
+        "Records")."""
         c = self.build(True, select_on_ready=True)
         c.connection_made()
         c.data_received(R_HS)
@@ -288,7 +289,7 @@ class Receiver(Base):
 class Relay(Base):
     def test_relay_line_first(self):
         """A relay connection writes the relay line, and nothing else until
-        ok; then it behaves like a direct one (spec 004 6.4)."""
+        ok; then it behaves like a direct one (Transit protocol, "Relay")."""
         c = self.build(True, relay=True)
         c.connection_made()
         self.assertEqual(self.events, [("io.write", _codec.relay_handshake(KEY, SIDE))])

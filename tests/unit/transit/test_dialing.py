@@ -1,5 +1,5 @@
 """The DialQueue: at most N dials in flight, started a stagger apart,
-each cancelled after its timeout (docs/security.md "Connection attempts")."""
+each cancelled after its timeout (docs/security.md, "Connection attempts")."""
 
 from twisted.internet import defer, task
 from twisted.trial import unittest

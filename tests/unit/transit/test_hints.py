@@ -1,4 +1,4 @@
-"""Hint and ability parsing (spec 004 9.3 "Transit")."""
+"""Hint and ability parsing (File-transfer protocol, "Transit")."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -65,8 +65,8 @@ class ParseHints(unittest.TestCase):
 
     def test_unknown_types_ignored(self):
         """parse_hints keeps the good hints and reports unknown or bad ones
-        instead of raising: hints come from the peer (spec 9.3 expects new
-        types in future versions)."""
+        instead of raising: hints come from the peer (File-transfer
+        protocol, "Transit", expects new types in future versions)."""
         good, dropped = h.parse_hints([
             {"type": "webrtc-v1", "blob": "x"},
             {"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5},

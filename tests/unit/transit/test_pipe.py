@@ -1,4 +1,4 @@
-"""The record pipe (spec 004 6.5 "API"): records, consumer, producer,
+"""The record pipe (Transit protocol, "API"): records, consumer, producer,
 close, with a fake connection and a StringTransport."""
 
 from twisted.internet import error, interfaces
@@ -200,7 +200,7 @@ class BulkBuffer(unittest.TestCase):
 
 class Bounds(unittest.TestCase):
     """The pipe keeps a bounded number of unread bytes and says why the
-    peer was refused (issue 11, docs/security.md "Transit")."""
+    peer was refused (docs/security.md, "Transit")."""
 
     def setUp(self):
         self.conn = FakeConnection()

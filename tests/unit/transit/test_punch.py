@@ -1,6 +1,7 @@
-"""What a client learns about its NAT for hole punching (issue 26):
-``wormhole._transit._punch`` and ``_observe`` without a socket (over
-loopback: tests/transit/test_punch_loopback.py)."""
+"""What a client learns about its NAT for hole punching (docs/transit.md,
+"Through a NAT: hole punching"): ``wormhole._transit._punch`` and
+``_observe`` without a socket (over loopback:
+tests/transit/test_punch_loopback.py)."""
 
 from twisted.internet.defer import Deferred
 from twisted.internet.task import Clock

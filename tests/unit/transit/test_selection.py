@@ -1,5 +1,6 @@
-"""The selection machine on a Clock (spec 004 6.3 first past negotiation
-wins, 6.4 relay delay, 6.5 connect() timeout)."""
+"""The selection machine on a Clock (Transit protocol: "Handshake", first
+past negotiation wins; "Relay", the relay delay; "API", the connect()
+timeout)."""
 
 from twisted.internet import defer
 from twisted.internet.task import Clock
