@@ -22,8 +22,7 @@ import os
 import resource
 import time
 
-from _wsclient import (ConnectionLostEarly, HandshakeFailed, ServerError,
-                       connect)
+from _wsclient import ConnectionLostEarly, HandshakeFailed, ServerError, connect
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
 CLIENT_VERSION = ["python", "0.24.0"]

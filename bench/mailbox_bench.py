@@ -510,10 +510,10 @@ def _grid(cols, rows, markdown=False):
         return out
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
               for i, c in enumerate(cols)]
-    out = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
+    out = ["  ".join(c.rjust(w) for c, w in zip(cols, widths, strict=False))]
     out.append("  ".join("-" * w for w in widths))
     for r in rows:
-        out.append("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        out.append("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=False)))
     return out
 
 

@@ -96,7 +96,7 @@ def codec_rates(beta, size, seconds):
 
     def parse_verify():
         dec = _framing.TransmissionDecoder(16 << 20)
-        for method, body in dec.feed(tx):
+        for _method, body in dec.feed(tx):
             for m in _message.split_messages(body, beta):
                 _message.check_message(m, beta)
 
@@ -115,7 +115,7 @@ def codec_rates(beta, size, seconds):
 
     def decrypt():
         dec = _framing.TransmissionDecoder(16 << 20)
-        for method, body in dec.feed(sealed_tx):
+        for _method, body in dec.feed(sealed_tx):
             for m in _message.split_messages(body, beta):
                 _message.check_message(m, beta)
                 _hybrid.decrypt(peer, m.payload, m.associated_data)

@@ -24,10 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 
-from p2pmesh import LocalLimits, SubnetConfig  # noqa: E402
-from p2pmesh._config import SHOUT  # noqa: E402
 from tests.p2p._network import Network  # noqa: E402
 from tests.p2p.test_flooding import complete, random_outbound  # noqa: E402
+
+from p2pmesh import LocalLimits, SubnetConfig  # noqa: E402
+from p2pmesh._config import SHOUT  # noqa: E402
 
 
 def build(n, ell, limits, seed):

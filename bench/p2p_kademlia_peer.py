@@ -89,7 +89,7 @@ async def measure(servers, k, alpha, lookups, rng, live, keys):
     gets = [(servers[rng.choice(live)], key) for key in keys]
     values, (get_rounds, get_rpcs) = await counted(
         [server.get(key) for server, key in gets])
-    ok = sum(1 for (server, key), v in zip(gets, values)
+    ok = sum(1 for (server, key), v in zip(gets, values, strict=False)
              if v == key.decode() + "-value")
     return {"find_node_rounds": rounds, "find_node_rpcs": rpcs,
             "find_value_rounds": get_rounds, "find_value_rpcs": get_rpcs,

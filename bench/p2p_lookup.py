@@ -41,10 +41,11 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, os.path.join(REPO, "src"))
 
-from p2pmesh import SubnetConfig  # noqa: E402
-from p2pmesh._keys import generate_private_key  # noqa: E402
 from tests.p2p import _fixtures  # noqa: E402
 from tests.p2p._network import grow  # noqa: E402
+
+from p2pmesh import SubnetConfig  # noqa: E402
+from p2pmesh._keys import generate_private_key  # noqa: E402
 
 KADEMLIA_VENV = os.path.join(REPO, ".venv-kademlia")
 KEY_CACHE = "/tmp/p2pmesh-bench-keys.pem"
@@ -77,9 +78,9 @@ def concurrently(net, nodes, calls):
         call().addBoth(lambda r, i=i: out.__setitem__(i, r))  # call order
     net.settle()
     rounds = sum(n.dht.stats["rounds"] - b["rounds"]
-                 for n, b in zip(nodes, before))
+                 for n, b in zip(nodes, before, strict=False))
     rpcs = sum(n.dht.stats["rpcs"] - b["rpcs"]
-               for n, b in zip(nodes, before))
+               for n, b in zip(nodes, before, strict=False))
     return out, rounds / len(calls), rpcs / len(calls)
 
 
@@ -106,8 +107,8 @@ def ours(n, k, alpha, lookups, seed, ell=8, quiet=False, batch=1):
         askers = [net.nodes[rng.choice(live)] for _ in keys]
         values, fv_rounds, fv_rpcs = concurrently(net, nodes, [
             (lambda node=node, key=key: node.get(key))
-            for node, key in zip(askers, keys)])
-        ok = sum(1 for key, v in zip(keys, values)
+            for node, key in zip(askers, keys, strict=False)])
+        ok = sum(1 for key, v in zip(keys, values, strict=False)
                  if v == key.decode() + "-value")
         yield {"find_node_rounds": fn_rounds, "find_node_rpcs": fn_rpcs,
                "find_value_rounds": fv_rounds, "find_value_rpcs": fv_rpcs,
@@ -163,7 +164,7 @@ def main():
         theirs = bmuller(n, args.k, args.alpha, args.lookups, seed=n)
         for row in theirs:
             print(json.dumps(row), flush=True)
-        for a, b in zip(mine, theirs):
+        for a, b in zip(mine, theirs, strict=False):
             ratios = " ".join(
                 "%s=%.2f" % (f, a[f] / b[f] if b[f] else float("nan"))
                 for f in ("find_node_rounds", "find_node_rpcs",

@@ -38,8 +38,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _netns  # noqa: E402
 import _procstat  # noqa: E402
-from _ports import free_port, wait_listening  # noqa: E402
 import transfer_relayload  # noqa: E402
+from _ports import free_port, wait_listening  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REF_VENV = os.environ.get("WORMHOLE_REFERENCE_VENV") or os.path.join(REPO, ".venv-ref")
@@ -297,8 +297,9 @@ def pipeline(src):
     one-core figure: the target is at least half (docs/performance.md, "File
     transfer and relay", its "Targets")."""
     import io
-    from wormhole._transit import _codec, _pipe
+
     from wormhole import _landing
+    from wormhole._transit import _codec, _pipe
     from wormhole.transfer import _mover
 
     size = os.path.getsize(src)

@@ -124,7 +124,7 @@ def _start_relay(variant):
                          stderr=subprocess.PIPE)
     for _ in range(400):
         try:
-            with open(f"/proc/net/tcp") as f:
+            with open("/proc/net/tcp") as f:
                 if any(f":{port:04X} 00000000:0000 0A" in line for line in f):
                     return p, port
         except OSError:

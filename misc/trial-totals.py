@@ -33,7 +33,7 @@ def main(*logs_and_codes):
         return 2
     passed = failed = skipped = 0
     bad_exit = False
-    for log_path, trial_rc in zip(logs_and_codes[::2], logs_and_codes[1::2]):
+    for log_path, trial_rc in zip(logs_and_codes[::2], logs_and_codes[1::2], strict=False):
         with open(log_path, encoding="utf-8", errors="replace") as f:
             result = totals(f.read())
         if result is None:
@@ -41,7 +41,7 @@ def main(*logs_and_codes):
             print(f"trial printed no totals line in {log_path}", file=sys.stderr)
             result = (0, 1, 0)
         passed, failed, skipped = (a + b for a, b in
-                                   zip((passed, failed, skipped), result))
+                                   zip((passed, failed, skipped), result, strict=False))
         bad_exit = bad_exit or int(trial_rc) != 0
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:

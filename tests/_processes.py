@@ -11,8 +11,13 @@ import socket
 from twisted.internet import defer, protocol
 
 from ._paths import (  # noqa: F401 (re-exported)
-    REF_VENV_ENV, REPO_ROOT, reference_bin, reference_package_file,
-    reference_source_file, reference_venv_dir)
+    REF_VENV_ENV,
+    REPO_ROOT,
+    reference_bin,
+    reference_package_file,
+    reference_source_file,
+    reference_venv_dir,
+)
 
 
 def free_port():
@@ -105,6 +110,7 @@ def run_in_loopback_namespace(module, *args):
     import json
     import shutil
     import sys
+
     from twisted.internet import reactor
     from twisted.internet.utils import getProcessOutputAndValue
     unshare = shutil.which("unshare")

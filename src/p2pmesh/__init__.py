@@ -2,8 +2,7 @@
 docs/p2p-decisions.md (signed msgpack messages, SHOUT/SPEAK flooding, WHISPER
 and a Kademlia DHT) on Twisted. docs/p2pmesh.md shows how to use it."""
 
-from ._config import (ANNOUNCE, CHANGE_KEY, SHOUT, SPEAK, WHISPER,
-                      LocalLimits, SubnetConfig)
+from ._config import ANNOUNCE, CHANGE_KEY, SHOUT, SPEAK, WHISPER, LocalLimits, SubnetConfig
 from ._keys import generate_private_key, public_der
 from ._node import Node
 from ._service import load_or_create_key

@@ -17,12 +17,24 @@ from wormhole._tracing import trace_hook
 
 from . import _compression, _framing, _keys, _message, _payload
 from ._answers import OrderedAnswers
-from ._config import (ACK, CHANGE_KEY, CUSTOM, FIND_NODE, FIND_VALUE, NACK,
-                      OPT_COMPRESSION, OPT_PREFERRED, OPT_SUBNET, PING,
-                      RESERVED_OPCODES, SET_CONNECTION_OPT, STORE, WHISPER)
+from ._config import (
+    ACK,
+    CHANGE_KEY,
+    CUSTOM,
+    FIND_NODE,
+    FIND_VALUE,
+    NACK,
+    OPT_COMPRESSION,
+    OPT_PREFERRED,
+    OPT_SUBNET,
+    PING,
+    RESERVED_OPCODES,
+    SET_CONNECTION_OPT,
+    STORE,
+    WHISPER,
+)
 from ._handshake import Compression, is_option, subnet_matches
-from ._requests import (ConnectionGone, PendingRequests, RequestFailed,
-                        RequestTimeout)
+from ._requests import ConnectionGone, PendingRequests, RequestFailed, RequestTimeout
 
 # P2P-D5.2: the opcodes that always get exactly one answer
 REQUESTS = frozenset({PING, SET_CONNECTION_OPT, FIND_NODE, FIND_VALUE,

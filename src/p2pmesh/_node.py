@@ -12,9 +12,22 @@ from twisted.python import log
 from wormhole._tracing import trace_hook
 
 from . import _hybrid, _keys, _message, _payload
-from ._config import (ACK, ANNOUNCE, CHANGE_KEY, CUSTOM, FIND_NODE,
-                      FIND_VALUE, LocalLimits, NACK, PING, SHOUT, SPEAK, STORE,
-                      WHISPER, SubnetConfig)
+from ._config import (
+    ACK,
+    ANNOUNCE,
+    CHANGE_KEY,
+    CUSTOM,
+    FIND_NODE,
+    FIND_VALUE,
+    NACK,
+    PING,
+    SHOUT,
+    SPEAK,
+    STORE,
+    WHISPER,
+    LocalLimits,
+    SubnetConfig,
+)
 from ._contacts import Contact, RoutingTable, SeenSet
 from ._dht import BadAnswer, Dht
 from ._identity import Identity

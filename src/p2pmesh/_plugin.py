@@ -3,8 +3,7 @@
 from twisted.python import log, usage
 
 from ._config import SHOUT, WHISPER, SubnetConfig
-from ._service import (NodeService, build_node, display, load_or_create_key,
-                       parse_peer)
+from ._service import NodeService, build_node, display, load_or_create_key, parse_peer
 
 
 class Options(usage.Options):

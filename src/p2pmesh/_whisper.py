@@ -177,9 +177,9 @@ class Whispers:
             back.send_raw(message.raw, message.opcode)
 
     def stop(self):
-        for signature, (d, timer) in list(self._pending.items()):
+        for _signature, (_d, timer) in list(self._pending.items()):
             timer.cancel()
-        for conn, timer in self._relayed.values():
+        for _conn, timer in self._relayed.values():
             if timer.active():
                 timer.cancel()
         self._relayed.clear()

@@ -14,11 +14,26 @@ as usual.
 
 from ._status import DilationStatus, WormholeStatus
 from ._version import __version__
-from .errors import (AlreadyChoseNameplateError, AlreadyChoseWordsError,
-                     AlreadyInputNameplateError, KeyFormatError, LonelyError,
-                     MustChooseNameplateFirstError, NoKeyError, NoTorError, OnlyOneCodeError,
-                     RelayURLError, ServerConnectionError, ServerError, Timeout, TransferError,
-                     WelcomeError, WormholeClosed, WormholeError, WrongPasswordError)
+from .errors import (
+    AlreadyChoseNameplateError,
+    AlreadyChoseWordsError,
+    AlreadyInputNameplateError,
+    KeyFormatError,
+    LonelyError,
+    MustChooseNameplateFirstError,
+    NoKeyError,
+    NoTorError,
+    OnlyOneCodeError,
+    RelayURLError,
+    ServerConnectionError,
+    ServerError,
+    Timeout,
+    TransferError,
+    WelcomeError,
+    WormholeClosed,
+    WormholeError,
+    WrongPasswordError,
+)
 
 # public name -> the submodule that defines it
 _LAZY = {

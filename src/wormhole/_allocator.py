@@ -10,8 +10,8 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._serialization import offline
-from ._wordlist import PGPWordList
 from ._tracing import trace_hook
+from ._wordlist import PGPWordList
 
 
 @implementer(_interfaces.IAllocator)

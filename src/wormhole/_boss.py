@@ -26,16 +26,27 @@ from ._order import Order
 from ._receive import Receive
 from ._rendezvous import RendezvousConnector
 from ._send import Send
-from ._serialization import (SerializationError, decode_result, encode_result,
-                             restore_machines, serialize_machines)
+from ._serialization import (
+    SerializationError,
+    decode_result,
+    encode_result,
+    restore_machines,
+    serialize_machines,
+)
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
 from ._tracing import trace_hook
 from ._unread import UnreadBudget, UnreadOverflow
 from ._wordlist import PGPWordList
+from .errors import (
+    LonelyError,
+    OnlyOneCodeError,
+    ProtocolError,
+    ServerError,
+    WormholeClosedError,
+    WrongPasswordError,
+)
 from .util import bytes_to_hexstr, hexstr_to_bytes
-from .errors import (LonelyError, OnlyOneCodeError, ProtocolError, ServerError,
-                     WormholeClosedError, WrongPasswordError)
 
 # Dilation is advertised in the version message (Dilation protocol,
 # "Versions and can-dilate");

@@ -10,8 +10,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
-from ._status import AllocatedCode
 from ._serialization import SerializationError
+from ._status import AllocatedCode
 from ._tracing import trace_hook
 
 

@@ -12,10 +12,14 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._observer import OneShotObserver
-from .errors import (AlreadyChoseNameplateError, AlreadyChoseWordsError, KeyFormatError,
-                     MustChooseNameplateFirstError)
 from ._tracing import trace_hook
 from ._wordlist import PGPWordList
+from .errors import (
+    AlreadyChoseNameplateError,
+    AlreadyChoseWordsError,
+    KeyFormatError,
+    MustChooseNameplateFirstError,
+)
 
 
 def _first(outputs):

@@ -11,7 +11,6 @@ longer handed out: the reference 0.24's behaviour, docs/api.md).
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-
 # the reference 0.24's sentinel for "not fired yet" (wormhole.observer)
 NoResult = object()
 

@@ -19,6 +19,7 @@ backoff, again.
 """
 
 import os
+
 from automat import MethodicalMachine
 from twisted.internet.defer import maybeDeferred
 from twisted.internet.threads import deferToThreadPool
@@ -31,7 +32,6 @@ from ._tracing import trace_hook
 from ._ws import WSFactory, choose_permission, parse_relay_url, server_endpoint
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
-
 
 MAX_QUICK_DROPS = 8
 STABLE_AFTER = 60.0

@@ -20,7 +20,6 @@ from typing import Optional, Union
 
 from attrs import Factory, evolve, frozen
 
-
 # -- the Mailbox connection ----------------------------------------------
 
 @frozen

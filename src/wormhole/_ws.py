@@ -10,8 +10,12 @@ from urllib.parse import urlparse
 
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from twisted.internet.abstract import isIPAddress, isIPv6Address
-from twisted.internet.endpoints import (HostnameEndpoint, TCP4ClientEndpoint,
-                                        TCP6ClientEndpoint, wrapClientTLS)
+from twisted.internet.endpoints import (
+    HostnameEndpoint,
+    TCP4ClientEndpoint,
+    TCP6ClientEndpoint,
+    wrapClientTLS,
+)
 from twisted.internet.ssl import optionsForClientTLS
 
 from .errors import RelayURLError, WelcomeError

@@ -299,8 +299,7 @@ def error_observer_without_tor_exit(stderr):
     """A log observer for an application that launched Tor: error events go
     to ``stderr`` as Twisted would print them before logging starts, except
     txtorcon's routine "Tor exited with error-code 0"."""
-    from twisted.logger import (FilteringLogObserver, LogLevel, PredicateResult,
-                                textFileLogObserver)
+    from twisted.logger import FilteringLogObserver, LogLevel, PredicateResult, textFileLogObserver
 
     def predicate(event):
         if is_launched_tor_exit(event):

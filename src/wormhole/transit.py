@@ -24,24 +24,23 @@ import os
 from twisted.internet import defer, endpoints, protocol
 from twisted.python import failure, log
 
-from ._transit._addresses import (configured_addresses, configured_listen_port,
-                                  discover_addresses)
-from ._transit._codec import receiver_handshake, relay_handshake, sender_handshake
-from ._transit._file import FileConsumer
+from ._transit._addresses import configured_addresses, configured_listen_port, discover_addresses
 from ._transit._attempts import Attempts
+from ._transit._codec import receiver_handshake, relay_handshake, sender_handshake
 from ._transit._connection import ConnectionProtocol
-from ._transit._punch import THROUGH_NAT, forwarded_hint, punch_listener
+from ._transit._file import FileConsumer
 from ._transit._hints import (
     DIRECT_TCP_V1,
     RELAY_V1,
     TOR_TCP_V1,
     DirectTCPV1Hint,
-    RelayV1Hint,
     HintBudget,
+    RelayV1Hint,
     TorTCPV1Hint,
     parse_relay_locations,
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
+from ._transit._punch import THROUGH_NAT, forwarded_hint, punch_listener
 from ._transit._selection import Selection, TransitError
 from ._transit_helpers import allocate_tcp_port, there_can_be_only_one
 

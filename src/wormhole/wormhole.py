@@ -20,13 +20,13 @@ from ._crypto import derive_key
 from ._eventual import EventualQueue
 from ._mailbox import MAX_PROCESSED
 from ._observer import OneShotObserver, SequenceObserver
+from ._serialization import SerializationError
 from ._unread import MAX_UNREAD, MAX_UNREAD_BYTES, UnreadBudget
 from ._version import client_version
 from ._welcome import WelcomeAdvice
 from ._ws import parse_relay_url
 from .errors import KeyFormatError, NoKeyError, WormholeClosed
 from .journal import ImmediateJournal
-from ._serialization import SerializationError
 from .timing import DebugTiming
 from .util import bytes_to_hexstr, to_bytes
 
@@ -323,7 +323,7 @@ def _nat_observer(reactor, relay_url, tor, punch):
     """What our Mailbox connection learns about our NAT, unless punching is
     off (Tor hides our addresses: never with Tor); docs/transit.md,
     "Through a NAT: hole punching"."""
-    from ._transit._punch import punching_disabled, NatObserver
+    from ._transit._punch import NatObserver, punching_disabled
     if tor is not None or not punch or punching_disabled():
         return None
     from ._transit._observe import observe_welcome

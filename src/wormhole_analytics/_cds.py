@@ -24,6 +24,7 @@ import shutil
 
 CONF_KEY = "spark.wormhole.classArchive"
 from ._session import JAVA_OPTS, end_gateway
+
 # settings that change the driver's classpath or its JVM
 _KEYED = (JAVA_OPTS, "spark.jars", "spark.jars.packages",
           "spark.driver.extraClassPath")

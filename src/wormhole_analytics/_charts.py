@@ -149,7 +149,7 @@ def distribution_specs(published):
     # its only cells are withheld
     totals = {b: 0.0 for b in A.SIZE_BUCKETS}
     masked = set()
-    for b, n in zip(s["bucket"], s["n"]) if len(s) else ():
+    for b, n in zip(s["bucket"], s["n"], strict=False) if len(s) else ():
         if withheld(n):
             masked.add(b)
         totals[b] += number(n) or 0.0
@@ -162,7 +162,7 @@ def distribution_specs(published):
                    withheld=count_withheld(s["n"]) if len(s) else 0)]
     v = published["versions"]
     counts = {}
-    for impl, ver, n in zip(v["impl"], v["version"], v["sides"]) \
+    for impl, ver, n in zip(v["impl"], v["version"], v["sides"], strict=False) \
             if len(v) else ():
         key = f"{impl} {ver}"
         counts[key] = counts.get(key, 0.0) + (number(n) or 0.0)
@@ -196,7 +196,7 @@ def per_server_specs(published, min_cell):
             if not len(k):
                 continue
             by_day = {}
-            for day, n in zip(k["day"], k["n"]):
+            for day, n in zip(k["day"], k["n"], strict=False):
                 if number(n) is not None:
                     by_day[day] = by_day.get(day, 0.0) + number(n)
             series.append({"name": f"{kind} sessions",

@@ -110,8 +110,14 @@ def main(argv=None):
         for name, n in sorted(counts.items()):
             print(f"{n}\t{name}")
         return 0
-    from ._session import (SHORT_JOB_CONF, end_gateway, get_session, quiet_jvm_conf,
-                           started_by_submit, stop_for_exit)
+    from ._session import (
+        SHORT_JOB_CONF,
+        end_gateway,
+        get_session,
+        quiet_jvm_conf,
+        started_by_submit,
+        stop_for_exit,
+    )
     conf = dict(SHORT_JOB_CONF)
     # a JVM this CLI starts logs errors only and its two unconditional
     # start-up notices are filtered (_quiet); under spark-submit the JVM

@@ -25,7 +25,7 @@ def events(n, seed=0, start=1767225600, days=7, servers=3):
     """Yield ``n`` event dicts spread over ``days`` UTC days."""
     rng = random.Random(seed)
     span = days * 86400
-    for i in range(n):
+    for _i in range(n):
         server = f"server-{rng.randrange(servers)}"
         started = start + rng.random() * span
         waiting = rng.lognormvariate(2.0, 1.5)  # heavy tail, median ~7 s

@@ -15,8 +15,7 @@ import html
 import json
 
 from . import _aggregate as A
-from ._charts import (count_withheld, daily_specs, distribution_specs, draw, number,
-                      per_server_specs)
+from ._charts import count_withheld, daily_specs, distribution_specs, draw, number, per_server_specs
 
 _CSS = """
 body{font-family:sans-serif;margin:1.5em auto;max-width:72em;color:#222;
@@ -138,7 +137,7 @@ def headline(published, min_cell):
                               "mailboxes"))
         for label, col in (("succeeded", "happy"), ("crowded", "crowded"),
                            ("scary", "scary")):
-            rows = [(number(c), number(n)) for c, n in zip(mb[col], mb["n"])
+            rows = [(number(c), number(n)) for c, n in zip(mb[col], mb["n"], strict=False)
                     if number(c) is not None and number(n) is not None]
             num = sum(c for c, _ in rows)
             den = sum(n for _, n in rows)

@@ -168,7 +168,7 @@ def splits(ranges, split_bytes):
             continue
         n = -(-(end - start) // split_bytes)  # ceil
         cuts = [start + (end - start) * i // n for i in range(n + 1)]
-        out.extend((path, lo, hi) for lo, hi in zip(cuts, cuts[1:]))
+        out.extend((path, lo, hi) for lo, hi in zip(cuts, cuts[1:], strict=False))
     # stable: equal sizes keep their file order
     out.sort(key=lambda s: s[2] - s[1], reverse=True)
     return out
@@ -294,7 +294,7 @@ def _reasons(by_table):
         return {}
     t = pq.read_table(paths, partitioning=None).group_by("reason").aggregate([("n", "sum")])
     return dict(sorted(zip(t["reason"].to_pylist(),
-                           t["n_sum"].to_pylist())))
+                           t["n_sum"].to_pylist(), strict=False)))
 
 
 def _write_summaries(store, tables):

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from wormhole_ops.events import MAILBOX_RESULTS, RELAY_RESULTS
+
 from . import _arrow_parse as P
 
 RESULTS = list(dict.fromkeys(MAILBOX_RESULTS + RELAY_RESULTS))
@@ -282,7 +283,7 @@ def _sketches(col, order, bounds):
     values = pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False)[order]
     out = []
     ends = list(bounds[1:]) + [len(values)]
-    for lo, hi in zip(bounds, ends):
+    for lo, hi in zip(bounds, ends, strict=False):
         v = values[lo:hi]
         # sorted first: the sketch's compactions sort its buffer, which
         # costs little when the values arrive in order (420k values:

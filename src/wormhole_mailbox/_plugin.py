@@ -14,6 +14,7 @@ from twisted.python import usage
 from wormhole_ops.listen import with_backlog
 from wormhole_ops.logs import log_startup
 from wormhole_ops.metrics import metrics_service
+
 from ._limits import Limits
 from ._permissions import parse_permissions
 from ._schema import SchemaError

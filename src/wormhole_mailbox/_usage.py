@@ -15,6 +15,7 @@ from zope.interface import implementer
 
 from wormhole_ops.logs import log_session
 from wormhole_ops.usage import blur_duration, blur_start
+
 from ._interfaces import IChannelStore, IUsageRecorder
 
 

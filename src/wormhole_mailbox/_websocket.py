@@ -17,14 +17,13 @@ is dropped as too slow: it sends but does not read.
 import collections
 import ipaddress
 
-from autobahn.twisted.websocket import (WebSocketServerFactory,
-                                        WebSocketServerProtocol)
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from zope.interface import implementer
 
 from wormhole_ops.logs import hide_peer
+
 from ._interfaces import ITransportGlue
 from ._messages import encode
-
 
 # Memory per idle connection matters (thousands of clients wait for their
 # peer). Autobahn keeps ~95 attributes per connection; after the opening

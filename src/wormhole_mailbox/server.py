@@ -19,6 +19,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from wormhole_ops.usage import JSONLinesWriter
+
 from ._connection import Connection, ServerContext
 from ._limits import Limits
 from ._metrics import MailboxMetrics

@@ -26,8 +26,7 @@ from zope.interface import implementer
 from wormhole._tracing import trace_hook
 
 from ._handshake import BadHandshake, HandshakeParser
-from ._interfaces import (IPair, IPairing, IRelayConnection, ITransportGlue,
-                          IUsageRecorder)
+from ._interfaces import IPair, IPairing, IRelayConnection, ITransportGlue, IUsageRecorder
 
 OK = b"ok\n"
 BAD_HANDSHAKE = b"bad handshake\n"

@@ -17,6 +17,7 @@ from wormhole_ops.listen import with_backlog
 from wormhole_ops.logs import log_startup
 from wormhole_ops.metrics import metrics_service
 from wormhole_ops.usage import SchemaError
+
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 

@@ -35,8 +35,7 @@ import os
 import sys
 
 from automat import MethodicalMachine
-from twisted.internet.interfaces import (IReadDescriptor, IReactorFDSet,
-                                         IWriteDescriptor)
+from twisted.internet.interfaces import IReactorFDSet, IReadDescriptor, IWriteDescriptor
 from twisted.python import log
 from zope.interface import implementer
 

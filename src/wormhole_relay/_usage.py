@@ -19,6 +19,7 @@ from zope.interface import implementer
 
 from wormhole_ops.logs import log_session
 from wormhole_ops.usage import IUsageWriter, blur_bytes, blur_start
+
 from ._interfaces import IUsageRecorder
 
 

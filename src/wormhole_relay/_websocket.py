@@ -10,11 +10,11 @@ the TCP level when the partner is slow (``ReadingProducer``), and frames
 are handed on piece by piece, so memory stays bounded here too.
 """
 
-from autobahn.twisted.websocket import (WebSocketServerFactory,
-                                        WebSocketServerProtocol)
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from zope.interface import implementer
 
 from wormhole_ops.logs import hide_peer
+
 from ._interfaces import IPair, ITransitRelay, ITransportGlue
 from ._tcp import ReadingProducer
 

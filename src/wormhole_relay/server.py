@@ -10,12 +10,12 @@ build through here.
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
-from wormhole_ops.usage import JSONLinesWriter, RelaySQLiteWriter
-from ._connection import RelayConnection
 from zope.interface import implementer
 
-from ._interfaces import (IPairing, ITransitRelay, ITransportGlue,
-                          IUsageRecorder)
+from wormhole_ops.usage import JSONLinesWriter, RelaySQLiteWriter
+
+from ._connection import RelayConnection
+from ._interfaces import IPairing, ITransitRelay, ITransportGlue, IUsageRecorder
 from ._limits import Limits
 from ._metrics import RelayMetrics
 from ._pairing import Pairing

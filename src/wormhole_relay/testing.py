@@ -19,6 +19,7 @@ from twisted.internet.defer import Deferred, inlineCallbacks, returnValue, succe
 from zope.interface import implementer
 
 from wormhole_ops.usage import IUsageWriter
+
 from ._limits import Limits
 from .server import build_relay, make_tcp_factory, make_websocket_factory
 

@@ -11,11 +11,11 @@ import os
 
 from twisted.trial import unittest
 
-from wormhole_ops.events import day_of
 from wormhole_analytics import _aggregate as A
 from wormhole_analytics._generate import write_files
 from wormhole_analytics._ingest import ingest, plan, tail_hash
 from wormhole_analytics._report import run_report
+from wormhole_ops.events import day_of
 
 from ._spark import QuietProgress, spark
 

@@ -8,8 +8,8 @@ are checked against what happened."""
 import collections
 import glob
 import os
-import signal
 import re
+import signal
 import sqlite3
 import sys
 

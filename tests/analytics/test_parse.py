@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole_ops import events as ue
 from wormhole_analytics import _arrow_parse, _split_task
 from wormhole_analytics._ingest import ingest, splits
+from wormhole_ops import events as ue
 
 from ._spark import QuietProgress, spark
 
@@ -103,7 +103,7 @@ class Parser(unittest.TestCase):
                  "server": server, "result": result}
                 for why, raw, server, result in zip(
                     reasons, raws, parsed.table["server"].to_pylist(),
-                    parsed.table["result"].to_pylist())]
+                    parsed.table["result"].to_pylist(), strict=False)]
 
     @settings(max_examples=40, deadline=None,
               suppress_health_check=[HealthCheck.too_slow])
@@ -118,7 +118,7 @@ class Parser(unittest.TestCase):
         rows = self._classify([line for line, _ in items])
         self.assertEqual([r["_reason"] for r in rows],
                          [why for _, why in items])
-        for r, (line, why) in zip(rows, items):
+        for r, (line, why) in zip(rows, items, strict=False):
             if why is None:
                 self.assertIsNone(r["_raw"])
             else:
@@ -238,7 +238,7 @@ class Splits(unittest.TestCase):
             if not mine:
                 continue
             self.assertEqual((mine[0][0], mine[-1][1]), (start, end))
-            for (_lo, hi), (lo2, _hi2) in zip(mine, mine[1:]):
+            for (_lo, hi), (lo2, _hi2) in zip(mine, mine[1:], strict=False):
                 self.assertEqual(hi, lo2)
             sizes = [hi - lo for lo, hi in mine]
             self.assertLessEqual(max(sizes), split_bytes)

@@ -138,7 +138,7 @@ def parse(page):
 
 def as_records(table):
     header, *rows = table
-    return [dict(zip(header, row)) for row in rows]
+    return [dict(zip(header, row, strict=False)) for row in rows]
 
 
 class Suppression(unittest.TestCase):

@@ -129,7 +129,7 @@ def forward(reactor, listening_side, connecting_side, name):
         # "No service permitted" and we ask again (at most 5 times)
         listening_side.command(kind="local", name=name, local_listen_port=listen_port,
                                remote_connect_port=service_port)
-        for attempt in range(5):
+        for _attempt in range(5):
             connecting_side.command(kind="remote", name=name)
             msg = yield connecting_side.next(reactor, "awaiting-connect", "error")
             if msg["kind"] == "awaiting-connect":

@@ -30,7 +30,7 @@ class ReadmeExamples(unittest.TestCase):
         self.assertEqual(len(blocks), 2)
         workdir = os.path.abspath(self.mktemp())
         os.makedirs(workdir)
-        for name, block in zip(("example.py", "dilation_example.py"), blocks):
+        for name, block in zip(("example.py", "dilation_example.py"), blocks, strict=False):
             with open(os.path.join(workdir, name), "w") as f:
                 f.write(block)
         unshare = shutil.which("unshare")

@@ -18,10 +18,17 @@ from wormhole import util
 from wormhole.eventual import EventualQueue
 from wormhole.ipaddrs import find_addresses
 from wormhole.observer import EmptyableSet, NoResult, OneShotObserver
-from wormhole_mailbox.testing import start_mailbox_server
 from wormhole.tor_manager import get_tor
-from wormhole.transit import (BadHandshake, BadNonce, FileConsumer, TransitClosed,
-                              TransitError, allocate_tcp_port, there_can_be_only_one)
+from wormhole.transit import (
+    BadHandshake,
+    BadNonce,
+    FileConsumer,
+    TransitClosed,
+    TransitError,
+    allocate_tcp_port,
+    there_can_be_only_one,
+)
+from wormhole_mailbox.testing import start_mailbox_server
 
 APPID = "example.com/xfer-util-test"
 
@@ -282,8 +289,9 @@ class CreateOrder(unittest.TestCase):
     def test_reference_positional_order(self):
         """create(appid, relay_url, reactor, versions, delegate, ...) takes
         the reference 0.24's positional order."""
-        import wormhole
         from twisted.internet.testing import MemoryReactorClock
+
+        import wormhole
         from wormhole.wormhole import DeferredWormhole, DelegatedWormhole
         clock = MemoryReactorClock()
         w = wormhole.create("appid", "ws://127.0.0.1:1/v1", clock, {"v": 1})

@@ -10,7 +10,6 @@ from wormhole.errors import WrongPasswordError
 
 from ._docscenarios import PROMPT, Case, closed_port, code
 
-
 # -- Exit status: one representative command per status -------------------
 
 @defer.inlineCallbacks

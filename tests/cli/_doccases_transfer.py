@@ -7,8 +7,16 @@ import re
 
 from twisted.internet import defer, reactor
 
-from ._docscenarios import (BIG, PEER_TIMEOUT, PROMPT, SHORT_TIMER, Case, closed_port, code,
-                            silent_relay)
+from ._docscenarios import (
+    BIG,
+    PEER_TIMEOUT,
+    PROMPT,
+    SHORT_TIMER,
+    Case,
+    closed_port,
+    code,
+    silent_relay,
+)
 from ._gate import start_gate
 from ._shortened_cli import SENT
 

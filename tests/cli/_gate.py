@@ -12,7 +12,6 @@ import socket
 from twisted.internet import defer, protocol
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 
-
 RECEIVE_BUFFER = 128 * 1024
 
 

@@ -12,8 +12,8 @@ from twisted.internet.interfaces import IConsumer
 from zope.interface import implementer
 
 from wormhole._interfaces import IDeferredWormhole, IInputHelper
-from wormhole.errors import KeyFormatError
 from wormhole._status import ConsumedCode, WormholeStatus
+from wormhole.errors import KeyFormatError
 from wormhole.transit import IRecordPipe
 
 

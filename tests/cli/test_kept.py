@@ -18,8 +18,8 @@ from wormhole.cli import _kept
 from wormhole.cli._config import Config
 
 from ..files._support import sha256_of
-from ._process import CLIProcess, our_cli
 from ._gated import ENV, V2, GatedPair
+from ._process import CLIProcess, our_cli
 
 KEPT_LINE = (r"Kept (?P<size>[\d.]+ MB) of file 'big\.bin' \(16\.0 MB\) in (?P<folder>\S+) as "
              r"\.wormhole-partial-big\.bin\.resume: the same sent again into this folder "

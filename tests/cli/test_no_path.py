@@ -12,8 +12,14 @@ from twisted.internet import defer, reactor
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole._status import (ConnectedPeer, ConnectingPeer, DilationHint, DilationStatus,
-                              NoPeer, WormholeStatus)
+from wormhole._status import (
+    ConnectedPeer,
+    ConnectingPeer,
+    DilationHint,
+    DilationStatus,
+    NoPeer,
+    WormholeStatus,
+)
 from wormhole.cli._config import Config
 from wormhole.cli._failures import NoPath
 from wormhole.cli._reach import CHECK_AFTER, LOOKS, FirstConnection

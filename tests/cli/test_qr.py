@@ -82,7 +82,7 @@ class _QR:
                            env={"WORMHOLE_QR": "0"})]
         for run in runs:
             yield run.wait_for(rb"wormhole receive \S+\n")
-        for code, run in zip(("61-no-qr", "62-no-qr"), runs):
+        for code, run in zip(("61-no-qr", "62-no-qr"), runs, strict=False):
             recv = self.spawn("receive", code, name="receiver")
             yield defer.gatherResults([run.ended, recv.ended])
             self.assertEqual(run.status, 0, run.describe())

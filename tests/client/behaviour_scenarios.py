@@ -309,6 +309,7 @@ def eventual_queue(reactor, url):
     """Item 5: an exception in a queued call is logged, the others run;
     calls queued by a call run in a later turn."""
     from twisted.internet.task import Clock
+
     from wormhole.eventual import EventualQueue
     clock = Clock()
     eq = EventualQueue(clock)
@@ -360,6 +361,7 @@ def observers(reactor, url):
     """Item 6: EmptyableSet.when_next_empty() and OneShotObserver.error()
     after fire()."""
     from twisted.internet.task import Clock
+
     from wormhole.eventual import EventualQueue
     from wormhole.observer import EmptyableSet, OneShotObserver
     clock = Clock()
@@ -464,6 +466,7 @@ def names(reactor, url):
 def transit_helpers(reactor, url):
     """Item 9: the reference's transit helpers that are not machinery."""
     from twisted.internet.defer import CancelledError
+
     from wormhole import transit
     port = transit.allocate_tcp_port()
     key = bytes(range(32))

@@ -7,7 +7,6 @@ import wormhole
 
 from .._ourmailbox import OurMailboxTestCase
 
-
 APPID = "example.com/dilation-e2e"
 
 

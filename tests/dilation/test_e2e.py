@@ -7,8 +7,8 @@ from twisted.internet.task import deferLater
 
 import wormhole
 
-from ._proxy import CuttableProxy
 from ._pair import APPID, _Base
+from ._proxy import CuttableProxy
 from ._streams import Source, collector_factory, sink_factory
 
 

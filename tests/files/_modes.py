@@ -25,7 +25,7 @@ def make_moded_tree(root, modes=MODES):
 def modes_of(root):
     """{relative path: permission bits} of every file under ``root``."""
     out = {}
-    for dirpath, dirs, files in os.walk(root):
+    for dirpath, _dirs, files in os.walk(root):
         for name in files:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root).replace(os.sep, "/")

@@ -20,12 +20,12 @@ import os
 from twisted.internet import defer, reactor
 from twisted.internet.protocol import Factory, Protocol
 from twisted.trial import unittest
-from wormhole_mailbox.testing import start_mailbox_server
 
 from wormhole import create
 from wormhole import transfer_v2 as T
 from wormhole.transfer_v2 import _framing, _versions
 from wormhole.transfer_v2 import _messages as M
+from wormhole_mailbox.testing import start_mailbox_server
 
 from ..unit.hostile._outside import Outside
 from ._victim import Victim, assert_memory_bounded, assert_one_error_line

@@ -10,17 +10,41 @@ from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 
-from .processes import (CRASH_SIGNS, POLL_INTERVAL, PROCESS_TIMEOUT,
-                        STOP_GRACE, ProcessFailed, ProcessRun, new_dir,
-                        spawn, wait_all)
-from .reference import (CLI_APPID, NO_TRANSIT, REF_PEER,
-                        REF_VENV_ENV, REPO_ROOT, cli_text_stdout,
-                        our_classic_cli_argv, our_cli_argv, ref_bin, ref_cli_argv,
-                        ref_peer_argv,
-                        reference_venv)
-from .servers import (RefMailboxServer, TwistdMailboxServer,
-                      mailbox_moods, our_twistd, start_our_server,
-                      start_twistd, wait_for_moods, wait_until_listening)
+from .processes import (
+    CRASH_SIGNS,
+    POLL_INTERVAL,
+    PROCESS_TIMEOUT,
+    STOP_GRACE,
+    ProcessFailed,
+    ProcessRun,
+    new_dir,
+    spawn,
+    wait_all,
+)
+from .reference import (
+    CLI_APPID,
+    NO_TRANSIT,
+    REF_PEER,
+    REF_VENV_ENV,
+    REPO_ROOT,
+    cli_text_stdout,
+    our_classic_cli_argv,
+    our_cli_argv,
+    ref_bin,
+    ref_cli_argv,
+    ref_peer_argv,
+    reference_venv,
+)
+from .servers import (
+    RefMailboxServer,
+    TwistdMailboxServer,
+    mailbox_moods,
+    our_twistd,
+    start_our_server,
+    start_twistd,
+    wait_for_moods,
+    wait_until_listening,
+)
 
 __all__ = [
     "CLI_APPID", "CRASH_SIGNS", "InteropTestCase", "NO_TRANSIT",

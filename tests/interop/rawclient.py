@@ -8,8 +8,7 @@ sent so far, so no test waits on a clock.
 """
 import json
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol, connectWS)
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol, connectWS
 from twisted.internet import defer
 
 from .scripted_server import NO_TIMERS

@@ -18,8 +18,7 @@ with a mood.
 import json
 import os
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol, connectWS)
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol, connectWS
 from twisted.internet import defer
 
 from wormhole import _crypto

@@ -11,8 +11,7 @@ reference client requires (docs/interop.md, "Frames").
 import json
 import time
 
-from autobahn.twisted.websocket import (WebSocketServerFactory,
-                                        WebSocketServerProtocol)
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from twisted.internet import defer
 
 # autobahn's handshake timers outlive an aborted connection in a shared

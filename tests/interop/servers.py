@@ -12,6 +12,7 @@ from twisted.internet.task import deferLater
 from .processes import POLL_INTERVAL, ProcessFailed, new_dir, spawn
 from .reference import ref_bin
 
+
 @defer.inlineCallbacks
 def wait_until_listening(reactor, port, timeout=30.0):
     """Poll until 127.0.0.1:port accepts a TCP connection."""

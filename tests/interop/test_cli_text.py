@@ -9,8 +9,7 @@ characters escaped, then one newline; docs/interop.md).
 """
 from twisted.internet import defer
 
-from .harness import (InteropTestCase, cli_text_stdout, mailbox_moods,
-                      our_cli_argv, ref_cli_argv)
+from .harness import InteropTestCase, cli_text_stdout, mailbox_moods, our_cli_argv, ref_cli_argv
 
 # non-ASCII (Latin-1, BMP symbol, astral emoji), embedded newlines, a tab,
 # a trailing newline and a backslash: everything the escaping touches

@@ -9,8 +9,7 @@ import json
 
 from twisted.internet import defer, reactor
 
-from .harness import (CLI_APPID, InteropTestCase, our_cli_argv, ref_cli_argv,
-                      ref_peer_argv)
+from .harness import CLI_APPID, InteropTestCase, our_cli_argv, ref_cli_argv, ref_peer_argv
 from .rawpeer import run_raw_peer
 
 TEXT = "Grüße ✓\nline two"

@@ -4,8 +4,7 @@ the server's usage records checked for the moods (Mailbox server protocol, "Mail
 """
 from twisted.internet import defer
 
-from .harness import (InteropTestCase, cli_text_stdout, mailbox_moods,
-                      ref_cli_argv, ref_peer_argv)
+from .harness import InteropTestCase, cli_text_stdout, mailbox_moods, ref_cli_argv, ref_peer_argv
 
 TEXT = "drop-in ✓\nreplacement"
 KEY_CONFIRMATION = b"Key confirmation failed"

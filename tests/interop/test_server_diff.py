@@ -225,7 +225,7 @@ class UsageDifferential(InteropTestCase):
             if release:
                 c.send({"type": "release"})
             yield c.sync()
-        for c, mood in zip(clients, moods):
+        for c, mood in zip(clients, moods, strict=False):
             c.send({"type": "close", "mood": mood})
             got = yield c.sync()
             self.assertIn("closed", [m["type"] for m in got])

@@ -9,10 +9,13 @@ on the wire (Mailbox server protocol, "All Message Types") without touching eith
 """
 import json
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol,
-                                        WebSocketServerFactory,
-                                        WebSocketServerProtocol, connectWS)
+from autobahn.twisted.websocket import (
+    WebSocketClientFactory,
+    WebSocketClientProtocol,
+    WebSocketServerFactory,
+    WebSocketServerProtocol,
+    connectWS,
+)
 from twisted.internet import defer
 
 from .scripted_server import NO_TIMERS

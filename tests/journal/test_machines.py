@@ -14,14 +14,15 @@ import json
 import random
 
 from automat import NoTransition
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from wormhole import _interfaces
 from wormhole._allocator import Allocator
 from wormhole._code import Code
-from wormhole._crypto import (decrypt_data, derive_phase_key, encrypt_data, make_pake)
+from wormhole._crypto import decrypt_data, derive_phase_key, encrypt_data, make_pake
 from wormhole._eventual import EventualQueue
 from wormhole._input import Input
 from wormhole._key import Key

@@ -7,8 +7,8 @@ import bisect
 import random
 
 from twisted.internet import defer
-from twisted.internet.base import DelayedCall
 from twisted.internet.address import IPv4Address
+from twisted.internet.base import DelayedCall
 from twisted.internet.error import ConnectionRefusedError
 from twisted.internet.task import Clock
 from twisted.test import iosim

@@ -5,7 +5,8 @@ join-grown networks."""
 import math
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.trial.unittest import SynchronousTestCase
 
 from p2pmesh import SubnetConfig

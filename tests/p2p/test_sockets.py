@@ -44,7 +44,7 @@ class FourNodes(TestCase):
             nodes.append((yield self.start_node(key, [(host, port)])))
 
         shouts = [defer.Deferred() for _ in nodes]
-        for node, d in zip(nodes, shouts):
+        for node, d in zip(nodes, shouts, strict=False):
             node.on(SHOUT, lambda s, v, d=d: d.called or d.callback(v))
         yield nodes[2].shout({"hello": "mesh"})
         others = [d for i, d in enumerate(shouts) if i != 2]

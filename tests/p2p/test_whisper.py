@@ -5,8 +5,7 @@ import random
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from p2pmesh import SubnetConfig
-from p2pmesh import _keys, _message, _payload
+from p2pmesh import SubnetConfig, _keys, _message, _payload
 from p2pmesh._config import NACK, WHISPER
 from p2pmesh._whisper import WhisperFailed
 

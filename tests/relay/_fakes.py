@@ -4,10 +4,9 @@ appends what it was asked to do to a shared list."""
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from wormhole_relay._interfaces import (IRelayConnection, ITransportGlue,
-                                        IUsageRecorder)
-from wormhole_relay._limits import Limits
 from wormhole_relay._connection import RelayConnection
+from wormhole_relay._interfaces import IRelayConnection, ITransportGlue, IUsageRecorder
+from wormhole_relay._limits import Limits
 from wormhole_relay._pairing import Pairing
 from wormhole_relay._usage import UsageRecorder
 

@@ -8,7 +8,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.error import ConnectError
-from twisted.internet.protocol import Factory, Protocol, ProcessProtocol
+from twisted.internet.protocol import Factory, ProcessProtocol, Protocol
 from twisted.internet.task import deferLater
 
 from .._processes import free_port

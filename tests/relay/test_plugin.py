@@ -19,7 +19,7 @@ from wormhole_relay._splice import splice_available
 
 from ._client import Clients
 from ._fakes import SIDE1, SIDE2, TOKEN, handshake
-from ._subprocess import (our_twistd, reference_twistd, start_twistd)
+from ._subprocess import our_twistd, reference_twistd, start_twistd
 
 # every option of the reference relay 0.5 (`twistd transitrelay --help`)
 REFERENCE_OPTIONS = {"port": "p", "websocket": "w", "websocket-url": "u",
@@ -188,11 +188,12 @@ class Subprocess(unittest.TestCase):
     def test_twistd_websocket(self):
         """`--websocket` (URL derived from the endpoint): a WebSocket client
         and a TCP client pair through the twistd subprocess."""
-        from ._subprocess import free_port, wait_listening
-        from ._support import WSClient
         from autobahn.twisted.websocket import WebSocketClientFactory
         from twisted.internet.defer import Deferred
         from twisted.internet.endpoints import TCP4ClientEndpoint
+
+        from ._subprocess import free_port, wait_listening
+        from ._support import WSClient
         ws_port = free_port()
         proc, port = yield start_twistd(
             self, our_twistd(),

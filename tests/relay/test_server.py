@@ -14,13 +14,12 @@ from twisted.internet.interfaces import IHalfCloseableProtocol
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
-from wormhole_relay._interfaces import (IPipePool, IRelayConnection,
-                                        ISplicer, ITransportGlue)
+from wormhole_relay._interfaces import IPipePool, IRelayConnection, ISplicer, ITransportGlue
 from wormhole_relay._splice import _End, splice_available
 
 from ._client import RawClient
 from ._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, handshake
-from ._support import Base, eventually, _Flood
+from ._support import Base, _Flood, eventually
 
 
 @implementer(IHalfCloseableProtocol)

@@ -8,15 +8,15 @@ import os
 import select
 import socket
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from twisted.internet.interfaces import IReadDescriptor, IWriteDescriptor
 from twisted.internet.testing import MemoryReactor
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole_relay._interfaces import IPipePool, ISplicer
-from wormhole_relay._splice import (PIPE_SIZE, PipePool, Splicer,
-                                    big_pipe_budget, splice_available)
+from wormhole_relay._splice import PIPE_SIZE, PipePool, Splicer, big_pipe_budget, splice_available
 
 if not splice_available():  # pragma: no cover - the CI is Linux
     skip = "splice(2) is Linux only"

@@ -51,6 +51,7 @@ class WebSocket(WSBase):
         fire after a few ms, aborting before the client read our last
         bytes)."""
         from twisted.internet.task import Clock
+
         from wormhole_relay._limits import Limits
         from wormhole_relay.server import build_relay, make_websocket_factory
         f = make_websocket_factory(build_relay(Clock()), "ws://127.0.0.1:1/")

@@ -3,8 +3,7 @@ messages by type (over real loopback connections)."""
 
 import json
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol, connectWS)
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol, connectWS
 from twisted.internet.defer import Deferred, inlineCallbacks, returnValue
 
 
@@ -42,7 +41,7 @@ class Client:
         if not self._open_d.called:
             self._open_d.errback(ConnectionError(f"closed {code} {reason}"))
         self._close_d.callback((code, reason))
-        for pred, d in self._waiters:
+        for _pred, d in self._waiters:
             d.errback(ConnectionError(f"closed {code} {reason} while "
                                       "waiting"))
         self._waiters = []

@@ -2,8 +2,12 @@
 
 from zope.interface import implementer
 
-from wormhole_mailbox._interfaces import (IChannelStore, IMailboxListener,
-                                         ITransportGlue, IUsageRecorder)
+from wormhole_mailbox._interfaces import (
+    IChannelStore,
+    IMailboxListener,
+    ITransportGlue,
+    IUsageRecorder,
+)
 from wormhole_mailbox._store import _Recorder
 
 

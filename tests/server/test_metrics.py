@@ -9,8 +9,13 @@ from twisted.internet import defer, reactor
 from twisted.web.client import Agent, readBody
 
 from .._processes import free_port
-from ..interop.harness import (InteropTestCase, mailbox_moods, our_classic_cli_argv,
-                               our_cli_argv, ref_cli_argv)
+from ..interop.harness import (
+    InteropTestCase,
+    mailbox_moods,
+    our_classic_cli_argv,
+    our_cli_argv,
+    ref_cli_argv,
+)
 from ._client import connect
 
 

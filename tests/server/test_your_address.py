@@ -5,8 +5,8 @@ reference 0.8 server is tests/interop/test_your_address.py."""
 
 import os
 
-from twisted.internet.defer import gatherResults
 from twisted.internet.address import IPv4Address, IPv6Address, UNIXAddress
+from twisted.internet.defer import gatherResults
 from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 

@@ -7,9 +7,9 @@ import sys
 
 from twisted.internet import defer, reactor, utils
 
-from wormhole_mailbox.testing import start_mailbox_server
 from tests.cli._process import CLIProcess, our_cli
 from tests.cli._support import NO_TRANSIT, REPO
+from wormhole_mailbox.testing import start_mailbox_server
 
 SCRIPT = os.path.join(REPO, "misc", "dump-timing.py")
 

@@ -10,9 +10,8 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole_relay.testing import start_transit_relay
-
 from tests.cli._process import our_cli
+from wormhole_relay.testing import start_transit_relay
 
 from ._support import TimedTransfers
 

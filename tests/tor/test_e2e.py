@@ -333,8 +333,8 @@ class DilationOverTor(unittest.TestCase):
         """Two wormholes created with tor= dilate through our relay reached
         through Tor (nothing listens); data flows both ways."""
         import wormhole
-        from wormhole_relay.testing import start_transit_relay
         from wormhole_mailbox.testing import start_mailbox_server
+        from wormhole_relay.testing import start_transit_relay
 
         from ..dilation._streams import collector_factory
         srv = yield start_mailbox_server(reactor, port=0)

@@ -11,8 +11,8 @@ from twisted.internet.task import deferLater
 from wormhole.cli._wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
 
-from ..dilation._proxy import CuttableProxy, _Front
 from ..cli._support import TEXT, ref
+from ..dilation._proxy import CuttableProxy, _Front
 from ._support import _CLIBase, read_tree, write_tree
 
 # the longest name most file systems take: 255 bytes of UTF-8

@@ -12,18 +12,16 @@ import stat
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from wormhole import transfer_v2 as T
 from wormhole._landing import BadOffer
 from wormhole.cli._wording import V2_USED
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2 import _source as S
-
-from ..files._modes import MODES, make_moded_tree, modes_of
-from wormhole import transfer_v2 as T
 from wormhole.transfer_v2 import _versions as V
 
+from ..files._modes import MODES, make_moded_tree, modes_of
 from ._support import _Base, _CLIBase
-
 
 # the folders of make_moded_tree, given modes of their own here
 FOLDER_MODES = {"sub": 0o750, "sub/deeper": 0o700}

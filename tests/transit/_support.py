@@ -16,8 +16,8 @@ from twisted.internet import defer, interfaces, reactor
 from twisted.internet.task import deferLater
 from zope.interface import implementer
 
-from .._processes import (  # noqa: F401 (re-exported)
-    REPO_ROOT, LineProcess, child_env, free_port, reference_bin)
+from .._processes import REPO_ROOT, LineProcess, child_env, free_port, reference_bin  # noqa: F401 (re-exported)
+
 REF_TRANSIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_transit.py")
 LOOPBACK = ["127.0.0.1"]
 

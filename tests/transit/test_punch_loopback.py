@@ -62,6 +62,7 @@ class ClassicTransit(unittest.TestCase):
         connections, described "(through NAT)"; without an outside address
         nothing is added."""
         from twisted.internet.defer import succeed
+
         from wormhole.transit import TransitSender
         probe = reactor.listenTCP(reusable_binding(), Factory.forProtocol(Protocol))
         port = probe.getHost().port
@@ -91,9 +92,11 @@ class ClassicTransit(unittest.TestCase):
         """The peer's outside hint is dialled from our punching port (reuse
         flags on), described "(through NAT)"; its local hints as before."""
         from twisted.internet.testing import MemoryReactorClock
+
         from wormhole._transit._attempts import Attempts
         from wormhole._transit._dialing import DialQueue
         from wormhole._transit._hints import DirectTCPV1Hint
+
         from .fakes import FakeSelection
         r = MemoryReactorClock()
         a = Attempts(r, b"\x01" * 32, True, "00112233aabbccdd",
@@ -122,6 +125,7 @@ class MailboxConnection(unittest.TestCase):
         server names one of our own addresses: no outside hint, no
         second connection."""
         import io
+
         from wormhole import create
         from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor)
@@ -141,6 +145,7 @@ class MailboxConnection(unittest.TestCase):
     def test_no_punch(self):
         """create(_punch=False): no observer, mapping None."""
         import io
+
         from wormhole import create
         from wormhole_mailbox.testing import start_mailbox_server
         srv = yield start_mailbox_server(reactor)

@@ -6,18 +6,15 @@ and the WebSocket endpoint's handling of message boundaries."""
 import hashlib
 import os
 
-from autobahn.twisted.websocket import (WebSocketServerFactory,
-                                        WebSocketServerProtocol)
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from twisted.internet import defer, protocol, reactor
 from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.trial import unittest
 
-from wormhole._transit._websocket import (WebSocketClientEndpoint,
-                                          WebSocketRefused)
+from wormhole._transit._websocket import WebSocketClientEndpoint, WebSocketRefused
 from wormhole.transit import TransitReceiver, TransitSender
 
-from ._support import (LOOPBACK, HashingConsumer, start_reference_relay,
-                       start_relay)
+from ._support import LOOPBACK, HashingConsumer, start_reference_relay, start_relay
 
 
 @defer.inlineCallbacks

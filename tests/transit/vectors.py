@@ -165,9 +165,9 @@ def record():
         "relay_side_example": side,
         "records": (
             [{"from": "sender", "counter": i, "plaintext": p.hex(), "frame": f.hex()}
-             for i, (p, f) in enumerate(zip(PLAINTEXTS, sender_frames))]
+             for i, (p, f) in enumerate(zip(PLAINTEXTS, sender_frames, strict=False))]
             + [{"from": "receiver", "counter": i, "plaintext": p.hex(), "frame": f.hex()}
-               for i, (p, f) in enumerate(zip(PLAINTEXTS, receiver_frames))]),
+               for i, (p, f) in enumerate(zip(PLAINTEXTS, receiver_frames, strict=False))]),
     }
 
 

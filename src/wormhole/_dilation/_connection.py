@@ -49,8 +49,8 @@ from twisted.internet.task import LoopingCall
 from twisted.python import log
 from zope.interface import implementer
 
-from . import _interfaces as I
 from .._tracing import trace_hook
+from . import _interfaces as I
 from ._framing import (
     DEFAULT_MAX_FRAME,
     FrameReader,

@@ -30,8 +30,10 @@ from twisted.python import log
 from zope.interface import implementer
 
 from .._tracing import trace_hook
+from .._transit._addresses import configured_listen_port
 from .._transit._codec import relay_handshake
 from .._transit._dialing import dial_queue_for
+from .._transit._endpoint_choice import endpoint_for_hint
 from .._transit._hints import (
     DirectTCPV1Hint,
     HintBudget,
@@ -39,10 +41,14 @@ from .._transit._hints import (
     WebSocketV1Hint,
     describe_hint,
 )
-from .._transit._endpoint_choice import endpoint_for_hint
-from .._transit._addresses import configured_listen_port
-from .._transit._punch import (THROUGH_NAT, forwarded_hint, is_outside,
-                               punch_listener, punched_endpoint, reusable_binding)
+from .._transit._punch import (
+    THROUGH_NAT,
+    forwarded_hint,
+    is_outside,
+    punch_listener,
+    punched_endpoint,
+    reusable_binding,
+)
 from . import _interfaces as I
 from ._connection import DEFAULT_KEEPALIVE_INTERVAL, DilatedConnectionProtocol
 

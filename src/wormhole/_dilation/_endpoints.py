@@ -20,13 +20,13 @@ reference 0.24).
 import attr
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.error import ConnectionDone
-from twisted.internet.protocol import Protocol
-from twisted.python import log
 from twisted.internet.interfaces import (
     IListeningPort,
     IStreamClientEndpoint,
     IStreamServerEndpoint,
 )
+from twisted.internet.protocol import Protocol
+from twisted.python import log
 from zope.interface import implementer
 
 from . import _interfaces as I

@@ -40,8 +40,8 @@ from automat import MethodicalMachine
 from twisted.python import log
 from zope.interface import implementer
 
-from . import _interfaces as I
 from .._tracing import trace_hook
+from . import _interfaces as I
 from ._records import Close, Data, Open
 from ._state_paths import StatePaths
 

@@ -30,8 +30,8 @@ from twisted.internet.interfaces import IAddress, IConsumer, IPushProducer, ITra
 from twisted.python import log
 from zope.interface import implementer
 
-from . import _interfaces as I
 from .._tracing import trace_hook
+from . import _interfaces as I
 from ._state_paths import StatePaths
 
 WAITING_COST = 1024  # what a closed, unaccepted subchannel counts as

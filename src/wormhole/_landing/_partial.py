@@ -19,7 +19,6 @@ from . import _nofollow
 from ._errors import BadOffer, Refused
 from ._names import temporary_prefix
 
-
 # the bits a sender's mode may give a received file or folder: read,
 # write and execute for owner, group and others; never set-uid, set-gid
 # or sticky (a received program must not run with its receiver's rights

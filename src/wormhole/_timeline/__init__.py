@@ -5,8 +5,17 @@ clients (sender, then receiver); ``render_html(clients)`` draws them as one
 self-contained HTML page (inline SVG, no scripts, no external files).
 See docs/timing.md.
 """
-from ._bundle import (PHASES, ClientTimeline, Message, TimingError, format_duration,
-                      format_size, load_bundle, merge, phase_label)
+from ._bundle import (
+                      PHASES,
+                      ClientTimeline,
+                      Message,
+                      TimingError,
+                      format_duration,
+                      format_size,
+                      load_bundle,
+                      merge,
+                      phase_label,
+)
 from ._render import render_html
 
 __all__ = ["PHASES", "ClientTimeline", "Message", "TimingError", "format_duration",

@@ -83,11 +83,11 @@ class _Axis:
     def __init__(self, times, working=()):
         ts = sorted(set(times)) or [0.0]
         self.origin = ts[0]
-        busy = sum(b - a for a, b in zip(ts, ts[1:]) if b - a <= GAP)
+        busy = sum(b - a for a, b in zip(ts, ts[1:], strict=False) if b - a <= GAP)
         self.scale = min(max(TARGET / busy if busy > 0 else 1000.0, 200.0), 200000.0)
         self.segments = []  # (t0, t1, x0, x1, cut): cut is None, "" (idle) or a phase
         x = LEFT
-        for a, b in zip(ts, ts[1:]):
+        for a, b in zip(ts, ts[1:], strict=False):
             if b - a <= GAP:
                 cut, w = None, (b - a) * self.scale
             else:
@@ -224,7 +224,7 @@ def _table(clients, axis):
             continue
         rows.append(f"<tr><td class=\"swatch\" style=\"background:{COLORS[name]}\"></td>"
                     f"<td>{escape(name)}</td>")
-        for c, span in zip(clients, spans):
+        for c, span in zip(clients, spans, strict=False):
             if span is None:
                 rows.append("<td class=\"num\">-</td><td class=\"num\">-</td>")
             else:
@@ -300,7 +300,7 @@ def _svg(clients, axis):
     out.append(f"<line class=\"row\" x1=\"{LEFT}\" y1=\"{server_y}\" x2=\"{axis.end}\" "
                f"y2=\"{server_y}\"/>")
     out.append(f"<text class=\"title\" x=\"8\" y=\"{server_y + 4}\">Mailbox server</text>")
-    for i, (c, y, lay) in enumerate(zip(clients, ys, layouts)):
+    for i, (c, y, lay) in enumerate(zip(clients, ys, layouts, strict=False)):
         out += _client(c, y, server_y, lay, above=(i == 0), axis=axis)
     out.append("</svg>")
     return "\n".join(out)

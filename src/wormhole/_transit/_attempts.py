@@ -11,13 +11,13 @@ from twisted.python import log
 from zope.interface import implementer
 
 from . import _codec
-from ._dialing import dial_queue_for
 from ._connection import ConnectionProtocol, TransitConnection
+from ._dialing import dial_queue_for
 from ._endpoint_choice import endpoint_for_hint
 from ._hints import describe_hint
-from ._punch import THROUGH_NAT, is_outside, punched_endpoint
 from ._interfaces import IAttempts, ISelection
 from ._pipe import RecordPipe
+from ._punch import THROUGH_NAT, is_outside, punched_endpoint
 
 
 class _OneShotFactory(protocol.ClientFactory):

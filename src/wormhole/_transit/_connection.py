@@ -30,8 +30,8 @@ from twisted.internet import protocol
 from twisted.python import log
 from zope.interface import implementer
 
-from . import _codec
 from .._tracing import trace_hook
+from . import _codec
 from ._interfaces import (
     IConnectionIO,
     IRecordSink,

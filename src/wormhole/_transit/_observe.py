@@ -7,8 +7,7 @@ without binding; the answer comes once the connection is gone."""
 
 import json
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol)
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from twisted.internet.defer import Deferred
 
 from .._ws import parse_relay_url, server_endpoint

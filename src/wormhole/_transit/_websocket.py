@@ -28,12 +28,10 @@ import functools
 import os
 import struct
 
-from autobahn.twisted.websocket import (WebSocketClientFactory,
-                                        WebSocketClientProtocol)
+from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
-from twisted.internet.interfaces import (IConsumer, IPushProducer,
-                                         IStreamClientEndpoint, ITransport)
+from twisted.internet.interfaces import IConsumer, IPushProducer, IStreamClientEndpoint, ITransport
 from twisted.internet.ssl import optionsForClientTLS
 from zope.interface import implementer
 

@@ -12,9 +12,17 @@ signal's number, as shells report a command killed by it.
 from twisted.python.failure import Failure
 
 from .._escape import escape_text
-from ..errors import (KeyFormatError, LonelyError, RelayURLError, ServerConnectionError,
-                      ServerError, TransferError, WelcomeError, WormholeError,
-                      WrongPasswordError)
+from ..errors import (
+    KeyFormatError,
+    LonelyError,
+    RelayURLError,
+    ServerConnectionError,
+    ServerError,
+    TransferError,
+    WelcomeError,
+    WormholeError,
+    WrongPasswordError,
+)
 
 # exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
 # usage error

@@ -56,7 +56,7 @@ def _size(path, st):
     if stat.S_ISREG(st.st_mode):
         return st.st_size
     total = 0
-    for root, dirs, files in os.walk(path, followlinks=False):
+    for root, _dirs, files in os.walk(path, followlinks=False):
         for name in files:
             try:
                 sub = os.lstat(os.path.join(root, name))

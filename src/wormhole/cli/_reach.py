@@ -151,7 +151,7 @@ class FirstConnection:
         if self._connected or self._over or any(why is None for why in results):
             return
         failed = "; ".join(f"the Transit relay {where} cannot be reached ({escape_text(why)})"
-                           for (where, _, _), why in zip(relays, results))
+                           for (where, _, _), why in zip(relays, results, strict=False))
         self._fail("relay", f"no path to the peer for the transfer: {failed}, and "
                             f"{no_direct}")
 

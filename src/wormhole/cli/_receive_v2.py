@@ -8,11 +8,11 @@ from ..errors import TransferError
 from ..observer import OneShotObserver
 from ._connection_path import ConnectionPath
 from ._display import received_text
+from ._peer_error import PeerError
 from ._progress import say
 from ._prompt import ask
 from ._reach import FirstConnection
 from ._receiving import Receiving
-from ._peer_error import PeerError
 from ._v2_session import receiving_session, started
 
 

@@ -17,14 +17,13 @@ from .. import transfer_v2 as T
 from .._landing import BadOffer
 from ..errors import TransferError
 from ..transfer import Declined
-from ._connection_path import ConnectionPath
 from . import _kept
+from ._connection_path import ConnectionPath
 from ._display import escape_text, naturalsize
+from ._failures import outcome
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
-from ._failures import outcome
 from ._wording import describe, written_to
-
 
 # how long a session we end waits for the peer's session-totals it has
 # not said yet (it says them as its session opens: only a race needs this)

@@ -11,11 +11,11 @@ from ..errors import TransferError
 from ..transfer import peer_gave_up
 from ..util import dict_to_bytes
 from ._display import escape_text
+from ._failures import outcome
 from ._progress import OfferProgress, SessionTotal, say
 from ._send_classic import send_path
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
-from ._failures import outcome
 from ._wording import NOT_A_FILE, count, describe, sending_paths
 
 

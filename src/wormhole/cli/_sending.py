@@ -8,9 +8,9 @@ from twisted.internet import defer
 from ._announce import ConsumedNote, announce_code, verified_or_declined
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
+from ._peer_error import PeerError
 from ._progress import say
 from ._reach import FirstConnection
-from ._peer_error import PeerError
 from ._v2_session import peer_speaks_v2, sending_session, started, wormhole_kwargs
 from ._wording import CLASSIC_USED, peer_says
 

@@ -21,12 +21,11 @@ from .._escape import escape_text
 from .._version import IMPLEMENTATION
 from . import _collector
 from ._config import APPID, Config
+
 # what a failure is called and its exit status (docs/cli.md "Exit status",
 # "Messages") are decided in _failures
 from ._failures import EXIT_DECLINED, EXIT_FAILED, describe_error, exit_status  # noqa: F401
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
-
-
 
 # the letters debug_set_trace knows (Client API: Boss, Nameplate, Mailbox,
 # Send, Order, Key, Receive, RendezvousConnector, Lister, Code, Input,

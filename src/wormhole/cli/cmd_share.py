@@ -20,12 +20,13 @@ from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
+from ._failures import outcome
 from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, end_questions, say
 from ._prompt import Lines
+from ._reach import FirstConnection
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
-from ._reach import FirstConnection
 from ._v2_session import (
     check_transit_helper,
     opened,
@@ -33,7 +34,6 @@ from ._v2_session import (
     receiving_session,
     wormhole_kwargs,
 )
-from ._failures import outcome
 from ._wording import V2_USED, peer_says
 
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "

@@ -20,8 +20,8 @@ from twisted.python import failure
 from zope.interface import implementer
 
 from .._inactivity import Watchdog, silence
-from ..errors import TransferError
 from .._wording import peer_left, size_of
+from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _cancel
 from ._messages import parse_message

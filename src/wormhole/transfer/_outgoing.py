@@ -16,9 +16,8 @@ import attrs
 
 from .._landing import PERMISSION_BITS
 from .._outgoing_tree import kind, regular_file, walk
-from ..errors import TransferError
 from .._wording import naturalsize
-
+from ..errors import TransferError
 from ._messages import ZIP_MODE
 
 

@@ -23,7 +23,7 @@ from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _mover
 from ._flow import Outcome, close_early, connect, make_transit, no_op
-from ._messages import Declined, TRANSFER_REJECTED
+from ._messages import TRANSFER_REJECTED, Declined
 from ._receiver import Receiver
 from ._unzip import receive_directory_into
 
@@ -104,7 +104,7 @@ def _numbers(kind, offer):
     BadOffer."""
     keys = ("filesize",) if kind == "file" else ("zipsize", "numbytes", "numfiles")
     values = [offer.get(k) for k in keys]
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise _landing.BadOffer(f"the sender's offer has a bad {k}: {excerpt(v)}")
     if kind == "file":

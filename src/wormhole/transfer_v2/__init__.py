@@ -2,13 +2,12 @@
 both directions over a dilated wormhole. See docs/transfer-v2.md."""
 from ._api import CONTROL_SUBPROTOCOL, OFFER_SUBPROTOCOL, IncomingOffer, TransferSession
 from ._messages import MessageError
-from ._receiving import HashMismatch, OfferRefused, ReceiveFailed, Received, Rejected
+from ._receiving import HashMismatch, OfferRefused, Received, ReceiveFailed, Rejected
 from ._resumable import KEPT_SUFFIXES
 from ._sending import AcknowledgeMismatch, OfferLost, OfferRejected, OfferResult
 from ._source import Outgoing, SourceChanged
 from ._source import prepare as prepare_offer
-from ._versions import IncompatibleModes, PeerUsesClassic, app_versions
-from ._versions import speaks_transfer_v2
+from ._versions import IncompatibleModes, PeerUsesClassic, app_versions, speaks_transfer_v2
 
 __all__ = [
     "CONTROL_SUBPROTOCOL", "OFFER_SUBPROTOCOL", "IncomingOffer", "TransferSession",

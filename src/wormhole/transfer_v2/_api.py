@@ -17,23 +17,28 @@ as one ``dataReceived``, as our earlier releases do).
 """
 import attr
 from twisted.internet import defer
-from zope.interface import implementer
 from twisted.internet.protocol import Factory, Protocol
-from twisted.python import failure
 from twisted.logger import Logger
+from twisted.python import failure
+from zope.interface import implementer
 
 from .. import _landing
 from .._eventual import EventualQueue
 from .._guarded import DisplayGuard
 from .._inactivity import Watchdog, silence
-from .._status import ConnectedPeer
 from .._observer import OneShotObserver
+from .._status import ConnectedPeer
 from ..errors import TransferError
-from . import _messages as M
 from . import _framing, _hashing, _receiving, _sending, _session, _sink, _source, _versions
+from . import _messages as M
+from ._interfaces import (
+    IOfferChannel,
+    IOfferReceiverDelegate,
+    IOfferSenderDelegate,
+    IResumableSink,
+    ISessionDelegate,
+)
 from ._receiving import OfferRefused
-from ._interfaces import (IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate,
-                          IResumableSink, ISessionDelegate)
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")

@@ -191,7 +191,7 @@ def _check_folder_modes(pairs):
     if not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
         raise MessageError("a folder mode must be a [path, mode] pair")
     paths = _check_paths([p[0] for p in pairs], MAX_FOLDERS, "folder modes")
-    return tuple(zip(paths, (_check_mode(p[1]) for p in pairs)))
+    return tuple(zip(paths, (_check_mode(p[1]) for p in pairs), strict=False))
 
 
 @attr.s(frozen=True)

@@ -40,17 +40,21 @@ cancels it when the offer ends first; only then is our answer sent.
 import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
+from zope.interface import implementer
 
 from .._dilation._state_paths import StatePaths
 from .._machine_index import bind_inputs, index_transitions
 from .._tracing import trace_hook
 from ..errors import TransferError
-from zope.interface import implementer
-
 from . import _hashing
 from . import _messages as M
-from ._interfaces import (IOfferChannel, IOfferReceiver, IOfferReceiverDelegate,
-                          IResumableSink, ISink)
+from ._interfaces import (
+    IOfferChannel,
+    IOfferReceiver,
+    IOfferReceiverDelegate,
+    IResumableSink,
+    ISink,
+)
 
 
 class HashMismatch(TransferError):

@@ -269,7 +269,7 @@ class ResumableDirectorySink(DirectorySink):
         # whose line was not written yet: cut while changed ones came
         # again); not proven, they are received again over themselves
         self._check_listing(set(files))
-        for (size, digest), path in zip(done, files):
+        for (size, digest), path in zip(done, files, strict=False):
             target = os.path.join(self._tmp, *path)
             if (os.lstat(target).st_size != size
                     or _hashing.hash_file(target, None, cancelled, follow=False)[0].digest() != digest):

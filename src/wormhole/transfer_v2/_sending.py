@@ -24,7 +24,6 @@ for it in S1b_checking_resume (cancelled when the offer ends first).
 import attr
 from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
-
 from zope.interface import implementer
 
 from .._machine_index import bind_inputs, index_transitions

@@ -17,8 +17,8 @@ and ``closed(reason)``.
 from automat import MethodicalMachine
 from zope.interface import implementer
 
-from . import _versions as V
 from .._tracing import trace_hook
+from . import _versions as V
 from ._interfaces import ISession, ISessionDelegate
 
 

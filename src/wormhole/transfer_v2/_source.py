@@ -237,7 +237,7 @@ def _keeping_what_matches(files, accept, ours, hasher):
     offset when its start matches (else from 0); all at once only when
     more than MAX_RESEND changed."""
     skip = accept.resume_files
-    resend = tuple(i for i, (mine, theirs) in enumerate(zip(ours, accept.digests))
+    resend = tuple(i for i, (mine, theirs) in enumerate(zip(ours, accept.digests, strict=False))
                    if mine != theirs)
     if len(resend) > M.MAX_RESEND:
         return FROM_START, f"{len(resend)} of the files the receiver kept changed"

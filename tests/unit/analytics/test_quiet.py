@@ -21,7 +21,7 @@ def run(chunks, noise_filter=None):
 def cut(data, points):
     points = sorted(set(p for p in points if 0 < p < len(data)))
     edges = [0, *points, len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:])]
+    return [data[a:b] for a, b in zip(edges, edges[1:], strict=False)]
 
 
 class Filter(unittest.TestCase):

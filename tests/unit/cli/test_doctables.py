@@ -5,8 +5,14 @@ import re
 
 from twisted.trial import unittest
 
-from tests.cli._doctables import (DocTableError, documented_status, pattern, quoted,
-                                  read_tables, split_row)
+from tests.cli._doctables import (
+    DocTableError,
+    documented_status,
+    pattern,
+    quoted,
+    read_tables,
+    split_row,
+)
 
 DOC = """# Title
 

@@ -10,9 +10,9 @@ import zipfile
 
 from twisted.trial import unittest
 
+from wormhole._landing import PARTIAL_PREFIX, Refused
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
-from wormhole._landing import PARTIAL_PREFIX, Refused
 from wormhole.errors import TransferError
 
 from ...cli.fakes import FakeFactory, FakeReactor, FakeTransits
@@ -286,6 +286,7 @@ class ReceiveFiles(unittest.TestCase):
         """A write failing with ENOSPC mid-transfer: the connection is
         closed, the error says why, and no file is left."""
         import errno
+
         from wormhole import _landing
         real_write = _landing.PartialFile.write
 

@@ -11,6 +11,7 @@ import types
 from twisted.internet import defer, task
 from twisted.trial import unittest
 
+from wormhole import transfer_v2 as T
 from wormhole.cli._config import Config
 from wormhole.cli._connection_path import ConnectionPath
 from wormhole.cli._progress import (
@@ -20,7 +21,6 @@ from wormhole.cli._progress import (
     progress_bar,
     say,
 )
-from wormhole import transfer_v2 as T
 from wormhole.cli._prompt import Lines, ask
 from wormhole.cli._receiving import Receiving
 

@@ -11,8 +11,8 @@ from zope.interface.verify import verifyObject
 from wormhole import _interfaces, errors
 from wormhole._hashcash import leading_zero_bits
 from wormhole._rendezvous import RendezvousConnector
-from wormhole._ws import choose_permission, parse_relay_url
 from wormhole._status import Closed, Connected, Connecting, Disconnected, Failed, StatusTracker
+from wormhole._ws import choose_permission, parse_relay_url
 from wormhole.journal import ImmediateJournal
 from wormhole.timing import DebugTiming
 
@@ -251,7 +251,7 @@ class RCTests(unittest.TestCase):
         self.assertEqual(events, [("n.lost",), ("m.lost",), ("l.lost",), ("a.lost",)])
         self.assertEqual(self.status.current.mailbox_connection, Disconnected())
         delays = []
-        for i in range(12):
+        for _i in range(12):
             (call,) = self.clock.getDelayedCalls()
             delays.append(call.getTime() - self.clock.seconds())
             self.clock.advance(delays[-1])
@@ -321,8 +321,11 @@ class EndpointTests(unittest.TestCase):
         URL's host and port; to an address, with the TCP endpoint of its
         family (no resolution on a thread, and a refused connection is
         reported at once, not 0.3 s later)."""
-        from twisted.internet.endpoints import (HostnameEndpoint, TCP4ClientEndpoint,
-                                                TCP6ClientEndpoint)
+        from twisted.internet.endpoints import (
+            HostnameEndpoint,
+            TCP4ClientEndpoint,
+            TCP6ClientEndpoint,
+        )
         rc = self.make("ws://example.org:4000/v1")
         for host, kind in (("example.org", HostnameEndpoint),
                            ("127.0.0.1", TCP4ClientEndpoint), ("::1", TCP6ClientEndpoint)):

@@ -590,8 +590,9 @@ class WormholeTests(unittest.TestCase):
         side1 = [c for c in self.server.conns if c.rc is w1._boss._RC][0].side
         body = [m for m in self.server.mailboxes["mb5"]["messages"]
                 if m["side"] == side1 and m["phase"] == "version"][0]["body"]
-        from wormhole._crypto import decrypt_data
         import json
+
+        from wormhole._crypto import decrypt_data
         version = json.loads(decrypt_data(derive_phase_key(key, side1, "version"),
                                           bytes.fromhex(body)))
         self.assertEqual(version["can-dilate"], ["ged"])

@@ -76,7 +76,7 @@ class ConnectorTests(unittest.TestCase):
         c.start()
         factory = self.reactor.tcpServers[0][1]
         held = []
-        for i in range(MAX_INBOUND):
+        for _i in range(MAX_INBOUND):
             p = factory.buildProtocol(None)
             p.makeConnection(StringTransport())
             held.append(p)

@@ -10,8 +10,11 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._dilation._dilator import Dilator
-from wormhole._dilation.manager import (CanOnlyDilateOnceError, DilatedWormhole,
-                                       OldPeerCannotDilateError)
+from wormhole._dilation.manager import (
+    CanOnlyDilateOnceError,
+    DilatedWormhole,
+    OldPeerCannotDilateError,
+)
 from wormhole._eventual import EventualQueue
 from wormhole._interfaces import IDilator
 
@@ -84,7 +87,7 @@ class DilatorTests(unittest.TestCase):
         please = json.dumps({"type": "please", "side": "0" * 16, "use-version": "ged"})
         self.d.received_dilate(please.encode())
         hints = json.dumps({"type": "connection-hints", "hints": []}).encode()
-        for i in range(1000):
+        for _i in range(1000):
             self.d.received_dilate(hints)
         self.assertEqual(len(self.d._early), 64)
         self.assertEqual(self.d._early_bytes, len(please) + 63 * len(hints))
@@ -136,8 +139,13 @@ class DilatorTests(unittest.TestCase):
         """on_status_update gets DilationStatus values in later turns: the
         wormhole's status as .mailbox (following its changes), the peer's
         hints as DilationHints, and StoppedPeer after stop()."""
-        from wormhole._status import (Connected, DilationHint, DilationStatus, StatusTracker,
-                                      StoppedPeer)
+        from wormhole._status import (
+            Connected,
+            DilationHint,
+            DilationStatus,
+            StatusTracker,
+            StoppedPeer,
+        )
         tracker = StatusTracker(None, self.eq)
         d = Dilator(self.reactor, self.eq, lambda phase, plaintext: None, tracker,
                     side="f" * 16)

@@ -13,6 +13,7 @@ from wormhole._dilation import _framing as F
 from ...dilation._streams import split_at
 from ._noise_pair import KEY, pair
 
+
 class Constants(unittest.TestCase):
     def test_lines(self):
         """The handshake lines of the Dilation protocol ("L2 protocol"), and

@@ -6,7 +6,6 @@ fakes."""
 import json
 
 from twisted.internet.task import Clock
-
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 

@@ -32,6 +32,7 @@ from ...cli.fakes import FakeFactory, FakeReactor, FakeTransits
 from ..transfer_v2 import _machines as machines
 from ._outside import Outside
 
+
 def digest(data):
     h = M.new_hash()
     h.update(data)

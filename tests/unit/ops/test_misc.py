@@ -10,10 +10,10 @@ import shlex
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole_relay import _plugin as relay_plugin
-from wormhole_relay.server import build_relay
 from wormhole_mailbox import _plugin as mailbox_plugin
 from wormhole_mailbox.server import build_mailbox
+from wormhole_relay import _plugin as relay_plugin
+from wormhole_relay.server import build_relay
 
 from ..._paths import REPO_ROOT
 

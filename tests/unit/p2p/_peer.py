@@ -7,8 +7,7 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from zope.interface import implementer
 
-from p2pmesh import LocalLimits, SubnetConfig
-from p2pmesh import _compression, _framing, _message, _payload
+from p2pmesh import LocalLimits, SubnetConfig, _compression, _framing, _message, _payload
 from p2pmesh._config import ACK, SET_CONNECTION_OPT
 from p2pmesh._connection import Connection, IConnectionOwner
 from p2pmesh._identity import Identity

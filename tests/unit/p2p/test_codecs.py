@@ -5,7 +5,8 @@ import hashlib
 import math
 
 import msgpack
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.trial.unittest import SynchronousTestCase
 
 from p2pmesh import _compression, _framing, _hybrid, _keys, _message, _payload
@@ -295,7 +296,7 @@ class Messages(SynchronousTestCase):
         self.assertEqual([(m.opcode, m.encrypted, m.payload, m.raw)
                           for m in msgs],
                          [(op, enc, p, r) for (op, enc, p), r
-                          in zip(specs, raws)])
+                          in zip(specs, raws, strict=False)])
         for m in msgs:
             _message.check_message(m, 2048)
 

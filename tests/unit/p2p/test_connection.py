@@ -3,15 +3,12 @@ Clock and a recording owner."""
 
 from twisted.trial.unittest import SynchronousTestCase
 
-from p2pmesh import LocalLimits, SubnetConfig
-from p2pmesh import _framing, _keys, _message, _payload
-from p2pmesh._config import (ACK, ANNOUNCE, NACK, PING, SET_CONNECTION_OPT,
-                             SHOUT)
+from p2pmesh import LocalLimits, SubnetConfig, _framing, _keys, _message, _payload
+from p2pmesh._config import ACK, ANNOUNCE, NACK, PING, SET_CONNECTION_OPT, SHOUT
 from p2pmesh._requests import RequestTimeout
 
 from ...p2p._fixtures import test_keys
 from ._peer import SUBNET, Harness
-
 
 
 class Handshake(SynchronousTestCase):

@@ -9,10 +9,8 @@ from twisted.internet.protocol import Protocol
 from twisted.test import iosim
 from twisted.trial.unittest import SynchronousTestCase
 
-from p2pmesh import LocalLimits, SubnetConfig
-from p2pmesh import _framing, _keys, _message, _payload
-from p2pmesh._config import (ACK, FIND_VALUE, NACK, PING, SET_CONNECTION_OPT,
-                             SHOUT, STORE)
+from p2pmesh import LocalLimits, SubnetConfig, _framing, _keys, _message, _payload
+from p2pmesh._config import ACK, FIND_VALUE, NACK, PING, SET_CONNECTION_OPT, SHOUT, STORE
 
 from ...p2p._network import Network
 from ._peer import Peer

@@ -5,8 +5,7 @@ from twisted.internet import defer
 from twisted.internet.error import ConnectionRefusedError
 from twisted.trial.unittest import SynchronousTestCase
 
-from p2pmesh import SubnetConfig
-from p2pmesh import _keys, _message, _payload
+from p2pmesh import SubnetConfig, _keys, _message, _payload
 from p2pmesh._config import ACK, CHANGE_KEY, NACK, SHOUT
 from p2pmesh._contacts import Contact
 
@@ -247,7 +246,7 @@ class RedialBackoff(SynchronousTestCase):
         for _ in range(40):
             net.clock.advance(0.25)
             net.settle()
-        gaps = [round(b - a, 2) for a, b in zip(attempts, attempts[1:])]
+        gaps = [round(b - a, 2) for a, b in zip(attempts, attempts[1:], strict=False)]
         # three consecutive failures and no replacement in the cache: the
         # contact leaves its bucket, and nobody is dialed any more
         self.assertEqual(gaps, [1.0, 1.5])

@@ -41,6 +41,7 @@ class Lifecycle(SynchronousTestCase):
     def test_key_size_must_match_beta(self):
         """A 2048-bit key in a β = 3072 subnet is refused at construction."""
         from p2pmesh import Node
+
         from ...p2p._fixtures import pooled_keys
         self.assertRaises(ValueError, Node, SubnetConfig(beta=3072),
                           pooled_keys(1)[0], None, None)
@@ -134,7 +135,7 @@ class Announce(SynchronousTestCase):
         net = Network(0, config=SubnetConfig(ell=2))
         first = net.add_node()
         first.start()
-        for i in range(1, 5):
+        for _i in range(1, 5):
             net.add_node(bootstrap=[net.address_of(0)]).start()
             net.settle()
         heard = []

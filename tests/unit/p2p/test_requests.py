@@ -5,8 +5,7 @@ from twisted.internet.task import Clock
 from twisted.trial.unittest import SynchronousTestCase
 
 from p2pmesh._config import FIND_NODE, FIND_VALUE, PING, STORE
-from p2pmesh._requests import (ConnectionGone, PendingRequests, RequestFailed,
-                               RequestTimeout)
+from p2pmesh._requests import ConnectionGone, PendingRequests, RequestFailed, RequestTimeout
 
 
 class Requests(SynchronousTestCase):

@@ -1,14 +1,14 @@
 """The per-connection machine, with recording glue, a real Pairing and a
 Clock: what each input makes it say, close and record."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole_relay._connection import RelayConnection
-from wormhole_relay._interfaces import (IPair, IPairing, IRelayConnection,
-                                        ITransportGlue)
+from wormhole_relay._interfaces import IPair, IPairing, IRelayConnection, ITransportGlue
 
 from ...relay._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, World, handshake
 
@@ -238,7 +238,7 @@ class BadInput(Base):
         newcomer gets 'crowded\\n', mood errory."""
         self.world(max_waiting_per_token=2)
         conns = [self.w.connect(f"C{i}") for i in range(3)]
-        for c, g in conns:
+        for c, _g in conns:
             c.data_received(handshake(TOKEN, SIDE1))
         self.assertEqual([g.written for c, g in conns],
                          [b"", b"", b"crowded\n"])

@@ -1,6 +1,7 @@
 """The handshake line parser (Transit protocol, "Relay Handshake"), sans-I/O."""
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.trial import unittest
 
 from wormhole_relay._handshake import BadHandshake, Handshake, HandshakeParser

@@ -11,8 +11,7 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole_ops.usage import (IUsageWriter, JSONLinesWriter,
-                                 RelaySQLiteWriter)
+from wormhole_ops.usage import IUsageWriter, JSONLinesWriter, RelaySQLiteWriter
 from wormhole_relay._interfaces import IUsageRecorder
 from wormhole_relay._usage import MemoryWriter, UsageRecorder
 
@@ -125,7 +124,8 @@ class Current(unittest.TestCase):
         clock, and at stop: connections in pairs, waiting, and bytes of
         pairs still open."""
         from wormhole_relay.server import build_relay
-        from ...relay._fakes import FakeGlue, SIDE1, SIDE2, TOKEN, TOKEN2, handshake
+
+        from ...relay._fakes import SIDE1, SIDE2, TOKEN, TOKEN2, FakeGlue, handshake
         clock = Clock()
         clock.advance(100)
         memory = MemoryWriter()

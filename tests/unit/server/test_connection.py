@@ -10,14 +10,12 @@ from zope.interface.verify import verifyObject
 
 from wormhole import _hashcash
 from wormhole_mailbox._connection import Connection, ServerContext
-from wormhole_mailbox._interfaces import (IConnection, IMailboxListener,
-                                         ITransportGlue)
+from wormhole_mailbox._interfaces import IConnection, IMailboxListener, ITransportGlue
 from wormhole_mailbox._limits import Limits
 from wormhole_mailbox._model import Model
 from wormhole_mailbox._permissions import NoPermissions, parse_permissions
 
 from ...server._fakes import FakeGlue, RecordingStore, RecordingUsage
-
 
 T0 = 1_790_000_000  # a fixed "now" (2026-09) for the hashcash dates
 NOW = datetime.datetime.fromtimestamp(T0, datetime.timezone.utc)

@@ -7,8 +7,7 @@ from zope.interface.verify import verifyObject
 
 from wormhole_mailbox._interfaces import IAppNamespace, IChannelStore
 from wormhole_mailbox._limits import Limits
-from wormhole_mailbox._model import (AppNamespace, CrowdedError, Model,
-                                    ModelError, ReclaimedError)
+from wormhole_mailbox._model import AppNamespace, CrowdedError, Model, ModelError, ReclaimedError
 
 from ...server._fakes import Listener, RecordingStore, RecordingUsage
 

@@ -7,8 +7,7 @@ from zope.interface.verify import verifyObject
 
 from wormhole import _hashcash
 from wormhole_mailbox._interfaces import IPermissionPolicy, IUsageRecorder
-from wormhole_mailbox._permissions import (NoPermissions, Permissions,
-                                          new_secret, parse_permissions)
+from wormhole_mailbox._permissions import NoPermissions, Permissions, new_secret, parse_permissions
 from wormhole_mailbox._store import MemoryStore
 from wormhole_mailbox._usage import UsageLog
 

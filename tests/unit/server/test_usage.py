@@ -8,8 +8,8 @@ from twisted.internet.defer import inlineCallbacks
 from twisted.trial import unittest
 
 from wormhole_mailbox._store import MemoryStore
-from wormhole_ops.usage import JSONLinesWriter, blur_duration
 from wormhole_mailbox._usage import UsageLog
+from wormhole_ops.usage import JSONLinesWriter, blur_duration
 
 REC = {"kind": "mailbox", "app_id": "a", "started": 1234567.8,
        "waiting_time": 3.4, "total_time": 754.0, "result": "happy"}

@@ -3,13 +3,12 @@
 import json
 
 from autobahn.twisted.testing import create_memory_agent, create_pumper
+from autobahn.twisted.websocket import WebSocketClientProtocol, WebSocketServerProtocol
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.error import ConnectionDone
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python.failure import Failure
 from twisted.trial import unittest
-from autobahn.twisted.websocket import (WebSocketClientProtocol,
-                                        WebSocketServerProtocol)
 from zope.interface.verify import verifyObject
 
 from wormhole_mailbox._interfaces import ITransportGlue

@@ -5,8 +5,15 @@ import os
 
 from twisted.trial import unittest
 
-from wormhole._timeline import (PHASES, TimingError, format_duration, format_size,
-                                load_bundle, merge, phase_label)
+from wormhole._timeline import (
+    PHASES,
+    TimingError,
+    format_duration,
+    format_size,
+    load_bundle,
+    merge,
+    phase_label,
+)
 
 from ._scripted import LATENCY, ScriptedClient, text_transfer
 

@@ -7,7 +7,8 @@ import os
 import re
 from xml.etree import ElementTree
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from twisted.trial import unittest
 
 from wormhole._timeline import TimingError, load_bundle, merge, render_html

@@ -163,5 +163,5 @@ class Axis(unittest.TestCase):
             by_lane.setdefault(lane, []).append((x0, x1))
         for spans in by_lane.values():
             spans.sort()
-            for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+            for (_a0, a1), (b0, _b1) in zip(spans, spans[1:], strict=False):
                 self.assertLessEqual(a1, b0)

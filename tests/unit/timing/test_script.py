@@ -27,7 +27,7 @@ class Script(unittest.TestCase):
 
     def bundles(self):
         names = []
-        for c, name in zip(text_transfer(), ("s.json", "r.json")):
+        for c, name in zip(text_transfer(), ("s.json", "r.json"), strict=False):
             fn = os.path.join(self.dir, name)
             with open(fn, "w") as f:
                 json.dump(c.events, f)

@@ -3,8 +3,8 @@
 import io
 import json
 
-from twisted.internet.testing import MemoryReactorClock
 from twisted.internet import defer
+from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 

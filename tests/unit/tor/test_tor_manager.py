@@ -16,7 +16,6 @@ from wormhole import tor_manager
 from wormhole._interfaces import ITorManager
 from wormhole.timing import DebugTiming
 
-
 REAL_IMPORT = tor_manager._import_txtorcon
 
 

@@ -13,8 +13,7 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from wormhole.errors import TransferError
-from wormhole.transfer import Cancellation, Cancelled
-from wormhole.transfer import _cancel, _mover
+from wormhole.transfer import Cancellation, Cancelled, _cancel, _mover
 
 from ._pipes import FakePipe, _Progress
 

@@ -10,8 +10,8 @@ from twisted.internet import defer, interfaces
 from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
-from wormhole.transfer import _mover as _transfer
 from wormhole.errors import TransferError
+from wormhole.transfer import _mover as _transfer
 
 from ._pipes import FakePipe, _Progress
 

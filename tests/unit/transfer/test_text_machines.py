@@ -198,8 +198,8 @@ class PeerGaveUp(unittest.TestCase):
         """A peer's ``{"error": ERROR}`` may carry any JSON value: a string
         of ours says "cancelled", words of a human's no are declined, and
         anything else is one escaped "gave up" line, never a crash."""
-        from wormhole.transfer import Declined, peer_gave_up
         from wormhole.errors import TransferError
+        from wormhole.transfer import Declined, peer_gave_up
         self.assertEqual(str(peer_gave_up("sender", "transfer cancelled (Ctrl-C)")),
                          "the sender cancelled the transfer (Ctrl-C)")
         self.assertIsInstance(peer_gave_up("receiver", "transfer rejected"), Declined)

@@ -5,8 +5,11 @@ verifyObject by ``test_receiving.Interfaces``)."""
 from zope.interface import implementer
 
 from wormhole.transfer_v2 import _hashing
-from wormhole.transfer_v2._interfaces import (IOfferChannel, IOfferReceiverDelegate,
-                                              IOfferSenderDelegate)
+from wormhole.transfer_v2._interfaces import (
+    IOfferChannel,
+    IOfferReceiverDelegate,
+    IOfferSenderDelegate,
+)
 from wormhole.transfer_v2._receiving import OfferReceiver
 from wormhole.transfer_v2._sending import OfferSender
 

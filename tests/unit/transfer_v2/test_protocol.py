@@ -13,9 +13,9 @@ from twisted.trial import unittest
 from wormhole._landing import _nofollow
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
-from wormhole.transfer_v2._hashing import never
 from wormhole.transfer_v2 import _source as S
-from wormhole.transfer_v2._receiving import HashMismatch, ReceiveFailed, Received
+from wormhole.transfer_v2._hashing import never
+from wormhole.transfer_v2._receiving import HashMismatch, Received, ReceiveFailed
 from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferResult
 
 from . import _machines as machines

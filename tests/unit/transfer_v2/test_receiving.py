@@ -9,12 +9,16 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._landing import BadName
-from wormhole.transfer_v2 import _api, _resumable, _source
+from wormhole.transfer_v2 import _api, _resumable, _sink, _source
 from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
-from wormhole.transfer_v2 import _sink
-from wormhole.transfer_v2._receiving import (HashMismatch, OfferReceiver, ReceiveFailed,
-                                             Received, Rejected)
+from wormhole.transfer_v2._receiving import (
+    HashMismatch,
+    OfferReceiver,
+    Received,
+    ReceiveFailed,
+    Rejected,
+)
 
 from . import _machines as machines
 

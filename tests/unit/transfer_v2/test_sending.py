@@ -5,8 +5,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from wormhole.transfer_v2 import _messages as M
-from wormhole.transfer_v2._sending import (AcknowledgeMismatch, OfferLost, OfferRejected,
-                                           OfferResult)
+from wormhole.transfer_v2._sending import AcknowledgeMismatch, OfferLost, OfferRejected, OfferResult
 from wormhole.transfer_v2._source import FROM_START, ResumePoint, SourceChanged
 
 from . import _machines as machines

@@ -97,7 +97,7 @@ class Expect(unittest.TestCase):
         tail = data.draw(st.binary(max_size=20))
         stream = token + tail
         cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=5)))
-        pieces = [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
+        pieces = [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)], strict=False)]
         e = _codec.Expect(token)
         for i, p in enumerate(pieces):
             matched, leftover = e.feed(p)
@@ -112,7 +112,7 @@ records = st.lists(st.binary(max_size=300), max_size=8)
 
 def _split(stream, cuts):
     cuts = sorted({c % (len(stream) + 1) for c in cuts})
-    return [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])]
+    return [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)], strict=False)]
 
 
 class Framing(unittest.TestCase):

@@ -110,8 +110,7 @@ class DialQueueFor(unittest.TestCase):
     def test_longer_through_tor(self):
         """Dials through Tor get TOR_DIAL_TIMEOUT (a circuit comes first),
         others DIAL_TIMEOUT."""
-        from wormhole._transit._dialing import (DIAL_TIMEOUT, TOR_DIAL_TIMEOUT,
-                                                dial_queue_for)
+        from wormhole._transit._dialing import DIAL_TIMEOUT, TOR_DIAL_TIMEOUT, dial_queue_for
         clock = task.Clock()
         for tor, timeout in ((None, DIAL_TIMEOUT), (object(), TOR_DIAL_TIMEOUT)):
             q = dial_queue_for(clock, tor)

@@ -7,8 +7,13 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
-from wormhole._transit._punch import (Mapping, NatObserver, judge,
-                                      parse_your_address, punching_disabled)
+from wormhole._transit._punch import (
+    Mapping,
+    NatObserver,
+    judge,
+    parse_your_address,
+    punching_disabled,
+)
 
 
 class ParseYourAddress(unittest.TestCase):
