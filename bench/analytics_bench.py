@@ -12,7 +12,8 @@ process tree: Python driver + JVM) of
 
 side by side in one run. One line per figure on stdout:
 
-    analytics events=10000000 job=report wall_s=... cpu_s=... peak_rss_mb=... events_per_s=... load1=...
+    analytics events=10000000 job=report wall_s=... cpu_s=... peak_rss_mb=... \
+        events_per_s=... load1=...
 
     python bench/analytics_bench.py --sizes 1M,10M [--work /tmp/anbench]
 """
@@ -26,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from analytics_gen import generate
+from analytics_gen import generate  # noqa: E402  bench/ is no package: found once HERE is on sys.path
 
 _TICK = os.sysconf("SC_CLK_TCK")
 PY = sys.executable

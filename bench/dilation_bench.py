@@ -197,7 +197,8 @@ def main():
                 rec.sort()
                 med = rec[len(rec) // 2] if rec else float("nan")
                 print(f"dilation impl={impl} scenario=cuts cuts={len(rec)} "
-                      f"recovery_median_s={med:.3f} recovery_max_s={max(rec or [float('nan')]):.3f}",
+                      f"recovery_median_s={med:.3f} "
+                      f"recovery_max_s={max(rec or [float('nan')]):.3f}",
                       flush=True)
     finally:
         for p in procs:

@@ -148,7 +148,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
         f = protocol.Factory.forProtocol(Closed)
         f.closed, f.want, f.all_closed = 0, nsub, defer.Deferred()
         protos = []
-        for i in range(nsub):
+        for _ in range(nsub):
             protos.append((yield dw.connector_for("bench").connect(f)))
         t_start, cpu0, sys0, flt0 = time.time(), time.process_time(), sys_time(), minor_faults()
         per = size // nsub

@@ -346,7 +346,7 @@ def _idle_burst(server, args):
         time.sleep(1.0)
         rss_open = _procstat.rss_bytes(server.pid)
         fds = _procstat.open_fds(server.pid)
-        for proc, pipe in workers:
+        for _proc, pipe in workers:
             pipe.send("leave")
         close_failures = {}
         for proc, pipe in workers:

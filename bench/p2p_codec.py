@@ -144,7 +144,7 @@ def batch_rates(seconds, sizes=(1, 10, 100), payload_size=1024):
             tx = _framing.encode_transmission(
                 method, _compression.compress(method, body))
 
-            def parse():
+            def parse(tx=tx):
                 dec = _framing.TransmissionDecoder(16 << 20)
                 for m_, b in dec.feed(tx):
                     b = _compression.decompress(m_, b, 16 << 20)

@@ -146,11 +146,11 @@ def floor(src, workdir, mib=512):
                                 ("classic", hashlib.sha256, _floor.secretbox)):
         seal, open_ = aead()
         h = hasher()
-        result[f"{proto}_send"] = _floor.per_gib(lambda c: (h.update(c), seal(c)),
+        result[f"{proto}_send"] = _floor.per_gib(lambda c, h=h, seal=seal: (h.update(c), seal(c)),
                                                  _floor.file_chunks(src), total)
         h = hasher()
         with open(out_path, "wb", buffering=0) as out:
-            def receive(_chunk, out=out, h=h):
+            def receive(_chunk, out=out, h=h, open_=open_):
                 plain = open_()
                 h.update(plain)
                 out.write(plain)
@@ -199,8 +199,10 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
     if impl in SOURCES:
         env["PYTHONPATH"] = SOURCES[impl]
     rss = {n: f"/tmp/xferv2bench-rss-{os.getpid()}-{n}" for n in ("send", "recv")}
-    send_cmd = pre["send"] + glob + ["send", "--hide-progress", "--code", CODE] + classic + extra_send + [src]
-    recv_cmd = pre["recv"] + glob + ["receive", "--hide-progress", "--accept-file"] + classic + [CODE]
+    send_cmd = (pre["send"] + glob + ["send", "--hide-progress", "--code", CODE] + classic
+                + extra_send + [src])
+    recv_cmd = (pre["recv"] + glob + ["receive", "--hide-progress", "--accept-file"] + classic
+                + [CODE])
     t0 = time.monotonic()
     send = subprocess.Popen(tb.timed(send_cmd, rss["send"]), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/tmp")

@@ -83,7 +83,8 @@ def main():
             r = one(impl, scenario, url, src)
             print(f"transfer scenario={scenario} mib={args.size_mib} " + tb.fmt(r), flush=True)
             cost = r["send_cpu_s"] + r["recv_cpu_s"]
-            if scenario not in best or cost < best[scenario]["send_cpu_s"] + best[scenario]["recv_cpu_s"]:
+            if (scenario not in best
+                    or cost < best[scenario]["send_cpu_s"] + best[scenario]["recv_cpu_s"]):
                 best[scenario] = r
     finally:
         tb.stop_server(mailbox)

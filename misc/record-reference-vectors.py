@@ -117,7 +117,7 @@ def start_server(tmpdir):
         except OSError:
             if time.monotonic() > deadline:
                 proc.kill()
-                raise RuntimeError("mailbox server did not listen")
+                raise RuntimeError("mailbox server did not listen") from None
             time.sleep(0.2)
     # The server has created its schema before listening: add the trigger.
     con = sqlite3.connect(db)
@@ -217,7 +217,8 @@ async def one_session(reactor, relay_url, db, pinned, name, code, versions, dila
     for inst in pinned.instances:
         body = side = None
         for m in messages:
-            if m["phase"] == "pake" and json.loads(bytes.fromhex(m["body"]))["pake_v1"] == inst["start"]:
+            if (m["phase"] == "pake"
+                    and json.loads(bytes.fromhex(m["body"]))["pake_v1"] == inst["start"]):
                 body = m["body"]
                 side = m["side"]
         sides.append({"side": side, "password": inst["password"], "entropy": inst["entropy"],

@@ -15,8 +15,9 @@ import sys
 
 
 def totals(text):
+    # the last totals line of the log
     m = None
-    for m in re.finditer(r"^(PASSED|FAILED) \(([^)]*)\)\s*$", text, re.M):
+    for m in re.finditer(r"^(PASSED|FAILED) \(([^)]*)\)\s*$", text, re.M):  # noqa: B007
         pass
     if m is None:
         return None

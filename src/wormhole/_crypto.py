@@ -188,7 +188,8 @@ def finish_pake(sp, inbound_body: bytes) -> bytes:
     if len(msg) != PAKE_MSG_LENGTH:
         raise PakeError(f"peer's PAKE message is {len(msg)} bytes, expected {PAKE_MSG_LENGTH}")
     if msg[0] != PAKE_SYMMETRIC_SIDE:
-        raise PakeError(f"peer's PAKE message is not from a symmetric side (side byte {msg[0]:#04x})")
+        raise PakeError(
+            f"peer's PAKE message is not from a symmetric side (side byte {msg[0]:#04x})")
     try:
         return sp.finish(msg)
     except OnlyCallFinishOnce:

@@ -78,7 +78,9 @@ class MemoryMailbox:
         self._mailbox = build_mailbox(reactor, motd=(welcome or {}).get("motd"))
         self.network = MemoryNetwork(reactor)
 
-    def create(self, appid, relay_url, reactor, versions={}, delegate=None, journal=None,
+    def create(self, appid, relay_url, reactor,
+               versions={},  # noqa: B006  the reference's default (tests/app/test_surface.py); never mutated
+               delegate=None, journal=None,
                tor=None, timing=None, stderr=sys.stderr, dilation=False,
                _eventual_queue=None, on_status_update=None, *, welcome_handler=None):
         """``wormhole.create`` with the same parameters, making a real

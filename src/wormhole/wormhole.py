@@ -330,7 +330,9 @@ def _nat_observer(reactor, relay_url, tor, punch):
     return NatObserver(reactor, relay_url, lambda url: observe_welcome(reactor, url))
 
 
-def create(appid, relay_url, reactor, versions={}, delegate=None, journal=None, tor=None,
+def create(appid, relay_url, reactor,
+           versions={},  # noqa: B006  the reference's default (tests/app/test_surface.py); never mutated
+           delegate=None, journal=None, tor=None,
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
            on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,

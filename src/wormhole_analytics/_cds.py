@@ -22,8 +22,9 @@ import hashlib
 import os
 import shutil
 
-CONF_KEY = "spark.wormhole.classArchive"
 from ._session import JAVA_OPTS, end_gateway
+
+CONF_KEY = "spark.wormhole.classArchive"
 
 # settings that change the driver's classpath or its JVM
 _KEYED = (JAVA_OPTS, "spark.jars", "spark.jars.packages",

@@ -53,7 +53,7 @@ def run_report(spark, store, out, since=None, until=None,
         tables[name] = t
     if not len(tables["quarantine"]):
         tables["quarantine"] = pd.DataFrame(columns=["day", "reason", "n"])
-    for name, t in tables.items():
+    for t in tables.values():
         if len(t):
             t.sort_values(list(t.columns[:4]), inplace=True,
                           ignore_index=True)

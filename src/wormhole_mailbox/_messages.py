@@ -57,13 +57,13 @@ def decode(payload, max_size, max_depth=32):
         raise BadMessage(
             f"message is not valid UTF-8 ({e.reason} at byte {e.start}); "
             "send JSON encoded as UTF-8",
-            f"<{len(payload)} bytes of invalid UTF-8>")
+            f"<{len(payload)} bytes of invalid UTF-8>") from e
     try:
         msg = json.loads(text)
     except ValueError as e:
         raise BadMessage(f"message is not JSON ({e}); send one JSON object "
                          "per WebSocket message",
-                         f"<{len(payload)} bytes that are not JSON>")
+                         f"<{len(payload)} bytes that are not JSON>") from e
     if not isinstance(msg, dict):
         raise BadMessage("message must be a JSON object with a 'type' key, "
                          f"got a JSON {type(msg).__name__}", msg)

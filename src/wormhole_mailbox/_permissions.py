@@ -103,7 +103,7 @@ def parse_permissions(spec):
             try:
                 bits = int(part[len("hashcash:"):])
             except ValueError:
-                raise ValueError(f"bad hashcash bits in {spec!r}")
+                raise ValueError(f"bad hashcash bits in {spec!r}") from None
             if not 1 <= bits <= 40:
                 raise ValueError("hashcash bits must be within 1..40")
         else:

@@ -119,7 +119,7 @@ class Options(usage.Options):
         try:
             parse_permissions(self["permissions"])
         except ValueError as e:
-            raise usage.UsageError(str(e))
+            raise usage.UsageError(str(e)) from e
 
 
 class _MailboxService(Service):
@@ -178,7 +178,7 @@ def makeService(config, reactor=None):
         mailbox = _build_from(config, reactor, limits)
     except SchemaError as e:
         # a database of another layout: one line, no traceback
-        raise SystemExit(f"wormhole-mailbox: {e}")
+        raise SystemExit(f"wormhole-mailbox: {e}") from e
     if config["usage-events"] is not None:
         attach_usage_events(mailbox, reactor, config["usage-events"],
                             config["server-id"])

@@ -107,7 +107,7 @@ class Options(usage.Options):
             try:
                 limits[field] = conv(self[name])
             except ValueError as e:
-                raise usage.UsageError(f"--{name}: {self[name]!r}: {e}")
+                raise usage.UsageError(f"--{name}: {self[name]!r}: {e}") from e
         self["limits"] = Limits(**limits)
         if self["blur-usage"] is not None and self["blur-usage"] < 1:
             raise usage.UsageError("--blur-usage wants a number of seconds "
@@ -161,7 +161,7 @@ def makeService(config, reactor=None):
                             limits=config["limits"], extra_writers=extra)
     except SchemaError as e:
         # a database of another layout: one line, no traceback
-        raise SystemExit(f"transitrelay: {e}")
+        raise SystemExit(f"transitrelay: {e}") from e
     parent = MultiService()
     # listening ports stop before the relay service drops the connections
     _RelayService(relay).setServiceParent(parent)

@@ -5,7 +5,8 @@ address and advertises them all, which here are 127.0.0.1 only).
 
 Usage (inside the namespace):
     python -m tests.app.netns_wh LISTENER_LIBRARY CONNECTOR_LIBRARY
-each "reference" or "ours" (tests/app/_apps.py). Prints one JSON line: {"ok": true, "there": ..., "connector_exit": ...}
+each "reference" or "ours" (tests/app/_apps.py). Prints one JSON line:
+{"ok": true, "there": ..., "connector_exit": ...}
 or {"ok": false, "error": ...}.
 
 The way its users run it: ``wh nc -l`` prints "Code: CODE" and waits;

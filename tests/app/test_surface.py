@@ -97,8 +97,10 @@ class Surface(unittest.TestCase):
             ["a", "POSITIONAL_OR_KEYWORD", False], ["b", "POSITIONAL_OR_KEYWORD", True],
             ["c", "KEYWORD_ONLY", True]]}})
         self.assertEqual(differences(ref, extra), {})
-        for params in ([["b", "POSITIONAL_OR_KEYWORD", True], ["a", "POSITIONAL_OR_KEYWORD", False]],
-                       [["a", "POSITIONAL_OR_KEYWORD", False], ["b", "POSITIONAL_OR_KEYWORD", False]],
+        for params in ([["b", "POSITIONAL_OR_KEYWORD", True],
+                        ["a", "POSITIONAL_OR_KEYWORD", False]],
+                       [["a", "POSITIONAL_OR_KEYWORD", False],
+                        ["b", "POSITIONAL_OR_KEYWORD", False]],
                        [["a", "POSITIONAL_OR_KEYWORD", False]],
                        [["a", "POSITIONAL_OR_KEYWORD", False], ["b", "POSITIONAL_OR_KEYWORD", True],
                         ["c", "POSITIONAL_OR_KEYWORD", False]]):

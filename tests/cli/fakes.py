@@ -210,7 +210,9 @@ class FakeFactory:
         self.create_kwargs = []
         self._fake_kwargs = fake_kwargs
 
-    def create(self, appid, relay_url, reactor, versions={}, delegate=None, journal=None,
+    def create(self, appid, relay_url, reactor,
+               versions={},  # noqa: B006  wormhole.create's signature; never mutated
+               delegate=None, journal=None,
                tor=None, timing=None, stderr=sys.stderr, dilation=False,
                on_status_update=None, *, welcome_handler=None):
         self.create_kwargs.append(dict(appid=appid, relay_url=relay_url, versions=versions,

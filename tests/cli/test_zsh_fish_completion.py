@@ -40,7 +40,8 @@ zle -N _show_buffer; bindkey '^T' _show_buffer
 def _shell(testcase, name):
     path = shutil.which(name)
     if path is None:
-        testcase.fail(f"{name} is not installed (./dev installs it as root: apt-get install {name})")
+        testcase.fail(
+            f"{name} is not installed (./dev installs it as root: apt-get install {name})")
     return path
 
 
@@ -92,7 +93,8 @@ def fish_complete(testcase, line, prog="wormhole"):
     """fish's completions of ``line`` (as if <Tab> were pressed at its
     end) with the script of ``prog`` sourced: [(value, description)]."""
     script = f"{prog} completion fish | source; complete -C '{line}'"
-    run = CLIProcess.spawn(testcase, reactor, [_shell(testcase, "fish"), "--no-config", "-c", script],
+    run = CLIProcess.spawn(testcase, reactor,
+                           [_shell(testcase, "fish"), "--no-config", "-c", script],
                            name="fish", env={"PATH": BIN + os.pathsep + os.environ["PATH"]})
     status = yield run.ended
     testcase.assertEqual(status, 0, run.describe())

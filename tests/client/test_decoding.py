@@ -112,7 +112,7 @@ class ReorderingTests(unittest.TestCase):
             server._send(conn1, {"type": "message", "side": side2, "phase": str(i),
                                  "body": bodies[i].hex()})
         got = []
-        for i in range(n + 1):
+        for _ in range(n + 1):
             w1.get_message().addBoth(got.append)
         server.pump()
         self.assertEqual(got, [b"m%d" % i for i in range(n)])

@@ -157,7 +157,7 @@ class E2E(unittest.TestCase):
             w1.send_message(b"a%d" % i)
             w2.send_message(b"b%d" % i)
         got1, got2 = [], []
-        for i in range(10):
+        for _ in range(10):
             got1.append((yield w1.get_message()))
             got2.append((yield w2.get_message()))
         self.assertEqual(got1, [b"b%d" % i for i in range(10)])

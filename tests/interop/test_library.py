@@ -48,7 +48,7 @@ class LibraryInterop:
         for i in range(N):
             w.send_message(ours(i))
         received = []
-        for i in range(N):
+        for _ in range(N):
             received.append((yield w.get_message()))
         result = yield w.close()
         yield peer.ended()

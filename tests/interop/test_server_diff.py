@@ -210,7 +210,7 @@ class UsageDifferential(InteropTestCase):
         """Sides a and b claim nameplate 5, open its mailbox, release, and
         close with ``moods`` (one side only if one mood is given)."""
         clients = []
-        for n, mood in enumerate(moods):
+        for n, _mood in enumerate(moods):
             c = yield rawclient.connect(reactor, url)
             self.addCleanup(c.close)
             c.send(dict(BIND, side="side%06d" % n))

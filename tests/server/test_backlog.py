@@ -40,7 +40,7 @@ class Backlog(unittest.TestCase):
         b = yield self.bound(srv, "b")
         b.send(type="open", mailbox="mb")
         phases = []
-        for i in range(10):
+        for _ in range(10):
             msg = yield b.next("message")
             phases.append(msg["phase"])
             self.assertEqual(msg["body"], BODY)

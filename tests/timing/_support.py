@@ -66,6 +66,6 @@ class TimedTransfers:
         if early_close:
             start = dict((p[0], p[1]) for p in got)
             self.assertGreaterEqual(start["close"], start["version"], f"{role}: {got}")
-        for name, start, duration in got:
+        for name, _start, duration in got:
             self.assertGreaterEqual(duration, 0.0, f"{role} {name}: {got}")
             self.assertIn(f"<td>{name}</td>", self.html)

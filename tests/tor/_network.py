@@ -131,7 +131,7 @@ class Node:
                              check=True, capture_output=True, text=True).stdout
         self.fingerprint = out.split()[-1] if self.name in out else out.strip().split()[-1]
         # --list-fingerprint prints "NICK FP FP FP ..." (spaced groups)
-        line = [l for l in out.splitlines() if l.startswith(self.name)][-1]
+        line = [ln for ln in out.splitlines() if ln.startswith(self.name)][-1]
         self.fingerprint = "".join(line.split()[1:])
 
     def dir_authority_line(self):

@@ -295,7 +295,8 @@ class ResumeCLI(_CLIBase):
         data = os.urandom(self.SIZE)
         with open(os.path.join(self.src, "big"), "wb") as f:
             f.write(data)
-        send = self.spawn(self.ours("send", "--transfer-v2", "--hide-progress", os.path.join(self.src, "big")),
+        send = self.spawn(self.ours("send", "--transfer-v2", "--hide-progress",
+                                    os.path.join(self.src, "big")),
                           "sender")
         m = yield send.wait_for(rb"wormhole receive (\S+)")
         recv = self.spawn(self.ours("receive", "--hide-progress", "--accept-file",

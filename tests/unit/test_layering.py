@@ -268,7 +268,8 @@ class TheRulesCatchViolations(unittest.TestCase):
         self.assertEqual(library_to_cli(imports), [])
 
     def test_analytics_import_is_caught(self):
-        imports = self.parse("wormhole_ops.usage", "def f():\n    import wormhole_analytics._schema\n")
+        imports = self.parse("wormhole_ops.usage",
+                             "def f():\n    import wormhole_analytics._schema\n")
         self.assertEqual(len(analytics_imported(imports)), 1)
 
     def test_server_to_server_and_client_internals_are_caught(self):
@@ -276,7 +277,8 @@ class TheRulesCatchViolations(unittest.TestCase):
                    + self.parse("wormhole_ops.usage", "import wormhole_relay\n")
                    + self.parse("wormhole_mailbox._connection", "from wormhole import _boss\n")
                    + self.parse("wormhole_mailbox._permissions", "from wormhole import _hashcash\n")
-                   + self.parse("wormhole_relay._usage", "from wormhole_ops.usage import blur_bytes\n"))
+                   + self.parse("wormhole_relay._usage",
+                                "from wormhole_ops.usage import blur_bytes\n"))
         self.assertEqual([i.target for i in servers_share(imports)],
                          ["wormhole_mailbox._limits", "wormhole_relay", "wormhole._boss"])
 

@@ -334,7 +334,8 @@ class Inbound:
     _paths.upon(S_disconnected_flowing, use_connection, S_connected_flowing, [attach])
     _paths.upon(S_disconnected_flowing, _first_paused, S_disconnected_paused, [])
     _paths.upon(S_disconnected_flowing, stop_using_connection, S_disconnected_flowing, [])
-    _paths.upon(S_disconnected_paused, use_connection, S_connected_paused, [attach, pause_connection])
+    _paths.upon(S_disconnected_paused, use_connection, S_connected_paused,
+                [attach, pause_connection])
     _paths.upon(S_disconnected_paused, _all_resumed, S_disconnected_flowing, [])
     _paths.upon(S_disconnected_paused, stop_using_connection, S_disconnected_paused, [])
 

@@ -235,7 +235,7 @@ def load_bundle(path):
         with open(path) as f:
             events = json.load(f)
     except (OSError, ValueError) as e:
-        raise TimingError(f"cannot read timing bundle {path}: {e}")
+        raise TimingError(f"cannot read timing bundle {path}: {e}") from e
     if not isinstance(events, list):
         raise TimingError(f"{path} is not a --dump-timing bundle "
                           f"(expected a JSON list of events with name and start)")

@@ -357,7 +357,7 @@ def _client(c, y, server_y, lay, above, axis):
         out.append(f"<line class=\"{cls}\" x1=\"{x1:.1f}\" y1=\"{y1}\" x2=\"{x2:.1f}\" "
                    f"y2=\"{y2}\" marker-end=\"url(#head-{cls})\">"
                    f"<title>{escape(_tooltip(c, m))}</title></line>")
-    for lane, x0, x1, (xc, xs, m) in labels:
+    for lane, x0, _x1, (_xc, _xs, m) in labels:
         ly = y + sign * (6 + lane * LANE) + (0 if above else 10)
         cls = "lbl-out" if m.outbound else "lbl-in"
         out.append(f"<text class=\"{cls}\" x=\"{x0 + 2:.1f}\" y=\"{ly:.1f}\">"

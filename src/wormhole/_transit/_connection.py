@@ -326,19 +326,23 @@ class TransitConnection:
         raise ConnectionError(
             "the transit connection is closed; records can no longer be sent")
 
-    S0_unconnected.upon(_connected_direct, enter=S2_handshaking, outputs=[_write_handshake, _expect_handshake])
-    S0_unconnected.upon(_connected_to_relay, enter=S1_waiting_relay_ok, outputs=[_write_relay_line, _expect_relay_ok])
+    S0_unconnected.upon(_connected_direct, enter=S2_handshaking,
+                        outputs=[_write_handshake, _expect_handshake])
+    S0_unconnected.upon(_connected_to_relay, enter=S1_waiting_relay_ok,
+                        outputs=[_write_relay_line, _expect_relay_ok])
     S0_unconnected.upon(stop, enter=S8_closed, outputs=[_hang_up])
     S0_unconnected.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
     S1_waiting_relay_ok.upon(_data_received, enter=S1_waiting_relay_ok, outputs=[_feed])
-    S1_waiting_relay_ok.upon(_relay_ok, enter=S2_handshaking, outputs=[_write_handshake, _expect_handshake, _feed])
+    S1_waiting_relay_ok.upon(_relay_ok, enter=S2_handshaking,
+                             outputs=[_write_handshake, _expect_handshake, _feed])
     S1_waiting_relay_ok.upon(_bad_bytes, enter=S6_closing, outputs=[_hang_up])
     S1_waiting_relay_ok.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S1_waiting_relay_ok.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
     S2_handshaking.upon(_data_received, enter=S2_handshaking, outputs=[_feed])
-    S2_handshaking.upon(_handshake_ok_as_sender, enter=S4_waiting_selection, outputs=[_stash_data, _report_ready])
+    S2_handshaking.upon(_handshake_ok_as_sender, enter=S4_waiting_selection,
+                        outputs=[_stash_data, _report_ready])
     S2_handshaking.upon(_handshake_ok_as_receiver, enter=S3_waiting_go, outputs=[_expect_go, _feed])
     S2_handshaking.upon(_bad_bytes, enter=S6_closing, outputs=[_hang_up])
     S2_handshaking.upon(stop, enter=S6_closing, outputs=[_hang_up])
@@ -351,9 +355,12 @@ class TransitConnection:
     S3_waiting_go.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])
 
     S4_waiting_selection.upon(_data_received, enter=S4_waiting_selection, outputs=[_stash_data])
-    S4_waiting_selection.upon(_selected_as_sender, enter=S5_records, outputs=[_write_go, _start_records, _deliver_stash])
-    S4_waiting_selection.upon(_selected_as_receiver, enter=S5_records, outputs=[_start_records, _deliver_stash])
-    S4_waiting_selection.upon(_rejected_as_sender, enter=S6_closing, outputs=[_write_nevermind, _hang_up])
+    S4_waiting_selection.upon(_selected_as_sender, enter=S5_records,
+                              outputs=[_write_go, _start_records, _deliver_stash])
+    S4_waiting_selection.upon(_selected_as_receiver, enter=S5_records,
+                              outputs=[_start_records, _deliver_stash])
+    S4_waiting_selection.upon(_rejected_as_sender, enter=S6_closing,
+                              outputs=[_write_nevermind, _hang_up])
     S4_waiting_selection.upon(_rejected_as_receiver, enter=S6_closing, outputs=[_hang_up])
     S4_waiting_selection.upon(stop, enter=S6_closing, outputs=[_hang_up])
     S4_waiting_selection.upon(connection_lost, enter=S8_closed, outputs=[_report_failed])

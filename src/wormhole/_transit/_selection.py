@@ -136,7 +136,8 @@ class Selection:
 
     S0_idle.upon(start, enter=S1_racing, outputs=[_start_timers, _launch_direct])
     S0_idle.upon(cancel, enter=S3_failed, outputs=[_fail_cancelled])
-    S1_racing.upon(connection_ready, enter=S2_selected, outputs=[_cancel_timers, _choose, _stop_others, _deliver])
+    S1_racing.upon(connection_ready, enter=S2_selected,
+                   outputs=[_cancel_timers, _choose, _stop_others, _deliver])
     S1_racing.upon(connection_failed, enter=S1_racing, outputs=[_note_failure])
     S1_racing.upon(relay_due, enter=S1_racing, outputs=[_launch_relay])
     S1_racing.upon(all_failed, enter=S3_failed, outputs=[_cancel_timers, _stop_all, _fail])

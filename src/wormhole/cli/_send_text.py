@@ -28,7 +28,8 @@ def text_to_send(reactor, cfg):
     try:
         text = yield ask(reactor, cfg, "Text to send: ")
     except EOFError:
-        raise TransferError("no text to send: standard input ended before a line was read")
+        raise TransferError(
+            "no text to send: standard input ended before a line was read") from None
     return text
 
 

@@ -21,7 +21,8 @@ from ._receive_v2 import receive_session
 from ._v2_session import peer_speaks_v2, wormhole_kwargs
 from ._wording import CLASSIC_USED
 
-__all__ = ["DeclinedOffer", "PROMPT", "WAITING_DELAY", "receive"]
+# DeclinedOffer: served by __getattr__ below (imported on first use)
+__all__ = ["DeclinedOffer", "PROMPT", "WAITING_DELAY", "receive"]  # noqa: F822
 
 
 def __getattr__(name):
@@ -133,7 +134,7 @@ def _handle_code(reactor, cfg, w, input_with_completion):
             used_completion = yield cfg.screen.asked(
                 cfg.stderr, lambda: entry(PROMPT, w.input_code(), reactor))
         except EOFError:
-            raise KeyFormatError("no code was entered (standard input ended)")
+            raise KeyFormatError("no code was entered (standard input ended)") from None
         if not used_completion:
             print(" (note: you can use <Tab> to complete words)", file=cfg.stderr,
                   flush=True)

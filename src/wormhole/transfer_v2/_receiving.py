@@ -205,7 +205,8 @@ class OfferReceiver:
             + writer.received
         self._delegate.resumed(self._held)
         if isinstance(offer, M.DirectoryOffer):
-            self._delegate.file_started(tuple(offer.files[header.skip]), header.bytes, writer.received)
+            self._delegate.file_started(tuple(offer.files[header.skip]), header.bytes,
+                                        writer.received)
         return self._got_resume_header(writer)
 
     def _check_keeping_answer(self, header, held):

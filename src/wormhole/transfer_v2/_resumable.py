@@ -272,7 +272,8 @@ class ResumableDirectorySink(DirectorySink):
         for (size, digest), path in zip(done, files, strict=False):
             target = os.path.join(self._tmp, *path)
             if (os.lstat(target).st_size != size
-                    or _hashing.hash_file(target, None, cancelled, follow=False)[0].digest() != digest):
+                    or _hashing.hash_file(target, None, cancelled,
+                                          follow=False)[0].digest() != digest):
                 raise _Stale(f"'{'/'.join(path)}' changed since it was received")
         if len(done) == len(files):
             # interrupted after the last file: ask for its (empty) rest
@@ -283,7 +284,8 @@ class ResumableDirectorySink(DirectorySink):
             self._forget()
             return None
         kept = sum(size for size, _ in done)
-        hasher = _hashing.hash_file(partial, offset, cancelled, follow=False)[0] if offset else M.new_hash()
+        hasher = (_hashing.hash_file(partial, offset, cancelled, follow=False)[0] if offset
+                  else M.new_hash())
         return Held(offset, hasher, kept + offset, len(done), tuple(d for _, d in done),
                     tuple(size for size, _ in done))
 

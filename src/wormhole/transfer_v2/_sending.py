@@ -276,7 +276,8 @@ class OfferSender:
 
     @m.output()
     def _fail_lost(self):
-        self._delegate.finished(OfferLost("the connection for this offer closed before it completed"))
+        self._delegate.finished(
+            OfferLost("the connection for this offer closed before it completed"))
 
     @m.output()
     def _fail_cancelled(self, reason):
@@ -351,8 +352,8 @@ class OfferSender:
     S3_awaiting_acks.upon(cancel, enter=S4_done, outputs=[_close_subchannel, _fail_cancelled])
 
     # the offer is over: late records and the close we caused change nothing
-    for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad, _got_ack,
-                   _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
+    for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad,
+                   _got_ack, _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
                    _all_sent_nothing_pending, source_failed, _resume_checked):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])

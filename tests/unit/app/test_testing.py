@@ -109,7 +109,9 @@ class Drift(unittest.TestCase):
     def test_drift_is_reported(self):
         """A create-like function with another order, a missing or an
         extra parameter, or another default is reported."""
-        def reordered(appid, relay_url, reactor, delegate=None, versions={}, journal=None,
+        def reordered(appid, relay_url, reactor, delegate=None,
+                      versions={},  # noqa: B006  create's default, reordered
+                      journal=None,
                       tor=None, timing=None, stderr=sys.stderr, dilation=False,
                       _eventual_queue=None, on_status_update=None, *, welcome_handler=None):
             pass

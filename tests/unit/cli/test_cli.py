@@ -239,7 +239,7 @@ class Errors(unittest.TestCase):
                             (peer_gave_up("receiver", "disk on fire"), 1),
                             (errors.TransferError("the receiver closed the connection"), 1)]:
             self.cfg.stderr = io.StringIO()
-            d = cli._main(None, lambda reactor, cfg: defer.fail(exc), self.cfg)
+            d = cli._main(None, lambda reactor, cfg, exc=exc: defer.fail(exc), self.cfg)
             f = self.failureResultOf(d, SystemExit)
             self.assertEqual(f.value.code, status, exc)
             out = self.cfg.stderr.getvalue()

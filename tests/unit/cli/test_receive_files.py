@@ -68,7 +68,7 @@ class ReceiveFiles(unittest.TestCase):
         self.w.deliver(j({"offer": offer}))
         return d
 
-    def file_offer(self, name="a.txt", size=len(DATA)):
+    def file_offer(self, name="a.txt", size=len(DATA)):  # noqa: B008  DATA is a constant
         return {"file": {"filename": name, "filesize": size}}
 
     def leftovers(self):

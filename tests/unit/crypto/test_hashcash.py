@@ -18,7 +18,8 @@ SPEC_DAY = datetime(2021, 7, 23, 12, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 3, 14, 15, 9, 26, tzinfo=timezone.utc)
 resources = st.text(min_size=1, max_size=30).filter(lambda r: ":" not in r)
 dates = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31), timezones=st.just(timezone.utc)
+    min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31),
+    timezones=st.just(timezone.utc)
 )
 
 

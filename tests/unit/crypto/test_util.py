@@ -20,7 +20,8 @@ json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    lambda children: (st.lists(children, max_size=4)
+                      | st.dictionaries(st.text(), children, max_size=4)),
     max_leaves=12,
 )
 json_objects = st.dictionaries(st.text(), json_values, max_size=5)

@@ -61,19 +61,24 @@ class Functions(unittest.TestCase):
     def test_derive_key(self):
         """derive_key (HKDF-SHA256, no salt) matches the reference for every purpose and length."""
         for v in VECTORS["derive_key"]:
-            self.assertEqual(derive_key(unhex(v["key"]), unhex(v["purpose"]), v["length"]).hex(), v["out"], v)
+            self.assertEqual(derive_key(unhex(v["key"]), unhex(v["purpose"]), v["length"]).hex(),
+                             v["out"], v)
 
     def test_derive_phase_key(self):
         """derive_phase_key matches the reference for every side and phase."""
         for v in VECTORS["derive_phase_key"]:
-            self.assertEqual(derive_phase_key(unhex(v["key"]), v["side"], v["phase"]).hex(), v["out"], v)
+            self.assertEqual(derive_phase_key(unhex(v["key"]), v["side"], v["phase"]).hex(),
+                             v["out"], v)
 
     def test_encrypt_data(self):
-        """We decrypt the reference's SecretBoxes, and re-encrypting with its nonce gives its bytes."""
+        """We decrypt the reference's SecretBoxes, and re-encrypting with its nonce gives its
+        bytes."""
         for v in VECTORS["encrypt_data"]:
-            key, plaintext, encrypted = unhex(v["key"]), unhex(v["plaintext"]), unhex(v["encrypted"])
+            key, plaintext = unhex(v["key"]), unhex(v["plaintext"])
+            encrypted = unhex(v["encrypted"])
             self.assertEqual(decrypt_data(key, encrypted), plaintext)
-            self.assertEqual(encrypt_data(key, plaintext, nonce=encrypted[:NONCE_LENGTH]), encrypted)
+            self.assertEqual(encrypt_data(key, plaintext, nonce=encrypted[:NONCE_LENGTH]),
+                             encrypted)
 
     def test_dict_to_bytes(self):
         """dict_to_bytes gives the reference's exact JSON bytes (separators, escaping)."""
@@ -115,7 +120,8 @@ class Sessions(unittest.TestCase):
             self.assertEqual(encrypt_data(phase_key, plaintext, nonce=body[:NONCE_LENGTH]), body)
             # the other side's key must not open it
             other = next(s["side"] for s in session["sides"] if s["side"] != m["side"])
-            self.assertRaises(DecryptError, decrypt_data, derive_phase_key(key, other, m["phase"]), body)
+            self.assertRaises(DecryptError, decrypt_data,
+                              derive_phase_key(key, other, m["phase"]), body)
         self.assertEqual(sorted(phases), ["0", "0", "pake", "pake", "version", "version"])
 
     def version_plaintexts(self, session):

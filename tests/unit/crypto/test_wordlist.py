@@ -70,9 +70,11 @@ class ChooseWords(unittest.TestCase):
 
 # a prefix: some complete words (any text without hyphens) and hyphens, then
 # part of a word
-_partials = st.sampled_from(EVEN + ODD).flatmap(lambda w: st.integers(0, len(w)).map(lambda n: w[:n]))
+_partials = st.sampled_from(EVEN + ODD).flatmap(
+    lambda w: st.integers(0, len(w)).map(lambda n: w[:n]))
 _word_prefixes = st.builds(
-    lambda words, partial, upper: ("-".join(words + [partial])).upper() if upper else "-".join(words + [partial]),
+    lambda words, partial, upper: (("-".join(words + [partial])).upper() if upper
+                                   else "-".join(words + [partial])),
     st.lists(st.sampled_from(EVEN + ODD), max_size=3),
     _partials,
     st.booleans(),

@@ -1,3 +1,4 @@
+# ruff: noqa: E741  l and f are the leader and the follower throughout (tl, tf: their transports)
 """L2 connection protocol and L3 keepalives (Dilation protocol,
 "L2 protocol", "L3 protocol"), two protocols joined by in-memory transports."""
 

@@ -183,7 +183,8 @@ class ConnectorTests(unittest.TestCase):
         self.assertEqual(len(self.reactor.tcpClients), 3)
         # selected: a failure now schedules nothing
         c.add_candidate(FakeCandidate())
-        self.reactor.tcpClients[2][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.reactor.tcpClients[2][2].clientConnectionFailed(
+            None, Failure(ConnectionRefusedError()))
         self.assertEqual(self.reactor.getDelayedCalls(), [])
 
     def test_stop_cancels_retries(self):
@@ -193,7 +194,8 @@ class ConnectorTests(unittest.TestCase):
         c = self.make(no_listen=True)
         c.start()
         c.got_hints([{"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 5000}])
-        self.reactor.tcpClients[0][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.reactor.tcpClients[0][2].clientConnectionFailed(
+            None, Failure(ConnectionRefusedError()))
         c.stop()
         self.assertEqual(self.reactor.getDelayedCalls(), [])
 
@@ -309,7 +311,8 @@ class LeaderPrefersDirect(unittest.TestCase):
         c = self.make()
         relay_c = self.candidate(0)
         c.add_candidate(relay_c)
-        self.reactor.tcpClients[1][2].clientConnectionFailed(None, Failure(ConnectionRefusedError()))
+        self.reactor.tcpClients[1][2].clientConnectionFailed(
+            None, Failure(ConnectionRefusedError()))
         self.assertEqual(self.manager.made, [relay_c])
 
     def test_held_relay_lost(self):

@@ -103,8 +103,10 @@ class Pair(unittest.TestCase):
         up(self.follower.registry, False)
         fl, ff = factory(), factory()
         ports = []
-        SubchannelListenerEndpoint("echo", self.leader.registry).listen(fl).addCallback(ports.append)
-        SubchannelListenerEndpoint("echo", self.follower.registry).listen(ff).addCallback(ports.append)
+        SubchannelListenerEndpoint("echo", self.leader.registry).listen(fl).addCallback(
+            ports.append)
+        SubchannelListenerEndpoint("echo", self.follower.registry).listen(ff).addCallback(
+            ports.append)
         verifyObject(IListeningPort, ports[0])
         got = []
         for reg in (self.leader.registry, self.leader.registry, self.follower.registry):

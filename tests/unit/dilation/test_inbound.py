@@ -72,7 +72,8 @@ class InboundTests(unittest.TestCase):
         self.i.end_of_batch()
         self.i.got_record(Data(1, 2, half[:-1]))
         self.i.end_of_batch()
-        acks = lambda: [e[1] for e in self.events if e[0] == "outbound.send_ack"]
+        def acks():
+            return [e[1] for e in self.events if e[0] == "outbound.send_ack"]
         self.assertEqual(acks(), [0])
         self.i.got_record(Data(1, 3, b"y"))
         self.i.end_of_batch()
@@ -93,7 +94,8 @@ class InboundTests(unittest.TestCase):
         clock = Clock()
         self.i = Inbound(clock=clock)
         self.i.wire(FakeOutbound(self.events), self.listener)
-        acks = lambda: [e[1] for e in self.events if e[0] == "outbound.send_ack"]
+        def acks():
+            return [e[1] for e in self.events if e[0] == "outbound.send_ack"]
         self.i.use_connection(self.c)
         self.i.got_record(Open(1, 0, "chat"))
         self.i.end_of_batch()

@@ -411,7 +411,7 @@ class DirectoryResume(_Base):
                        lambda held: M.FileOffer("x", 0, 50_000, 0, 2),
                        lambda held: M.FileData(b"x")):
             results, written = [], []
-            r = machines.receiver(lambda b: written.append(M.parse_record(b)), lambda: None,
+            r = machines.receiver(lambda b, w=written: w.append(M.parse_record(b)), lambda: None,
                               lambda offer: None, lambda n: None, results.append)
             r.got_record(M.encode_record(out.offer))
             sink = _sink.sink_for(out.offer, self.dst, plenty, resumable=True)

@@ -455,7 +455,8 @@ class LongNames(unittest.TestCase):
         same name, and differ for two long names with a common start."""
         a, b = "é" * 126 + "ab", "é" * 126 + "ac"  # 254 bytes each
         paths = {n: [_resumable.kept_path(self.dir, n, suffix)
-                     for suffix in (_resumable.RESUME_SUFFIX, _resumable.STATE_SUFFIX)] for n in (a, b)}
+                     for suffix in (_resumable.RESUME_SUFFIX, _resumable.STATE_SUFFIX)]
+                 for n in (a, b)}
         for path in paths[a] + paths[b]:
             self.assertLessEqual(len(os.path.basename(path).encode("utf-8")), 255)
         self.assertEqual(paths[a], [_resumable.kept_path(self.dir, a, s)

@@ -150,7 +150,8 @@ class ResumingSender(unittest.TestCase):
         self.streams = []
         self.prefix = M.new_hash()
         self.prefix.update(b"abcd")
-        self.s = machines.sender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+        self.s = machines.sender(M.FileOffer("f", 7, 10),
+                                 lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
                              self.results.append, self._resume_point)
         self.s.connected()
@@ -201,7 +202,8 @@ class CheckingResume(unittest.TestCase):
 
     def setUp(self):
         self.events, self.results, self.checks, self.cancelled = [], [], [], []
-        self.s = machines.sender(M.FileOffer("f", 7, 10), lambda b: self.events.append(M.parse_record(b)),
+        self.s = machines.sender(M.FileOffer("f", 7, 10),
+                                 lambda b: self.events.append(M.parse_record(b)),
                              lambda: self.events.append("close"), self._stream,
                              self.results.append, self._check)
         self.s.connected()

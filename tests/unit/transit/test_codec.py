@@ -64,7 +64,8 @@ class KnownAnswers(unittest.TestCase):
             dec = _codec.RecordDecoder(receive_key)
             frames = b"".join(bytes.fromhex(r["frame"]) for r in V["records"] if r["from"] == name)
             self.assertEqual(dec.feed(frames),
-                             [bytes.fromhex(r["plaintext"]) for r in V["records"] if r["from"] == name])
+                             [bytes.fromhex(r["plaintext"]) for r in V["records"]
+                              if r["from"] == name])
 
     def test_nonce_layout(self):
         """The nonce is the record counter, 24 bytes big-endian."""
@@ -99,7 +100,7 @@ class Expect(unittest.TestCase):
         cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=5)))
         pieces = [stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)], strict=False)]
         e = _codec.Expect(token)
-        for i, p in enumerate(pieces):
+        for i, p in enumerate(pieces):  # noqa: B007  i is read after the loop
             matched, leftover = e.feed(p)
             if matched is not None:
                 break

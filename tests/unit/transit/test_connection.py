@@ -104,7 +104,8 @@ class Sender(Base):
         del self.events[:]
         c.send_record(b"hello")
         send_key, _ = _codec.record_keys(KEY, True)
-        self.assertEqual(self.events, [("io.write", _codec.RecordEncoder(send_key).encode(b"hello"))])
+        self.assertEqual(self.events,
+                         [("io.write", _codec.RecordEncoder(send_key).encode(b"hello"))])
         c.data_received(frames(True, b"a", b"b"))
         self.assertEqual(self.events[1:], [("sink.records", [b"a", b"b"])])
         c.connection_lost()

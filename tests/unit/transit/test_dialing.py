@@ -115,7 +115,7 @@ class DialQueueFor(unittest.TestCase):
         for tor, timeout in ((None, DIAL_TIMEOUT), (object(), TOR_DIAL_TIMEOUT)):
             q = dial_queue_for(clock, tor)
             cancelled = []
-            q.add(lambda: defer.Deferred(cancelled.append))
+            q.add(lambda c=cancelled: defer.Deferred(c.append))
             clock.advance(timeout - 0.1)
             self.assertEqual(cancelled, [])
             clock.advance(0.1)

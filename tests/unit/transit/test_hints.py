@@ -10,7 +10,8 @@ from wormhole._transit import _hints as h
 class ParseHints(unittest.TestCase):
     def test_direct(self):
         """A direct-tcp-v1 hint parses; priority defaults to 0.0."""
-        self.assertEqual(h.parse_hint({"type": "direct-tcp-v1", "hostname": "127.0.0.1", "port": 4001}),
+        self.assertEqual(h.parse_hint({"type": "direct-tcp-v1", "hostname": "127.0.0.1",
+                                       "port": 4001}),
                          h.DirectTCPV1Hint("127.0.0.1", 4001, 0.0))
         self.assertEqual(h.parse_hint({"type": "direct-tcp-v1", "hostname": "a.example",
                                        "port": 1, "priority": 2}).priority, 2.0)
