@@ -5,8 +5,10 @@ leaves trial's coordinating process (``--jobs``) free to start them
 so it is an integration test itself."""
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 from twisted.trial import unittest
@@ -44,7 +46,11 @@ class Refuses(unittest.TestCase):
 
     def test_unix_sockets_allowed(self):
         """AF_UNIX sockets (no network) still bind and connect."""
-        path = os.path.abspath(self.mktemp())
+        # a socket's path holds about 107 bytes: under a short temporary
+        # directory, never under the checkout (which may be deep)
+        top = tempfile.mkdtemp(prefix="wh-")
+        self.addCleanup(shutil.rmtree, top, True)
+        path = os.path.join(top, "s")
         r = run(["-c", textwrap.dedent(f"""\
             import socket
             s = socket.socket(socket.AF_UNIX)

@@ -147,5 +147,12 @@ class Key:
 def _from_python(pake_body):
     """Is this ``pake`` body a Python implementation's (``json.dumps``
     puts a space after the colon; Go's and Rust's encoders do not)? Such a
-    peer computes SPAKE2's key, as we do."""
+    peer computes SPAKE2's key, as we do.
+
+    Our own bodies must pass this test (``util.dict_to_bytes`` writes
+    them): otherwise two of our clients would each wait for the other's
+    first message whenever two keys are derived (docs/interop.md,
+    "wormhole-william 1.0.6: one exchange in a few hundred gets two
+    keys"). tests/unit/crypto/test_python_peer.py holds the two
+    together."""
     return b'"pake_v1": "' in pake_body

@@ -104,7 +104,11 @@ def stop_for_exit(spark):
     JVM, which the JVM does not close: every stop waited 0.5-1 s (measured
     0.85 of a 0.97 s stop) after the JVM had stopped. Here the server is
     told to stop and not waited for: its threads are daemon threads that
-    end with the process. The JVM's SparkContext stops exactly as before."""
+    end with the process. The JVM's SparkContext stops exactly as before.
+
+    ``_accumulatorServer`` and ``server_shutdown`` are PySpark's private
+    names: without them this is a plain ``spark.stop()``, and
+    tests/unit/analytics/test_session_privates.py fails on that PySpark."""
     server = getattr(spark.sparkContext, "_accumulatorServer", None)
     if server is not None and hasattr(server, "server_shutdown"):
         def shutdown():

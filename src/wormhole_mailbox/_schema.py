@@ -1,4 +1,4 @@
-# -*- test-case-name: tests.unit.server.test_schema -*-
+# -*- test-case-name: tests.server.test_schema -*-
 """The Mailbox server's two SQLite files, in the reference server's layout.
 
 An operator replaces a running reference ``magic-wormhole-mailbox-server``

@@ -18,6 +18,7 @@ import collections
 import ipaddress
 
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from twisted.internet.error import AlreadyCalled, AlreadyCancelled
 from zope.interface import implementer
 
 from wormhole_ops.logs import hide_peer
@@ -165,8 +166,8 @@ class MailboxWebSocketProtocol(WebSocketServerProtocol):
             self.closeHandshakeTimeoutCall = None
             try:
                 call.cancel()
-            except Exception:
-                pass
+            except (AlreadyCalled, AlreadyCancelled):
+                pass  # it ran or was cancelled already: nothing left armed
 
     def onClose(self, wasClean, code, reason):
         self._gone = True

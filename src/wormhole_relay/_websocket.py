@@ -11,6 +11,7 @@ are handed on piece by piece, so memory stays bounded here too.
 """
 
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from twisted.internet.error import AlreadyCalled, AlreadyCancelled
 from zope.interface import implementer
 
 from wormhole_ops.logs import hide_peer
@@ -81,8 +82,8 @@ class RelayWebSocketProtocol(WebSocketServerProtocol):
                 setattr(self, name, None)
                 try:
                     call.cancel()
-                except Exception:
-                    pass
+                except (AlreadyCalled, AlreadyCancelled):
+                    pass  # it ran or was cancelled already: nothing left armed
         conn, self._conn = self._conn, None
         if conn is not None:
             # the record is written before the relay may stop (forget

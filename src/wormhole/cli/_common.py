@@ -59,7 +59,7 @@ def run_and_close(reactor, w, body):
                 return False
             try:
                 yield w.close()
-            except Exception:
+            except Exception:  # ignored: the body's failure is the one to report
                 pass
             raise
         yield w.close()
@@ -98,7 +98,7 @@ class _ShutdownClose:
             # Nothing to do once the wormhole is closed (classic after the
             # file_ack: the Transit connection's end tells the peer)
             self._w.send_message(dict_to_bytes({"error": INTERRUPTION.reason}))
-        except Exception:
+        except Exception:  # ignored: closed already: nothing to tell (above)
             pass
         d = defer.maybeDeferred(self._w.close)
         d.addErrback(lambda f: None)

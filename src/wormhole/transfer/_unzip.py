@@ -176,21 +176,33 @@ def _link_target(zf, info):
     return target
 
 
+def end_record_reader():
+    """zipfile's own reader of the end record (it follows zip64) and the
+    index of the directory's size in what it returns, or None. Both are
+    private to zipfile: a Python without them falls back on the count
+    after parsing (``plan``), and tests/unit/transfer/test_unzip_modes.py
+    fails on such a Python, so the loss of the early bound is seen."""
+    end_record = getattr(zipfile, "_EndRecData", None)
+    size_field = getattr(zipfile, "_ECD_SIZE", None)
+    if not callable(end_record) or not isinstance(size_field, int):
+        return None
+    return end_record, size_field
+
+
 def check_directory_size(zip_path, max_files):
     """Before zipfile parses the central directory: refuse one larger
     than ``MAX_CENTRAL_RECORD`` bytes per entry the offer allows, so the
     memory the parse takes is bounded by the offer's numfiles."""
     allowed = (max_files + MAX_EXTRA_ENTRIES) * MAX_CENTRAL_RECORD
-    # zipfile's own reader of the end record (it follows zip64); private,
-    # so a Python without it falls back on the count after parsing
-    end_record = getattr(zipfile, "_EndRecData", None)
-    if end_record is None:
+    found = end_record_reader()
+    if found is None:
         return
+    end_record, size_field = found
     with open(zip_path, "rb") as f:
         end = end_record(f)
     if end is None:
         raise Refused("the zipfile is damaged: no end of central directory")
-    size = end[zipfile._ECD_SIZE]
+    size = end[size_field]
     if size > allowed:
         raise Refused(f"the zipfile's directory is {size} bytes, more than the "
                       f"{max_files} files the sender announced allow ({allowed})")

@@ -78,3 +78,34 @@ class Modes(unittest.TestCase):
         0666 or 0777 less the umask, as before."""
         self.receive([_entry("plain", None), _entry("dir/", None)])
         self.assertEqual([self.mode("plain"), self.mode("dir")], [0o644, 0o755])
+
+
+class ZipfilePrivates(unittest.TestCase):
+    def test_this_python_has_the_end_record_reader(self):
+        """check_directory_size bounds the central directory before zipfile
+        parses it through zipfile's private _EndRecData and _ECD_SIZE; on a
+        Python that drops them the bound is skipped, and this fails."""
+        found = _unzip.end_record_reader()
+        self.assertIsNotNone(found, "zipfile has no _EndRecData/_ECD_SIZE any more: "
+                             "_unzip.check_directory_size no longer bounds the directory")
+        path = self.mktemp()
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("a", b"x" * 10)
+            zf.writestr("b", b"y")
+        end_record, size_field = found
+        with open(path, "rb") as f:
+            end = end_record(f)
+        # two central records: 46 bytes each plus the names
+        self.assertEqual(end[size_field], 2 * (46 + 1))
+
+    def test_without_it_the_check_is_skipped(self):
+        """A directory over the bound is refused before parsing; the
+        fallback, planted (no reader), lets zipfile parse it."""
+        self.patch(_unzip, "MAX_EXTRA_ENTRIES", 0)
+        path = self.mktemp()
+        with zipfile.ZipFile(path, "w") as zf:
+            for i in range(50):
+                zf.writestr(str(i), b"")
+        self.assertRaises(_unzip.Refused, _unzip.check_directory_size, path, 2)
+        self.patch(_unzip, "end_record_reader", lambda: None)
+        self.assertIsNone(_unzip.check_directory_size(path, 2))

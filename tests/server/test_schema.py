@@ -1,6 +1,9 @@
 """The channel and usage databases keep the reference server's layout
 (compared with the reference package's own schema files), upgrade what the
-reference would, and refuse anything else with a clear message."""
+reference would, and refuse anything else with a clear message.
+
+Not a unit test: it reads the reference venv, which ``./dev unit`` does not
+install."""
 
 import os
 import sqlite3
@@ -12,7 +15,7 @@ from wormhole_mailbox._plugin import Options, makeService
 from wormhole_mailbox._schema import SchemaError
 from wormhole_mailbox._store import SQLiteStore
 
-from ..._paths import reference_package_file
+from .._paths import reference_package_file
 
 
 def _reference_db(path, schema_file, version=None):
