@@ -15,8 +15,8 @@ from pathlib import Path
 from twisted.trial import unittest
 
 REPO = Path(__file__).resolve().parent.parent
-# every directory of Python the repository keeps
-CHECKED = ("src", "tests", "misc", "bench")
+# every directory of Python the repository keeps (docs: the site's conf.py)
+CHECKED = ("src", "tests", "misc", "bench", "docs")
 
 
 class Ruff(unittest.TestCase):

@@ -96,6 +96,8 @@ CodeStatus = Union[NoCode, AllocatedCode, ConsumedCode]
 
 @frozen
 class WormholeStatus:
+    """What ``on_status_update`` reports for a wormhole: the Mailbox
+    server connection, the shared key and the code."""
     mailbox_connection: ConnectionStatus = Disconnected()
     peer_key: PeerSharedKey = NoKey()
     code: CodeStatus = NoCode()
@@ -147,6 +149,9 @@ class DilationHint:
 
 @frozen
 class DilationStatus:
+    """What ``on_status_update`` reports for a Dilation: the mailbox's
+    ``WormholeStatus``, the ``generation`` of the connection, the peer
+    connection and the hints."""
     mailbox: WormholeStatus
     generation: int
     peer_connection: PeerConnection = NoPeer()

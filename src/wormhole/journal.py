@@ -34,6 +34,8 @@ class Journal:
         self._depth = 0
 
     def queue_outbound(self, fn, *args, **kwargs):
+        """Queue ``fn(*args, **kwargs)`` (something that sends) until
+        ``process()`` ends; outside ``process()`` it is an error."""
         if not self._depth:
             raise RuntimeError(
                 "queue_outbound() called outside journal.process(): in journalled mode "
@@ -44,6 +46,8 @@ class Journal:
 
     @contextlib.contextmanager
     def process(self):
+        """A context manager: the calls that send, made inside it, are queued
+        and run when the outermost block ends (Journalled mode; docs/journal.md)."""
         self._depth += 1
         try:
             yield
@@ -71,8 +75,10 @@ class ImmediateJournal:
     """The default: no checkpoints, messages go out at once."""
 
     def queue_outbound(self, fn, *args, **kwargs):
+        """Call ``fn(*args, **kwargs)`` at once."""
         fn(*args, **kwargs)
 
     @contextlib.contextmanager
     def process(self):
+        """Nothing to hold back: a context manager that does nothing."""
         yield

@@ -76,12 +76,16 @@ class MailboxServer:
         self._current.clock = clock
 
     def connection_for(self, glue):
+        """A new client connection's machine, speaking through ``glue`` (the
+        WebSocket or in-memory transport); counted in the metrics."""
         self.metrics.connections.inc()
         conn = Connection(self.ctx, glue)
         self.connections.add(conn)
         return conn
 
     def forget(self, conn):
+        """``conn`` has closed: drop it (and, after many departures, hand
+        freed memory back to the OS)."""
         self.connections.discard(conn)
         # When many clients have left, hand the memory they used back to
         # the OS (the allocators keep it otherwise); at most every 2 s.
@@ -106,6 +110,8 @@ class MailboxServer:
             _malloc_trim(0)
 
     def start(self):
+        """Start the periodic work: the idle sweep, the pruning of old
+        nameplates and mailboxes, and the usage database's ``current`` row."""
         limits = self.limits
         sweep = min(limits.bind_timeout, limits.idle_timeout) / 4.0
         self._sweeper.start(max(0.5, min(sweep, 30.0)), now=False)
@@ -128,6 +134,8 @@ class MailboxServer:
                 "connections": len(self.connections)}
 
     def stop(self):
+        """Stop accepting and stop the periodic work; returns a Deferred that
+        fires once the stores have committed and closed."""
         self.accepting = False
         for loop in (self._sweeper, self._pruner, self._current):
             if loop.running:

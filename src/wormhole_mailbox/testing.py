@@ -26,6 +26,9 @@ __all__ = ["start_mailbox_server", "RunningMailboxServer", "MemoryGlue"]
 
 
 class RunningMailboxServer:
+    """A Mailbox server listening on 127.0.0.1 (``start_mailbox_server``):
+    ``url`` is its ``ws://`` address, ``port`` its TCP port, ``mailbox``
+    the server object."""
     def __init__(self, mailbox, factory, listening_port):
         self.mailbox = mailbox
         self.factory = factory
@@ -51,6 +54,11 @@ def start_mailbox_server(reactor, channel_db=None, usage_db=None, port=0,
                          advertise_version=None, permissions=None,
                          blur_usage=None, commit_window=0.0, rng=None,
                          **limits):
+    """Start our Mailbox server on 127.0.0.1 (``port=0``: a free port) for
+    a test; returns a Deferred firing with a ``RunningMailboxServer``.
+
+    The keyword arguments are those of ``build_mailbox``; ``limits`` are
+    ``wormhole_mailbox`` ``Limits`` fields (docs/server.md)."""
     mailbox = build_mailbox(
         reactor, channel_db=channel_db, usage_db=usage_db, motd=motd,
         signal_error=signal_error, advertise_version=advertise_version,
@@ -74,10 +82,14 @@ class MemoryGlue:
         self._client = client
 
     def send_json(self, message):
+        """Deliver ``message`` (a dict) to the client, encoded as the server
+        sends it."""
         self._client.to_client(encode(message))
 
     def drop(self, code, reason):
+        """Close the client's connection with WebSocket ``code`` and ``reason``."""
         self._client.close(code == 1000, code, reason)
 
     def abort(self):
+        """Drop the client at once (WebSocket close code 1006)."""
         self._client.close(False, 1006, "aborted")

@@ -56,5 +56,7 @@ def build_event(server_id, kind, started, total_time, waiting_time, result,
 
 
 def day_of(seconds):
+    """The UTC day (``YYYY-MM-DD``) of a Unix time: the day file an
+    event goes to."""
     return datetime.datetime.fromtimestamp(
         seconds, datetime.timezone.utc).strftime("%Y-%m-%d")

@@ -91,6 +91,7 @@ class LiveGauges:
         self._gauges = gauges
 
     def collect(self):
+        """Read every gauge now (prometheus_client calls this on a scrape)."""
         for name, text, labels, read in self._gauges:
             family = GaugeMetricFamily(name, text, labels=labels or None)
             value = read()

@@ -13,6 +13,9 @@ from twisted.application.service import ServiceMaker
 
 
 class ServerMaker(ServiceMaker):
+    """A twistd plugin (``IServiceMaker``) that imports its server's module
+    only when twistd runs it, and names the ``extra`` to install when that
+    import fails."""
     def __init__(self, name, module, description, tapname, extra):
         super().__init__(name, module, description, tapname)
         self.extra = extra

@@ -168,6 +168,7 @@ class BatchWriter:
             self._finish()
 
     def close(self):
+        """Write what is queued, then stop; a Deferred that fires once done."""
         d = Deferred()
         self._waiters.append(d)
         if not self._closed:
@@ -220,9 +221,11 @@ class DailyFiles:
         os.makedirs(directory, exist_ok=True)
 
     def path_for(self, day):
+        """The file of ``day``: ``<directory>/<prefix>-<day>.jsonl``."""
         return os.path.join(self._dir, f"{self._prefix}-{day}.jsonl")
 
     def append(self, day, lines):
+        """Append ``lines`` to ``day``'s file (closing the previous day's)."""
         if day != self._day:
             self.close()
             self._f = open(  # noqa: SIM115 (kept open for the day)
@@ -232,6 +235,7 @@ class DailyFiles:
         self._f.flush()
 
     def close(self):
+        """Close the open day file, if any."""
         if self._f is not None:
             self._f.close()
             self._f = None
@@ -253,6 +257,7 @@ class EventWriter(BatchWriter):
 
     def write(self, kind, started, total_time, waiting_time, result,
               app_id=None, total_bytes=None, clients=()):
+        """Queue one usage event (docs/usage-events.md) for today's file."""
         event = build_event(self._server_id, kind, started, total_time,
                             waiting_time, result, app_id, total_bytes,
                             clients)
@@ -260,6 +265,7 @@ class EventWriter(BatchWriter):
                    json.dumps(event, separators=(",", ":")) + "\n"))
 
     def bound(self, app_id, side, client_version, when):
+        """A client bound (docs/usage-events.md): one ``bind`` event."""
         self.write("bind", when, None, None, None, app_id=app_id,
                    clients=[(side, client_version)])
 
@@ -289,13 +295,16 @@ class JSONLinesWriter(BatchWriter):
 
     @classmethod
     def from_fd(cls, reactor, fd, **kwargs):
+        """A writer to the open file descriptor ``fd`` (``--log-fd``)."""
         return cls(reactor, os.fdopen(fd, "w", buffering=1), **kwargs)
 
     def write_record(self, record):
+        """Queue ``record`` as one JSON line."""
         self._put(json.dumps(record) + "\n")
 
     def write_current(self, rebooted, updated, connected, waiting,
                       incomplete_bytes):
+        """Live counts are not written as JSON lines: ignored."""
         pass
 
     def _write_batch(self, lines):
@@ -311,15 +320,18 @@ class RelayEvents:
         self._writer = IUsageEventWriter(writer)
 
     def write_record(self, record):
+        """One ``relay`` event for a finished relay connection's record."""
         self._writer.write("relay", record["started"], record["total_time"],
                            record["waiting_time"], record["mood"],
                            total_bytes=record["total_bytes"])
 
     def write_current(self, rebooted, updated, connected, waiting,
                       incomplete_bytes):
+        """Ignored: live counts are not events."""
         pass  # live counts are not events
 
     def close(self):
+        """Close the event writer (a Deferred)."""
         return self._writer.close()
 
 
@@ -330,11 +342,13 @@ class MailboxEvents:
         self._writer = IUsageEventWriter(writer)
 
     def record(self, record):
+        """One event for a finished nameplate's or mailbox's usage record."""
         self._writer.write(record["kind"], record["started"],
                            record["total_time"], record["waiting_time"],
                            record["result"], app_id=record.get("app_id"))
 
     def bound(self, app_id, side, client_version, when):
+        """A client bound: one ``bind`` event."""
         self._writer.bound(app_id, side, client_version, when)
 
     def counts(self):
@@ -342,6 +356,7 @@ class MailboxEvents:
         return self._writer.dropped, self._writer.lost
 
     def close(self):
+        """Close the event writer (a Deferred)."""
         return self._writer.close()
 
 
@@ -418,6 +433,7 @@ class RelaySQLiteWriter(BatchWriter):
         self._db.close()
 
     def write_record(self, record):
+        """Queue ``record`` as one row of the ``usage`` table."""
         self._put((
             "INSERT INTO usage (started, total_time, waiting_time,"
             " total_bytes, result) VALUES (?,?,?,?,?)",
@@ -426,6 +442,7 @@ class RelaySQLiteWriter(BatchWriter):
 
     def write_current(self, rebooted, updated, connected, waiting,
                       incomplete_bytes):
+        """Replace the ``current`` table's one row with these counts."""
         # the table holds one row: the latest counts
         self._put(("DELETE FROM current", ()))
         self._put((

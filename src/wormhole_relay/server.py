@@ -23,6 +23,10 @@ from ._tcp import RelayTCPFactory
 from ._usage import UsageRecorder
 from ._websocket import RelayWebSocketFactory
 
+# the wiring the twistd plugin and wormhole_relay.testing use (the API
+# reference documents these)
+__all__ = ["TransitRelay", "build_relay", "make_tcp_factory", "make_websocket_factory"]
+
 
 @implementer(ITransitRelay)
 class TransitRelay:
@@ -50,6 +54,7 @@ class TransitRelay:
         self._trace = tracer
 
     def connection_for(self, glue):
+        """A new client connection's machine, speaking through ``glue``."""
         self.metrics.connections.inc()
         conn = RelayConnection(ITransportGlue(glue), self.pairing,
                                self.usage, self._clock, self.limits)
@@ -59,6 +64,8 @@ class TransitRelay:
         return conn
 
     def forget(self, conn):
+        """``conn`` has closed; fires ``drop_all``'s waiters when it was the
+        last."""
         self._connections.pop(conn, None)
         if not self._connections:
             waiters, self._all_gone = self._all_gone, []
@@ -66,9 +73,11 @@ class TransitRelay:
                 d.callback(None)
 
     def connections(self):
+        """The connections open now."""
         return list(self._connections)
 
     def update_current(self):
+        """Write the live counts (connected, waiting, bytes in flight)."""
         self.usage.update_current(*self.pairing.stats())
 
     def health(self):
@@ -78,6 +87,7 @@ class TransitRelay:
                 "waiting": waiting}
 
     def start(self):
+        """Accept connections and start writing the live counts."""
         self.accepting = True
         if self._current_interval:
             self._current.start(self._current_interval, now=True)
@@ -94,6 +104,8 @@ class TransitRelay:
         return d
 
     def stop(self):
+        """Stop accepting, write the live counts once more and close the
+        usage writers (a Deferred)."""
         self.accepting = False
         if self._current.running:
             self._current.stop()
@@ -104,6 +116,10 @@ class TransitRelay:
 def build_relay(clock, usage_db=None, log_fd=None, log_file=None,
                 blur_usage=None, limits=None, current_interval=60.0,
                 extra_writers=()):
+    """Build a ``TransitRelay`` with its pairing, usage recorder and
+    writers: ``usage_db`` (SQLite, the reference's layout), ``log_fd`` or
+    ``log_file`` (JSON lines), ``extra_writers``; ``blur_usage`` rounds
+    the recorded times and sizes (docs/relay.md)."""
     writers = list(extra_writers)
     if usage_db is not None:
         writers.append(RelaySQLiteWriter(clock, usage_db))
@@ -125,6 +141,8 @@ def make_tcp_factory(relay, reactor=None, splice=True):
 
 
 def make_websocket_factory(relay, url, reactor=None, log_addresses=False):
+    """The WebSocket factory a listening port serves ``relay`` with;
+    ``log_addresses`` lets the logs name peers."""
     factory = RelayWebSocketFactory(url, relay, reactor=reactor)
     factory.log_addresses = log_addresses
     return factory

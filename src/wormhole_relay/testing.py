@@ -61,6 +61,9 @@ class _Waiters:
 
 
 class RunningTransitRelay:
+    """A Transit relay listening on 127.0.0.1 (``start_transit_relay``):
+    ``hint`` is its ``tcp:`` hint, ``websocket_url`` its WebSocket address
+    when it has one, ``relay`` the relay object."""
     def __init__(self, relay, listening, ws_listening, waiters):
         self.relay = relay
         self._waiters = waiters
@@ -102,6 +105,10 @@ class RunningTransitRelay:
 def start_transit_relay(reactor, port=0, websocket_port=None, usage_db=None,
                         log_file=None, blur_usage=None, splice=True,
                         **limits):
+    """Start our Transit relay on 127.0.0.1 (``port=0``: a free port; a
+    WebSocket port too when ``websocket_port`` is given) for a test;
+    returns a Deferred firing with a ``RunningTransitRelay``. ``limits``
+    are ``Limits`` fields (docs/relay.md)."""
     waiters = _Waiters()
     relay = build_relay(reactor, usage_db=usage_db, log_file=log_file,
                         blur_usage=blur_usage, limits=Limits(**limits),

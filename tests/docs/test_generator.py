@@ -390,7 +390,7 @@ class TwoRuns(unittest.TestCase):
                 env=env, path=str(generator.REPO))
 
         def check(results):
-            for (stdout, stderr, code) in results:
+            for (_stdout, stderr, code) in results:
                 self.assertEqual(code, 0, stderr.decode())
             first = {p.name: p.read_bytes() for p in outs[0].iterdir()}
             second = {p.name: p.read_bytes() for p in outs[1].iterdir()}

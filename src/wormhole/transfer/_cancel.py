@@ -78,6 +78,8 @@ class Cancellation:
         self._waiting = []     # cancel()s waiting for the connection
 
     def cancel(self, reason):
+        """Stop the transfer, telling the peer ``reason`` (see the class);
+        a Deferred that fires once stopped. Only the first call counts."""
         if self.reason is not None:
             return defer.succeed(None)
         self.reason = reason

@@ -23,6 +23,9 @@ from ._messages import ZIP_MODE
 
 @attrs.define
 class Outgoing:
+    """What ``prepare`` made of a path, ready to send: the ``offer``, the
+    ``size`` sent over Transit and the file ``open()`` reads (a temporary
+    zipfile for a directory, removed by ``cleanup()``)."""
     kind: str              # "file" or "directory"
     offer: dict            # the value of the "offer" key
     size: int              # bytes sent over Transit
@@ -30,9 +33,11 @@ class Outgoing:
     temporary: bool = False
 
     def open(self):
+        """The bytes to send, as a binary file object."""
         return open(self.path, "rb")
 
     def cleanup(self):
+        """Remove the temporary zipfile, if this offer made one."""
         if self.temporary:
             try:
                 os.unlink(self.path)

@@ -32,6 +32,9 @@ UNKNOWN_OFFER = "unknown offer type"
 
 @implementer(IReceiver)
 class Receiver:
+    """The receiving side's machine of the File-transfer protocol (docs/transfer.md):
+    fed the peer's messages, it answers an offer, sends ``transit`` hints
+    and reports the outcome through its callbacks."""
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
@@ -52,6 +55,7 @@ class Receiver:
     def S2_done(self): pass  # noqa
 
     def got_message(self, body):
+        """One message from the peer (the bytes of a wormhole message)."""
         msg = parse_message(body)
         if msg is None:
             return self._got_garbage()

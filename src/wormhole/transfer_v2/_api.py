@@ -153,9 +153,11 @@ class IncomingOffer:
         return self.sink.discarded if IResumableSink.providedBy(self.sink) else None
 
     def reject(self, reason="rejected"):
+        """Refuse the offer, telling the peer ``reason``."""
         self._machine.reject(reason)
 
     def when_done(self):
+        """A Deferred that fires with the offer's outcome once it is over."""
         return self._done.when_fired()
 
 
@@ -494,6 +496,8 @@ class TransferSession:
         return closed
 
     def send_text(self, message):
+        """Send a text ``message`` over the control subchannel; the session
+        must be open (TransferError otherwise)."""
         if self._our_control is None:
             raise TransferError("the session is not open")
         self._our_control.transport.write(M.encode_control(M.Text(message)))
