@@ -610,7 +610,7 @@ def main(argv=None):
     twistds = {"ours": args.ours_twistd, "ref": args.ref_twistd,
                "ours-sysmalloc": args.ours_twistd}
     # ours-sysmalloc: our server with Python's small-object allocator
-    # swapped for the C library's (docs/server.md "Memory"), whose freed
+    # swapped for the C library's (docs/server.md "Persistence and performance"), whose freed
     # pages go back to the OS more readily after a burst
     envs = {"ours-sysmalloc": {"PYTHONMALLOC": "malloc"}}
     servers = {}

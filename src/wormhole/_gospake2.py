@@ -1,6 +1,6 @@
 """The key wormhole-william derives when its SPAKE2 (the Go gospake2)
 disagrees with SPAKE2, so that we can still talk to it (docs/interop.md
-"wormhole-william").
+"wormhole-william 1.0.6").
 
 gospake2 encodes a group element from a big integer's minimal bytes: an
 element whose 32-byte little-endian encoding ends in a zero byte (one in

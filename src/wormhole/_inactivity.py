@@ -1,4 +1,4 @@
-"""Bounded waits on a peer (docs/security.md, "Timeouts").
+"""Bounded waits on a peer (docs/security.md, "Timeouts on the receive side").
 
 A peer that stops talking must not keep us waiting forever: every wait
 whose end the peer controls (the next message, the next bytes of a

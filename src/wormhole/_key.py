@@ -8,7 +8,7 @@ still typing the words), so it is kept until then.
 
 One exception to "our version at once": wormhole-william's SPAKE2 derives
 another key in about one exchange in 256 (``_gospake2``, docs/interop.md
-"wormhole-william"). When that may be the case (a peer whose ``pake`` body
+"wormhole-william 1.0.6"). When that may be the case (a peer whose ``pake`` body
 is not a Python implementation's JSON, and a K it would hash differently),
 Receive gets both keys and tries them on the peer's first message, which
 every implementation sends without waiting for ours; the one that opens

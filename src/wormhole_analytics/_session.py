@@ -108,7 +108,7 @@ def stop_for_exit(spark):
 
     ``_accumulatorServer`` and ``server_shutdown`` are PySpark's private
     names: without them this is a plain ``spark.stop()``, and
-    tests/unit/analytics/test_session_privates.py fails on that PySpark."""
+    tests/analytics/test_session_privates.py fails on that PySpark."""
     server = getattr(spark.sparkContext, "_accumulatorServer", None)
     if server is not None and hasattr(server, "server_shutdown"):
         def shutdown():

@@ -1,7 +1,7 @@
 """The relay's limits: every one bounds what a client can make us hold.
 
 The reference relay (0.5) has only the handshake length limit; the timeouts
-are ours (docs/relay.md "Limits"). ``None`` turns a timeout off.
+are ours (docs/relay.md "Options"). ``None`` turns a timeout off.
 """
 
 import attr

@@ -1,4 +1,4 @@
-"""Start-up cost of the CLI (docs/performance.md, "File transfer"):
+"""Start-up cost of the CLI (docs/performance.md, "File transfer and relay"):
 ``import wormhole`` and option parsing do not load the client, and the
 CLI turns off autobahn's cffi-compiled NVX helpers unless told otherwise.
 Each check runs in a fresh interpreter, since this test process has long

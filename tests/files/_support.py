@@ -220,7 +220,7 @@ def _env(kind):
 
 
 # wormhole-william 1.0.6 and the reference 0.24 end up with different keys
-# in about one exchange in 350 (docs/interop.md "wormhole-william": a
+# in about one exchange in 350 (docs/interop.md "wormhole-william 1.0.6": a
 # defect of wormhole-william's SPAKE2 that ours tolerates and the
 # reference does not): each side then says, in its words, that the
 # other's message did not decrypt

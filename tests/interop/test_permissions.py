@@ -1,7 +1,7 @@
 """How the reference 0.24 client meets Mailbox server protocol, "Permission
 to Use the Server" (hashcash), observed against a scripted server.
 
-The answer (docs/interop.md, "Permissions"): it does not implement it.  It
+The answer (docs/interop.md, "Permissions / hashcash"): it does not implement it.  It
 binds at once, never sends ``submit-permissions``, fails cleanly only on a
 welcome ``error``, and treats an ``error`` reply plus a closed connection
 as a network problem: it reconnects and binds again.  So a server that

@@ -2,7 +2,7 @@
 (valid and invalid) sent to the reference server and to ours, and the
 answers compared after removing what may legitimately differ.
 
-What is normalised away (docs/interop.md, "Server answers"): timestamps
+What is normalised away (docs/interop.md, "Server answers, reference vs ours"): timestamps
 (``server_tx``/``server_rx``); the ``id`` our server copies into direct
 responses (Mailbox server protocol, "WebSocket Transport" asks for it, the
 reference 0.8 omits it); the welcome's

@@ -3,7 +3,7 @@ a ``twistd transitrelay`` subprocess) are interchangeable: the same raw
 TCP script runs against both, and the transcripts (what each client reads,
 and whether it is closed) must be equal, and equal to what we pin here.
 
-Deliberate differences (docs/relay.md "Differences"): past 1024 bytes
+Deliberate differences (docs/relay.md "Differences from the reference relay"): past 1024 bytes
 without a newline the reference closes without a word and we say
 ``bad handshake\\n``; our timeouts and ``crowded\\n`` have no counterpart.
 They are pinned at the end, against both.

@@ -367,7 +367,7 @@ class ShareBothDecline(_CLIBase):
         own offer declined (exit 3 on both), never "the peer ended the
         session": a side ends the session only once the offers the peer
         announced came and had its answer, and its refusal leaves before
-        its close (docs/transfer-v2.md "wormhole share"). Three rounds:
+        its close (docs/transfer-v2.md "wormhole share [PATH]..."). Three rounds:
         which side ends first is a race."""
         for round_ in range(3):
             here, there = (os.path.abspath(self.mktemp()) for _ in range(2))

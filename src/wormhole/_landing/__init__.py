@@ -1,5 +1,5 @@
 """The receiving rules, one set for every protocol (classic file transfer,
-transfer-v2) and for the command line (docs/security.md "Receiving"):
+transfer-v2) and for the command line (docs/security.md "Receiving files and directories"):
 
 - ``_names``: which names from a peer are written (``check_name``,
   ``check_path``) and the hidden names we write under;

@@ -1,4 +1,4 @@
-"""What the receiving rules raise (docs/security.md "Receiving")."""
+"""What the receiving rules raise (docs/security.md "Receiving files and directories")."""
 from ..errors import TransferError
 
 

@@ -2,8 +2,8 @@
 File-transfer protocol).
 
 ``cli.py`` holds the click group; ``cmd_send``/``cmd_receive`` run one
-transfer each against the public client API (Client API);
-``_offer.py`` (the sender of texts, files and directories) and
-``_receiver.py`` (the recipient) hold the file-transfer protocol as Automat
-machines.
+transfer each against the public client API (Client API) and the transfer
+libraries (``wormhole.transfer``, which holds the File-transfer protocol's
+machines, and ``wormhole.transfer_v2``). docs/cli.md, "How the command
+line is laid out" says which module does what.
 """

@@ -82,7 +82,7 @@ class Config:
     discard_partial: bool = False
     # seconds of silence from the sender before we give up, once it has
     # shown up, and (send, share) from the peer in a transfer-v2 offer
-    # (docs/security.md "Timeouts"); None waits forever
+    # (docs/security.md "Timeouts on the receive side"); None waits forever
     peer_timeout: float = 300.0
     # ssh invite / accept
     ssh_user: str = None

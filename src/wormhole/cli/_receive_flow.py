@@ -4,7 +4,7 @@ docs/state-machines/wormhole.cli._receive_flow.ReceiveFlow.m.svg).
 
 The sender offers at once, one offer after the other, then closes. While
 no offer is under way the receiver gives up after ``--peer-timeout``
-seconds without a new one (docs/security.md "Timeouts"): the session is
+seconds without a new one (docs/security.md "Timeouts on the receive side"): the session is
 closed, and ``silence_error()`` answers why. ``wormhole share`` never
 calls ``expect_offers``: its session lasts until a human ends it, so its
 offers come and go in the first state, with no bound on the wait.

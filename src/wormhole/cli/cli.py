@@ -305,7 +305,7 @@ NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2) does not "
 
 def _peer_timeout_option(help):
     """``--peer-timeout``: the silence after which we give up on the peer
-    (docs/security.md, "Timeouts")."""
+    (docs/security.md, "Timeouts on the receive side")."""
     return click.option("--peer-timeout", default=300.0, metavar="SECONDS",
                         type=click.FloatRange(min=0, min_open=True),
                         envvar="WORMHOLE_PEER_TIMEOUT", show_envvar=True, show_default=True,

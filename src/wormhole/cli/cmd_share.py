@@ -1,5 +1,5 @@
 """``wormhole share [PATH]...``: a transfer-v2 session in ``connect``
-mode (docs/transfer-v2.md "wormhole share"): both sides offer their PATHs
+mode (docs/transfer-v2.md "wormhole share [PATH]..."): both sides offer their PATHs
 and receive the other's, until one of them ends the session.
 
 The first side allocates a code (or takes ``--code``), the second joins

@@ -1,5 +1,5 @@
 """wormhole-william's key when its SPAKE2 (gospake2) disagrees with SPAKE2
-(``wormhole._gospake2``, docs/interop.md "wormhole-william"), on three
+(``wormhole._gospake2``, docs/interop.md "wormhole-william 1.0.6"), on three
 real exchanges with wormhole-william 1.0.6 (tests/data/
 wormhole_william_key_cases.json), and what the Key and Receive machines
 do with it: try both keys on the first message of a peer that is not a
