@@ -142,6 +142,8 @@ class CLITests(unittest.TestCase):
             self.mktemp())}
         self.patch(_cds, "cache_dir", lambda environ=None: self.env[
             "WORMHOLE_ANALYTICS_CACHE"])
+        # PySpark's identity, not PySpark: the unit tests run without it
+        self.patch(_cds, "_pyspark", lambda: PYSPARK)
 
     def test_archive_when_no_jvm_yet(self):
         """A command that starts the driver JVM gets the archive option."""
