@@ -173,6 +173,12 @@ class DilatedConnectionProtocol(Protocol):
         self._silent_ticks = 0
         self._handshake_timer = None
 
+    @property
+    def dial_key(self):
+        """Which of the Connector's dials made this connection, or None
+        when the peer dialled us (accepted on our listening port)."""
+        return self._dial_key
+
     # -- Twisted Protocol glue (validated, routed to inputs) ---------------
 
     def connectionMade(self):

@@ -148,7 +148,7 @@ class Connector:
         from (``selected_peer_address``, for Dilation's status), then tell
         the Manager."""
         self.selected_peer_address = None
-        if getattr(connection, "_dial_key", None) is None:  # the peer dialled us
+        if connection.dial_key is None:  # the peer dialled us
             transport = getattr(connection, "transport", None)
             peer = transport.getPeer() if transport is not None else None
             if isinstance(peer, (IPv4Address, IPv6Address)):
@@ -164,7 +164,7 @@ class Connector:
         return p
 
     def _inbound_room(self):
-        inbound = sum(1 for p in self._protocols if p._dial_key is None)
+        inbound = sum(1 for p in self._protocols if p.dial_key is None)
         if inbound < self._max_inbound:
             return True
         if not self._refused_inbound:
@@ -192,7 +192,7 @@ class Connector:
         # connection. A relay candidate waits (HOLD_RELAY at most) while a
         # direct dial of ours is still in progress; everything else, and
         # every candidate on the Follower (the Leader chose it), is taken.
-        key = getattr(connection, "_dial_key", None)
+        key = connection.dial_key
         if (self._is_leader and key is not None and key[0] == "relay"
                 and self._direct_pending):
             self._relay_candidate(connection)
@@ -416,7 +416,7 @@ class Connector:
 
     @m.output()
     def retry_if_dialled(self, connection):
-        key = getattr(connection, "_dial_key", None)
+        key = connection.dial_key
         if key is not None:
             self._direct_over(key)
             self._retry(key)

@@ -20,6 +20,8 @@ from .fakes import KEY, SIDE, FakeManager
 
 @implementer(I.IDilatedConnection)
 class FakeCandidate:
+    dial_key = None  # as a connection the peer dialled
+
     def __init__(self):
         self.selected = None
         self.disconnected = False
@@ -279,7 +281,7 @@ class LeaderPrefersDirect(unittest.TestCase):
         handshake (keeps the dial key the factory gave it)."""
         p = self.reactor.tcpClients[index][2].buildProtocol(None)._wrappedProtocol
         fake = FakeCandidate()
-        fake._dial_key = p._dial_key
+        fake.dial_key = p.dial_key
         return fake
 
     def test_direct_beats_held_relay(self):
@@ -287,7 +289,7 @@ class LeaderPrefersDirect(unittest.TestCase):
         follows is selected and the relay one dropped."""
         c = self.make()
         relay_c, direct_c = self.candidate(0), self.candidate(1)
-        self.assertEqual(relay_c._dial_key[0], "relay")
+        self.assertEqual(relay_c.dial_key[0], "relay")
         c.add_candidate(relay_c)
         self.assertEqual(self.manager.made, [])
         c.add_candidate(direct_c)
