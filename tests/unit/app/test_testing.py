@@ -111,7 +111,8 @@ class Drift(unittest.TestCase):
         extra parameter, or another default is reported."""
         def reordered(appid, relay_url, reactor, delegate=None, versions={}, journal=None,
                       tor=None, timing=None, stderr=sys.stderr, dilation=False,
-                      _eventual_queue=None, on_status_update=None, *, welcome_handler=None):
+                      _eventual_queue=None, on_status_update=None, *, welcome_handler=None,
+                      proxy=None):
             pass
 
         def missing(appid, relay_url, reactor):
@@ -119,10 +120,10 @@ class Drift(unittest.TestCase):
         def other_default(appid, relay_url, reactor, versions=None, delegate=None,
                           journal=None, tor=None, timing=None, stderr=sys.stderr,
                           dilation=False, _eventual_queue=None, on_status_update=None, *,
-                          welcome_handler=None):
+                          welcome_handler=None, proxy=None):
             pass
         self.assertEqual(len(signature_drift(reordered)), 2)  # versions and delegate
-        self.assertEqual(len(signature_drift(missing)), 10)
+        self.assertEqual(len(signature_drift(missing)), 11)
         self.assertEqual(signature_drift(other_default),
                          ["parameter 3: wormhole.create has ('versions', 'POSITIONAL_OR_KEYWORD',"
                           " '{}'), the double has ('versions', 'POSITIONAL_OR_KEYWORD', 'None')"])
