@@ -178,10 +178,12 @@ class NoProxy:
 
 
 def _network(entry):
-    """An ip_network for an address or CIDR entry (``[::1]`` too), else None."""
+    """An ip_network for an address or CIDR entry (``[::1]``, ``[fd00::]/8``
+    too), else None."""
     candidate = entry
     if candidate.startswith("["):
-        candidate = candidate[1:].split("]", 1)[0]
+        address, _, rest = candidate[1:].partition("]")
+        candidate = address + rest if rest.startswith("/") else address
     elif candidate.count(":") == 1:  # 10.0.0.1:8080
         candidate = candidate.split(":", 1)[0]
     try:
