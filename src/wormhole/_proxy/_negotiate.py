@@ -173,13 +173,16 @@ class HTTPConnectNegotiation:
         if 200 <= response.status_code < 300:
             leftover, _closed = self._conn.trailing_data
             return Step(open=True, leftover=bytes(leftover))
-        if response.status_code == 407:
+        # 407 is the proxy's "who are you?" (RFC 9110, "407 Proxy
+        # Authentication Required"); tinyproxy answers a CONNECT with bad
+        # BasicAuth with 401, which from a proxy can only mean the same
+        if response.status_code in (401, 407):
             if self._proxy.username is None:
                 raise ProxyAuthError(f"the HTTP proxy {self._proxy} wants a user name and "
-                                     "password (407): give them in the proxy URL or with "
-                                     "--proxy-ask-password")
+                                     f"password ({response.status_code}): give them in the "
+                                     "proxy URL or with --proxy-ask-password")
             raise ProxyAuthError(f"the HTTP proxy {self._proxy} refused the user name and "
-                                 f"password (407 {reason})")
+                                 f"password ({response.status_code} {reason})")
         raise ProxyRefused(f"the HTTP proxy {self._proxy} could not connect to "
                            f"{self._target}: {response.status_code} {reason}")
 

@@ -136,6 +136,13 @@ class HTTPConnect(unittest.TestCase):
                          "refused the user name and password (407 Proxy Authentication "
                          "Required)")
 
+    def test_401_from_tinyproxy(self):
+        n, _ = self.request("http://alice:s3cret@127.0.0.1:3128")
+        with self.assertRaises(ProxyAuthError) as c:
+            n.feed(b"HTTP/1.1 401 Unauthorized\r\n\r\n")
+        self.assertIn("refused the user name and password (401 Unauthorized)",
+                      str(c.exception))
+
     def test_407_without_credentials(self):
         n, _ = self.request()
         with self.assertRaises(ProxyAuthError) as c:
