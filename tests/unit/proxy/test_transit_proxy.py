@@ -1,4 +1,4 @@
-"""Transit behind a proxy (docs/proxy.md, "Direct hints"): without
+"""Transit and Dilation behind a proxy (docs/proxy.md, "Direct hints"): without
 ``direct`` nothing listens, no address of ours is offered and the peer's
 direct hints are dropped; relays, TCP and WebSocket, are dialled through
 the proxy's endpoints, and the connection's description says so."""
@@ -16,6 +16,10 @@ from wormhole.transit import TransitSender
 class _Endpoint:
     def __init__(self, where):
         self.where = where
+
+    def connect(self, factory):
+        from twisted.internet.defer import Deferred
+        return Deferred()  # the proxy never answers: only what was dialled counts
 
 
 @implementer(IProxy)
@@ -93,3 +97,48 @@ class RelayDials(unittest.TestCase):
                                proxy=proxy)
         self.assertIsInstance(ep, WebSocketClientEndpoint)
         self.assertEqual(proxy.asked, [("r.example", 80, False)])
+
+
+class DilationConnector(unittest.TestCase):
+    """Dilation's Connector behind a proxy: the same rules, per generation."""
+
+    def make(self, proxy):
+        from wormhole._dilation._connector import Connector
+
+        from ..dilation.fakes import KEY, SIDE, FakeManager
+        self.reactor = MemoryReactorClock()
+        self.manager = FakeManager()
+        relay = RelayV1Hint((DirectTCPV1Hint("relay.example", 4001, 0.0),))
+        return Connector(KEY, True, SIDE, self.reactor, self.reactor, self.manager,
+                         relay_hint=relay, proxy=proxy)
+
+    def test_relays_only_through_the_proxy(self):
+        from wormhole._transit._dialing import DIAL_STAGGER
+        proxy = FakeProxy()
+        c = self.make(proxy)
+        c.start()
+        self.assertEqual(self.reactor.tcpServers, [])  # nothing listens
+        self.assertEqual([[h["type"] for h in hints] for hints in self.manager.hints],
+                         [["relay-v1"]])
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "192.0.2.1", "port": 81},
+                     {"type": "relay-v1", "hints": [
+                         {"type": "websocket-v1", "url": "wss://relay2.example/"}]}])
+        self.reactor.pump([DIAL_STAGGER] * 4)
+        self.assertEqual(sorted(proxy.asked), [("relay.example", 4001, False),
+                                               ("relay2.example", 443, True)])
+        self.assertEqual(self.reactor.tcpClients, [])  # the direct hint: not dialled
+        c.stop()
+
+    def test_direct_too_with_proxy_direct(self):
+        from wormhole._dilation._connector import RELAY_DELAY
+        from wormhole._transit._dialing import DIAL_STAGGER
+        proxy = FakeProxy(direct=True)
+        c = self.make(proxy)
+        c.start()
+        self.assertNotEqual(self.reactor.tcpServers, [])  # listens, as without a proxy
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "192.0.2.1", "port": 81}])
+        self.reactor.pump([DIAL_STAGGER] * 4 + [RELAY_DELAY])
+        # the direct hint outside the proxy, the relay through it
+        self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients], [("192.0.2.1", 81)])
+        self.assertEqual(proxy.asked, [("relay.example", 4001, False)])
+        c.stop()
