@@ -147,8 +147,10 @@ class ProxyTunnel(Protocol):
     @m.output()
     def _fail_closed(self, reason):
         self._stop_timer()
+        # the reason says why, e.g. a TLS failure with an https:// proxy
         self.when_open.errback(ProxyError(
-            f"the proxy {self._proxy} closed the connection during its handshake"))
+            f"the proxy {self._proxy} closed the connection during its handshake "
+            f"({reason.getErrorMessage()})"))
 
     @m.output()
     def _abort(self):
