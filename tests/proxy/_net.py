@@ -27,6 +27,8 @@ import sys
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 
+from wormhole._proxy._url import ENVIRONMENT, NO_PROXY_ENVIRONMENT
+
 from .._paths import REPO_ROOT
 from ..cli._process import CLIProcess
 
@@ -137,8 +139,10 @@ table inet p33 {{
                                 stdin=stdin, name=name, env=env, cwd=cwd)
 
     def ours(self, where, *args, name, env=None, stdin=None, cwd=None):
-        """Our ``wormhole`` CLI from this checkout (PYTHONPATH: its src)."""
-        env = dict(env or {}, PYTHONPATH=os.path.join(REPO_ROOT, "src"))
+        """Our ``wormhole`` CLI from this checkout (PYTHONPATH: its src),
+        with no proxy from the test's own environment (empty is unset)."""
+        env = dict({name: "" for name in ENVIRONMENT + NO_PROXY_ENVIRONMENT}, **(env or {}),
+                   PYTHONPATH=os.path.join(REPO_ROOT, "src"))
         return self.spawn(where, [sys.executable, "-m", "wormhole", *args], name, env=env,
                           stdin=stdin, cwd=cwd)
 

@@ -67,10 +67,13 @@ class _ProxyTest(unittest.TestCase):
         return ["--relay-url", self.net.relay_url, "--transit-helper", self.net.transit_helper]
 
     def ours_inside(self, proxy, *args, name, env=None, cwd=None):
+        """Our CLI inside, with ``--proxy proxy`` (None: the proxy comes
+        from ``env``)."""
         timing = os.path.join(self.net.tmp, f"timing-{name}.json")
         self.timing_files.append(timing)
+        given = [] if proxy is None else ["--proxy", proxy]
         return self.net.ours("inside", "--dump-timing", timing, *self.common(), *args,
-                             "--proxy", proxy, name=name, env=env, cwd=cwd)
+                             *given, name=name, env=env, cwd=cwd)
 
     def ours_outside(self, *args, name, cwd=None):
         return self.net.ours("outside", *self.common(), *args, name=name, cwd=cwd)
@@ -100,8 +103,8 @@ class _ProxyTest(unittest.TestCase):
         return f"{scheme}://{creds}{OUTSIDE}:{port}"
 
     @defer.inlineCallbacks
-    def send_inside(self, proxy, *args):
-        send = self.ours_inside(proxy, "send", "--no-qr", *args, name="sender")
+    def send_inside(self, proxy, *args, env=None):
+        send = self.ours_inside(proxy, "send", "--no-qr", *args, name="sender", env=env)
         m = yield send.wait_for(rb"Wormhole code is: (\S+)")
         return send, m.group(1).decode("ascii")
 
@@ -120,10 +123,11 @@ class Transfers(_ProxyTest):
         self.assertThroughProxy(HTTP_PORT, send, relay=False)
 
     @defer.inlineCallbacks
-    def test_text_through_socks5(self):
+    def test_text_through_socks5_from_the_environment(self):
+        """The proxy named by $ALL_PROXY alone (docs/proxy.md, "Which proxy")."""
         yield self.net.start_microsocks(SOCKS_PORT)
-        send, code = yield self.send_inside(self.proxy_url("socks5h", SOCKS_PORT),
-                                            "--text", "hi")
+        send, code = yield self.send_inside(
+            None, "--text", "hi", env={"ALL_PROXY": self.proxy_url("socks5h", SOCKS_PORT)})
         recv = self.ours_outside("receive", code, name="receiver")
         yield defer.gatherResults([deadline(send, RUN_DEADLINE), deadline(recv, RUN_DEADLINE)])
         self.assertExit(send, 0)
