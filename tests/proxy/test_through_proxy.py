@@ -82,9 +82,12 @@ class _ProxyTest(unittest.TestCase):
         for proc in procs:
             self.assertNotIn(self.password.encode(), proc.stdout + proc.stderr, proc.name)
         for path in self.timing_files:
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    self.assertNotIn(self.password.encode(), f.read(), path)
+            # every run inside wrote its --dump-timing bundle, failed ones too
+            with open(path, "rb") as f:
+                bundle = f.read()
+            self.assertNotIn(self.password.encode(), bundle, path)
+            # the proxy is named there, redacted
+            self.assertIn(f"{USER}:***@".encode(), bundle, path)
 
     def assertThroughProxy(self, port, proc, relay=True):
         log = self.net.logs[port]()

@@ -93,6 +93,8 @@ def _proxy(reactor, cfg):
                else "; the peer only through the relay")
         print(f"Connecting through the proxy {cfg.proxy_url}{how}", file=cfg.stderr,
               flush=True)
+        if cfg.timing is not None:  # redacted, as everywhere (docs/timing.md)
+            cfg.timing.add("proxy", url=str(cfg.proxy_url), direct=cfg.proxy_direct)
     return cfg.proxy
 
 
