@@ -222,6 +222,33 @@ def _transit_scenario():
     return [transit]
 
 
+def _proxy_scenario():
+    """One connection through a SOCKS5 proxy (docs/proxy.md, "How it is
+    built") on a memory reactor: the endpoint connects to the proxy, the
+    ProxyTunnel greets it, the proxy's two answers (no authentication;
+    connected) open the tunnel, and the caller's protocol is built on it.
+    No socket."""
+    from twisted.internet.endpoints import TCP4ClientEndpoint
+    from twisted.internet.protocol import Factory, Protocol
+    from twisted.internet.testing import MemoryReactorClock, StringTransport
+
+    from wormhole._proxy._negotiate import negotiation_for
+    from wormhole._proxy._tunnel import ProxyClientEndpoint
+    from wormhole.proxy import parse_proxy_url
+
+    reactor = MemoryReactorClock()
+    proxy = parse_proxy_url("socks5://127.0.0.1:1080")
+    ep = ProxyClientEndpoint(reactor, proxy, TCP4ClientEndpoint(reactor, "127.0.0.1", 1080),
+                             "relay.example", 4001, negotiation_for)
+    ep.connect(Factory.forProtocol(Protocol))
+    [(_, _, factory, _, _)] = reactor.tcpClients
+    wrapper = factory.buildProtocol(None)  # the endpoint's, around the tunnel
+    wrapper.makeConnection(StringTransport())
+    wrapper.dataReceived(b"\x05\x00")
+    wrapper.dataReceived(b"\x05\x00\x00\x01\x7f\x00\x00\x01\x04\x38")
+    return [wrapper._wrappedProtocol]
+
+
 def _relay_scenario():
     """Two TCP clients of the Transit relay (Transit protocol, "Relay") with
     the same token, through the relay's own factory (``build_relay``,
@@ -367,6 +394,7 @@ SCENARIOS = [
     ("Mailbox server: one connection", _server_scenario),
     ("Transit: one file transfer's connection", _transit_scenario),
     ("Transit relay: a pair of TCP clients, spliced", _relay_scenario),
+    ("Proxy: one connection through a SOCKS5 proxy", _proxy_scenario),
     ("CLI: wormhole send FILE, wormhole receive", _cli_scenario),
     ("Dilation: one dilated wormhole with a subchannel", _dilation_scenario),
     ("transfer-v2: a session with an offer each way", _transfer_v2_scenario),

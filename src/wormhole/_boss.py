@@ -70,7 +70,8 @@ class Boss:
                  eventual_queue, journal, tor, timing, dilation=False,
                  reconnect_delay=1.0, reconnect_max_delay=60.0, endpoint_factory=None,
                  entropy_f=None, on_status_update=None, dilator=None,
-                 dilation_options=None, unread=None, max_phases=MAX_PROCESSED, nat=None):
+                 dilation_options=None, unread=None, max_phases=MAX_PROCESSED, nat=None,
+                 proxy=None):
         """``dilator``: a ready IDilator (tests); by default the Boss builds
         the Dilator itself when ``dilation`` is true (``dilation_options``
         go to its constructor), else the null one. ``unread``: the
@@ -102,7 +103,8 @@ class Boss:
             if dilation:
                 from ._dilation._dilator import Dilator  # only when asked for
                 dilator = Dilator(reactor, eventual_queue, self.send_dilate_phase,
-                                  self._status, tor=tor, nat=nat, **(dilation_options or {}))
+                                  self._status, tor=tor, nat=nat, proxy=proxy,
+                                  **(dilation_options or {}))
         self._D = _interfaces.IDilator(dilator)
         self._N = Nameplate(self._status)
         self._M = Mailbox(side, max_phases)
@@ -114,7 +116,8 @@ class Boss:
                                        client_version, self._status,
                                        initial_delay=reconnect_delay,
                                        max_delay=reconnect_max_delay,
-                                       endpoint_factory=endpoint_factory, nat=nat)
+                                       endpoint_factory=endpoint_factory, nat=nat,
+                                       proxy=proxy)
         # docs/transit.md, "Through a NAT: hole punching":
         self._nat = nat  # wormhole._transit._punch.NatObserver
         self._L = Lister(timing)

@@ -45,7 +45,8 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
                     stderr=sys.stderr, welcome_handler=None, on_status_update=None,
                     _eventual_queue=None, _reconnect_delay=1.0, _reconnect_max_delay=60.0,
                     _endpoint_factory=None, _max_unread=MAX_UNREAD,
-                    _max_unread_bytes=MAX_UNREAD_BYTES, _max_phases=MAX_PROCESSED):
+                    _max_unread_bytes=MAX_UNREAD_BYTES, _max_phases=MAX_PROCESSED,
+                    proxy=None):
     """Rebuild what ``w.serialize()`` returned (Client API, "Serialization") as a
     DelegatedWormhole for ``delegate``, with ``journal`` (Journalled mode,
     "Wormhole Support").
@@ -57,7 +58,7 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
     are ``create()``'s. Raises SerializationError for data of another
     format version or that is malformed.
     """
-    from .wormhole import DelegatedWormhole  # the facade imports us lazily
+    from .wormhole import DelegatedWormhole, _proxy_of  # the facade imports us lazily
     if delegate is None:
         raise SerializationError("from_serialized() needs a delegate: only Delegated-mode "
                                  "wormholes can be serialized (Client API, 'Serialization')")
@@ -75,6 +76,8 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
     except (KeyError, TypeError, ValueError) as e:
         raise SerializationError(f"the serialized wormhole is malformed "
                                  f"({type(e).__name__}: {e})") from None
+    # the restored wormhole reconnects through the same proxy (docs/proxy.md)
+    proxy = _proxy_of(reactor, proxy, tor)
     timing = timing or DebugTiming()
     timing.add("wormhole", side=side, appid=appid, restored=True)
     journal = journal or ImmediateJournal()
@@ -86,7 +89,7 @@ def from_serialized(data, reactor, delegate, journal=None, *, tor=None, timing=N
                     reconnect_max_delay=_reconnect_max_delay,
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
                     unread=UnreadBudget(_max_unread, _max_unread_bytes),
-                    max_phases=_max_phases)
+                    max_phases=_max_phases, proxy=proxy)
         boss.restore(records)
         return boss
 

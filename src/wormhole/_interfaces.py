@@ -5,7 +5,7 @@ Each machine's ``wire(...)`` adapts its neighbours through these (e.g.
 methods listed are the inputs other machines may call.
 """
 
-from zope.interface import Interface
+from zope.interface import Attribute, Interface
 
 # pylint: disable=no-self-argument,no-method-argument,inherit-non-class
 
@@ -417,6 +417,26 @@ class ITorManager(Interface):
 
     def stream_via(host, port, tls=False):
         """Return an IStreamClientEndpoint that reaches host:port over Tor."""
+
+
+class IProxy(Interface):
+    """What the library needs from a proxy (``create(proxy=...)``,
+    ``wormhole.proxy.Proxy``; docs/proxy.md)."""
+
+    direct = Attribute("True: the peer's direct hints are dialled too, "
+                       "outside the proxy, and we listen for direct connections")
+
+    def routes(host):
+        """True when a connection to ``host`` goes through the proxy
+        (False for a host NO_PROXY lists)."""
+
+    def stream_via(host, port, tls=False):
+        """Return an IStreamClientEndpoint that reaches host:port through
+        the proxy (or directly, for a host it does not route)."""
+
+    def route_note(host):
+        """What a connection description adds for ``host``: " (through
+        the proxy URL)" with the URL redacted, or "" when dialled directly."""
 
 
 class IDilator(Interface):

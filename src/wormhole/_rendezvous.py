@@ -51,7 +51,7 @@ class RendezvousConnector:
     def __init__(self, url, appid, side, reactor, journal, tor, timing, client_version, status,
                  initial_delay=1.0, max_delay=60.0, factor=1.5, endpoint_factory=None,
                  mint_f=None, max_quick_drops=MAX_QUICK_DROPS, stable_after=STABLE_AFTER,
-                 max_server_message=MAX_SERVER_MESSAGE, nat=None):
+                 max_server_message=MAX_SERVER_MESSAGE, nat=None, proxy=None):
         self._status = status
         # a NatObserver (wormhole._transit._punch) when punching
         # (docs/transit.md, "Through a NAT: hole punching")
@@ -66,6 +66,7 @@ class RendezvousConnector:
         self._reactor = reactor
         self._journal = journal
         self._tor = tor
+        self._proxy = proxy
         self._timing = timing
         self._client_version = client_version
         self._initial_delay = initial_delay
@@ -119,6 +120,8 @@ class RendezvousConnector:
     def _make_endpoint(self, scheme, host, port):
         if self._tor is not None:
             return self._tor.stream_via(host, port, tls=(scheme == "wss"))
+        if self._proxy is not None:  # docs/proxy.md, "What goes through it"
+            return self._proxy.stream_via(host, port, tls=(scheme == "wss"))
         binding = self._nat.binding() if self._nat is not None else None
         return server_endpoint(self._reactor, scheme, host, port, binding)
 

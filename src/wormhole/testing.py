@@ -82,11 +82,14 @@ class MemoryMailbox:
                versions={},  # noqa: B006  the reference's default (tests/app/test_surface.py); never mutated
                delegate=None, journal=None,
                tor=None, timing=None, stderr=sys.stderr, dilation=False,
-               _eventual_queue=None, on_status_update=None, *, welcome_handler=None):
+               _eventual_queue=None, on_status_update=None, *, welcome_handler=None,
+               proxy=None):
         """``wormhole.create`` with the same parameters, making a real
         wormhole whose Mailbox is this one (``relay_url`` is only checked)
-        and whose Dilation connections stay in memory."""
-        from .wormhole import create
+        and whose Dilation connections stay in memory (so ``proxy`` is
+        checked, as create checks it, and not used)."""
+        from .wormhole import _proxy_of, create
+        _proxy_of(reactor, proxy, tor)
         return create(appid, relay_url, _NetworkReactor(reactor, self.network), versions,
                       delegate, journal, tor, timing, stderr, dilation, _eventual_queue,
                       on_status_update, welcome_handler=welcome_handler,

@@ -37,6 +37,7 @@ from ._transit._hints import (
     HintBudget,
     RelayV1Hint,
     TorTCPV1Hint,
+    describe_hint,
     parse_relay_locations,
 )
 from ._transit._interfaces import IRecordPipe, ITransitConnection
@@ -113,7 +114,7 @@ class _Transit:
                  listen_addresses=None, listen_port=None,
                  relay_delay=DEFAULT_RELAY_DELAY,
                  connect_timeout=DEFAULT_CONNECT_TIMEOUT,
-                 side=None):
+                 side=None, proxy=None):
         """``transit_relay``: our baked-in relay, ``"tcp:HOST:PORT"``, a
         ``"ws://HOST:PORT/"`` or ``"wss://..."`` URL, several of those
         separated by commas (or a list), or None.
@@ -125,7 +126,10 @@ class _Transit:
         ``$WORMHOLE_LISTEN_PORT``, else any; docs/transit.md);
         ``relay_delay`` is how long relays wait when direct hints exist;
         ``connect_timeout`` bounds ``connect()``; ``side`` (16 hex digits)
-        fixes the relay side for known-answer tests.
+        fixes the relay side for known-answer tests. ``proxy`` (a
+        ``wormhole.proxy.Proxy``): relays are dialled through it, and
+        direct hints are neither offered nor dialled unless
+        ``proxy.direct`` (docs/proxy.md, "Direct hints").
         """
         if reactor is None:
             # looked up now, not at import: importing this module must not
@@ -136,7 +140,11 @@ class _Transit:
         self._tor = tor
         # Tor hides our addresses (Tor support, "Usage"): never listen or
         # advertise
-        self._no_listen = bool(no_listen) or tor is not None
+        if tor is not None and proxy is not None:
+            raise ValueError("tor= and proxy= exclude each other: Tor is a proxy of its own")
+        self._proxy = proxy
+        self._no_direct = proxy is not None and not proxy.direct
+        self._no_listen = bool(no_listen) or tor is not None or self._no_direct
         self._listen_addresses = configured_addresses(listen_addresses)
         self._listen_port = configured_listen_port(listen_port)
         self._relay_delay = relay_delay
@@ -274,6 +282,9 @@ class _Transit:
         for h in good:
             if isinstance(h, RelayV1Hint):
                 self._their_relays.append(h)
+            elif self._no_direct:
+                log.msg(f"transit: ignoring direct hint {describe_hint(h)}: a direct "
+                        "connection behind the proxy (docs/proxy.md, \"Direct hints\")")
             elif isinstance(h, TorTCPV1Hint) and self._tor is None:
                 log.msg(f"transit: ignoring tor-tcp-v1 hint {h.hostname}:{h.port}: "
                         "Tor is not available to this Transit")
@@ -313,7 +324,7 @@ class _Transit:
         self._selection = Selection(self._reactor, self._connect_timeout)
         self._attempts = Attempts(
             self._reactor, self._key, self._is_sender, self._side,
-            self._their_direct, relays, tor=self._tor,
+            self._their_direct, relays, tor=self._tor, proxy=self._proxy,
             listening=bool(self._ports), on_stop=self._stop_listening,
             punch_port=self._punch_port)
         self._attempts.wire(self._selection)

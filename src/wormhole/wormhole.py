@@ -321,7 +321,8 @@ _DelegatedWormhole = DelegatedWormhole
 
 def _nat_observer(reactor, relay_url, tor, punch):
     """What our Mailbox connection learns about our NAT, unless punching is
-    off (Tor hides our addresses: never with Tor); docs/transit.md,
+    off (Tor hides our addresses: never with Tor; nor through a proxy,
+    where ``tor`` is the Proxy); docs/transit.md,
     "Through a NAT: hole punching"."""
     from ._transit._punch import NatObserver, punching_disabled
     if tor is not None or not punch or punching_disabled():
@@ -330,11 +331,23 @@ def _nat_observer(reactor, relay_url, tor, punch):
     return NatObserver(reactor, relay_url, lambda url: observe_welcome(reactor, url))
 
 
+def _proxy_of(reactor, proxy, tor):
+    """``create(proxy=...)`` as an IProxy, or None (docs/proxy.md)."""
+    if proxy is None:
+        return None
+    if tor is not None:
+        raise ValueError("tor= and proxy= exclude each other: Tor is a proxy of its own")
+    if isinstance(proxy, str):
+        from .proxy import Proxy
+        proxy = Proxy(reactor, proxy)
+    return _interfaces.IProxy(proxy)
+
+
 def create(appid, relay_url, reactor,
            versions={},  # noqa: B006  the reference's default (tests/app/test_surface.py); never mutated
            delegate=None, journal=None, tor=None,
            timing=None, stderr=sys.stderr, dilation=False, _eventual_queue=None,
-           on_status_update=None, *, welcome_handler=None, _enable_dilate=False,
+           on_status_update=None, *, welcome_handler=None, proxy=None, _enable_dilate=False,
            _reconnect_delay=1.0, _reconnect_max_delay=60.0, _endpoint_factory=None,
            _dilation_side=None, _max_unread=MAX_UNREAD, _max_unread_bytes=MAX_UNREAD_BYTES,
            _max_phases=MAX_PROCESSED, _punch=True):
@@ -352,6 +365,9 @@ def create(appid, relay_url, reactor,
     peer remembered for de-duplication (docs/security.md "Mailbox client").
     ``_punch=False`` (or $WORMHOLE_NO_PUNCH) turns NAT hole punching off
     (docs/transit.md "Through a NAT").
+    ``proxy``: a proxy URL (``http://``, ``https://``, ``socks5://``,
+    ``socks5h://``) or a ``wormhole.proxy.Proxy``; the Mailbox connection
+    and Dilation's relay connections go through it (docs/proxy.md).
     """
     if not isinstance(appid, str):
         raise TypeError(f"appid must be a str, not {type(appid).__name__}")
@@ -366,6 +382,7 @@ def create(appid, relay_url, reactor,
         # checkpoint could hold it
         raise ValueError("a journal only works with non-dilated wormholes: "
                          "drop dilation=True, or the journal (docs/journal.md)")
+    proxy = _proxy_of(reactor, proxy, tor)
     timing = timing or DebugTiming()
     # 10 hex digits, as the reference client uses on the wire
     side = bytes_to_hexstr(os.urandom(5))
@@ -383,9 +400,9 @@ def create(appid, relay_url, reactor,
                     endpoint_factory=_endpoint_factory, on_status_update=on_status_update,
                     dilation_options=dilation_options,
                     unread=UnreadBudget(_max_unread, _max_unread_bytes),
-                    max_phases=_max_phases,
+                    max_phases=_max_phases, proxy=proxy,
                     # punching binds our own Mailbox connection's port
-                    nat=_nat_observer(reactor, relay_url, tor,
+                    nat=_nat_observer(reactor, relay_url, tor or proxy,
                                       _punch and _endpoint_factory is None))
 
     if delegate is not None:

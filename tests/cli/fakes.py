@@ -214,7 +214,7 @@ class FakeFactory:
                versions={},  # noqa: B006  wormhole.create's signature; never mutated
                delegate=None, journal=None,
                tor=None, timing=None, stderr=sys.stderr, dilation=False,
-               on_status_update=None, *, welcome_handler=None):
+               on_status_update=None, *, welcome_handler=None, proxy=None):
         self.create_kwargs.append(dict(appid=appid, relay_url=relay_url, versions=versions,
                                        timing=timing, stderr=stderr))
         w = FakeWormhole(self.log, appid, relay_url, reactor, on_status_update,

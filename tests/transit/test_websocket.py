@@ -14,6 +14,7 @@ from twisted.trial import unittest
 from wormhole._transit._websocket import WebSocketClientEndpoint, WebSocketRefused
 from wormhole.transit import TransitReceiver, TransitSender
 
+from .._certs import self_signed
 from ._support import LOOPBACK, HashingConsumer, start_reference_relay, start_relay
 
 
@@ -258,31 +259,6 @@ class Framing(unittest.TestCase):
         self.assertGreater(len(keys), 1)
 
 
-def _self_signed(hostname):
-    """A throwaway key and certificate for ``hostname`` (PEM bytes)."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]),
-                           critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    return (key.private_bytes(serialization.Encoding.PEM,
-                              serialization.PrivateFormat.TraditionalOpenSSL,
-                              serialization.NoEncryption()),
-            cert.public_bytes(serialization.Encoding.PEM))
-
-
 class SecureWebSocket(unittest.TestCase):
     timeout = 60
 
@@ -296,7 +272,7 @@ class SecureWebSocket(unittest.TestCase):
         from wormhole._transit import _websocket
         from wormhole_relay.server import make_websocket_factory
         relay = yield start_relay(self, websocket=True)
-        key_pem, cert_pem = _self_signed("localhost")
+        key_pem, cert_pem = self_signed("localhost")
         server_cert = ssl.PrivateCertificate.loadPEM(key_pem + cert_pem)
         factory = make_websocket_factory(relay.relay, "wss://localhost/", reactor=reactor)
         port = yield reactor.listenSSL(0, factory, server_cert.options(),

@@ -91,7 +91,7 @@ class Connector:
     def __init__(self, dilation_key, is_leader, side, reactor, clock, manager,
                  relay_hint=None, addresses=("127.0.0.1",), no_listen=False,
                  endpoint_for=None, dial_queue=None, tor=None, max_inbound=MAX_INBOUND,
-                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL, nat=None):
+                 keepalive_interval=DEFAULT_KEEPALIVE_INTERVAL, nat=None, proxy=None):
         """``endpoint_for(hint)`` -> an IStreamClientEndpoint for a direct or
         relay hint (None: skip it); the default dials TCP. Every dial goes
         through ``dial_queue`` (default: a DialQueue on ``clock``), and the
@@ -101,7 +101,10 @@ class Connector:
         nothing listens: docs/tor.md, "The library". At most ``max_inbound``
         connections to our listeners are open at once. Each connection's
         keepalive ticks every ``keepalive_interval`` seconds (_connection).
-        ``nat``: the wormhole's NatObserver, for punching (None: off)."""
+        ``nat``: the wormhole's NatObserver, for punching (None: off).
+        ``proxy`` (an IProxy): relays are dialled through it; direct hints
+        are neither offered nor dialled unless ``proxy.direct``
+        (docs/proxy.md, "Direct hints")."""
         self._key = dilation_key
         self._is_leader = is_leader
         self._side = side
@@ -120,7 +123,9 @@ class Connector:
         self._queue = dial_queue if dial_queue is not None else dial_queue_for(clock, tor)
         # Tor hides our addresses (Tor support, "Usage"): never listen or
         # advertise
-        self._no_listen = no_listen or tor is not None
+        self._proxy = proxy
+        self._no_direct = proxy is not None and not proxy.direct
+        self._no_listen = no_listen or tor is not None or self._no_direct
         self._listeners = []
         self._dials = set()       # Deferreds of dials in progress
         self._endpoint_for = endpoint_for or self._tcp_endpoint
@@ -297,7 +302,12 @@ class Connector:
     def dial(self, hints):
         for h in hints:
             if isinstance(h, RelayV1Hint):
-                self._timers.append(self._clock.callLater(RELAY_DELAY, self._dial_relay, h))
+                # nothing direct to wait for behind a proxy
+                delay = 0 if self._no_direct else RELAY_DELAY
+                self._timers.append(self._clock.callLater(delay, self._dial_relay, h))
+            elif self._no_direct:
+                log.msg(f"Dilation: {describe_hint(h)} skipped: a direct connection "
+                        "behind the proxy (docs/proxy.md, \"Direct hints\")")
             elif self._nat is not None and is_outside(h) and not self._mapped:
                 # dialled from the punching port once we know it (punch)
                 self._outside_wanted.append(h)
@@ -354,7 +364,10 @@ class Connector:
     def _dial(self, key):
         kind, hint, line = key
         try:
-            ep = self._endpoint_for(hint)
+            if kind == "relay" and self._proxy is not None:
+                ep = endpoint_for_hint(self._reactor, hint, proxy=self._proxy)
+            else:
+                ep = self._endpoint_for(hint)
         except ValueError as e:  # txtorcon: "isn't going to work over Tor"
             log.msg(f"Dilation: {describe_hint(hint)} skipped: {e}")
             return
@@ -370,6 +383,8 @@ class Connector:
             # "->relay:HOST:PORT" over TCP, "->relay:ws://..." over WebSocket
             description = "->relay:" + (hint.url if isinstance(hint, WebSocketV1Hint)
                                         else description.split(":", 1)[1])
+            if self._proxy is not None:
+                description += self._proxy.route_note(hint.hostname)
         f = _ProtocolFactory(self, relay_line=line, description=description, dial_key=key)
         self._queue.add(lambda: self._start_dial(ep, f, key), urgent=(kind == "relay"))
 

@@ -59,7 +59,7 @@ MAX_EARLY_BYTES = 1024 * 1024
 class Dilator:
     def __init__(self, reactor, eventual_queue, send_phase, status_tracker=None,
                  listen_addresses=None, side=None, tor=None, max_early=MAX_EARLY,
-                 max_early_bytes=MAX_EARLY_BYTES, nat=None):
+                 max_early_bytes=MAX_EARLY_BYTES, nat=None, proxy=None):
         """``send_phase(phase, plaintext)``: the Boss sends one phase;
         ``status_tracker``: the wormhole's StatusTracker, whose current
         WormholeStatus every DilationStatus carries; ``side``: force the
@@ -72,6 +72,7 @@ class Dilator:
         self._nat = nat
         self._reactor = reactor
         self._tor = tor  # create(tor=...): every L2 dial through Tor
+        self._proxy = proxy  # create(proxy=...): relays through it (docs/proxy.md)
         self._eq = eventual_queue
         self._send_phase = send_phase
         self._tracker = status_tracker or StatusTracker(None, eventual_queue)
@@ -197,7 +198,8 @@ class Dilator:
             self._connector = Connector(
                 dilation_key, is_leader, side, self._reactor, self._reactor, manager,
                 relay_hint=opts["relay"], addresses=addresses, no_listen=opts["no_listen"],
-                tor=self._tor, keepalive_interval=opts["ping_interval"], nat=self._nat)
+                tor=self._tor, proxy=self._proxy, keepalive_interval=opts["ping_interval"],
+                nat=self._nat)
             return self._connector
 
         self._manager = Manager(side, version, self._send, self._inbound, self._outbound,

@@ -42,13 +42,15 @@ class _OneShotFactory(protocol.ClientFactory):
 class Attempts:
     def __init__(self, reactor, key, is_sender, side, direct_hints,
                  relay_hints, tor=None, listening=False, on_stop=None,
-                 endpoint_for=None, dial_queue=None, punch_port=None):
+                 endpoint_for=None, dial_queue=None, punch_port=None, proxy=None):
         """``endpoint_for(hint)`` -> client endpoint, or None to skip the
         hint; the default dials TCP (or through ``tor``). Tests inject it.
         ``dial_queue`` paces and bounds the dials (default: a DialQueue on
         ``reactor``'s clock, see ``_dialing``). ``punch_port``: our NAT
         punching port (docs/transit.md, "Through a NAT: hole punching"), from which the
-        peer's outside hints are dialled."""
+        peer's outside hints are dialled. ``proxy`` (an IProxy): relays go
+        through it (docs/proxy.md)."""
+        self._proxy = proxy
         self._punch_port = punch_port
         self._reactor = reactor
         self._key = key
@@ -80,6 +82,9 @@ class Attempts:
                 # docs/transit.md, "Through a NAT: hole punching": simultaneous open
                 description += THROUGH_NAT
                 ep = punched_endpoint(self._reactor, hint, self._punch_port)
+            elif relay_line is not None and self._proxy is not None:
+                ep = endpoint_for_hint(self._reactor, hint, proxy=self._proxy)
+                description += self._proxy.route_note(hint.hostname)
             else:
                 ep = self._endpoint_for(hint)
         except ValueError as e:

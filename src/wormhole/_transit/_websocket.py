@@ -295,11 +295,12 @@ class WebSocketClientEndpoint:
         return factory.result
 
 
-def client_endpoint(reactor, hint, tor=None):
-    """The endpoint for a websocket-v1 hint: over Tor when given one, else
-    TCP (wrapped in TLS for ``wss://``)."""
-    if tor is not None:
-        inner = tor.stream_via(hint.hostname, hint.port, tls=hint.tls)
+def client_endpoint(reactor, hint, via=None):
+    """The endpoint for a websocket-v1 hint: over Tor or a proxy when given
+    one (``via``: its ``stream_via``), else TCP (wrapped in TLS for
+    ``wss://``)."""
+    if via is not None:
+        inner = via.stream_via(hint.hostname, hint.port, tls=hint.tls)
     else:
         inner = HostnameEndpoint(reactor, hint.hostname, hint.port)
         if hint.tls:

@@ -28,6 +28,8 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=Non
         kwargs["dilation"] = True
     if cfg.tor_manager is not None:
         kwargs["tor"] = cfg.tor_manager
+    if _proxy(reactor, cfg) is not None:
+        kwargs["proxy"] = cfg.proxy
     if not cfg.punch:
         kwargs["_punch"] = False  # docs/transit.md "Through a NAT"
     if on_status_update is not None:
@@ -74,10 +76,26 @@ def make_transit(factory, reactor, cfg):
     --no-listen and Tor; a malformed --transit-helper is a readable error."""
     try:
         kwargs = {} if cfg.tor_manager is None else {"tor": cfg.tor_manager}
+        if _proxy(reactor, cfg) is not None:
+            kwargs["proxy"] = cfg.proxy
         return factory(cfg.transit_helper or None, no_listen=not cfg.listen,
                        reactor=reactor, timing=cfg.timing, **kwargs)
     except ValueError as e:
         raise TransferError(f"bad --transit-helper {cfg.transit_helper!r}: {e}") from None
+
+
+def _proxy(reactor, cfg):
+    """The command's Proxy (docs/proxy.md), made and announced once."""
+    if cfg.proxy is None and cfg.proxy_url is not None:
+        from ..proxy import Proxy
+        cfg.proxy = Proxy(reactor, cfg.proxy_url, cfg.no_proxy, direct=cfg.proxy_direct)
+        how = ("; direct connections to the peer are tried too" if cfg.proxy_direct
+               else "; the peer only through the relay")
+        print(f"Connecting through the proxy {cfg.proxy_url}{how}", file=cfg.stderr,
+              flush=True)
+        if cfg.timing is not None:  # redacted, as everywhere (docs/timing.md)
+            cfg.timing.add("proxy", url=str(cfg.proxy_url), direct=cfg.proxy_direct)
+    return cfg.proxy
 
 
 class _ShutdownClose:

@@ -30,12 +30,25 @@ def complete_nameplates(appid, relay_url, incomplete, timeout=LIST_TIMEOUT):
     return sorted(found)
 
 
+def _environment_proxy(reactor):
+    """The proxy $HTTPS_PROXY & co name (docs/proxy.md, "Which proxy"):
+    the shell asks for completions without the command's options; a
+    malformed one gives no proxy (completion never prints an error)."""
+    import os
+
+    from ..proxy import ProxyURLError, from_environment
+    try:
+        return from_environment(reactor, os.environ)
+    except ProxyURLError:
+        return None
+
+
 def _fetch(reactor, appid, relay_url, incomplete, timeout, found):
     from twisted.internet import defer, task
 
     from .. import create
 
-    w = create(appid, relay_url, reactor, versions={})
+    w = create(appid, relay_url, reactor, versions={}, proxy=_environment_proxy(reactor))
     helper = w.input_code()
     helper.refresh_nameplates()
     deadline = reactor.seconds() + timeout

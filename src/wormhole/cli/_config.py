@@ -48,6 +48,8 @@ def _default_transit_receiver(*args, **kwargs):
 
 @attrs.define
 class Config:
+    """(``attrs``' repr shows a proxy URL redacted: ``ProxyURL`` never
+    shows its password.)"""
     appid: str = APPID
     relay_url: str = RENDEZVOUS_RELAY
     transit_helper: str = TRANSIT_RELAY
@@ -66,6 +68,11 @@ class Config:
     tor_control_port: str = None
     get_tor: object = _default_get_tor  # get_tor(reactor, ...) -> Deferred(TorManager)
     tor_manager: object = None        # what get_tor gave, once the command runs
+    # --proxy & co (docs/proxy.md), settled by _proxy_options.settle
+    proxy_url: object = None          # a wormhole.proxy.ProxyURL, or None
+    no_proxy: object = None           # a wormhole.proxy.NoProxy ($NO_PROXY)
+    proxy_direct: bool = False        # --proxy-direct
+    proxy: object = None              # the wormhole.proxy.Proxy, made once
     # send
     text: str = None
     what: str = None

@@ -25,6 +25,7 @@ from ._config import APPID, Config
 # what a failure is called and its exit status (docs/cli.md "Exit status",
 # "Messages") are decided in _failures
 from ._failures import EXIT_DECLINED, EXIT_FAILED, describe_error, exit_status  # noqa: F401
+from ._proxy_options import proxy_options
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
 
 # the letters debug_set_trace knows (Client API: Boss, Nameplate, Mailbox,
@@ -126,6 +127,8 @@ def _main(reactor, command, cfg):
 
 
 def _run(ctx, command, cfg):
+    from ._proxy_options import settle
+    settle(ctx, cfg)  # --proxy and the environment's (docs/proxy.md)
     dispatch = (ctx.obj or {}).get("dispatch", _dispatch)
     return dispatch(command, cfg)
 
@@ -199,6 +202,7 @@ class _AliasedGroup(click.Group):
               help="listen for direct connections on this TCP port (e.g. one "
                    "forwarded on your router) and offer it at your outside address")
 @_top_debug_state_option
+@proxy_options
 @click.version_option(version=__version__, prog_name="wormhole",
                       message=f"%(prog)s %(version)s ({IMPLEMENTATION})")
 @click.pass_context
@@ -237,7 +241,7 @@ def _tor_options(f):
             click.option("--tor-control-port", default=None, metavar="ENDPOINT",
                          help="endpoint descriptor for Tor control port")]):
         f = option(f)
-    return f
+    return proxy_options(f)
 
 
 # the reference says "(in bytes/words)": a code is counted in words
@@ -450,6 +454,7 @@ def _code_of_uri(cfg, code):
 
 @wormhole.command()
 @_options_without_tor()
+@proxy_options
 @click.option("--code", metavar="CODE", help="join the session with this code")
 @click.option("--accept-file", "--yes", "accept_file", is_flag=True,
               help="accept every offer from the peer without asking")

@@ -113,7 +113,8 @@ class Drift(unittest.TestCase):
                       versions={},  # noqa: B006  create's default, reordered
                       journal=None,
                       tor=None, timing=None, stderr=sys.stderr, dilation=False,
-                      _eventual_queue=None, on_status_update=None, *, welcome_handler=None):
+                      _eventual_queue=None, on_status_update=None, *, welcome_handler=None,
+                      proxy=None):
             pass
 
         def missing(appid, relay_url, reactor):
@@ -121,10 +122,10 @@ class Drift(unittest.TestCase):
         def other_default(appid, relay_url, reactor, versions=None, delegate=None,
                           journal=None, tor=None, timing=None, stderr=sys.stderr,
                           dilation=False, _eventual_queue=None, on_status_update=None, *,
-                          welcome_handler=None):
+                          welcome_handler=None, proxy=None):
             pass
         self.assertEqual(len(signature_drift(reordered)), 2)  # versions and delegate
-        self.assertEqual(len(signature_drift(missing)), 10)
+        self.assertEqual(len(signature_drift(missing)), 11)
         self.assertEqual(signature_drift(other_default),
                          ["parameter 3: wormhole.create has ('versions', 'POSITIONAL_OR_KEYWORD',"
                           " '{}'), the double has ('versions', 'POSITIONAL_OR_KEYWORD', 'None')"])

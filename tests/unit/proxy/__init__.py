@@ -1,0 +1,1 @@
+"""Unit tests of the proxy support (docs/proxy.md): no network, no process."""
