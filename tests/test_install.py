@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from twisted.trial import unittest
 
-from ._absent import SERVER_ONLY, SPARK_ONLY, run_without
+from ._absent import LAN_ONLY, SERVER_ONLY, SPARK_ONLY, run_without
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,14 +78,16 @@ class PipResolves(unittest.TestCase):
         for line in self.ours["requires_dist"]:
             req = Requirement(line)
             if canonicalize_name(req.name) == "wormhole-twisted":
-                extra = [e for e in ("server", "test") if req.marker.evaluate({"extra": e})]
+                extra = [e for e in ("server", "test", "lan")
+                         if req.marker.evaluate({"extra": e})]
                 ours[extra[0]] = sorted(req.extras)
-        self.assertEqual(ours, {"server": ["mailbox", "relay"],
-                                "test": ["analytics", "p2p", "server", "tor"]})
+        self.assertEqual(ours, {"server": ["mailbox", "relay"], "lan": ["mailbox"],
+                                "test": ["analytics", "lan", "p2p", "server", "tor"]})
+        self.assertIn("zeroconf", self._extra("lan"))
 
 
 class ClientWithoutServerDependencies(unittest.TestCase):
-    absent = SERVER_ONLY + SPARK_ONLY
+    absent = SERVER_ONLY + SPARK_ONLY + LAN_ONLY
 
     def test_every_client_module_imports(self):
         """``import wormhole, wormhole.cli.cli`` and every other module
