@@ -9,23 +9,26 @@ from twisted.internet import defer
 from .._escape import escape_text
 from ..lan import LanError, find, nameplate_of_code, nameplates, serve
 
-ROLES = {"send": "sender", "share": "sender", "receive": "receiver"}
+# what the peer runs, by our command
+PEER_RUNS = {"send": "receive {code}", "share": "share --code {code} [PATH]..."}
 
 
-def relay_url_line(lan_mailbox, code):
+def relay_url_line(lan_mailbox, code, command="send"):
     """The one extra line a LAN sender prints: how a peer that cannot
     browse mDNS (the reference, another client) reaches the same server."""
+    peer = PEER_RUNS[command].format(code=code)
     return (f"LAN Mailbox {lan_mailbox.url} (nameplate {lan_mailbox.nameplate}). A peer "
-            f"without mDNS: wormhole --relay-url {lan_mailbox.url} receive {code}")
+            f"without mDNS: wormhole --relay-url {lan_mailbox.url} {peer}")
 
 
 @defer.inlineCallbacks
-def with_lan(reactor, command, cfg, role):
-    """Run ``command(reactor, cfg)`` with a LAN Mailbox (``role``
-    "sender") or the one announcing the code's nameplate ("receiver")."""
+def with_lan(reactor, command, cfg, name):
+    """Run ``command(reactor, cfg)`` (``name``: send, share or receive)
+    with a LAN Mailbox of ours (send; share without --code) or the one
+    announcing the code's nameplate (receive; share --code)."""
     # direct connections only: no relay, for classic and transfer-v2 alike
     cfg.transit_helper = None
-    if ROLES[role] == "receiver":
+    if name == "receive" or (name == "share" and cfg.code):
         cfg.relay_url = yield _found(reactor, cfg)
         return (yield defer.maybeDeferred(command, reactor, cfg))
     given = nameplate_of_code(cfg.code) if cfg.code else None
@@ -33,8 +36,15 @@ def with_lan(reactor, command, cfg, role):
     trigger = reactor.addSystemEventTrigger("before", "shutdown", lan.stop)
     try:
         cfg.relay_url = lan.url
+        made = not cfg.code
         cfg.code = cfg.code or lan.make_code(cfg.code_length)
-        print(relay_url_line(lan, cfg.code), file=cfg.stderr, flush=True)
+        print(relay_url_line(lan, cfg.code, name), file=cfg.stderr, flush=True)
+        if made and name == "share":
+            # share says nothing of a code given with --code: this one
+            # was made here, so it is said as an allocated one would be
+            print(f"Wormhole code is: {cfg.code}\nOn the other computer, please run:\n\n"
+                  f"wormhole share --lan --code {cfg.code} [PATH]...\n",
+                  file=cfg.stderr, flush=True)
         return (yield defer.maybeDeferred(command, reactor, cfg))
     finally:
         # the goodbye (docs/lan.md, "Goodbyes"), also after a failure

@@ -51,14 +51,11 @@ def _announce(cfg, w):
     if cfg.code:
         w.set_code(cfg.code)
         code = yield w.get_code()
-        if not cfg.lan:  # with --lan the code was made for us (cli/_lan.py)
-            return
-    else:
-        w.allocate_code(cfg.code_length)
-        code = yield w.get_code()
-    lan = "--lan " if cfg.lan else ""
+        return
+    w.allocate_code(cfg.code_length)
+    code = yield w.get_code()
     print(f"Wormhole code is: {code}\nOn the other computer, please run:\n\n"
-          f"wormhole share {lan}--code {code} [PATH]...\n", file=cfg.stderr, flush=True)
+          f"wormhole share --code {code} [PATH]...\n", file=cfg.stderr, flush=True)
 
 
 @defer.inlineCallbacks

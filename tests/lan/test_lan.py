@@ -1,0 +1,187 @@
+"""--lan end to end (docs/lan.md): our CLI, and the reference 0.24 with
+the printed --relay-url, on a local network of namespaces where multicast
+works and nothing beyond the LAN can be reached (``_net``: any attempt
+fails the test)."""
+import os
+import re
+import sys
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from ..cli._process import CLIProcess
+from ..files._support import ref_bin
+from ..nat._peers import sha256_of, write_file
+from ._net import Lan
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "src")
+ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
+CODE = re.compile(rb"Wormhole code is: (\S+)")
+RELAY_LINE = re.compile(rb"wormhole --relay-url (ws://\S+) receive (\S+)")
+OURS = [sys.executable, "-m", "wormhole.cli"]
+
+
+class LanCase(unittest.TestCase):
+    timeout = 60
+
+    def setUp(self):
+        self.lan = Lan.build(self, ("a", "b", "c", "d"))
+
+    def spawn(self, host, argv, name=None, cwd=None, stdin=None, ours=True):
+        # ours: this tree's src (and tests, for tests.lan._mdns); never
+        # for the reference, which must import its own package
+        env = dict(ENV, PYTHONPATH=SRC + os.pathsep + os.path.dirname(SRC)) if ours else ENV
+        return CLIProcess.spawn(self, reactor, self.lan.argv(host, argv), stdin=stdin,
+                                name=name or f"{argv[-1]} on {host}", env=env, cwd=cwd)
+
+    def folder(self):
+        path = os.path.abspath(self.mktemp())
+        os.makedirs(path)
+        return path
+
+    @defer.inlineCallbacks
+    def both_end(self, *runs):
+        yield defer.gatherResults([r.ended for r in runs])
+        for r in runs:
+            self.assertEqual(r.status, 0, "\n".join(x.describe() for x in runs))
+
+    @defer.inlineCallbacks
+    def sent(self, host, args, cwd=None):
+        """A --lan sender on ``host``; fires with (run, code)."""
+        run = self.spawn(host, OURS + ["send", "--lan", "--no-qr", "--hide-progress", *args],
+                         name=f"sender on {host}", cwd=cwd)
+        m = yield run.wait_for(CODE)
+        return run, m.group(1).decode()
+
+
+class Transfers(LanCase):
+    @defer.inlineCallbacks
+    def text(self, args):
+        send, code = yield self.sent("a", [*args, "--text", "over the LAN"])
+        recv = self.spawn("b", OURS + ["receive", "--lan", *args, code])
+        yield self.both_end(send, recv)
+        self.assertEqual(recv.stdout, b"over the LAN\n")
+        return send, recv
+
+    def test_text(self):
+        return self.text(())
+
+    def test_text_classic(self):
+        return self.text(("--classic",))
+
+    @defer.inlineCallbacks
+    def file_and_folder(self, args):
+        src = self.folder()
+        digest = write_file(os.path.join(src, "data.bin"), 200_000)
+        os.makedirs(os.path.join(src, "dir", "sub"))
+        inner = write_file(os.path.join(src, "dir", "sub", "x.bin"), 50_000)
+        for what, check in (("data.bin", digest), ("dir", inner)):
+            out = self.folder()
+            send, code = yield self.sent("a", [*args, what], cwd=src)
+            recv = self.spawn("b", OURS + ["receive", "--lan", "--accept-file",
+                                           "--hide-progress", *args, code], cwd=out)
+            yield self.both_end(send, recv)
+            got = os.path.join(out, what) if what == "data.bin" else os.path.join(
+                out, "dir", "sub", "x.bin")
+            self.assertEqual(sha256_of(got), check)
+            # direct, on the LAN (no relay was offered at all)
+            ways = re.findall(rb" via (\S+)", send.stderr + recv.stderr)
+            self.assertTrue(ways and all(b"tcp:10.77.0." in w for w in ways), ways)
+
+    def test_file_and_folder_v2(self):
+        return self.file_and_folder(())
+
+    def test_file_and_folder_classic(self):
+        return self.file_and_folder(("--classic",))
+
+    @defer.inlineCallbacks
+    def test_share(self):
+        """``share --lan`` on both sides: each gets the other's file."""
+        src_a, src_b = self.folder(), self.folder()
+        da = write_file(os.path.join(src_a, "from-a.bin"), 30_000)
+        db = write_file(os.path.join(src_b, "from-b.bin"), 30_000)
+        a = self.spawn("a", OURS + ["share", "--lan", "--accept-file", "--hide-progress",
+                                    "from-a.bin"], name="share on a", cwd=src_a, stdin=b"")
+        m = yield a.wait_for(CODE)
+        b = self.spawn("b", OURS + ["share", "--lan", "--accept-file", "--hide-progress",
+                                    "--code", m.group(1).decode(), "from-b.bin"],
+                       name="share on b", cwd=src_b, stdin=b"")
+        yield self.both_end(a, b)
+        self.assertEqual(sha256_of(os.path.join(src_b, "from-a.bin")), da)
+        self.assertEqual(sha256_of(os.path.join(src_a, "from-b.bin")), db)
+
+    @defer.inlineCallbacks
+    def test_two_senders_at_once(self):
+        """Two senders on one network hold different nameplates (mDNS
+        probing), and each receiver gets its own sender's text."""
+        s1, c1 = yield self.sent("a", ["--text", "one"])
+        s2, c2 = yield self.sent("c", ["--text", "two"])
+        self.assertNotEqual(c1.split("-")[0], c2.split("-")[0])
+        r1 = self.spawn("b", OURS + ["receive", "--lan", c1])
+        r2 = self.spawn("d", OURS + ["receive", "--lan", c2])
+        yield self.both_end(s1, s2, r1, r2)
+        self.assertEqual((r1.stdout, r2.stdout), (b"one\n", b"two\n"))
+
+
+class Peers(LanCase):
+    @defer.inlineCallbacks
+    def test_reference_receiver_with_the_printed_relay_url(self):
+        """The reference 0.24 cannot browse: the sender's --relay-url line
+        reaches the same server."""
+        ref = ref_bin("wormhole")
+        send, _ = yield self.sent("a", ["--text", "to the reference"])
+        m = yield send.wait_for(RELAY_LINE)
+        url, code = m.group(1).decode(), m.group(2).decode()
+        recv = self.spawn("b", [ref, "--relay-url", url, "receive", code],
+                          name="reference on b", ours=False)
+        yield self.both_end(send, recv)
+        self.assertEqual(recv.stdout, b"to the reference\n")
+
+    @defer.inlineCallbacks
+    def test_forged_announcement_is_refused(self):
+        """A second announcement for the sender's nameplate: the receiver
+        refuses clearly; the sender is unharmed, and its text still reaches
+        a receiver that uses the printed --relay-url."""
+        send, code = yield self.sent("a", ["--text", "kept safe"])
+        m = yield send.wait_for(RELAY_LINE)
+        forger = self.spawn("c", [sys.executable, "-m", "tests.lan._mdns", "forge",
+                                  code.split("-")[0], "4999", self.lan.address["c"]],
+                            name="forger on c")
+        yield forger.wait_for(rb"forging")
+        refused = self.spawn("b", OURS + ["receive", "--lan", code])
+        yield refused.ended
+        self.assertEqual(refused.status, 1, refused.describe())
+        self.assertIn(b"two different senders announce nameplate", refused.stderr)
+        recv = self.spawn("d", OURS + ["--relay-url", m.group(1).decode(), "receive", code])
+        yield self.both_end(send, recv)
+        self.assertEqual(recv.stdout, b"kept safe\n")
+
+    @defer.inlineCallbacks
+    def test_killed_sender_misleads_nobody(self):
+        """SIGKILL: no goodbye; a later receiver finds no sender (no cache
+        of its own outlives it) and says so."""
+        send, code = yield self.sent("a", ["--text", "never"])
+        send.transport.signalProcess("KILL")
+        yield send.ended
+        recv = self.spawn("b", OURS + ["receive", "--lan", code])
+        yield recv.ended
+        self.assertEqual(recv.status, 1, recv.describe())
+        self.assertIn(f"no sender on this network offers nameplate {code.split('-')[0]}"
+                      .encode(), recv.stderr)
+
+    @defer.inlineCallbacks
+    def test_ctrl_c_says_goodbye(self):
+        """SIGINT: the announcement is withdrawn (a goodbye, TTL 0) and
+        another host's browser sees it go."""
+        watcher = self.spawn("b", [sys.executable, "-m", "tests.lan._mdns", "watch"],
+                             name="watcher on b")
+        yield watcher.wait_for(rb"watching")
+        send, code = yield self.sent("a", ["--text", "interrupted"])
+        nameplate = code.split("-")[0].encode()
+        yield watcher.wait_for(rb"added " + nameplate)
+        send.transport.signalProcess("INT")
+        yield send.ended
+        yield watcher.wait_for(rb"removed " + nameplate)
+
+
