@@ -103,6 +103,18 @@ class ClientWithoutServerDependencies(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("Usage: wormhole", out)
 
+    def test_lan_names_the_extra_it_needs(self):
+        """``wormhole send --lan`` without zeroconf: one line naming the
+        ``lan`` extra, exit 1, before anything is announced or dialled."""
+        rc, out = run_without(self.absent, """
+            from wormhole.cli.cli import wormhole
+            wormhole(["send", "--lan", "--text", "hi"], prog_name="wormhole")
+            """)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("ERROR: --lan and wormhole.lan need the 'lan' extra", out)
+        self.assertIn("pip install 'wormhole-twisted[lan]'", out)
+        self.assertNotIn("Traceback", out)
+
     def test_the_blocker_blocks(self):
         """The same subprocess cannot import our Mailbox server (it needs
         prometheus_client): the test above would catch a client module

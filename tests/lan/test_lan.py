@@ -12,7 +12,7 @@ from twisted.trial import unittest
 from ..cli._process import CLIProcess
 from ..files._support import ref_bin
 from ..nat._peers import sha256_of, write_file
-from ._net import Lan
+from ._net import SUBNET, Lan
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "src")
@@ -184,4 +184,14 @@ class Peers(LanCase):
         yield send.ended
         yield watcher.wait_for(rb"removed " + nameplate)
 
+    @defer.inlineCallbacks
+    def test_unreachable_mailbox_suggests_lan(self):
+        """Without --lan, a Mailbox server that cannot be reached (here:
+        no host at that LAN address) ends in an error that names --lan."""
+        recv = self.spawn("b", OURS + ["--relay-url", f"ws://{SUBNET}.99:4000/v1",
+                                       "receive", "1-guitarist-revenge"])
+        yield recv.ended
+        self.assertEqual(recv.status, 1, recv.describe())
+        self.assertIn(b"cannot connect to the mailbox server", recv.stderr)
+        self.assertIn(b"(on a local network without it: --lan)", recv.stderr)
 
