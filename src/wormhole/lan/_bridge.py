@@ -41,10 +41,14 @@ class ThreadBridge:
         d = defer.Deferred()
 
         def deliver(result):
-            if not d.called:
-                if timer.active():
-                    timer.cancel()
-                d.callback(result) if not isinstance(result, Failure) else d.errback(result)
+            if d.called:
+                return  # timed out already: the late result is dropped
+            if timer.active():
+                timer.cancel()
+            if isinstance(result, Failure):
+                d.errback(result)
+            else:
+                d.callback(result)
 
         def work():
             try:

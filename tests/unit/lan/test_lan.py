@@ -1,7 +1,10 @@
 """wormhole.lan without a network (docs/lan.md): which nameplate a sender
 announces, what a receiver makes of what it heard, and how each ends."""
 import sys
+import threading
 
+from twisted.internet import defer
+from twisted.internet.task import Clock
 from twisted.internet.testing import MemoryReactorClock
 from twisted.trial import unittest
 from zope.interface.verify import verifyClass, verifyObject
@@ -158,3 +161,71 @@ class WithoutTheExtra(unittest.TestCase):
 class TheAdapter(unittest.TestCase):
     def test_zeroconf_adapter_provides_the_interface(self):
         verifyClass(IMulticastDNS, ZeroconfMDNS)
+
+
+class _ThreadReactor:
+    """A Clock whose callFromThread queues the call for ``drain()`` (on
+    the test's thread, as the reactor would run it)."""
+
+    def __init__(self):
+        self.clock = Clock()
+        self.callLater = self.clock.callLater
+        self.queued = []
+
+    def callFromThread(self, f, *args):  # noqa: N802 (Twisted's name)
+        self.queued.append((f, args))
+
+    def drain(self):
+        for f, args in self.queued:
+            f(*args)
+        self.queued = []
+
+
+class Bridge(unittest.TestCase):
+    """``ThreadBridge``: the call runs on another thread; its result
+    reaches the reactor only through callFromThread; a timer bounds it."""
+
+    def run_one(self, f, timeout=5.0):
+        reactor = _ThreadReactor()
+        before = set(threading.enumerate())
+        d = _bridge.ThreadBridge(reactor).run(timeout, f)
+        started = [t for t in threading.enumerate()
+                   if t not in before and t.name == "wormhole-lan"]
+        # the call may already be over; else it runs on a daemon thread
+        for t in started:
+            self.assertTrue(t.daemon)
+            self.addCleanup(t.join, 5)
+        return reactor, d, started
+
+    def wait(self, reactor):
+        for _ in range(500):
+            if reactor.queued:
+                return
+            threading.Event().wait(0.01)
+        self.fail("the call's result never reached callFromThread")
+
+    def test_the_result_comes_through_the_reactor(self):
+        main = threading.current_thread()
+        reactor, d, _ = self.run_one(lambda: threading.current_thread() is main)
+        self.wait(reactor)
+        self.assertNoResult(d)  # nothing fires on the worker's thread
+        reactor.drain()
+        self.assertIs(self.successResultOf(d), False)
+
+    def test_an_error_comes_through_too(self):
+        def fails():
+            raise lan.NameplateTaken("taken")
+        reactor, d, _ = self.run_one(fails)
+        self.wait(reactor)
+        reactor.drain()
+        self.failureResultOf(d, lan.NameplateTaken)
+
+    def test_a_stuck_call_is_bounded(self):
+        release = threading.Event()
+        reactor, d, started = self.run_one(lambda: release.wait(5) and "late", timeout=2.0)
+        self.assertEqual(len(started), 1)  # still waiting: on its own thread
+        reactor.clock.advance(2.0)
+        self.failureResultOf(d, defer.TimeoutError)
+        release.set()
+        self.wait(reactor)
+        reactor.drain()  # the late result is dropped, not fired twice
