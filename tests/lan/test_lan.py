@@ -10,6 +10,7 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from ..cli._process import CLIProcess
+from ..cli._pty import spawn_in_pty
 from ..files._support import ref_bin
 from ..nat._peers import sha256_of, write_file
 from ._net import SUBNET, Lan
@@ -110,6 +111,32 @@ class Transfers(LanCase):
         yield self.both_end(a, b)
         self.assertEqual(sha256_of(os.path.join(src_b, "from-a.bin")), da)
         self.assertEqual(sha256_of(os.path.join(src_a, "from-b.bin")), db)
+
+    @defer.inlineCallbacks
+    def test_code_typed_at_the_prompt(self):
+        """``receive --lan`` without a code: the one sender announcing is
+        found first, then the code is asked for (here on a pipe)."""
+        send, code = yield self.sent("a", ["--text", "typed"])
+        recv = self.spawn("b", OURS + ["receive", "--lan"], stdin=code.encode() + b"\n")
+        yield self.both_end(send, recv)
+        self.assertEqual(recv.stdout, b"Enter receive wormhole code: typed\n")
+
+    @defer.inlineCallbacks
+    def test_tab_completes_from_the_found_server(self):
+        """In a terminal, <Tab> on the empty prompt gives the found
+        sender's nameplate: completion asks the sender's own server."""
+        send, code = yield self.sent("a", ["--text", "tabbed"])
+        nameplate, words = code.split("-", 1)
+        env = {"PYTHONPATH": SRC, "PYTHONUNBUFFERED": "1"}
+        recv = spawn_in_pty(self, self.lan.argv("b", OURS + ["receive", "--lan"]),
+                            "receiver in a terminal", env=env)
+        yield recv.wait_for(rb"Enter receive wormhole code: ")
+        recv.write(b"\t")
+        yield recv.wait_for(re.escape(f"code: {nameplate}-".encode()))
+        recv.write(words.encode() + b"\r")
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
+        self.assertIn(b"tabbed\r\n", recv.stdout)
 
     @defer.inlineCallbacks
     def test_two_senders_at_once(self):
