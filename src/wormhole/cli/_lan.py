@@ -4,7 +4,7 @@ LAN Mailbox and the receiver finds it; from there the command is the usual
 one, pointed at that server, with no Transit relay (direct connections
 only), so nothing is dialled beyond the local network.
 """
-from twisted.internet import defer
+from twisted.internet import defer, task
 
 from .._escape import escape_text
 from ..lan import LanError, find, nameplate_of_code, nameplates, serve
@@ -26,6 +26,10 @@ def with_lan(reactor, command, cfg, name):
     """Run ``command(reactor, cfg)`` (``name``: send, share or receive)
     with a LAN Mailbox of ours (send; share without --code) or the one
     announcing the code's nameplate (receive; share --code)."""
+    # one reactor turn first: the reactor's Ctrl-C handler is installed
+    # only then, and what follows (loading zeroconf and our Mailbox
+    # server) is the slow part of a start
+    yield task.deferLater(reactor, 0, lambda: None)
     # direct connections only: no relay, for classic and transfer-v2 alike
     cfg.transit_helper = None
     if name == "receive" or (name == "share" and cfg.code):

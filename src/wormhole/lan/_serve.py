@@ -129,14 +129,17 @@ def serve(reactor, nameplate=None, addresses=None, mdns=None, bridge=None, rng=N
     if nameplate is not None and not is_nameplate(nameplate):
         raise LanError(f"a LAN nameplate is a number of 1 to 4 digits, not {nameplate!r}")
     from ._bridge import ThreadBridge, load_zeroconf
-    if mdns is None:
-        from ._zeroconf import ZeroconfMDNS
-        mdns = ZeroconfMDNS(load_zeroconf(), addresses)
-    bridge = bridge or ThreadBridge(reactor)
+    # the missing extra is said before anything else is looked at
+    zeroconf = load_zeroconf() if mdns is None else None
     addresses = list(addresses or lan_addresses())
     if not addresses:
         raise LanError("this computer has no address on a local network (only loopback): "
                        "--lan needs one")
+    if mdns is None:
+        # announced on the interfaces we serve on, and only there
+        from ._zeroconf import ZeroconfMDNS
+        mdns = ZeroconfMDNS(zeroconf, addresses)
+    bridge = bridge or ThreadBridge(reactor)
     mailbox, factory = _build_server(reactor)
     ports, addresses = _listen(reactor, factory, addresses)
     mailbox.start()
