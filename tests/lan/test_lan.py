@@ -222,3 +222,17 @@ class Peers(LanCase):
         self.assertIn(b"cannot connect to the mailbox server", recv.stderr)
         self.assertIn(b"(on a local network without it: --lan)", recv.stderr)
 
+    @defer.inlineCallbacks
+    def test_goodbye_after_a_transfer(self):
+        """A sender that completed its transfer withdraws its
+        announcement too (before its server stops)."""
+        watcher = self.spawn("c", [sys.executable, "-m", "tests.lan._mdns", "watch"],
+                             name="watcher on c")
+        yield watcher.wait_for(rb"watching")
+        send, code = yield self.sent("a", ["--text", "done"])
+        nameplate = code.split("-")[0].encode()
+        yield watcher.wait_for(rb"added " + nameplate)
+        recv = self.spawn("b", OURS + ["receive", "--lan", code])
+        yield self.both_end(send, recv)
+        yield watcher.wait_for(rb"removed " + nameplate)
+

@@ -1,9 +1,10 @@
 """What --lan changes in the command's words (docs/lan.md; docs/cli.md,
 "On a local network")."""
+from click.testing import CliRunner
 from twisted.trial import unittest
 
 from wormhole import errors
-from wormhole.cli import _announce, _lan
+from wormhole.cli import _announce, _lan, cli, cmd_receive, cmd_send, cmd_share
 from wormhole.cli._config import Config
 from wormhole.cli._failures import describe_error
 
@@ -29,3 +30,37 @@ class Words(unittest.TestCase):
             _lan.relay_url_line(Fake(), "7-a-b"),
             "LAN Mailbox ws://10.0.0.5:4567/v1 (nameplate 7). A peer without mDNS: "
             "wormhole --relay-url ws://10.0.0.5:4567/v1 receive 7-a-b")
+
+
+class Options(unittest.TestCase):
+    """``--lan`` on send, receive and share (docs/cli.md, "Options")."""
+
+    def invoke(self, args):
+        self.calls = []
+        return CliRunner().invoke(
+            cli.wormhole, args, env={},
+            obj={"dispatch": lambda command, cfg: self.calls.append((command, cfg))})
+
+    def test_lan_wraps_the_command(self):
+        """The command runs inside the LAN setup, with cfg.lan set; without
+        --lan it is the command itself."""
+        for args, plain in ((["send", "--lan", "--text", "x"], cmd_send.send),
+                            (["receive", "--lan", "1-a-b"], cmd_receive.receive),
+                            (["share", "--lan"], cmd_share.share)):
+            r = self.invoke(args)
+            self.assertEqual(r.exit_code, 0, r.output)
+            [(command, cfg)] = self.calls
+            self.assertTrue(cfg.lan, args)
+            self.assertIsNot(command, plain, args)
+            r = self.invoke([a for a in args if a != "--lan"])
+            [(command, cfg)] = self.calls
+            self.assertFalse(cfg.lan)
+            self.assertIs(command, plain, args)
+
+    def test_lan_excludes_tor_zero_and_allocate(self):
+        for args in (["send", "--lan", "--tor", "--text", "x"], ["send", "--lan", "-0"],
+                     ["receive", "--lan", "--allocate"], ["receive", "--lan", "-0"]):
+            r = self.invoke(args)
+            self.assertEqual(r.exit_code, 2, (args, r.output))
+            self.assertIn("--lan cannot be used with --tor, -0 or --allocate", r.output)
+            self.assertEqual(self.calls, [])
