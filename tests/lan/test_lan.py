@@ -56,6 +56,20 @@ class LanCase(unittest.TestCase):
         return run, m.group(1).decode()
 
 
+    @defer.inlineCallbacks
+    def watched_sender(self, where, text):
+        """A browser on ``where`` (``tests/lan/_mdns.py watch``), then a
+        sender on host a whose announcement it has seen; fires with
+        (watcher, sender, code, nameplate as bytes)."""
+        watcher = self.spawn(where, [sys.executable, "-m", "tests.lan._mdns", "watch"],
+                             name=f"watcher on {where}")
+        yield watcher.wait_for(rb"watching")
+        send, code = yield self.sent("a", ["--text", text])
+        nameplate = code.split("-")[0].encode()
+        yield watcher.wait_for(rb"added " + nameplate)
+        return watcher, send, code, nameplate
+
+
 class Transfers(LanCase):
     @defer.inlineCallbacks
     def text(self, args):
@@ -201,12 +215,7 @@ class Peers(LanCase):
     def test_ctrl_c_says_goodbye(self):
         """SIGINT: the announcement is withdrawn (a goodbye, TTL 0) and
         another host's browser sees it go."""
-        watcher = self.spawn("b", [sys.executable, "-m", "tests.lan._mdns", "watch"],
-                             name="watcher on b")
-        yield watcher.wait_for(rb"watching")
-        send, code = yield self.sent("a", ["--text", "interrupted"])
-        nameplate = code.split("-")[0].encode()
-        yield watcher.wait_for(rb"added " + nameplate)
+        watcher, send, code, nameplate = yield self.watched_sender("b", "interrupted")
         send.transport.signalProcess("INT")
         yield send.ended
         yield watcher.wait_for(rb"removed " + nameplate)
@@ -226,12 +235,7 @@ class Peers(LanCase):
     def test_goodbye_after_a_transfer(self):
         """A sender that completed its transfer withdraws its
         announcement too (before its server stops)."""
-        watcher = self.spawn("c", [sys.executable, "-m", "tests.lan._mdns", "watch"],
-                             name="watcher on c")
-        yield watcher.wait_for(rb"watching")
-        send, code = yield self.sent("a", ["--text", "done"])
-        nameplate = code.split("-")[0].encode()
-        yield watcher.wait_for(rb"added " + nameplate)
+        watcher, send, code, nameplate = yield self.watched_sender("c", "done")
         recv = self.spawn("b", OURS + ["receive", "--lan", code])
         yield self.both_end(send, recv)
         yield watcher.wait_for(rb"removed " + nameplate)
