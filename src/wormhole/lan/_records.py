@@ -91,6 +91,13 @@ class Announcement:
         return f"Announcement({self.server!r}, {self.port}, {self.addresses})"
 
 
+def _shown(name, limit=64):
+    """A host name from the network, safe to print: printable ASCII only
+    (anything else is "?"), at most ``limit`` characters."""
+    text = "".join(c if c.isascii() and c.isprintable() else "?" for c in name[:limit])
+    return text + ("..." if len(name) > limit else "")
+
+
 def usable_address(address):
     """An address a LAN peer may be reached on: IPv4, not loopback,
     multicast or unspecified; link-local and private ranges are the LAN."""
@@ -121,7 +128,7 @@ def choose(nameplate, announcements):
             f"for {nameplate}.{SERVICE_TYPE.rstrip('.')}): check the code, and that the "
             "sender runs 'wormhole send --lan' on the same network")
     if len(distinct) > 1:
-        where = ", ".join(sorted(f"{a.server}:{a.port}" for a in distinct.values()))
+        where = ", ".join(sorted(f"{_shown(a.server)}:{a.port}" for a in distinct.values()))
         raise AmbiguousNameplate(
             f"two different senders announce nameplate {nameplate} on this network "
             f"({where}): refusing to guess which is real. Ask the sender for the "

@@ -99,7 +99,8 @@ def _build_server(reactor):
     except ImportError as e:
         from ._bridge import EXTRA_NEEDED
         raise LanUnavailable(f"{EXTRA_NEEDED} ({e})") from None
-    mailbox = build_mailbox(reactor, keep_usage=None)
+    # the memory store, no usage kept: nothing of the session outlives it
+    mailbox = build_mailbox(reactor)
     return mailbox, make_factory(mailbox, reactor=reactor)
 
 

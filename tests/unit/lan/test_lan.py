@@ -103,6 +103,15 @@ class Finding(unittest.TestCase):
         self.assertIn("two different senders announce nameplate 7", str(f.value))
         self.assertIn("forged.local.:4001", str(f.value))
 
+    def test_a_forger_s_name_is_shown_harmlessly(self):
+        """The forged host name comes from the network: no control
+        character of it reaches the message."""
+        f = self.failureResultOf(
+            self.find([ann(), ann(server="\x1b[2Jevil\u202e.local.", port=4001)]),
+            lan.AmbiguousNameplate)
+        self.assertIn("?[2jevil?.local.:4001", str(f.value))
+        self.assertNotIn("\x1b", str(f.value))
+
     def test_the_same_sender_twice_is_one(self):
         url = self.successResultOf(self.find([ann(), ann(server="WORMHOLE-1.local.")]))
         self.assertEqual(url, f"ws://{ADDR}:4000/v1")
