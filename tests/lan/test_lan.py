@@ -24,7 +24,7 @@ OURS = [sys.executable, "-m", "wormhole.cli"]
 
 
 class LanCase(unittest.TestCase):
-    timeout = 60
+    timeout = 120
 
     def setUp(self):
         self.lan = Lan.build(self, ("a", "b", "c", "d"))
