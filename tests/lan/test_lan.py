@@ -19,7 +19,7 @@ SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "src")
 ENV = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
 CODE = re.compile(rb"Wormhole code is: (\S+)")
-RELAY_LINE = re.compile(rb"wormhole --relay-url (ws://\S+) receive (\S+)")
+RELAY_LINE = re.compile(rb"wormhole --relay-url (ws://\S+) --transit-helper '' receive (\S+)")
 OURS = [sys.executable, "-m", "wormhole.cli"]
 
 
@@ -169,15 +169,24 @@ class Peers(LanCase):
     @defer.inlineCallbacks
     def test_reference_receiver_with_the_printed_relay_url(self):
         """The reference 0.24 cannot browse: the sender's --relay-url line
-        reaches the same server."""
+        (no relay either) reaches the same server, for a text and a file,
+        and the reference dials nothing beyond the LAN."""
         ref = ref_bin("wormhole")
-        send, _ = yield self.sent("a", ["--text", "to the reference"])
-        m = yield send.wait_for(RELAY_LINE)
-        url, code = m.group(1).decode(), m.group(2).decode()
-        recv = self.spawn("b", [ref, "--relay-url", url, "receive", code],
-                          name="reference on b", ours=False)
-        yield self.both_end(send, recv)
-        self.assertEqual(recv.stdout, b"to the reference\n")
+        src = self.folder()
+        digest = write_file(os.path.join(src, "data.bin"), 100_000)
+        received = []
+        for what in (["--text", "to the reference"], ["data.bin"]):
+            out = self.folder()
+            send, _ = yield self.sent("a", what, cwd=src)
+            m = yield send.wait_for(RELAY_LINE)
+            url, code = m.group(1).decode(), m.group(2).decode()
+            recv = self.spawn("b", [ref, "--relay-url", url, "--transit-helper", "", "receive",
+                                    "--accept-file", code],
+                              name="reference on b", ours=False, cwd=out)
+            yield self.both_end(send, recv)
+            received.append(recv.stdout)
+        self.assertEqual(received[0], b"to the reference\n")
+        self.assertEqual(sha256_of(os.path.join(out, "data.bin")), digest)
 
     @defer.inlineCallbacks
     def test_forged_announcement_is_refused(self):

@@ -17,8 +17,11 @@ def relay_url_line(lan_mailbox, code, command="send"):
     """The one extra line a LAN sender prints: how a peer that cannot
     browse mDNS (the reference, another client) reaches the same server."""
     peer = PEER_RUNS[command].format(code=code)
+    # no relay either: a peer left with the public one would try to reach
+    # it (a DNS lookup at least) for a file
     return (f"LAN Mailbox {lan_mailbox.url} (nameplate {lan_mailbox.nameplate}). A peer "
-            f"without mDNS: wormhole --relay-url {lan_mailbox.url} {peer}")
+            f"without mDNS: wormhole --relay-url {lan_mailbox.url} --transit-helper '' "
+            f"{peer}")
 
 
 @defer.inlineCallbacks

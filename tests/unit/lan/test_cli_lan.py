@@ -29,7 +29,7 @@ class Words(unittest.TestCase):
         self.assertEqual(
             _lan.relay_url_line(Fake(), "7-a-b"),
             "LAN Mailbox ws://10.0.0.5:4567/v1 (nameplate 7). A peer without mDNS: "
-            "wormhole --relay-url ws://10.0.0.5:4567/v1 receive 7-a-b")
+            "wormhole --relay-url ws://10.0.0.5:4567/v1 --transit-helper '' receive 7-a-b")
 
 
 class Options(unittest.TestCase):
