@@ -5,8 +5,9 @@ from twisted.internet import defer
 
 from ._records import LanError, choose, instance_name
 
-# how long we ask for a nameplate before saying no sender has it: mDNS
-# queries go out at 0, ~1 and ~3 s (RFC 6762, 5.2), so three chances
+# how long we ask for a nameplate before saying no sender has it: the
+# question is repeated at growing intervals within it (RFC 6762, 5.2),
+# so a lost packet or two costs time, not the answer
 FIND_TIMEOUT = 5.0
 # how long `nameplates()` listens to what is announced
 BROWSE_TIMEOUT = 2.0
