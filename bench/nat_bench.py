@@ -36,40 +36,15 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from tests.nat._net import KINDS, PUBLIC, Internet  # noqa: E402
 
+from _netns import Cleanups, start_server  # noqa: E402
+
 MAILBOX_PORT, RELAY_PORT = 4000, 4001
 PATH_LINE = re.compile(rb"Sending \((.*)\)\.\.")
 
 
-class _Cleanups:
-    """What Internet.build registers (it expects a test case)."""
-
-    def __init__(self):
-        self.calls = []
-
-    def addCleanup(self, f, *a):
-        self.calls.append((f, a))
-
-    def run(self):
-        for f, a in reversed(self.calls):
-            f(*a)
-
-
-def _twistd():
-    return os.path.join(os.path.dirname(sys.executable), "twistd")
-
-
 def start_servers(net, workdir, procs):
     for plugin, port in (("wormhole-mailbox", MAILBOX_PORT), ("transitrelay", RELAY_PORT)):
-        log = open(os.path.join(workdir, plugin + ".log"), "wb")
-        p = subprocess.Popen(net.argv("pub", [
-            _twistd(), "-n", "--pidfile=", "--logfile=-", plugin,
-            f"--port=tcp:{port}:interface={PUBLIC}"]), stdout=log, stderr=log, cwd=workdir)
-        procs.append(p)
-        deadline = time.monotonic() + 30
-        while b"starting on %d" % port not in open(log.name, "rb").read():
-            if time.monotonic() > deadline or p.poll() is not None:
-                raise SystemExit(f"nat_bench: {plugin} did not start (see {log.name})")
-            time.sleep(0.1)
+        start_server(net, "pub", plugin, port, PUBLIC, workdir, procs)
 
 
 def one_run(net, workdir, n, proto, punch, src, digest):
@@ -121,7 +96,7 @@ def main():
     ap.add_argument("--nat-a", choices=KINDS, default="port-restricted")
     ap.add_argument("--nat-b", choices=KINDS, default="port-restricted")
     args = ap.parse_args()
-    cleanups, procs = _Cleanups(), []
+    cleanups, procs = Cleanups(), []
     workdir = tempfile.mkdtemp(prefix="nat-bench-")
     try:
         net = Internet.build(cleanups, args.nat_a, args.nat_b)
@@ -157,11 +132,7 @@ def main():
                   f"mib_per_s={med(on, 'mib_per_s') / med(off, 'mib_per_s'):.2f} "
                   f"ttfb_s={med(on, 'ttfb_s') / med(off, 'ttfb_s'):.2f}", flush=True)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        cleanups.run()
-        subprocess.run(["rm", "-rf", workdir], check=False)
+        cleanups.finish(procs, workdir)
 
 
 if __name__ == "__main__":

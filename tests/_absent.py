@@ -11,6 +11,8 @@ REPO = Path(__file__).resolve().parent.parent
 # what only the servers (the mailbox/relay extras) and only the analytics
 # pipeline (the analytics extra) need
 SERVER_ONLY = ("prometheus_client",)
+# what only --lan and wormhole.lan need (the lan extra; with the Mailbox server)
+LAN_ONLY = ("zeroconf", "ifaddr")
 SPARK_ONLY = ("pyspark", "numpy", "pandas", "pyarrow", "matplotlib", "datasketches")
 
 # Run in a fresh interpreter: the named top-level modules cannot be

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from twisted.trial import unittest
 
-from ._absent import SERVER_ONLY, SPARK_ONLY, run_without
+from ._absent import LAN_ONLY, SERVER_ONLY, SPARK_ONLY, run_without
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,14 +78,16 @@ class PipResolves(unittest.TestCase):
         for line in self.ours["requires_dist"]:
             req = Requirement(line)
             if canonicalize_name(req.name) == "wormhole-twisted":
-                extra = [e for e in ("server", "test") if req.marker.evaluate({"extra": e})]
+                extra = [e for e in ("server", "test", "lan")
+                         if req.marker.evaluate({"extra": e})]
                 ours[extra[0]] = sorted(req.extras)
-        self.assertEqual(ours, {"server": ["mailbox", "relay"],
-                                "test": ["analytics", "p2p", "server", "tor"]})
+        self.assertEqual(ours, {"server": ["mailbox", "relay"], "lan": ["mailbox"],
+                                "test": ["analytics", "lan", "p2p", "server", "tor"]})
+        self.assertIn("zeroconf", self._extra("lan"))
 
 
 class ClientWithoutServerDependencies(unittest.TestCase):
-    absent = SERVER_ONLY + SPARK_ONLY
+    absent = SERVER_ONLY + SPARK_ONLY + LAN_ONLY
 
     def test_every_client_module_imports(self):
         """``import wormhole, wormhole.cli.cli`` and every other module
@@ -100,6 +102,18 @@ class ClientWithoutServerDependencies(unittest.TestCase):
             """)
         self.assertEqual(rc, 0, out)
         self.assertIn("Usage: wormhole", out)
+
+    def test_lan_names_the_extra_it_needs(self):
+        """``wormhole send --lan`` without zeroconf: one line naming the
+        ``lan`` extra, exit 1, before anything is announced or dialled."""
+        rc, out = run_without(self.absent, """
+            from wormhole.cli.cli import wormhole
+            wormhole(["send", "--lan", "--text", "hi"], prog_name="wormhole")
+            """)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("ERROR: --lan and wormhole.lan need the 'lan' extra", out)
+        self.assertIn("pip install 'wormhole-twisted[lan]'", out)
+        self.assertNotIn("Traceback", out)
 
     def test_the_blocker_blocks(self):
         """The same subprocess cannot import our Mailbox server (it needs

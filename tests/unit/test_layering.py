@@ -41,8 +41,11 @@ SHARED_CLIENT_MODULES = {
 # wormhole.testing gives applications an in-memory Mailbox server, so it
 # runs our Mailbox server: it may import wormhole_mailbox, and only inside
 # a function (lazily), so that ``import wormhole.testing`` needs no server
-# dependency. No other client module may.
-LAZY_CLIENT_TO_SERVER = {("wormhole.testing", MAILBOX)}
+# dependency. wormhole.lan._serve runs our Mailbox server in a LAN
+# sender's process (docs/lan.md), under the same rule: lazily, so that
+# ``import wormhole.lan`` needs no server either (the ``lan`` extra brings
+# it). No other client module may.
+LAZY_CLIENT_TO_SERVER = {("wormhole.testing", MAILBOX), ("wormhole.lan._serve", MAILBOX)}
 
 def _module_name(path, root):
     rel = path.relative_to(root).with_suffix("")
@@ -126,7 +129,7 @@ def within(name, package):
 
 def client_to_server(imports):
     """The client never imports a server package (but for the lazy
-    in-memory Mailbox server of wormhole.testing)."""
+    Mailbox servers of LAZY_CLIENT_TO_SERVER)."""
     bad = []
     for i in imports:
         if not within(i.importer, CLIENT):
@@ -179,8 +182,8 @@ class Layering(unittest.TestCase):
 
     def test_the_client_imports_no_server(self):
         """wormhole.* never imports wormhole_mailbox, wormhole_relay or
-        wormhole_ops; wormhole.testing imports the Mailbox server only
-        inside a function."""
+        wormhole_ops; wormhole.testing and wormhole.lan._serve import the
+        Mailbox server only inside a function."""
         self.assertEqual(client_to_server(self.imports), [])
 
     def test_the_library_imports_no_cli(self):
@@ -255,6 +258,18 @@ class TheRulesCatchViolations(unittest.TestCase):
         relay = self.parse("wormhole.testing", "def f():\n    import wormhole_relay\n")
         self.assertEqual((len(client_to_server(top)), len(client_to_server(lazy)),
                           len(client_to_server(relay))), (1, 0, 1))
+
+    def test_the_lan_server_may_import_the_mailbox_only_lazily(self):
+        """wormhole.lan._serve, the one other exception: the Mailbox server
+        inside a function, never at module level, never the relay; and no
+        other module of wormhole.lan."""
+        lazy = "def f():\n    from wormhole_mailbox.server import build_mailbox\n"
+        cases = [("wormhole.lan._serve", lazy),
+                 ("wormhole.lan._serve", "import wormhole_mailbox.server\n"),
+                 ("wormhole.lan._serve", "def f():\n    import wormhole_relay\n"),
+                 ("wormhole.lan._find", lazy)]
+        self.assertEqual([len(client_to_server(self.parse(m, src))) for m, src in cases],
+                         [0, 1, 1, 1])
 
     def test_relative_cli_import_from_the_library_is_caught(self):
         imports = self.parse("wormhole.transfer_v2._api",

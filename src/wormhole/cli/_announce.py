@@ -37,7 +37,7 @@ def code_line(code):
 def instructions(cfg, code):
     """What the sender tells its human to tell the other one (stderr),
     after the code line and its QR code."""
-    args = ["wormhole", "receive"]
+    args = ["wormhole", "receive"] + (["--lan"] if cfg.lan else [])
     if cfg.verify:
         args.append("--verify")
     args.append("-0" if cfg.zeromode else code)

@@ -80,6 +80,7 @@ class Config:
     classic: bool = False             # --classic: never transfer-v2
     qr: bool = True
     ignore_unsendable_files: bool = False
+    lan: bool = False                 # --lan (send, share, receive): cli/_lan.py
     # receive
     only_text: bool = False
     accept_file: bool = False

@@ -58,7 +58,9 @@ def describe_error(exc, cfg):
     if isinstance(exc, ServerConnectionError):
         url = getattr(exc, "url", cfg.relay_url)
         reason = _reason(getattr(exc, "reason", exc))
-        return f"ERROR: cannot connect to the mailbox server at {url}: {reason}"
+        # no internet, but a peer on this network: docs/lan.md
+        hint = "" if cfg.lan else " (on a local network without it: --lan)"
+        return f"ERROR: cannot connect to the mailbox server at {url}: {reason}{hint}"
     if isinstance(exc, ServerError):
         return f"ERROR: the mailbox server reported an error: {shown}"
     if isinstance(exc, LonelyError):

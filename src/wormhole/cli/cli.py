@@ -130,7 +130,27 @@ def _run(ctx, command, cfg):
     from ._proxy_options import settle
     settle(ctx, cfg)  # --proxy and the environment's (docs/proxy.md)
     dispatch = (ctx.obj or {}).get("dispatch", _dispatch)
+    if cfg.lan:
+        command = _on_the_lan(command, cfg, ctx.info_name)
     return dispatch(command, cfg)
+
+
+def _lan_option(f):
+    """``--lan`` (send, share, receive): rendezvous on the local network
+    by mDNS, no server anywhere (docs/lan.md); ``cfg.lan``."""
+    def chosen(ctx, param, value):
+        if value:
+            ctx.find_root().obj["config"].lan = True
+    return click.option("--lan", is_flag=True, expose_value=False, callback=chosen,
+                        help="find the peer on this local network by mDNS: no Mailbox "
+                             "server or relay anywhere (needs the 'lan' extra)")(f)
+
+
+def _on_the_lan(command, cfg, role):
+    if cfg.tor or cfg.zeromode or cfg.allocate:
+        raise click.UsageError("--lan cannot be used with --tor, -0 or --allocate")
+    from ._lan import with_lan
+    return lambda reactor, cfg: with_lan(reactor, command, cfg, role)
 
 
 # -- the click group -----------------------------------------------------------
@@ -336,6 +356,7 @@ def _peer_timeout_option(help):
 @_peer_timeout_option("transfer-v2: give up on an offer when the receiver, once it "
                       "accepted, takes or acknowledges nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
+@_lan_option
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
          tor_control_port, code, text, ignore_unsendable_files, debug_state, qr,
@@ -396,6 +417,7 @@ def _complete_code(ctx, param, incomplete):
                    "to resume later, and receive nothing")
 # nargs=-1 only to explain why several words are refused: one CODE
 @click.argument("code", nargs=-1, metavar="[CODE]", shell_complete=_complete_code)
+@_lan_option
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
@@ -462,6 +484,7 @@ def _code_of_uri(cfg, code):
 @_peer_timeout_option("Give up on an offer when the peer, sending or receiving it, sends "
                       "or takes nothing for this long.")
 @click.argument("what", nargs=-1, metavar="[PATH]...")
+@_lan_option
 @click.pass_context
 def share(ctx, zeromode, code_length, verify, hide_progress, listen, code, accept_file,
           debug_state, peer_timeout, what):
