@@ -1,5 +1,5 @@
 """``--lan`` for send, share and receive (docs/lan.md; docs/cli.md,
-"On a local network"): before the command runs, the sender starts its
+"Options"): before the command runs, the sender starts its
 LAN Mailbox and the receiver finds it; from there the command is the usual
 one, pointed at that server, with no Transit relay (direct connections
 only), so nothing is dialled beyond the local network.
@@ -54,7 +54,7 @@ def with_lan(reactor, command, cfg, name):
                   file=cfg.stderr, flush=True)
         return (yield defer.maybeDeferred(command, reactor, cfg))
     finally:
-        # the goodbye (docs/lan.md, "Goodbyes"), also after a failure
+        # the goodbye (docs/lan.md, "How it works"), also after a failure
         reactor.removeSystemEventTrigger(trigger)
         yield lan.stop()
 

@@ -1,5 +1,5 @@
 """A receiver finds the LAN Mailbox that announces a nameplate
-(docs/lan.md, "Finding the sender")."""
+(docs/lan.md, "How it works")."""
 
 from twisted.internet import defer
 

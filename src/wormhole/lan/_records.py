@@ -19,7 +19,7 @@ SERVICE_TYPE = "_wormhole._tcp.local."
 TXT = {"txtvers": "1", "protovers": "1", "path": "/v1"}
 # seconds every record of ours lives in a listener's cache: RFC 6762's
 # value for host records, used for all of them so that a sender that died
-# without a goodbye misleads nobody for longer (docs/lan.md, "Goodbyes")
+# without a goodbye misleads nobody for longer (docs/lan.md, "How it works")
 TTL = 120
 # a nameplate of ours is digits, at most this many (a probe each)
 MAX_NAMEPLATE_DIGITS = 4

@@ -1,5 +1,5 @@
 """What --lan changes in the command's words (docs/lan.md; docs/cli.md,
-"On a local network")."""
+"Options")."""
 import io
 
 from click.testing import CliRunner
