@@ -69,7 +69,8 @@ class PipResolves(unittest.TestCase):
 
     def test_the_extras_give_the_servers_and_the_pipeline(self):
         """``mailbox`` and ``relay`` bring prometheus_client, ``server``
-        both, ``analytics`` pyspark and numpy, and ``test`` all of them."""
+        both, ``analytics`` pyspark and numpy, ``unit`` what the unit
+        tests import (the quick loop), and ``test`` all of them."""
         self.assertIn("prometheus-client", self._extra("mailbox"))
         self.assertIn("prometheus-client", self._extra("relay"))
         self.assertLessEqual({"pyspark", "numpy"}, self._extra("analytics"))
@@ -78,11 +79,12 @@ class PipResolves(unittest.TestCase):
         for line in self.ours["requires_dist"]:
             req = Requirement(line)
             if canonicalize_name(req.name) == "wormhole-twisted":
-                extra = [e for e in ("server", "test", "lan")
+                extra = [e for e in ("server", "unit", "test", "lan")
                          if req.marker.evaluate({"extra": e})]
                 ours[extra[0]] = sorted(req.extras)
         self.assertEqual(ours, {"server": ["mailbox", "relay"], "lan": ["mailbox"],
-                                "test": ["analytics", "lan", "p2p", "server", "tor"]})
+                                "unit": ["lan", "p2p", "server", "tor"],
+                                "test": ["analytics", "docs", "lint", "unit"]})
         self.assertIn("zeroconf", self._extra("lan"))
 
 
