@@ -8,12 +8,14 @@ namespace (re-executes itself under ``unshare -n``; needs root), because the
 reference listens on and advertises every local address.
 
   .venv/bin/python bench/dilation_bench.py [--size-mib 1024] [--rounds 3] [--markdown]
+        [--scenarios one-direct,eight-direct,one-relay] [--src NAME=PATH ...]
 
 Rounds are interleaved: each round measures the floor, then every
 scenario with every implementation in turn, so the machine's load falls
 on all of them alike; the summary gives medians over the rounds. Ours
 runs this checkout's src/ (PYTHONPATH), whatever the venv was installed
-from.
+from; ``--src NAME=PATH`` adds our peer from other sources (e.g. `git
+archive main src` unpacked: PATH is its src/), for an A/B in one run.
 
 The floor (bench/_dilation_floor.py), measured in this process every
 round: ChaCha20-Poly1305 alone over exactly the Noise messages of the
@@ -63,6 +65,8 @@ PEER = os.path.join(REPO, "bench", "dilation_peer.py")
 PYTHONS = {"ours": os.path.join(REPO, ".venv", "bin", "python"),
            "ref": os.path.join(os.environ.get("WORMHOLE_REFERENCE_VENV")
                                or os.path.join(REPO, ".venv-ref"), "bin", "python")}
+# --src NAME=PATH: our peer run from the sources in PATH (an A/B)
+SOURCES = {"ours": os.path.join(REPO, "src")}
 SCENARIOS = [("one-direct", 1, False), ("eight-direct", 8, False), ("one-relay", 1, True)]
 
 
@@ -70,12 +74,12 @@ def child_env(impl):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
            and not k.startswith("WORMHOLE_")
-           and (impl == "ours" or not k.startswith("DILATION_PEER_PROFILE"))}
+           and (impl in SOURCES or not k.startswith("DILATION_PEER_PROFILE"))}
     env["PYTHONUNBUFFERED"] = "1"
-    if impl == "ours":
-        # this checkout's sources, whichever checkout the venv was
-        # installed from (an editable install points at one of them)
-        env["PYTHONPATH"] = os.path.join(REPO, "src")
+    if impl in SOURCES:
+        # this checkout's sources (or --src's), whichever checkout the
+        # venv was installed from (an editable install points at one)
+        env["PYTHONPATH"] = SOURCES[impl]
     return env
 
 
@@ -231,7 +235,16 @@ def main():
     ap.add_argument("--cuts", type=int, default=0,
                     help="also measure recovery after this many cuts (relay-only, via a proxy)")
     ap.add_argument("--scenarios", default=",".join(n for n, _, _ in SCENARIOS))
+    ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
+                    help="also our peer from the sources in PATH (e.g. `git archive main src` "
+                    "unpacked, PATH its src/), as implementation NAME, interleaved")
     args = ap.parse_args()
+    for spec in args.src:
+        name, _, path = spec.partition("=")
+        SOURCES[name] = os.path.abspath(path)
+        PYTHONS[name] = PYTHONS["ours"]
+        if name not in args.impls.split(","):
+            args.impls += "," + name
     _netns.reexec_in_namespace(__file__, "DILATION_BENCH_NETNS")
     size = args.size_mib * 2 ** 20
     print(f"load start={load()} cpus={os.cpu_count()}", flush=True)

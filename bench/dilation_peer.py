@@ -179,6 +179,7 @@ def attach_py_spy(out_path):
     import subprocess
     exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
     subprocess.Popen([exe, "record", "--pid", str(os.getpid()), "--rate", "300",
+                      *os.environ.get("DILATION_PEER_PYSPY_ARGS", "").split(),
                       "--format", "raw", "-o", out_path],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
