@@ -99,7 +99,8 @@ def start_servers(with_relay):
         else:
             args = ["transitrelay", f"--port=tcp:{port}:interface=127.0.0.1"]
         p = subprocess.Popen([twistd, "-n", "--pidfile=", "--logfile=/dev/null"] + args,
-                             cwd="/tmp", env=child_env("ours"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             cwd="/tmp", env=child_env("ours"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
         procs.append(p)
         ports[name] = port
         wait_listening(port, p, name, tries=200)
@@ -167,7 +168,8 @@ def run_pair(impl, url, size, nsub, relay, no_listen):
             "send_cpu_s_per_gib": s["cpu_s"] / gib, "recv_cpu_s_per_gib": r["cpu_s"] / gib,
             "send_rss_mib": s["rss_kib"] / 1024, "recv_rss_mib": r["rss_kib"] / 1024,
             "send_sys_s_per_gib": s["sys_s"] / gib, "recv_sys_s_per_gib": r["sys_s"] / gib,
-            "send_proc_cpu_s": s.get("proc_cpu_s", 0.0), "recv_proc_cpu_s": r.get("proc_cpu_s", 0.0),
+            "send_proc_cpu_s": s.get("proc_cpu_s", 0.0),
+            "recv_proc_cpu_s": r.get("proc_cpu_s", 0.0),
             "send_kfaults_per_gib": s["minflt"] / 1000 / gib,
             "recv_kfaults_per_gib": r["minflt"] / 1000 / gib}
 

@@ -124,7 +124,7 @@ def pair():
         t = StringTransport()
         conn.makeConnection(t)
         sides.append((d, conn, t))
-    (dl, l, tl), (df, f, tf) = sides
+    (dl, lead, tl), (df, f, tf) = sides
 
     def pump():
         while tl.value() or tf.value():
@@ -134,21 +134,21 @@ def pair():
             if a:
                 f.dataReceived(a)
             if b:
-                l.dataReceived(b)
+                lead.dataReceived(b)
     pump()
-    l.select(dl)
+    lead.select(dl)
     pump()
     f.select(df)
     # from here on each side writes into a list of pieces
     wl, wf = Wire(), Wire()
-    l.transport, f.transport = wl, wf
-    return clock, (dl, l, wl), (df, f, wf)
+    lead.transport, f.transport = wl, wf
+    return clock, (dl, lead, wl), (df, f, wf)
 
 
 def joined(mib, write_kib):
     """A sender, a receiver and a function that writes ``mib`` MiB on the
     sender's subchannel, handing each buffer-full to ``out``."""
-    clock, (dl, l, wl), (df, f, wf) = pair()
+    clock, (dl, lead, wl), (df, f, wf) = pair()
     eventually = lambda fn: fn()  # noqa: E731 -- a pull producer's turn; unused here
     out_l, out_f = Outbound(), Outbound()
     in_l, in_f = Inbound(clock=clock), Inbound(clock=clock)
@@ -161,7 +161,7 @@ def joined(mib, write_kib):
     in_l.wire(out_l, Listener(accept))
     in_f.wire(out_f, Listener(accept))
     dl.inbound, dl.outbound, df.inbound, df.outbound = in_l, out_l, in_f, out_f
-    for out, inb, conn in ((out_l, in_l, l), (out_f, in_f, f)):
+    for out, inb, conn in ((out_l, in_l, lead), (out_f, in_f, f)):
         out.use_connection(conn)
         inb.use_connection(conn)
     sc = SubChannel(1, "bench", out_l, in_l, lambda _s: None, eventually)
