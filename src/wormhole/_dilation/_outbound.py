@@ -10,9 +10,10 @@ transport pauses us, an IPushProducer), every open subchannel is paused.
 Once caught up ("flowing"), a full transport is one more pause reason, as
 too much unacknowledged data is, not a state of its own: the transport
 pauses and resumes us once per buffer-full, thousands of times per GiB,
-and as two Automat transitions each cycle cost ~14 us against ~2 us for
-the reason alone (docs/performance.md, "Dilation"). While resending, it
-is a state: it decides when the resend goes on.
+and the two Automat transitions of each cycle cost ~14 us (~22 us without
+_state_paths' transition dictionary) against ~0.6 us for the reason
+alone (docs/performance.md, "Dilation"). While resending it is a state:
+it decides when the resend goes on.
 
 Resending: on a new L3 the queue is written as the transport takes it
 (paused when its buffer is full, resumed when it drains), not all at once,
@@ -138,10 +139,10 @@ class Outbound:
     def resumeProducing(self):
         self._on_resumed()
 
-    def _transport_full_now(self):
+    def _pause_for_transport(self):
         self._hold(_L3)
 
-    def _transport_drained(self):
+    def _resume_for_transport(self):
         self._release(_L3)
 
     def send_close(self, scid):
@@ -286,8 +287,8 @@ class Outbound:
         # caught up: the transport's fullness is the _L3 pause reason
         "S_flowing": {"_send_now": lambda s: s._connection.send_record,
                       "_transport_full": lambda s: False,
-                      "_on_paused": lambda s: s._transport_full_now,
-                      "_on_resumed": lambda s: s._transport_drained},
+                      "_on_paused": lambda s: s._pause_for_transport,
+                      "_on_resumed": lambda s: s._resume_for_transport},
     })
 
     _paths.upon(S_disconnected, use_connection, S_resending, [attach, resend_some])
