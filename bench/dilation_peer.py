@@ -9,8 +9,8 @@ interpreter. Never imported by the project.
   send URL SIZE NSUB RELAY|- NO_LISTEN CODE
 
 Result line: {"role", "t_start" (send) / "t_end" (recv), "bytes", "cpu_s"
-(process CPU from the first write / first byte to the end), "rss_kib"
-(peak RSS of the process)}.
+(process CPU from the first write / first byte to the end), "proc_cpu_s"
+(the process's CPU since it started), "rss_kib" (peak RSS of the process)}.
 """
 
 import json
@@ -39,6 +39,13 @@ def sys_time():
 
 def peak_rss_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def process_cpu():
+    # the whole process's CPU, start-up and rendezvous included: its
+    # fixed part is this less the transfer's cpu_s
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def minor_faults():
@@ -143,7 +150,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
              "cpu_s": time.process_time() - (f.cpu0 or time.process_time()),
              "sys_s": sys_time() - (f.sys0 or sys_time()),
              "minflt": minor_faults() - (f.flt0 or minor_faults()),
-             "rss_kib": peak_rss_kib(), "gaps": f.gaps})
+             "rss_kib": peak_rss_kib(), "proc_cpu_s": process_cpu(), "gaps": f.gaps})
     else:
         f = protocol.Factory.forProtocol(Closed)
         f.closed, f.want, f.all_closed = 0, nsub, defer.Deferred()
@@ -160,7 +167,7 @@ def main(reactor, role, url, size, nsub, relay, no_listen, code=None):
         out({"role": "send", "t_start": t_start, "bytes": size,
              "cpu_s": time.process_time() - cpu0, "sys_s": sys_time() - sys0,
              "minflt": minor_faults() - flt0,
-             "rss_kib": peak_rss_kib()})
+             "rss_kib": peak_rss_kib(), "proc_cpu_s": process_cpu()})
     yield w.close()
 
 
@@ -172,6 +179,7 @@ def attach_py_spy(out_path):
     import subprocess
     exe = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
     subprocess.Popen([exe, "record", "--pid", str(os.getpid()), "--rate", "300",
+                      *os.environ.get("DILATION_PEER_PYSPY_ARGS", "").split(),
                       "--format", "raw", "-o", out_path],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -64,7 +64,6 @@ from ._records import (
     RecordError,
     encode_record,
     encode_record_parts,
-    parse_record_pieces,
 )
 from ._state_paths import StatePaths
 
@@ -234,7 +233,7 @@ class DilatedConnectionProtocol(Protocol):
                     self._noise.read_handshake(f)
                     self._got_handshake()
                     continue
-                record = parse_record_pieces(self._noise.decrypt_pieces(f))
+                record = self._noise.decrypt_record(f)
             except (FramingError, RecordError) as e:
                 held.clear()
                 self._bad(str(e))

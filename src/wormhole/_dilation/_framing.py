@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from noise.connection import NoiseConnection
 
 from .._crypto import derive_key
+from ._records import parse_record, parse_record_pieces
 
 LEADER_HANDSHAKE = b"Magic-Wormhole Dilation Handshake v1 Leader\n\n"
 FOLLOWER_HANDSHAKE = b"Magic-Wormhole Dilation Handshake v1 Follower\n\n"
@@ -39,7 +40,18 @@ MAX_FRAME = 2 ** 32 - 1
 HANDSHAKE_MAX_FRAME = 1024
 DEFAULT_MAX_FRAME = 16 * 1024 * 1024
 _LENGTH = struct.Struct(">L")
-_NONCE_PAD = b"\x00\x00\x00\x00"
+# a transport message's nonce: 4 zero bytes, then the 64-bit little-endian
+# counter (Noise spec 5.1, 12.4), one pack per message
+_NONCE = struct.Struct("<4xQ").pack
+# The plaintext of a frame of at most this many Noise messages is opened
+# into one buffer kept by the session, so a DATA record's payload is made
+# by one copy out of it, with no plaintext object per message: the 64 KiB
+# write of a bulk stream is a 65545-byte record, two messages (docs/
+# performance.md, "Dilation"). Longer frames take the general path.
+_SCRATCH_MESSAGES = 2
+# whether `cryptography` can open into a buffer (decrypt_into); without
+# it every frame takes the general path
+_HAVE_DECRYPT_INTO = hasattr(ChaCha20Poly1305, "decrypt_into")
 
 
 class FramingError(Exception):
@@ -189,6 +201,7 @@ class NoiseSession:
         self._noise = n
         self._enc = self._dec = None
         self._enc_n = self._dec_n = 0
+        self._scratch = memoryview(bytearray(_SCRATCH_MESSAGES * NOISE_MAX_PLAINTEXT))
 
     def handshake_done(self) -> bool:
         if self._enc is None and self._noise.handshake_finished:
@@ -224,12 +237,12 @@ class NoiseSession:
     def _seal(self, piece):
         n = self._enc_n
         self._enc_n = n + 1
-        return self._enc.encrypt(_NONCE_PAD + n.to_bytes(8, "little"), piece, None)
+        return self._enc.encrypt(_NONCE(n), piece, None)
 
     def _open(self, piece):
         n = self._dec_n
         try:
-            out = self._dec.decrypt(_NONCE_PAD + n.to_bytes(8, "little"), piece, None)
+            out = self._dec.decrypt(_NONCE(n), piece, None)
         except InvalidTag:
             raise FramingError("undecryptable Noise message (wrong key or corrupted)") from None
         self._dec_n = n + 1
@@ -272,6 +285,36 @@ class NoiseSession:
         mv = memoryview(ciphertext)
         return [self._open(mv[i:i + NOISE_MAX_CIPHERTEXT])
                 for i in range(0, len(mv), NOISE_MAX_CIPHERTEXT)]
+
+    def decrypt_record(self, ciphertext):
+        """The record in one frame (after the handshake): what
+        ``parse_record_pieces(self.decrypt_pieces(ciphertext))`` gives,
+        opened into the session's buffer when the frame is short enough,
+        so a DATA payload is one copy out of it. RecordError for a
+        plaintext that is no record, FramingError for one that does not
+        open."""
+        self.handshake_done()
+        size = len(ciphertext)
+        if size > _SCRATCH_MESSAGES * NOISE_MAX_CIPHERTEXT or not _HAVE_DECRYPT_INTO:
+            return parse_record_pieces(self.decrypt_pieces(ciphertext))
+        scratch, open_into = self._scratch, self._dec.decrypt_into
+        n = self._dec_n
+        end = 0
+        try:
+            for i in range(0, size, NOISE_MAX_CIPHERTEXT):
+                piece = ciphertext[i:i + NOISE_MAX_CIPHERTEXT]
+                k = len(piece) - NOISE_MAC
+                if k < 0:
+                    raise InvalidTag()
+                open_into(_NONCE(n), piece, None, scratch[end:end + k])
+                n += 1
+                end += k
+        except InvalidTag:
+            raise FramingError("undecryptable Noise message (wrong key or corrupted)") from None
+        self._dec_n = n
+        # parse_record copies what it keeps (a DATA payload, an OPEN's
+        # name): nothing refers to the buffer once it returns
+        return parse_record(scratch[:end])
 
     def decrypt_frame(self, ciphertext) -> bytes:
         """The plaintext of one frame: cut every 65535 bytes, decrypt each."""

@@ -7,6 +7,13 @@ new L3 connection. ACKs themselves are never queued.
 
 Flow control: while there is no L3, or the L3's TCP buffer is full (the
 transport pauses us, an IPushProducer), every open subchannel is paused.
+Once caught up ("flowing"), a full transport is one more pause reason, as
+too much unacknowledged data is, not a state of its own: the transport
+pauses and resumes us once per buffer-full, thousands of times per GiB,
+and the two Automat transitions of each cycle cost ~14 us (~22 us without
+_state_paths' transition dictionary) against ~0.6 us for the reason
+alone (docs/performance.md, "Dilation"). While resending it is a state:
+it decides when the resend goes on.
 
 Resending: on a new L3 the queue is written as the transport takes it
 (paused when its buffer is full, resumed when it drains), not all at once,
@@ -51,6 +58,12 @@ _L3 = "no L3, resending, or its transport full"
 _UNACKED = "too much unacknowledged"
 
 
+# what the transport's pause and resume do in the states where the
+# machine's inputs decide
+_TRANSPORT_INPUTS = {"_on_paused": lambda s: s._transport_paused,
+                     "_on_resumed": lambda s: s._transport_resumed}
+
+
 def _cost(record):
     if type(record) is Data:
         return RECORD_COST + len(record.data)
@@ -77,17 +90,14 @@ class Outbound:
         self._max_unacked = max_unacked
         self._unacked = 0   # the cost of self._queue
         self._resend_index = 0     # next queue position to resend
-        # _send_now: the connection's send_record while we are caught up
-        # (flowing or paused), None while disconnected or resending (then
-        # new records only queue, behind the resend); _transport_full: the
-        # transport has paused us (or there is none). Both set from the
-        # state's row on every transition (_state_paths).
+        # _send_now: the connection's send_record while we are caught up,
+        # None while disconnected or resending (then new records only
+        # queue, behind the resend); _transport_full: the transport has
+        # paused our resend (or there is none); _on_paused/_on_resumed:
+        # what the transport's pause and resume do (the inputs, or once
+        # caught up the _L3 pause reason). All set from the state's row on
+        # every transition (_state_paths).
         self._paths.install_initial(self, "S_disconnected")
-        # the transport calls these once per buffer-full cycle (thousands
-        # per GiB), and Automat builds a new bound input (wraps, a copied
-        # code object) on every attribute access: bound once here instead
-        self.pauseProducing = self.pauseProducing
-        self.resumeProducing = self.resumeProducing
 
     # -- public, validated, routed to inputs --------------------------------
 
@@ -120,6 +130,20 @@ class Outbound:
             self._hold(_UNACKED)
         if self._send_now is not None:
             self._send_now(record)
+
+    # -- IPushProducer: the transport's buffer is full, or drained --------
+
+    def pauseProducing(self):
+        self._on_paused()
+
+    def resumeProducing(self):
+        self._on_resumed()
+
+    def _pause_for_transport(self):
+        self._hold(_L3)
+
+    def _resume_for_transport(self):
+        self._release(_L3)
 
     def send_close(self, scid):
         self._queue_record(Close(scid, self._allocate()))
@@ -165,9 +189,6 @@ class Outbound:
     @m.state()
     def S_flowing(self): pass
 
-    @m.state()
-    def S_paused(self): pass
-
     # -- inputs ------------------------------------------------------------
 
     @m.input()
@@ -177,10 +198,10 @@ class Outbound:
     def stop_using_connection(self): pass
 
     @m.input()
-    def pauseProducing(self): pass
+    def _transport_paused(self): pass
 
     @m.input()
-    def resumeProducing(self): pass
+    def _transport_resumed(self): pass
 
     @m.input()
     def stopProducing(self): pass
@@ -257,52 +278,52 @@ class Outbound:
     # -- transitions -------------------------------------------------------
 
     _paths = StatePaths(m, {
-        "S_disconnected": {"_send_now": lambda s: None, "_transport_full": lambda s: True},
-        "S_resending": {"_send_now": lambda s: None, "_transport_full": lambda s: False},
-        "S_resending_paused": {"_send_now": lambda s: None, "_transport_full": lambda s: True},
+        "S_disconnected": {"_send_now": lambda s: None, "_transport_full": lambda s: True,
+                           **_TRANSPORT_INPUTS},
+        "S_resending": {"_send_now": lambda s: None, "_transport_full": lambda s: False,
+                        **_TRANSPORT_INPUTS},
+        "S_resending_paused": {"_send_now": lambda s: None, "_transport_full": lambda s: True,
+                               **_TRANSPORT_INPUTS},
+        # caught up: the transport's fullness is the _L3 pause reason
         "S_flowing": {"_send_now": lambda s: s._connection.send_record,
-                      "_transport_full": lambda s: False},
-        "S_paused": {"_send_now": lambda s: s._connection.send_record,
-                     "_transport_full": lambda s: True},
+                      "_transport_full": lambda s: False,
+                      "_on_paused": lambda s: s._pause_for_transport,
+                      "_on_resumed": lambda s: s._resume_for_transport},
     })
 
     _paths.upon(S_disconnected, use_connection, S_resending, [attach, resend_some])
-    _paths.upon(S_disconnected, pauseProducing, S_disconnected, [])
-    _paths.upon(S_disconnected, resumeProducing, S_disconnected, [])
+    _paths.upon(S_disconnected, _transport_paused, S_disconnected, [])
+    _paths.upon(S_disconnected, _transport_resumed, S_disconnected, [])
     _paths.upon(S_disconnected, stopProducing, S_disconnected, [])
     _paths.upon(S_disconnected, subchannel_opened, S_disconnected, [add])
     _paths.upon(S_disconnected, subchannel_closed, S_disconnected, [remove])
 
     # subchannels stay paused while the queue is resent
     _paths.upon(S_resending, _resent_all, S_flowing, [resume_all])
-    _paths.upon(S_resending, pauseProducing, S_resending_paused, [])
-    _paths.upon(S_resending, resumeProducing, S_resending, [])
+    _paths.upon(S_resending, _transport_paused, S_resending_paused, [])
+    _paths.upon(S_resending, _transport_resumed, S_resending, [])
     _paths.upon(S_resending, stopProducing, S_resending, [])
     _paths.upon(S_resending, stop_using_connection, S_disconnected, [detach])
     _paths.upon(S_resending, subchannel_opened, S_resending, [add])
     _paths.upon(S_resending, subchannel_closed, S_resending, [remove])
 
-    _paths.upon(S_resending_paused, resumeProducing, S_resending, [resend_some])
-    # the last resent record filled the transport: caught up, but full
-    _paths.upon(S_resending_paused, _resent_all, S_paused, [])
-    _paths.upon(S_resending_paused, pauseProducing, S_resending_paused, [])
+    _paths.upon(S_resending_paused, _transport_resumed, S_resending, [resend_some])
+    # the last resent record filled the transport: caught up, but full, so
+    # the subchannels stay paused (the _L3 reason) until it resumes us
+    _paths.upon(S_resending_paused, _resent_all, S_flowing, [])
+    _paths.upon(S_resending_paused, _transport_paused, S_resending_paused, [])
     _paths.upon(S_resending_paused, stopProducing, S_resending_paused, [])
     _paths.upon(S_resending_paused, stop_using_connection, S_disconnected, [detach])
     _paths.upon(S_resending_paused, subchannel_opened, S_resending_paused, [add])
     _paths.upon(S_resending_paused, subchannel_closed, S_resending_paused, [remove])
 
+    # caught up. The transport's pause and resume take the paths of this
+    # row (the same behaviour as these two transitions); while it is full
+    # the transport still takes writes (it buffers): subchannels are asked
+    # to stop, and a record they still write is sent, not lost
+    _paths.upon(S_flowing, _transport_paused, S_flowing, [pause_all])
+    _paths.upon(S_flowing, _transport_resumed, S_flowing, [resume_all])
     _paths.upon(S_flowing, stop_using_connection, S_disconnected, [detach, pause_all])
-    _paths.upon(S_flowing, pauseProducing, S_paused, [pause_all])
-    _paths.upon(S_flowing, resumeProducing, S_flowing, [])
     _paths.upon(S_flowing, stopProducing, S_flowing, [])
     _paths.upon(S_flowing, subchannel_opened, S_flowing, [add])
     _paths.upon(S_flowing, subchannel_closed, S_flowing, [remove])
-
-    # paused: the transport still takes writes (it buffers); subchannels
-    # are asked to stop, and a record they still write is sent, not lost
-    _paths.upon(S_paused, stop_using_connection, S_disconnected, [detach])
-    _paths.upon(S_paused, pauseProducing, S_paused, [])
-    _paths.upon(S_paused, resumeProducing, S_flowing, [resume_all])
-    _paths.upon(S_paused, stopProducing, S_paused, [])
-    _paths.upon(S_paused, subchannel_opened, S_paused, [add])
-    _paths.upon(S_paused, subchannel_closed, S_paused, [remove])

@@ -131,6 +131,27 @@ class OutboundTests(unittest.TestCase):
         self.o.send_data(1, b"direct")
         self.assertEqual([r.seqnum for r in c.sent], [0, 1, 3, 4])
 
+    def test_full_transport_and_unacked_are_two_reasons(self):
+        """Caught up, a full transport and too much unacknowledged data
+        each pause the subchannels; they resume only once neither holds,
+        whichever goes first."""
+        o = Outbound(max_unacked=RECORD_COST + 1000)
+        a = FakeSubChannel(self.events, "a")
+        o.subchannel_opened(a)
+        o.use_connection(self.c)
+        for first, second in (("ack", "drain"), ("drain", "ack")):
+            del self.events[:]
+            o.send_data(1, bytes(2000))      # too much unacknowledged
+            o.pauseProducing()               # and the transport is full
+            self.assertEqual(self.events, [("a.local_pause",)])
+            for step in (first, second):
+                self.assertNotIn(("a.local_resume",), self.events)
+                if step == "ack":
+                    o.handle_ack(self.c.sent[-1].seqnum)
+                else:
+                    o.resumeProducing()
+            self.assertEqual(self.events, [("a.local_pause",), ("a.local_resume",)])
+
     def test_seqnum_wraps_at_32_bits(self):
         """The 4-byte seqnum field wraps instead of overflowing."""
         self.o._next_seqnum = 2 ** 32 - 1

@@ -3,7 +3,8 @@ receiver (_state_paths): the attributes the per-record path calls are a
 function of the state, set first in every transition, and a nested
 transition leaves its own row."""
 
-from automat import MethodicalMachine
+from automat import MethodicalMachine, NoTransition
+from automat._core import Automaton
 from twisted.trial import unittest
 
 from wormhole._dilation._connection import DilatedConnectionProtocol
@@ -39,6 +40,23 @@ class Rows(unittest.TestCase):
         m = MethodicalMachine()
         self.assertRaises(ValueError, StatePaths, m,
                           {"a": {"_x": lambda s: 1}, "b": {"_y": lambda s: 2}})
+
+
+class IndexedTransitions(unittest.TestCase):
+    def test_same_as_automats_scan(self):
+        """Every (state, input) pair finds the transition Automat's own
+        scan finds; a pair without one still raises NoTransition."""
+        for cls in MACHINES:
+            automaton = cls.m._automaton
+            pairs = {(s, i) for s, i, _o, _outs in automaton.allTransitions()}
+            for state, symbol in pairs:
+                self.assertEqual(automaton.outputForInput(state, symbol),
+                                 Automaton.outputForInput(automaton, state, symbol))
+            missing = [(s, i) for s in automaton.states() for i in automaton.inputAlphabet()
+                       if (s, i) not in pairs]
+            self.assertTrue(missing, cls.__name__)  # each machine has some
+            for state, symbol in missing:
+                self.assertRaises(NoTransition, automaton.outputForInput, state, symbol)
 
 
 class Nested(unittest.TestCase):
