@@ -28,11 +28,12 @@ from hypothesis.stateful import (
 from twisted.internet import task
 from twisted.trial import unittest
 
+from wormhole._landing import Refused
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2 import _source as S
 from wormhole.transfer_v2._hashing import never
-from wormhole.transfer_v2._receiving import Received
+from wormhole.transfer_v2._receiving import OfferAlreadyAnswered, Received
 from wormhole.transfer_v2._sending import OfferResult
 
 from .._machine_search import LogWatch, search_settings
@@ -159,6 +160,8 @@ class OfferSearch(RuleBasedStateMachine):
         self._deliver(self.to_sender, self.sender, count)
 
     def _deliver(self, queue, machine, count):
+        if machine is self.sender and not self.connected:
+            return  # the subchannel's bytes come after its connectionMade
         for _ in range(count):
             if self.lost or not queue:
                 return
@@ -214,6 +217,26 @@ class OfferSearch(RuleBasedStateMachine):
         else:
             self.tainted = True
             self.receiver.reject("no, thanks")
+
+    @precondition(lambda self: self.decided)
+    @rule(accept=st.booleans())
+    def answer_again(self, accept):
+        """The application answers an offer it answered already: a clear
+        error while the offer is under way, nothing once it is over."""
+        try:
+            if accept:
+                try:
+                    sink = _sink.sink_for(self.receiver._offer, self.dst, plenty,
+                                          resumable=self.resumable)
+                except Refused:
+                    return  # it has landed: the receiving rules refuse it first
+                self.receiver.accept(sink)
+            else:
+                self.receiver.reject("changed my mind")
+        except OfferAlreadyAnswered:
+            assert not self.receiver_ends, "refused after the offer was over"
+        else:
+            assert self.receiver_ends, "a second answer taken while the offer goes on"
 
     @rule(now=st.integers(0, 3))
     def change_source(self, now):
@@ -289,3 +312,22 @@ class OfferSearchTests(unittest.TestCase):
         """The search above, at the example count of
         tests/unit/_machine_search.py."""
         run_state_machine_as_test(OfferSearch, settings=search_settings(examples=100, steps=30))
+
+    def test_a_second_answer_is_refused_clearly(self):
+        """Found by the search: an offer accepted, then accepted or rejected
+        again while its file arrives, raised Automat's NoTransition (for
+        ``_accept_file``, ``reject`` in ``R3_receiving``) into the
+        application; it is OfferAlreadyAnswered now, and the transfer goes
+        on to the end."""
+        for again in (True, False):
+            state = OfferSearch()
+            try:
+                state.start(tree={"one": bytes(range(256)) * 20}, resumable=again,
+                            hostile=False, opened=True)
+                state.deliver_to_receiver(count=1)
+                state.decide(accept=True)
+                state.settle(rounds=2)
+                state.answer_again(accept=again)
+                state.nothing_logged()
+            finally:
+                state.teardown()
