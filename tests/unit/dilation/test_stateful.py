@@ -310,7 +310,7 @@ class DilationSearchTests(unittest.TestCase):
         """The search above, at the example count of
         tests/unit/_machine_search.py."""
         run_state_machine_as_test(DilationSearch,
-                                  settings=search_settings(examples=150, steps=40))
+                                  settings=search_settings(examples=400, steps=50))
 
     def test_stop_while_a_dial_is_pending(self):
         """Found by the search: stopping while the Connector still dials
