@@ -3,6 +3,8 @@
 
     python misc/generate-diagrams.py            # or: ./dev diagrams, tox -e diagrams
     python misc/generate-diagrams.py --output DIR --no-svg
+    python misc/generate-diagrams.py --refusals        # the refused-inputs table
+    python misc/generate-diagrams.py --write-refusals  # ... into refusals.md
 
 As docs/architecture.md, "Diagrams come from the code" asks: one Graphviz
 ``.dot`` file per machine, named after the machine's fully qualified name as
@@ -33,6 +35,12 @@ walk.
 
 ``tests/docs/`` loads this file and compares what it generates now with the
 files on disk.
+
+``--refusals`` prints docs/state-machines/refusals.md as the machines make it
+now: every (state, input) pair without a transition, grouped by input and
+reason, each pair with the reason the file on disk gives it, a new pair
+marked "to audit" (``tests/docs/test_refusals.py`` refuses such a row).
+``--write-refusals`` writes it there.
 """
 
 import argparse
