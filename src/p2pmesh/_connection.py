@@ -517,6 +517,9 @@ class Connection(Protocol):
         _half.upon(_lost, enter=closed, outputs=[_fail_requests,
                                                  _notify_closed])
     handshaking.upon(_peer_subnet_ok, enter=theirs_acked, outputs=[])
+    # the peer said its subnet again before ours was ACKed: ACKed again
+    # (as in open), nothing changes
+    theirs_acked.upon(_peer_subnet_ok, enter=theirs_acked, outputs=[])
     handshaking.upon(_our_subnet_acked, enter=ours_acked, outputs=[])
     ours_acked.upon(_peer_subnet_ok, enter=open,
                     outputs=[_become_open, _propose_compression])

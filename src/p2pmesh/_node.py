@@ -38,6 +38,11 @@ from ._whisper import Whispers
 FLOODED = (SHOUT, ANNOUNCE, CHANGE_KEY)
 
 
+
+class NodeStopped(Exception):
+    """``start()`` of a Node that was stopped: a Node is not restartable
+    (make a new one)."""
+
 class Node:
     """One mesh node.
 
@@ -219,6 +224,11 @@ class Node:
     def _already(self):
         return defer.succeed(None)
 
+    @m.output()
+    def _not_again(self):
+        return defer.fail(NodeStopped("this node was stopped and cannot start "
+                                      "again; make a new Node"))
+
     created.upon(start, enter=running, outputs=[_do_start],
                  collector=lambda outs: list(outs)[0])
     created.upon(stop, enter=stopped, outputs=[_already],
@@ -228,6 +238,8 @@ class Node:
     running.upon(start, enter=running, outputs=[_already],
                  collector=lambda outs: list(outs)[0])
     stopped.upon(stop, enter=stopped, outputs=[_already],
+                 collector=lambda outs: list(outs)[0])
+    stopped.upon(start, enter=stopped, outputs=[_not_again],
                  collector=lambda outs: list(outs)[0])
 
     def _listening(self, port):

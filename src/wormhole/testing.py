@@ -230,6 +230,9 @@ class MemoryNetwork:
 
     def connectTCP(self, host, port, factory, timeout=30, bindAddress=None):  # noqa: N802
         connector = _MemoryConnector(self, host, port, factory)
+        # as a reactor does: an endpoint's wrapping factory keeps the
+        # connector to stop it when its Deferred is cancelled
+        factory.startedConnecting(connector)
         self._reactor.callLater(0, connector.connect_now)
         return connector
 

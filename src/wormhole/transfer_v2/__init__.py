@@ -2,7 +2,14 @@
 both directions over a dilated wormhole. See docs/transfer-v2.md."""
 from ._api import CONTROL_SUBPROTOCOL, OFFER_SUBPROTOCOL, IncomingOffer, TransferSession
 from ._messages import MessageError
-from ._receiving import HashMismatch, OfferRefused, Received, ReceiveFailed, Rejected
+from ._receiving import (
+    HashMismatch,
+    OfferAlreadyAnswered,
+    OfferRefused,
+    Received,
+    ReceiveFailed,
+    Rejected,
+)
 from ._resumable import KEPT_SUFFIXES
 from ._sending import AcknowledgeMismatch, OfferLost, OfferRejected, OfferResult
 from ._source import Outgoing, SourceChanged
@@ -11,7 +18,8 @@ from ._versions import IncompatibleModes, PeerUsesClassic, app_versions, speaks_
 
 __all__ = [
     "CONTROL_SUBPROTOCOL", "OFFER_SUBPROTOCOL", "IncomingOffer", "TransferSession",
-    "MessageError", "HashMismatch", "OfferRefused", "ReceiveFailed", "Received", "Rejected",
+    "MessageError", "HashMismatch", "OfferAlreadyAnswered", "OfferRefused", "ReceiveFailed",
+    "Received", "Rejected",
     "AcknowledgeMismatch", "OfferLost", "OfferRejected", "OfferResult", "Outgoing",
     "SourceChanged", "prepare_offer", "IncompatibleModes", "PeerUsesClassic", "app_versions",
     "speaks_transfer_v2", "KEPT_SUFFIXES",

@@ -38,7 +38,7 @@ from ._interfaces import (
     IResumableSink,
     ISessionDelegate,
 )
-from ._receiving import OfferRefused
+from ._receiving import OfferAlreadyAnswered, OfferRefused
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -117,18 +117,24 @@ class IncomingOffer:
         feature that is after what an earlier session left was checked
         (hashed, in a thread); ``resumed_from``, ``resumed_files`` and
         ``discarded`` are known from then on."""
+        first = (self._answered, self.sink, self.refusal, self.refused)
         self._answered = defer.Deferred()
         answered = self._answered
         try:
-            sink = _sink.sink_for(self.offer, folder, self._free_space, name,
-                                  resumable=self._resumable, modes=self._modes)
-        except _landing.Refused as e:
-            self.refusal = e
-            self.refused = str(e)
-            self._machine.reject(peer_reason or self.refused)
-            return answered
-        self.sink = sink
-        self._machine.accept(sink)
+            try:
+                sink = _sink.sink_for(self.offer, folder, self._free_space, name,
+                                      resumable=self._resumable, modes=self._modes)
+            except _landing.Refused as e:
+                self.refusal = e
+                self.refused = str(e)
+                self._machine.reject(peer_reason or self.refused)
+                return answered
+            self.sink = sink
+            self._machine.accept(sink)
+        except OfferAlreadyAnswered:
+            # a second answer: the first one's Deferred and sink stay
+            self._answered, self.sink, self.refusal, self.refused = first
+            raise
         return answered
 
     def _resumed(self, nbytes):

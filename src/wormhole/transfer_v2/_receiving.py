@@ -65,6 +65,12 @@ class ReceiveFailed(TransferError):
     """The offer did not complete (protocol error, lost, cancelled)."""
 
 
+class OfferAlreadyAnswered(TransferError):
+    """``accept()`` or ``reject()`` of an offer that was answered already
+    and is still under way (docs/transfer-v2.md, "Library API"): the
+    first answer stands."""
+
+
 class OfferRefused(ReceiveFailed):
     """An offer subchannel of the peer's ended before its offer was known
     (a record over the limits, a malformed record or offer, another
@@ -258,8 +264,12 @@ class OfferReceiver:
 
     def accept(self, sink):
         """Receive into ``sink`` (an ISink); a resumable one (IResumableSink)
-        first checks what an earlier session left."""
-        sink = ISink(sink)
+        first checks what an earlier session left. Once the offer was
+        answered, OfferAlreadyAnswered while it goes on; after its end
+        the sink is given back (``suspend``)."""
+        return self._given_sink(ISink(sink))
+
+    def _use_sink(self, sink):
         if IResumableSink.providedBy(sink):
             return self._check_kept_first(sink)
         return self._answer_with(sink)
@@ -367,6 +377,9 @@ class OfferReceiver:
     def reject(self, reason): pass  # noqa
 
     @m.input()
+    def _given_sink(self, sink): pass  # noqa
+
+    @m.input()
     def lost(self): pass  # noqa
 
     @m.input()
@@ -465,6 +478,17 @@ class OfferReceiver:
     @m.output()
     def _complete_empty(self):
         self._sink.complete()
+
+    @m.output()
+    def _take_sink(self, sink):
+        # decided: the answer is the input this sink makes (an accept of
+        # some kind, or a reject when its file cannot be opened)
+        self._use_sink(sink)
+
+    @m.output()
+    def _already_answered(self):
+        raise OfferAlreadyAnswered("this offer was answered already; the first "
+                                   "answer stands")
 
     @m.output()
     def _send_reject(self, reason):
@@ -636,6 +660,20 @@ class OfferReceiver:
         _paths.upon(_state, _got_data, _state, [_stray_data])
         _paths.upon(_state, _got_ack, _state, [_stray_ack])
     del _state
+
+    # the application's answer (docs/transfer-v2.md, "Library API"): taken
+    # while deciding; a second one while the offer goes on is refused
+    # with a clear error, the first answer standing (R0: no IncomingOffer
+    # exists before the offer, so no answer can come)
+    _paths.upon(R1_deciding, _given_sink, R1_deciding, [_take_sink])
+    for _state in (R2_awaiting_header, R3_receiving, R4_awaiting_close,
+                   R6_awaiting_resume_answer, R7_checking_kept):
+        _paths.upon(_state, _given_sink, _state, [_already_answered])
+    for _state in (R2_awaiting_header, R3_receiving, R4_awaiting_close,
+                   R6_awaiting_resume_answer):
+        _paths.upon(_state, reject, _state, [_already_answered])
+    del _state
+    _paths.upon(R5_done, _given_sink, R5_done, [_discard_given_sink])
 
     # over: a decision that comes late gives its sink back; the rest is noise
     _paths.upon(R5_done, _accept_file, R5_done, [_discard_writer, _discard_given_sink])

@@ -184,6 +184,10 @@ class Session:
     S5_abandoned.upon(close, enter=S5_abandoned, outputs=[])
 
     S4_closed.upon(control_connected, enter=S4_closed, outputs=[_close_ours])
+    # closed before the peer's versions came (close() in S0): the session
+    # never started, so what they say changes nothing
+    for _input in (_got_transfer_v2, _got_classic, _got_incompatible):
+        S4_closed.upon(_input, enter=S4_closed, outputs=[])
     for _input in (connect_failed, their_control_closed, our_control_closed, close,
                    peer_unreachable):
         S4_closed.upon(_input, enter=S4_closed, outputs=[])

@@ -41,6 +41,20 @@ class Handshake(SynchronousTestCase):
         h.feed(h.peer.msg(SET_CONNECTION_OPT, [2, SUBNET.as_setting()]))
         self.assertEqual(h.owner.events, [])
 
+    def test_peer_repeats_its_subnet_before_our_ack(self):
+        """The peer's subnet option twice before ours is ACKed: ACKed
+        again, the handshake goes on (it raised Automat's NoTransition out
+        of dataReceived in ``theirs_acked``; found by the audit of refused
+        inputs, docs/state-machines/refusals.md)."""
+        h = Harness()
+        h.turn()
+        subnet = SUBNET.as_setting()
+        answers = [h.feed(h.peer.msg(SET_CONNECTION_OPT, [2, subnet])) for _ in range(2)]
+        self.assertEqual([[m[0] for m in out] for out in answers], [[ACK], [ACK]])
+        self.assertEqual(h.owner.events, [])
+        h.feed(h.peer.msg(ACK, [SET_CONNECTION_OPT, 2, subnet]))
+        self.assertEqual(h.owner.events, [("open",)])
+
     def test_subnet_mismatch_nack_then_close(self):
         """A different constant: NACK [3, 2, setting, "subnet-mismatch"],
         flushed, then loseConnection."""

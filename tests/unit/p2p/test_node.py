@@ -38,6 +38,19 @@ class Lifecycle(SynchronousTestCase):
         net.settle()
         self.assertEqual(net.clock.getDelayedCalls(), [])
 
+    def test_no_start_after_stop(self):
+        """start() after stop() fails with NodeStopped (a Node is not
+        restartable), where it raised Automat's NoTransition; found by the
+        audit of refused inputs (docs/state-machines/refusals.md)."""
+        from p2pmesh._node import NodeStopped
+        net = line(2)
+        node = net.nodes[0]
+        node.stop()
+        net.settle()
+        self.failureResultOf(node.start(), NodeStopped)
+        net.nodes[1].stop()
+        net.settle()
+
     def test_key_size_must_match_beta(self):
         """A 2048-bit key in a β = 3072 subnet is refused at construction."""
         from p2pmesh import Node

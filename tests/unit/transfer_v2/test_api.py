@@ -12,6 +12,7 @@ from wormhole.errors import TransferError
 from wormhole.transfer_v2 import _api, _hashing
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _versions as V
+from wormhole.transfer_v2._receiving import OfferAlreadyAnswered
 
 
 class FakeSubchannel:
@@ -169,6 +170,25 @@ class AcceptAnswer(unittest.TestCase):
         self.assertIs(self.successResultOf(answered), asked[1])
         self.assertEqual(asked[1].resumed_from, 40)
         self.assertEqual(second.transport.records[0].resume_offset, 40)
+
+    def test_a_second_answer_raises_and_the_first_stands(self):
+        """accept() or reject() of an offer accepted already raises
+        OfferAlreadyAnswered (not Automat's NoTransition); the first
+        accept's Deferred and sink are kept and the file still arrives."""
+        folder = self.mktemp()
+        os.makedirs(folder)
+        asked = []
+        p = offer_in(session("receive", "send", on_offer=asked.append,
+                             run_hashing=_hashing.synchronous), M.FileOffer("f", 0, 3))
+        incoming = asked[0]
+        answered = incoming.accept(folder)
+        sink = incoming.sink
+        self.assertRaises(OfferAlreadyAnswered, incoming.accept, folder)
+        self.assertRaises(OfferAlreadyAnswered, incoming.reject, "no")
+        self.assertIs(incoming.sink, sink)
+        self.assertIs(self.successResultOf(answered), incoming)
+        p.dataReceived(M.encode_record(M.FileData(b"abc")))
+        self.assertEqual(p.transport.records[0], M.OfferAccept())
 
     def test_accept_refused_fires_too(self):
         """An accept refused locally (the target exists) fires at once,

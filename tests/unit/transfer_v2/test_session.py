@@ -98,6 +98,20 @@ class SessionMachine(unittest.TestCase):
         self.assertEqual(self.events[-1], "close")
         self.s.our_control_closed()
 
+    def test_versions_after_close(self):
+        """Closed before the peer's versions came (the wormhole's
+        get_versions() fires later): whatever they say changes nothing.
+        Found while auditing the refusals (docs/state-machines/refusals.md):
+        ``_got_transfer_v2``/``_got_classic`` in ``S4_closed`` raised
+        NoTransition inside the versions Deferred, an unhandled error."""
+        for versions in (v2("receive"), {"transfer-v2": "nonsense"}, {}):
+            s, events = Session("send"), []
+            s.wire(Recording(events))
+            s.close()
+            s.got_versions(versions)
+            self.assertEqual([e if isinstance(e, str) else e[0] for e in events],
+                             ["failed", "closed"])
+
     def test_peer_unreachable(self):
         """peer_unreachable while open: offers cancelled, closed without
         waiting for our control channel; while connecting: start fails too."""
