@@ -1,5 +1,6 @@
 """Dilated File Transfer (transfer-v2) beside the classic protocol, in one
-run (results in docs/performance.md, "Dilated File Transfer").
+run (results in docs/performance.md, "The default path against the
+reference").
 
 Each run is a fresh CLI sender/receiver pair on our Mailbox server, direct
 connections on loopback, in a loopback-only network namespace (re-executes
@@ -30,9 +31,10 @@ implementation in turn (interleaved), and the tables give the median of the
 rounds: wall, MiB/s, CPU per GiB of each side (user+system over the bytes
 moved) and peak RSS. For one file, also the waits around the bytes:
 ``setup_s`` from the launch of both CLIs (each holds the code from its
-command line) to the first byte on the receiver's disk, and ``close_s`` from
-the last byte there to both exits (``waits`` lines, ours beside the
-reference; polled every 2 ms).
+command line) to the first byte on the receiver's disk (of which
+``code_s``, to the sender's "Wormhole code is" line: start-up), and
+``close_s`` from the last byte there to both exits (``waits`` lines, ours
+beside the reference; polled every 2 ms).
 
 ``--profile-dir DIR`` runs, instead of the measured rounds, one transfer
 per scenario and implementation with each CLI under cProfile timed in
@@ -72,7 +74,7 @@ One machine-readable line per run, the medians and their ratios:
   median impl=ours-v2 scenario=file placement=shared rounds=3 wall_s=...
         send_cpu_per_gib_s=... recv_cpu_per_gib_s=... ...
   ratio scenario=file placement=shared ours-v2/ref mib_per_s=... wall=...
-  waits scenario=file placement=shared ours-v2 setup_s=... close_s=... ref setup_s=... close_s=...
+  waits scenario=file placement=shared ours-v2 code_s=... setup_s=... close_s=... ref code_s=...
 """
 import argparse
 import hashlib
@@ -214,6 +216,9 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/tmp")
     recv = subprocess.Popen(tb.timed(recv_cmd, rss["recv"]), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=dest)
+    out = {"send": Lines(send.stdout), "recv": Lines(recv.stdout)}
+    for lines in out.values():
+        lines.start()
     watch = None
     if os.path.isfile(src):
         watch = Watch(dest, os.path.getsize(src), (send.pid, recv.pid), t0)
@@ -228,8 +233,14 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
                 tb.kill_tree(p)
                 tb.wait_rusage(p)
         waits = watch.result() if watch else {}
-    send_log = send.stdout.read().decode(errors="replace")
-    logs = send_log + recv.stdout.read().decode(errors="replace")
+    send_log = out["send"].text()
+    logs = send_log + out["recv"].text()
+    code_at = out["send"].first(CODE_LINE)
+    if waits and code_at is not None:
+        # the set-up's two parts: the sender's start-up (the process, its
+        # imports, the Mailbox connection) and from its code to the bytes
+        # (rendezvous, PAKE, the connection race)
+        waits["code_s"] = code_at - t0
     out = os.path.join(dest, os.path.basename(src.rstrip("/")))
     ok = send.returncode == 0 and recv.returncode == 0 and os.path.exists(out)
     if ok:
@@ -248,6 +259,30 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
             "send_rss_mib": tb.read_timed(rss["send"]), "recv_rss_mib": tb.read_timed(rss["recv"]),
             **waits}
+
+
+class Lines(threading.Thread):
+    """Reads a CLI's output as it comes, each line with the time it came
+    (and a chatty CLI never blocks on a full pipe)."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+
+    def run(self):
+        for line in self.stream:
+            self.lines.append((time.monotonic(), line.decode(errors="replace")))
+
+    def text(self):
+        self.join(timeout=10)
+        return "".join(line for _, line in self.lines)
+
+    def first(self, needle):
+        """When the first line holding ``needle`` came, or None."""
+        return next((t for t, line in self.lines if needle in line), None)
+
+
+CODE_LINE = "Wormhole code is"  # both CLIs' sender, once it holds the code
 
 
 class Watch(threading.Thread):
@@ -439,9 +474,11 @@ def main():
                       f"send_cpu={a['send_cpu_s'] / b['send_cpu_s']:.2f} "
                       f"recv_cpu={a['recv_cpu_s'] / b['recv_cpu_s']:.2f}", flush=True)
                 if "setup_s" in a and "setup_s" in b:
-                    print(f"waits scenario={scenario} placement={placement} {impl} "
-                          f"setup_s={a['setup_s']:.3f} close_s={a['close_s']:.3f} ref "
-                          f"setup_s={b['setup_s']:.3f} close_s={b['close_s']:.3f}", flush=True)
+                    print(f"waits scenario={scenario} placement={placement} "
+                          + " ".join(f"{name} " + " ".join(f"{k}={m[k]:.3f}" for k in
+                                                           ("code_s", "setup_s", "close_s")
+                                                           if k in m)
+                                     for name, m in ((impl, a), ("ref", b))), flush=True)
     # --slope and --floor use the first placement's medians
     best = {(s, i): m for (s, i, p), m in med.items() if p == placements[0]}
     if "quarter" in sources:
