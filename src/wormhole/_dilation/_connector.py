@@ -23,9 +23,8 @@ relays keep their own timing.
 """
 
 from automat import MethodicalMachine
-from twisted.internet.abstract import isIPv6Address
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.endpoints import TCP4ClientEndpoint, TCP6ClientEndpoint
+from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.protocol import Factory
 from twisted.python import log
 from zope.interface import implementer
@@ -82,19 +81,6 @@ class _ProtocolFactory(Factory):
         if self._dial_key is None and not self._connector._inbound_room():
             return None  # Twisted closes the socket at once
         return self._connector._build(self._relay_line, self._description, self._dial_key)
-
-
-def _direct_tcp_endpoint(reactor, host, port):
-    """A hint's address dialled as it is, no HostnameEndpoint: that one
-    would "resolve" a literal address on a thread of the reactor's pool and
-    report a refused connection only when its next attempt would have
-    started, 0.3 s later (docs/performance.md, "Session 8: the fixed part").
-    An IPv6 address needs the IPv6 endpoint (the IPv4 one cannot reach it);
-    anything else (an IPv4 address, or a name, resolved by the reactor) the
-    IPv4 one."""
-    if isIPv6Address(host):
-        return TCP6ClientEndpoint(reactor, host, port)
-    return TCP4ClientEndpoint(reactor, host, port)
 
 
 @implementer(I.IDilationConnector)
@@ -359,7 +345,7 @@ class Connector:
         if hint in self._punched:
             return punched_endpoint(self._reactor, hint, self._punch_port)
         return endpoint_for_hint(self._reactor, hint, self._tor,
-                                 tcp_endpoint=_direct_tcp_endpoint)
+                                 tcp_endpoint=TCP4ClientEndpoint)
 
     def _dial_direct(self, h):
         key = ("direct", h, None)
