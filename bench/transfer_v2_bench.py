@@ -1,5 +1,6 @@
 """Dilated File Transfer (transfer-v2) beside the classic protocol, in one
-run (results in docs/performance.md, "Dilated File Transfer").
+run (results in docs/performance.md, "The default path against the
+reference").
 
 Each run is a fresh CLI sender/receiver pair on our Mailbox server, direct
 connections on loopback, in a loopback-only network namespace (re-executes
@@ -28,7 +29,12 @@ under ``taskset -c 0`` and the receiver under ``taskset -c 1``, one core each,
 as two computers would be. Every round runs each placement, scenario and
 implementation in turn (interleaved), and the tables give the median of the
 rounds: wall, MiB/s, CPU per GiB of each side (user+system over the bytes
-moved) and peak RSS.
+moved) and peak RSS. For one file, also the waits around the bytes:
+``setup_s`` from the launch of both CLIs (each holds the code from its
+command line) to the first byte on the receiver's disk (of which
+``code_s``, to the sender's "Wormhole code is" line: start-up), and
+``close_s`` from the last byte there to both exits (``waits`` lines, ours
+beside the reference; polled every 2 ms).
 
 ``--profile-dir DIR`` runs, instead of the measured rounds, one transfer
 per scenario and implementation with each CLI under cProfile timed in
@@ -68,6 +74,7 @@ One machine-readable line per run, the medians and their ratios:
   median impl=ours-v2 scenario=file placement=shared rounds=3 wall_s=...
         send_cpu_per_gib_s=... recv_cpu_per_gib_s=... ...
   ratio scenario=file placement=shared ours-v2/ref mib_per_s=... wall=...
+  waits scenario=file placement=shared ours-v2 code_s=... setup_s=... close_s=... ref code_s=...
 """
 import argparse
 import hashlib
@@ -76,6 +83,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -208,6 +216,13 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/tmp")
     recv = subprocess.Popen(tb.timed(recv_cmd, rss["recv"]), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=dest)
+    out = {"send": Lines(send.stdout), "recv": Lines(recv.stdout)}
+    for lines in out.values():
+        lines.start()
+    watch = None
+    if os.path.isfile(src):
+        watch = Watch(dest, os.path.getsize(src), (send.pid, recv.pid), t0)
+        watch.start()
     try:
         r = tb.wait_rusage(recv, timeout=1800)
         t_end = time.monotonic()
@@ -217,8 +232,15 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
             if p.returncode is None:
                 tb.kill_tree(p)
                 tb.wait_rusage(p)
-    send_log = send.stdout.read().decode(errors="replace")
-    logs = send_log + recv.stdout.read().decode(errors="replace")
+        waits = watch.result() if watch else {}
+    send_log = out["send"].text()
+    logs = send_log + out["recv"].text()
+    code_at = out["send"].first(CODE_LINE)
+    if waits and code_at is not None:
+        # the set-up's two parts: the sender's start-up (the process, its
+        # imports, the Mailbox connection) and from its code to the bytes
+        # (rendezvous, PAKE, the connection race)
+        waits["code_s"] = code_at - t0
     out = os.path.join(dest, os.path.basename(src.rstrip("/")))
     ok = send.returncode == 0 and recv.returncode == 0 and os.path.exists(out)
     if ok:
@@ -235,7 +257,92 @@ def run(impl, url, relay_port, src, workdir, placement="shared", profile=None):
     wall = t_end - t0
     return {"wall_s": wall, "mib_per_s": size_of(src) / 2 ** 20 / wall,
             "send_cpu_s": s["cpu_s"], "recv_cpu_s": r["cpu_s"],
-            "send_rss_mib": tb.read_timed(rss["send"]), "recv_rss_mib": tb.read_timed(rss["recv"])}
+            "send_rss_mib": tb.read_timed(rss["send"]), "recv_rss_mib": tb.read_timed(rss["recv"]),
+            **waits}
+
+
+class Lines(threading.Thread):
+    """Reads a CLI's output as it comes, each line with the time it came
+    (and a chatty CLI never blocks on a full pipe)."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+
+    def run(self):
+        for line in self.stream:
+            self.lines.append((time.monotonic(), line.decode(errors="replace")))
+
+    def text(self):
+        self.join(timeout=10)
+        return "".join(line for _, line in self.lines)
+
+    def first(self, needle):
+        """When the first line holding ``needle`` came, or None."""
+        return next((t for t, line in self.lines if needle in line), None)
+
+
+CODE_LINE = "Wormhole code is"  # both CLIs' sender, once it holds the code
+
+
+class Watch(threading.Thread):
+    """Polls, every ``POLL_S``, the bytes under the receiver's folder and
+    whether each CLI has exited (a zombie in /proc, not reaped: its rusage
+    is still the caller's to take). From the launch of both CLIs (each holds
+    the code from its command line) it gives ``setup_s``, to the first byte
+    on the receiver's disk, and ``close_s``, from the last byte (all ``size``
+    bytes there) to the later of the two exits. Only for one file: walking a
+    2,000-file tree every few milliseconds would load the machine it
+    measures."""
+
+    POLL_S = 0.002
+
+    def __init__(self, dest, size, pids, t0):
+        super().__init__(daemon=True)
+        self.dest, self.size, self.pids, self.t0 = dest, size, pids, t0
+        self.first = self.last = None
+        self.exits = {}
+        self.done = threading.Event()
+
+    def _bytes(self):
+        total = 0
+        for dirpath, _, names in os.walk(self.dest):
+            for n in names:
+                try:
+                    total += os.lstat(os.path.join(dirpath, n)).st_size
+                except OSError:
+                    pass  # renamed between the listing and the stat
+        return total
+
+    def _exited(self, pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rpartition(")")[2].split()[0] in ("Z", "X")
+        except OSError:
+            return True
+
+    def run(self):
+        while not self.done.is_set() and len(self.exits) < len(self.pids):
+            now = time.monotonic()
+            if self.last is None:
+                got = self._bytes()
+                if got and self.first is None:
+                    self.first = now
+                if got >= self.size:
+                    self.last = now
+            for pid in self.pids:
+                if pid not in self.exits and self._exited(pid):
+                    self.exits[pid] = now
+            time.sleep(self.POLL_S)
+
+    def result(self):
+        # both CLIs are reaped by now: one more poll sees the last exit
+        self.join(timeout=1.0)
+        self.done.set()
+        self.join()
+        if self.first is None or self.last is None or len(self.exits) < len(self.pids):
+            return {}
+        return {"setup_s": self.first - self.t0, "close_s": max(self.exits.values()) - self.last}
 
 
 def pinned_ceiling(ref_wall, gib, fl, split, imports):
@@ -263,7 +370,8 @@ def pinned_ceiling(ref_wall, gib, fl, split, imports):
 
 def median_of(runs, mib):
     """The median of each figure over the rounds, CPU also per GiB moved."""
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    keys = [k for k in runs[0] if all(k in r for r in runs)]
+    med = {k: statistics.median(r[k] for r in runs) for k in keys}
     for side in ("send", "recv"):
         med[f"{side}_cpu_per_gib_s"] = statistics.median(
             r[f"{side}_cpu_s"] * 1024 / mib for r in runs)
@@ -365,6 +473,12 @@ def main():
                       f"wall={a['wall_s'] / b['wall_s']:.2f} "
                       f"send_cpu={a['send_cpu_s'] / b['send_cpu_s']:.2f} "
                       f"recv_cpu={a['recv_cpu_s'] / b['recv_cpu_s']:.2f}", flush=True)
+                if "setup_s" in a and "setup_s" in b:
+                    print(f"waits scenario={scenario} placement={placement} "
+                          + " ".join(f"{name} " + " ".join(f"{k}={m[k]:.3f}" for k in
+                                                           ("code_s", "setup_s", "close_s")
+                                                           if k in m)
+                                     for name, m in ((impl, a), ("ref", b))), flush=True)
     # --slope and --floor use the first placement's medians
     best = {(s, i): m for (s, i, p), m in med.items() if p == placements[0]}
     if "quarter" in sources:

@@ -3,6 +3,7 @@ selection): listening and advertising only allowed addresses, dialling
 direct and relay hints, selecting the first proven connection and dropping
 the rest."""
 
+from twisted.internet.endpoints import TCP4ClientEndpoint
 from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.python import log
 from twisted.trial import unittest
@@ -122,6 +123,20 @@ class ConnectorTests(unittest.TestCase):
         self.reactor.advance(RELAY_DELAY)
         self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients],
                          [("127.0.0.1", 5000), ("127.0.0.1", 6000)])
+
+    def test_literal_addresses_dialled_as_they_are(self):
+        """A direct hint is dialled at once through Twisted's TCP client
+        endpoint, never HostnameEndpoint, whose 0.3 s attempt delay applies
+        even to an address (docs/performance.md, "Session 8: the fixed
+        part"); Twisted's connectTCP takes an IPv6 address as it is."""
+        c = self.make(no_listen=True)
+        for host in ("127.0.0.1", "::1"):
+            ep = c._tcp_endpoint(DirectTCPV1Hint(host, 5000, 0.0))
+            self.assertIsInstance(ep, TCP4ClientEndpoint)
+            self.assertEqual((ep._host, ep._port), (host, 5000))
+        c.start()
+        c.got_hints([{"type": "direct-tcp-v1", "hostname": "::1", "port": 5001}])
+        self.assertEqual([(h, p) for h, p, *_ in self.reactor.tcpClients], [("::1", 5001)])
 
     def test_first_candidate_wins(self):
         """The first proven connection is selected and reported; listeners
