@@ -346,7 +346,7 @@ class Boss:
 
     @m.output()
     def raise_closed(self):
-        raise WormholeClosedError("this wormhole is already closed")
+        raise WormholeClosedError(reason=self._result)
 
     @m.output()
     def do_send(self, phase, plaintext):
@@ -394,25 +394,28 @@ class Boss:
             self._W.received(self._rx_phases.pop(self._next_rx_phase))
             self._next_rx_phase += 1
 
+    def _closing(self, result, mood):
+        self._result = result
+        # the code-entry helper refuses from now on, saying why (a code
+        # typed later has no nameplate to claim): docs/api.md "After close"
+        self._I.close(result)
+        self._T.close(mood)
+
     @m.output()
     def close_lonely(self):
-        self._result = LonelyError()
-        self._T.close("lonely")
+        self._closing(LonelyError(), "lonely")
 
     @m.output()
     def close_happy(self):
-        self._result = "happy"
-        self._T.close("happy")
+        self._closing("happy", "happy")
 
     @m.output()
     def close_scary(self):
-        self._result = WrongPasswordError()
-        self._T.close("scary")
+        self._closing(WrongPasswordError(), "scary")
 
     @m.output()
     def close_error(self, err):
-        self._result = err
-        self._T.close("errory")
+        self._closing(err, "errory")
 
     @m.output()
     def tell_closed(self):
