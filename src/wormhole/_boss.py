@@ -14,6 +14,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._allocator import Allocator
+from ._automat_private import trace_hook
 from ._code import Code
 from ._crypto import decode_version
 from ._dilator_hook import NullDilator
@@ -35,7 +36,6 @@ from ._serialization import (
 )
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
-from ._tracing import trace_hook
 from ._unread import UnreadBudget, UnreadOverflow
 from ._wordlist import PGPWordList
 from .errors import (

@@ -15,9 +15,9 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._observer import OneShotObserver
 from ._serialization import decode_result, encode_result
-from ._tracing import trace_hook
 from ._wordlist import PGPWordList
 from .errors import (
     AlreadyChoseNameplateError,

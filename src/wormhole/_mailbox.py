@@ -20,8 +20,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._serialization import bytes_or_none, hex_or_none, offline
-from ._tracing import trace_hook
 from .errors import PhaseOverflow
 
 # far above honest use: Dilation adds two phases per side for each new

@@ -26,9 +26,9 @@ from twisted.internet.threads import deferToThreadPool
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
-from ._tracing import trace_hook
 from ._ws import WSFactory, choose_permission, parse_relay_url, server_endpoint
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
