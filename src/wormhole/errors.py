@@ -140,7 +140,8 @@ class WormholeClosedError(InternalError, OnlyOneCodeError, WormholeClosed):
 
     def __str__(self):
         if isinstance(self._reason, Exception):
-            return f"{self.args[0]}: {self._reason}"
+            # LonelyError and WrongPasswordError say nothing by str() alone
+            return f"{self.args[0]}: {str(self._reason) or type(self._reason).__name__}"
         if self._reason is not None:
             return f"{self.args[0]} (mood {self._reason!r})"
         return str(self.args[0])
