@@ -17,7 +17,9 @@ Three things need more than Automat's public API:
   reference");
 - ``state_name(state)``: the name of the method behind a state
   (``MethodicalState.method``), which the Dilation machines' per-state
-  rows are keyed by (``_dilation._state_paths``).
+  rows are keyed by (``_dilation._state_paths``); ``refused(error)``:
+  which input a ``NoTransition`` refused, in which state (the
+  RendezvousConnector names a server message that came out of turn).
 
 A different Automat may rename any of these or change what they mean, and
 the speed-ups would then be slower or wrong without a word. So this module
@@ -131,3 +133,9 @@ def bind_inputs(obj, names):
 def state_name(state):
     """The name of the method a ``MethodicalState`` was made from."""
     return state.method.__name__
+
+
+def refused(error):
+    """``(input, state)`` a ``NoTransition`` refused, by name: e.g.
+    ``("Nameplate.rx_claimed", "S0B")``."""
+    return error.symbol.method.__qualname__, error.state.method.__name__

@@ -420,6 +420,18 @@ class ClientSearch(RuleBasedStateMachine):
                 d.addErrback(lambda f: None)
         self.each(call)
 
+    @rule(kind=st.sampled_from(["claimed", "released", "allocated", "nameplates", "closed",
+                                "welcome", "ack", "pong", "unknown"]))
+    def server_says(self, kind):
+        """A server message nobody asked for (a confused or hostile
+        server), in whatever state we are."""
+        message = {"type": kind, "claimed": {"mailbox": "mb-other"},
+                   "allocated": {"nameplate": "9"},
+                   "nameplates": {"nameplates": [{"id": "9"}]},
+                   "welcome": {"welcome": {}}}.get(kind, {})
+        message = dict(message, type=kind)
+        self.each(lambda world: world.inject(message))
+
     @rule(index=st.integers(0, 20))
     def message_again(self, index):
         """A message the mailbox holds (ours or the peer's) delivered to
@@ -501,7 +513,7 @@ class FoundBySearch(unittest.TestCase):
     them), so that it stays fixed whatever the search draws next time."""
 
     def replay(self, *steps):
-        state = ClientSearch()
+        state = self.replayed = ClientSearch()
         try:
             for name, kwargs in steps:
                 getattr(state, name)(**kwargs)
@@ -524,3 +536,16 @@ class FoundBySearch(unittest.TestCase):
         self.replay(("pump", {}), ("garbage_message", {"body": "", "phase": "pake"}),
                     ("input_code", {}), ("time_passes", {"seconds": 0.5}),
                     ("helper", {"step": "refresh"}))
+
+    def test_server_answer_nobody_asked_for(self):
+        """A ``claimed`` from the server before we claimed anything was a
+        NoTransition for Nameplate.rx_claimed in Nameplate.S0B, wrapped
+        into the ProtocolError the wormhole closed with. Falsifying
+        example: ``start(start='nothing')``, ``time_passes(seconds=0.5)``,
+        ``server_says(kind='claimed')``, ``pump()``. Now any server
+        message that the machine it drives refuses in its state is a
+        ProtocolError saying it came out of turn."""
+        self.replay(("start", {"start": "nothing"}), ("time_passes", {"seconds": 0.5}),
+                    ("server_says", {"kind": "claimed"}), ("pump", {}))
+        result = self.replayed.worlds[0].close_errors
+        self.assertIn("out of turn (Nameplate was in S0B", str(result[0]))
