@@ -181,6 +181,9 @@ class Input:
                  collector=_first)
     # set_code/allocate_code also name a nameplate, and so a word list
     S0_idle.upon(got_wordlist, enter=S0_idle, outputs=[])
+    # a list nobody is typing against (a server may send one unasked,
+    # Mailbox server protocol, "Nameplates"): nothing to complete yet
+    S0_idle.upon(got_nameplates, enter=S0_idle, outputs=[])
 
     S1_typing_nameplate.upon(refresh_nameplates, enter=S1_typing_nameplate, outputs=[do_refresh])
     S1_typing_nameplate.upon(got_nameplates, enter=S1_typing_nameplate,

@@ -21,7 +21,8 @@ nothing is logged as an unhandled error. At the end (the server back up,
 ``close()``, time passing): both wormholes closed, every Deferred the
 API handed out fired, and the Delegated mode's events are the Deferred
 mode's: the same code, key, verifier and versions events, the same
-messages in the same order, the same close result.
+messages in the same order (Deferred mode may miss the last ones, those
+not yet handed out when the wormhole closed), the same close result.
 
 A failing run prints its steps and a ``@reproduce_failure`` blob
 (``print_blob``); WORMHOLE_SEARCH=long searches longer
@@ -215,6 +216,9 @@ class World:
                 out[kind].append(value)
         out["welcome"] = out["welcome"][:1]
         return out
+
+    def messages(self):
+        return [value for kind, value in self.events if kind == "message"]
 
 
 def _check_not_a_machine_bug(testcase, value, where):
@@ -488,7 +492,17 @@ class ClientSearch(RuleBasedStateMachine):
         self.nothing_logged()
         self.closed_without_a_machine_bug()
         deferred, delegated = self.worlds
-        self.tc.assertEqual(deferred.comparable(), delegated.comparable(),
+        # Deferred mode hands a message out in a later turn: one that
+        # arrived but was not yet handed out when the wormhole closed is
+        # not handed out any more (wormhole/_observer.py: the reference
+        # 0.24's rule; docs/api.md "After close"), so
+        # its messages are the Delegated mode's, or the first of them
+        theirs, ours = delegated.messages(), deferred.messages()
+        self.tc.assertEqual(ours, theirs[:len(ours)], "messages differ between the modes")
+        events = [world.comparable() for world in self.worlds]
+        for kind_events in events:
+            del kind_events["message"]
+        self.tc.assertEqual(events[0], events[1],
                             "Delegated mode's events differ from Deferred mode's")
         self.tc.assertEqual(deferred.close_result(), delegated.close_result()[:1])
 
@@ -549,3 +563,15 @@ class FoundBySearch(unittest.TestCase):
                     ("server_says", {"kind": "claimed"}), ("pump", {}))
         result = self.replayed.worlds[0].close_errors
         self.assertIn("out of turn (Nameplate was in S0B", str(result[0]))
+
+    def test_nameplates_nobody_asked_for(self):
+        """A ``nameplates`` list while no code is being typed went through
+        the Lister to the Input machine: a NoTransition for
+        Input.got_nameplates in Input.S0_idle, wrapped into the
+        ProtocolError the wormhole closed with. Found by the long search
+        (seed 135514426427872656838006799992755233774, not shrunk in time:
+        ``start(start='input')``, ``server_says(kind='nameplates')``, ...
+        with the code set before the helper was used); shrunk by hand to
+        ``pump()``, ``server_says(kind='nameplates')``, ``pump()``. Now
+        the Input machine drops a list nobody is typing against."""
+        self.replay(("pump", {}), ("server_says", {"kind": "nameplates"}), ("pump", {}))
