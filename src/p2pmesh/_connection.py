@@ -13,7 +13,7 @@ from twisted.internet.protocol import Protocol
 from twisted.python import log
 from zope.interface import Interface
 
-from wormhole._tracing import trace_hook
+from wormhole._automat_private import trace_hook
 
 from . import _compression, _framing, _keys, _message, _payload
 from ._answers import OrderedAnswers

@@ -6,7 +6,7 @@ import attrs
 from automat import MethodicalMachine
 from twisted.internet import defer
 
-from wormhole._tracing import trace_hook
+from wormhole._automat_private import trace_hook
 
 from ._contacts import merged
 

@@ -9,7 +9,7 @@ from automat import MethodicalMachine
 from twisted.internet import defer, task
 from twisted.python import log
 
-from wormhole._tracing import trace_hook
+from wormhole._automat_private import trace_hook
 
 from . import _hybrid, _keys, _message, _payload
 from ._config import (

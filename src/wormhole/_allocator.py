@@ -9,8 +9,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._serialization import offline
-from ._tracing import trace_hook
 from ._wordlist import PGPWordList
 
 

@@ -14,6 +14,7 @@ from zope.interface import implementer
 
 from . import _interfaces
 from ._allocator import Allocator
+from ._automat_private import trace_hook
 from ._code import Code
 from ._crypto import decode_version
 from ._dilator_hook import NullDilator
@@ -35,7 +36,6 @@ from ._serialization import (
 )
 from ._status import AllegedSharedKey, ConfirmedKey, StatusTracker
 from ._terminator import Terminator
-from ._tracing import trace_hook
 from ._unread import UnreadBudget, UnreadOverflow
 from ._wordlist import PGPWordList
 from .errors import (
@@ -349,7 +349,7 @@ class Boss:
 
     @m.output()
     def raise_closed(self):
-        raise WormholeClosedError("this wormhole is already closed")
+        raise WormholeClosedError(reason=self._result)
 
     @m.output()
     def do_send(self, phase, plaintext):
@@ -397,25 +397,28 @@ class Boss:
             self._W.received(self._rx_phases.pop(self._next_rx_phase))
             self._next_rx_phase += 1
 
+    def _closing(self, result, mood):
+        self._result = result
+        # the code-entry helper refuses from now on, saying why (a code
+        # typed later has no nameplate to claim): docs/api.md "After close"
+        self._I.close(result)
+        self._T.close(mood)
+
     @m.output()
     def close_lonely(self):
-        self._result = LonelyError()
-        self._T.close("lonely")
+        self._closing(LonelyError(), "lonely")
 
     @m.output()
     def close_happy(self):
-        self._result = "happy"
-        self._T.close("happy")
+        self._closing("happy", "happy")
 
     @m.output()
     def close_scary(self):
-        self._result = WrongPasswordError()
-        self._T.close("scary")
+        self._closing(WrongPasswordError(), "scary")
 
     @m.output()
     def close_error(self, err):
-        self._result = err
-        self._T.close("errory")
+        self._closing(err, "errory")
 
     @m.output()
     def tell_closed(self):

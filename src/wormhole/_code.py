@@ -10,9 +10,9 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._serialization import SerializationError
 from ._status import AllocatedCode
-from ._tracing import trace_hook
 
 
 def _nameplate_of(code):

@@ -4,21 +4,27 @@ The helper validates what the human typed and forwards it; the machine
 knows which step we are at: typing the nameplate (completions come from
 the server's nameplate list), typing the words (completions come from the
 nameplate's word list, once known), done. A call out of turn raises the
-error named in Client API, "Code Management".
+error named in Client API, "Code Management". Once the wormhole closes
+(the Boss says so, with why), every call of the helper raises
+WormholeClosed with that reason and a pending
+``when_wordlist_is_available()`` fails with it: a code typed then has no
+nameplate to claim and no server to ask (docs/api.md "After close").
 """
 
 from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._observer import OneShotObserver
-from ._tracing import trace_hook
+from ._serialization import decode_result, encode_result
 from ._wordlist import PGPWordList
 from .errors import (
     AlreadyChoseNameplateError,
     AlreadyChoseWordsError,
     KeyFormatError,
     MustChooseNameplateFirstError,
+    WormholeClosed,
 )
 
 
@@ -36,6 +42,7 @@ class Input:
         self._all_nameplates = set()
         self._nameplate = None
         self._wordlist = None
+        self._closed_reason = None  # why the wormhole closed, in S5_closed
         self._wordlist_observer = OneShotObserver(eventual_queue)
 
     @m.serializer()
@@ -44,7 +51,8 @@ class Input:
                 "nameplate": self._nameplate,
                 # the word list is always the PGP one (Client API, "Code
                 # Management"): only whether it has arrived is kept
-                "wordlist": self._wordlist is not None}
+                "wordlist": self._wordlist is not None,
+                "closed_reason": encode_result(self._closed_reason)}
 
     @m.unserializer()
     def _restore(self, record):
@@ -53,6 +61,9 @@ class Input:
         if record["wordlist"]:
             self._wordlist = PGPWordList()
             self._wordlist_observer.fire_if_not_fired(None)
+        self._closed_reason = decode_result(record.get("closed_reason"))
+        if record["state"] == "S5_closed":
+            self._wordlist_observer.error_if_not_fired(WormholeClosed(self._closed_reason))
         return record["state"]
 
     def wire(self, code, lister):
@@ -73,6 +84,9 @@ class Input:
 
     @m.state(serialized="S4_done")
     def S4_done(self): pass  # noqa
+
+    @m.state(serialized="S5_closed")
+    def S5_closed(self): pass  # noqa
 
     @m.input()
     def start(self): pass  # noqa
@@ -97,6 +111,9 @@ class Input:
 
     @m.input()
     def choose_words(self, words): pass  # noqa
+
+    @m.input()
+    def close(self, reason): pass  # noqa
 
     def when_wordlist_is_available(self):
         return self._wordlist_observer.when_fired()
@@ -151,10 +168,22 @@ class Input:
     def raise_already_chose_words(self):
         raise AlreadyChoseWordsError()
 
+    @m.output()
+    def record_closed(self, reason):
+        self._closed_reason = reason
+        self._wordlist_observer.error_if_not_fired(WormholeClosed(reason))
+
+    @m.output()
+    def raise_closed(self):
+        raise WormholeClosed(self._closed_reason)
+
     S0_idle.upon(start, enter=S1_typing_nameplate, outputs=[make_helper, do_refresh],
                  collector=_first)
     # set_code/allocate_code also name a nameplate, and so a word list
     S0_idle.upon(got_wordlist, enter=S0_idle, outputs=[])
+    # a list nobody is typing against (a server may send one unasked,
+    # Mailbox server protocol, "Nameplates"): nothing to complete yet
+    S0_idle.upon(got_nameplates, enter=S0_idle, outputs=[])
 
     S1_typing_nameplate.upon(refresh_nameplates, enter=S1_typing_nameplate, outputs=[do_refresh])
     S1_typing_nameplate.upon(got_nameplates, enter=S1_typing_nameplate,
@@ -202,6 +231,20 @@ class Input:
     S4_done.upon(choose_nameplate, enter=S4_done, outputs=[raise_already_chose_nameplate])
     S4_done.upon(get_word_completions, enter=S4_done, outputs=[raise_already_chose_words])
     S4_done.upon(choose_words, enter=S4_done, outputs=[raise_already_chose_words])
+
+    # the wormhole closed (docs/api.md "After close"): whatever step the
+    # human was at, the helper now refuses, saying why
+    for _state in (S0_idle, S1_typing_nameplate, S2_typing_code_no_wordlist,
+                   S3_typing_code_yes_wordlist, S4_done):
+        _state.upon(close, enter=S5_closed, outputs=[record_closed])
+    del _state
+    S5_closed.upon(close, enter=S5_closed, outputs=[])
+    S5_closed.upon(got_nameplates, enter=S5_closed, outputs=[])
+    S5_closed.upon(got_wordlist, enter=S5_closed, outputs=[])
+    for _input in (refresh_nameplates, get_nameplate_completions, choose_nameplate,
+                   get_word_completions, choose_words):
+        S5_closed.upon(_input, enter=S5_closed, outputs=[raise_closed])
+    del _input
 
 
 @implementer(_interfaces.IInputHelper)

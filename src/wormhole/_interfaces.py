@@ -308,6 +308,10 @@ class IInput(Interface):
     def choose_words(words):
         pass
 
+    def close(reason):
+        """The wormhole is closing, ``reason`` the mood or the error: the
+        helper refuses from now on."""
+
 
 class IInputHelper(Interface):
     """The code-entry helper of Client API, "Code Management"."""

@@ -22,10 +22,10 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._crypto import derive_phase_key, encode_version, encrypt_data, finish_pake, make_pake
 from ._gospake2 import SPAKE2, gospake2_key
 from ._serialization import bytes_or_none, hex_or_none
-from ._tracing import trace_hook
 
 
 @implementer(_interfaces.IKey)

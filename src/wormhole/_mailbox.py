@@ -20,9 +20,9 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._serialization import bytes_or_none, hex_or_none, offline
-from ._tracing import trace_hook
-from .errors import PhaseOverflow
+from .errors import PhaseOverflow, ProtocolError
 
 # far above honest use: Dilation adds two phases per side for each new
 # connection generation (reconnect or reconnecting, then connection-hints,
@@ -209,6 +209,13 @@ class Mailbox:
             "(docs/security.md)"))
 
     @m.output()
+    def report_no_mailbox(self):
+        # Mailbox server protocol, "Mailboxes": messages come for a mailbox
+        # we opened; one before that is the server's mistake, said as such
+        self._B.error(ProtocolError(
+            "the server sent a message for a mailbox we have not opened"))
+
+    @m.output()
     def record_mood(self, mood):
         self._mood = mood
 
@@ -233,6 +240,9 @@ class Mailbox:
     S0B.upon(got_mailbox, enter=S2B, outputs=[record_mailbox_and_open, tx_add_queued])
     S0B.upon(add_message, enter=S0B, outputs=[queue])
     S0B.upon(close, enter=S4B, outputs=[mailbox_done])
+    # the Boss closes us (mood errory): we go to S4B, which drops the rest
+    S0B.upon(_rx_ours, enter=S0B, outputs=[report_no_mailbox])
+    S0B.upon(_rx_theirs, enter=S0B, outputs=[report_no_mailbox])
 
     S1A.upon(connected, enter=S2B, outputs=[tx_open, tx_add_queued])
     S1A.upon(add_message, enter=S1A, outputs=[queue])

@@ -47,6 +47,12 @@ class OneShotObserver:
         if self._result is NoResult:
             self._settle(result)
 
+    def error_if_not_fired(self, f):
+        """``error()``, unless the event already happened: what has
+        happened stays true (a word list known before the close)."""
+        if self._result is NoResult:
+            self._settle(_as_failure(f))
+
     def _settle(self, result):
         self._result = result
         waiting, self._observers = self._observers, []

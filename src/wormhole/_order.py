@@ -17,8 +17,8 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._serialization import bytes_or_none, hex_or_none
-from ._tracing import trace_hook
 
 MAX_QUEUED = 1000
 MAX_QUEUED_BYTES = 32 * 1024 * 1024

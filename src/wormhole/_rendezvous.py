@@ -20,15 +20,15 @@ backoff, again.
 
 import os
 
-from automat import MethodicalMachine
+from automat import MethodicalMachine, NoTransition
 from twisted.internet.defer import maybeDeferred
 from twisted.internet.threads import deferToThreadPool
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import refused, trace_hook
 from ._hashcash import mint
 from ._status import Closed, Connected, Connecting, Disconnected, Failed
-from ._tracing import trace_hook
 from ._ws import WSFactory, choose_permission, parse_relay_url, server_endpoint
 from .errors import ProtocolError, ServerConnectionError, WelcomeError
 from .util import bytes_to_dict, bytes_to_hexstr, dict_to_bytes, hexstr_to_bytes
@@ -41,6 +41,35 @@ STABLE_AFTER = 60.0
 MAX_SERVER_MESSAGE = 32 * 1024 * 1024
 # how much of a message we could not handle goes into the error
 SHOWN_MESSAGE = 300
+# the machines' inputs a server message drives directly: one refused in
+# the machine's state is a message out of turn (Mailbox server protocol,
+# "Nameplates", "Mailboxes")
+SERVER_INPUTS = frozenset({
+    "rx_claimed", "rx_released", "rx_closed", "rx_allocated", "rx_nameplates",
+    "_rx_ours", "_rx_theirs", "_rx_duplicate", "_rx_too_many"})
+
+
+def _out_of_turn(msg, error):
+    """What to say of a server message that the machine it is for does
+    not take in its state (a ``claimed`` we never asked for, a ``closed``
+    for a mailbox still open): the server's mistake, said as such. None
+    for anything else: a refusal deeper down, by a machine the message
+    reached through another, is our own bug, not dressed up as the
+    server's."""
+    if not isinstance(error, NoTransition):
+        return None
+    name, state = refused(error)
+    if name.rsplit(".", 1)[-1] not in SERVER_INPUTS:
+        return None
+    return (f"the server sent {msg.get('type')!r} out of turn ({name.split('.')[0]} "
+            f"was in {state}, not waiting for it): {_shown(msg)}")
+
+
+def _shown(msg):
+    shown = repr(msg)
+    if len(shown) > SHOWN_MESSAGE:  # the server chose its size
+        shown = shown[:SHOWN_MESSAGE] + f"... ({len(shown)} characters)"
+    return shown
 
 
 @implementer(_interfaces.IRendezvousConnector)
@@ -519,12 +548,10 @@ class RendezvousConnector:
             try:
                 handler(msg)
             except Exception as e:  # malformed, or out of turn: say which
-                shown = repr(msg)
-                if len(shown) > SHOWN_MESSAGE:  # the server chose its size
-                    shown = shown[:SHOWN_MESSAGE] + f"... ({len(shown)} characters)"
                 self._B.error(ProtocolError(
+                    _out_of_turn(msg, e) or
                     f"cannot handle {msg.get('type')!r} message from the server "
-                    f"({type(e).__name__}: {e}): {shown}"))
+                    f"({type(e).__name__}: {e}): {_shown(msg)}"))
 
     @staticmethod
     def _field(msg, key, kind):

@@ -25,8 +25,10 @@ import traceback
 
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import blockingCallFromThread
+from twisted.python.failure import Failure
 
-from .errors import KeyFormatError
+from ._escape import escape_text
+from .errors import KeyFormatError, WormholeClosed
 
 try:
     import readline
@@ -49,11 +51,15 @@ class CodeInputter:
     silently drops exceptions raised by a completer)."""
 
     def __init__(self, input_helper, reactor, call=None, debug=None, sleep=time.sleep,
-                 clock=time.monotonic):
+                 clock=time.monotonic, note=None):
         self._helper = input_helper
         self._reactor = reactor
         self._call = call or (lambda f, *a: blockingCallFromThread(reactor, f, *a))
         self._debug = debug
+        # where to say that nothing can be completed any more (the
+        # wormhole closed: no server to ask), once
+        self._note = note
+        self._said_closed = False
         # the input thread waits for the server's list (NAMEPLATE_WAIT)
         self._sleep = sleep
         self._clock = clock
@@ -69,6 +75,9 @@ class CodeInputter:
             return self._completer(text, state)
         except KeyFormatError:
             return None  # a half-typed bad nameplate: just offer nothing
+        except WormholeClosed as e:
+            self._closed(e)
+            return None
         except Exception:
             if self._debug is not None:
                 self._debug(traceback.format_exc())
@@ -112,6 +121,17 @@ class CodeInputter:
             if matches or self._clock() >= deadline:
                 return matches
             self._sleep(NAMEPLATE_POLL)
+
+    def _closed(self, e):
+        """The helper refuses: the wormhole closed (docs/api.md "After
+        close"). Say so once, on a line of its own, instead of offering
+        nothing without a word."""
+        if self._said_closed or self._note is None:
+            return
+        self._said_closed = True
+        reason = e.reason if isinstance(e.reason, Exception) else f"mood {e.reason}"
+        self._note(f"\n(nothing to complete: the wormhole closed: "
+                   f"{escape_text(str(reason))})")
 
     # -- reactor side ------------------------------------------------------
     def finish(self, text):
@@ -196,6 +216,26 @@ def _restore_terminal_on_shutdown(reactor):
     return done
 
 
+def _settler(d):
+    """A callback giving its result (or failure) to ``d`` unless ``d``
+    has one already (given up, or another event answered first)."""
+    def settle(result):
+        if not d.called:
+            if isinstance(result, Failure):
+                d.errback(result)
+            else:
+                d.callback(result)
+    return settle
+
+
+def _passing(f):
+    """A callback that calls ``f()`` and passes the result on."""
+    def call(result):
+        f()
+        return result
+    return call
+
+
 def input_with_completion(prompt, input_helper, reactor):
     """Prompt for a wormhole code on the terminal, completing nameplates
     and words with <Tab> (Client API, "Code Management"). Returns a Deferred that fires
@@ -203,13 +243,38 @@ def input_with_completion(prompt, input_helper, reactor):
     was given to ``input_helper`` (``w.get_code()`` fires then too)."""
     def debug(text):
         print(text, file=sys.stderr)
-    inputter = CodeInputter(input_helper, reactor, debug=debug)
+    inputter = CodeInputter(input_helper, reactor, debug=debug, note=debug)
     restore = _restore_terminal_on_shutdown(reactor)
-    d = _in_daemon_thread(reactor, _read_with_readline, prompt, inputter)
-    d.addBoth(restore)
+    # Cancelling the answer gives the question up (the wormhole closed,
+    # maybe before the thread even began to read): a thread not yet in
+    # input() never enters it, so readline cannot take the terminal after
+    # the shutdown trigger put it back; one already in it stays there
+    # until the process ends, and the trigger restores the terminal then
+    gate = threading.Lock()
+    given_up = []
+
+    def give_up(_answer=None):
+        with gate:
+            given_up.append(True)
+
+    def read_unless_given_up():
+        with gate:
+            if given_up:
+                raise EOFError("the question was given up")
+        return _read_with_readline(prompt, inputter)
+    stopping = reactor.addSystemEventTrigger("before", "shutdown", give_up)
+    read = _in_daemon_thread(reactor, read_unless_given_up)
+    # input() returned: readline put the terminal back itself
+    read.addBoth(restore)
+    read.addBoth(_passing(lambda: reactor.removeSystemEventTrigger(stopping)))
+    answer = Deferred(give_up)
 
     def entered(text):
+        if answer.called:
+            return None  # given up: the line answers nothing
         inputter.finish(text)
         return inputter.used_completion
-    d.addCallback(entered)
-    return d
+
+    read.addCallback(entered)
+    read.addBoth(_settler(answer))
+    return answer

@@ -9,9 +9,9 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
+from ._automat_private import trace_hook
 from ._crypto import derive_phase_key, encrypt_data
 from ._serialization import bytes_or_none, hex_or_none
-from ._tracing import trace_hook
 
 
 @implementer(_interfaces.ISend)

@@ -10,7 +10,7 @@ from automat import MethodicalMachine
 from zope.interface import implementer
 
 from . import _interfaces
-from ._tracing import trace_hook
+from ._automat_private import trace_hook
 
 
 @implementer(_interfaces.ITerminator)

@@ -111,16 +111,40 @@ class AlreadyInputNameplateError(WormholeError):
     """The nameplate was already input (a second one cannot be)."""
 
 
-class WormholeClosedError(InternalError, OnlyOneCodeError):
-    """An API call was made after the wormhole was closed (a bug in the
-    application, not in the peer). For allocate_code/set_code/input_code
-    the reference 0.24 raises OnlyOneCodeError here, so this is one too
-    (docs/api.md "Behaviour differences")."""
-
-
 class WormholeClosed(WormholeError):
     """The wormhole was closed before this event could happen: a pending
-    ``get_*`` Deferred is errbacked with this after a clean close."""
+    ``get_*`` Deferred is errbacked with this after a clean close, and
+    the code-entry helper refuses with it once the wormhole closes
+    (docs/api.md "After close"). ``reason`` is what closed it: the mood
+    (``"happy"``, ``"lonely"``, ...) of a ``close()``, or the error that
+    closed it (a ServerConnectionError when there is no server to ask)."""
+
+    @property
+    def reason(self):
+        return self.args[0] if self.args else None
+
+
+class WormholeClosedError(InternalError, OnlyOneCodeError, WormholeClosed):
+    """A code command (allocate_code/set_code/input_code) after the
+    wormhole was closed. The reference 0.24 raises OnlyOneCodeError here,
+    so this is one too (docs/api.md "Behaviour differences"); it is also a
+    WormholeClosed with the ``reason`` the wormhole closed for."""
+
+    def __init__(self, message="this wormhole is already closed", reason=None):
+        super().__init__(message)
+        self._reason = reason
+
+    @property
+    def reason(self):
+        return self._reason
+
+    def __str__(self):
+        if isinstance(self._reason, Exception):
+            # LonelyError and WrongPasswordError say nothing by str() alone
+            return f"{self.args[0]}: {str(self._reason) or type(self._reason).__name__}"
+        if self._reason is not None:
+            return f"{self.args[0]} (mood {self._reason!r})"
+        return str(self.args[0])
 
 
 class LonelyError(WormholeError):

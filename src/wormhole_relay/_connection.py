@@ -23,7 +23,7 @@ written by ``_pairing.Pair``).
 from automat import MethodicalMachine
 from zope.interface import implementer
 
-from wormhole._tracing import trace_hook
+from wormhole._automat_private import trace_hook
 
 from ._handshake import BadHandshake, HandshakeParser
 from ._interfaces import IPair, IPairing, IRelayConnection, ITransportGlue, IUsageRecorder

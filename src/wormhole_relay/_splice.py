@@ -39,7 +39,7 @@ from twisted.internet.interfaces import IReactorFDSet, IReadDescriptor, IWriteDe
 from twisted.python import log
 from zope.interface import implementer
 
-from wormhole._tracing import trace_hook
+from wormhole._automat_private import trace_hook
 
 from ._interfaces import IPipePool, ISplicer
 

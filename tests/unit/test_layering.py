@@ -35,7 +35,8 @@ SHARED_CLIENT_MODULES = {
                           "(--permissions hashcash), the client makes them",
     "wormhole._jsonlimit": "the one JSON nesting guard, for what the client "
                            "and the Mailbox server decode",
-    "wormhole._tracing": "Automat's transition tracer, reached the guarded way",
+    "wormhole._automat_private": "Automat's transition tracer and the other Automat "
+                                 "internals, for the one Automat range checked",
 }
 
 # wormhole.testing gives applications an in-memory Mailbox server, so it
@@ -298,17 +299,23 @@ class TheRulesCatchViolations(unittest.TestCase):
                          ["wormhole_mailbox._limits", "wormhole_relay", "wormhole._boss"])
 
 
+# Automat's private attributes the library reaches (wormhole._automat_private)
+AUTOMAT_PRIVATE = {"_setTrace", "_automaton", "_transitions"}
+
+
 class TracingIsGuarded(unittest.TestCase):
     def test_only_the_tracing_helper_touches_automat_private_tracer(self):
-        """Automat's private ``_setTrace`` is reached in one place,
-        wormhole._tracing.trace_hook; every machine takes its set_trace
-        from there (docs/architecture.md, "Machines and their diagrams")."""
-        helper = SRC / "wormhole" / "_tracing.py"
+        """Automat's private ``_setTrace``, ``_automaton`` and
+        ``_transitions`` are reached in one place, wormhole._automat_private,
+        which refuses any Automat it was not checked with; every machine
+        takes its set_trace from there (docs/architecture.md, "Machines and
+        their diagrams")."""
+        helper = SRC / "wormhole" / "_automat_private.py"
         direct = []
         for path in sorted(SRC.rglob("*.py")):
             if path == helper:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Attribute) and node.attr == "_setTrace":
+                if isinstance(node, ast.Attribute) and node.attr in AUTOMAT_PRIVATE:
                     direct.append(f"{path.relative_to(REPO)}:{node.lineno}")
         self.assertEqual(direct, [])

@@ -49,7 +49,7 @@ from twisted.internet.task import LoopingCall
 from twisted.python import log
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _interfaces as I
 from ._framing import (
     DEFAULT_MAX_FRAME,

@@ -29,7 +29,7 @@ from twisted.internet.protocol import Factory
 from twisted.python import log
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from .._transit._addresses import configured_listen_port
 from .._transit._codec import relay_handshake
 from .._transit._dialing import dial_queue_for

@@ -40,7 +40,7 @@ from automat import MethodicalMachine
 from twisted.python import log
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _interfaces as I
 from ._records import Close, Data, Open
 from ._state_paths import StatePaths

@@ -38,7 +38,7 @@ from automat import MethodicalMachine
 from twisted.internet.interfaces import IPushProducer
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _interfaces as I
 from ._records import Ack, Close, Data, Open, data_unchecked
 from ._state_paths import StatePaths

@@ -27,6 +27,8 @@ pausing a resend); anything the table lacks goes to Automat's scan, which
 raises NoTransition as before (docs/performance.md, "Dilation").
 """
 
+from .._automat_private import state_name
+
 
 class StatePaths:
     """``rows``: ``{state name: {attribute: f(instance) -> value}}``, one
@@ -56,7 +58,7 @@ class StatePaths:
         """``state.upon(input, enter=enter, outputs=...)`` with ``enter``'s
         row installed first."""
         state.upon(input, enter=enter,
-                   outputs=[self._outputs[enter.method.__name__]] + list(outputs))
+                   outputs=[self._outputs[state_name(enter)]] + list(outputs))
 
     def install_initial(self, instance, state_name):
         """Set the initial state's row (from ``__init__``)."""

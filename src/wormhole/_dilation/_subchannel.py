@@ -30,7 +30,7 @@ from twisted.internet.interfaces import IAddress, IConsumer, IPushProducer, ITra
 from twisted.python import log
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _interfaces as I
 from ._state_paths import StatePaths
 

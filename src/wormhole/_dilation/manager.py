@@ -18,8 +18,8 @@ from automat import MethodicalMachine, NoTransition
 from twisted.python import log
 from zope.interface import implementer
 
+from .._automat_private import trace_hook
 from .._status import ConnectedPeer, ConnectingPeer, DilationHint, ReconnectingPeer
-from .._tracing import trace_hook
 from ..util import bytes_to_dict, bytes_to_hexstr
 from . import _interfaces as I
 from ._endpoints import SubchannelConnectorEndpoint, SubchannelListenerEndpoint

@@ -30,7 +30,7 @@ from twisted.internet import protocol
 from twisted.python import log
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _codec
 from ._interfaces import (
     IConnectionIO,

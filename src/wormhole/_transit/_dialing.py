@@ -23,7 +23,7 @@ import collections
 from automat import MethodicalMachine
 from twisted.python import log
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 
 MAX_CONCURRENT_DIALS = 8
 DIAL_STAGGER = 0.05    # seconds between two dial starts

@@ -12,7 +12,7 @@ from automat import MethodicalMachine
 from twisted.internet import defer
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from ._interfaces import IAttempts, ISelection, ITransitConnection
 
 

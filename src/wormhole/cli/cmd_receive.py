@@ -13,7 +13,7 @@ stderr (settled against the reference 0.24, docs/cli.md).
 from twisted.internet import defer
 
 from .. import _rlcompleter
-from ..errors import KeyFormatError
+from ..errors import KeyFormatError, WormholeClosed
 from ._common import make_wormhole, run_and_close
 from ._kept import discard_command
 from ._receive_classic import from_sender, receive_classic
@@ -115,6 +115,29 @@ def _receive_on(reactor, cfg, w, input_with_completion):
     yield receive_classic(reactor, cfg, w, first, protocol_note)
 
 
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _unless_closed(w, question):
+    """The answer to the code ``question``; if the wormhole fails first
+    (the Mailbox server cannot be reached), the question is given up and
+    that failure is the answer, at once, not after the human typed a code
+    nobody can use (docs/cli.md, "Messages")."""
+    answer = defer.Deferred()
+    settle = _rlcompleter._settler(answer)
+
+    def closed(failure):
+        settle(failure)
+        question.cancel()
+    question.addBoth(settle)
+    w.get_code().addErrback(closed)
+    return answer
+
+
 @defer.inlineCallbacks
 def _handle_code(reactor, cfg, w, input_with_completion):
     if cfg.zeromode:
@@ -128,13 +151,26 @@ def _handle_code(reactor, cfg, w, input_with_completion):
               f"wormhole send --code {code} ...\n", file=cfg.stderr, flush=True)
     else:
         entry = input_with_completion or _rlcompleter.input_with_completion
+        # the question waits for the server's welcome: with no Mailbox
+        # server to reach the human is told so instead of being asked for
+        # a code nobody can use (docs/cli.md, "Messages")
+        yield w.get_welcome()
         try:
             # a question like the others (_screen): its line ends if the
             # command does first (Ctrl-C) or input ends
-            used_completion = yield cfg.screen.asked(
-                cfg.stderr, lambda: entry(PROMPT, w.input_code(), reactor))
+            used_completion = yield _unless_closed(w, cfg.screen.asked(
+                cfg.stderr, lambda: entry(PROMPT, w.input_code(), reactor)))
         except EOFError:
             raise KeyFormatError("no code was entered (standard input ended)") from None
+        except WormholeClosed as e:
+            # typed after the wormhole closed: say why it closed (no
+            # Mailbox server: docs/cli.md, "Messages"), on a row of its
+            # own: a code read from a pipe left the prompt's line open
+            if not _isatty(cfg.stdin) and _isatty(cfg.stderr):
+                print(file=cfg.stderr, flush=True)
+            if isinstance(e.reason, Exception):
+                raise e.reason from None
+            raise
         if not used_completion:
             print(" (note: you can use <Tab> to complete words)", file=cfg.stderr,
                   flush=True)

@@ -19,7 +19,7 @@ no ``if``s (STYLE.md, "Validate before the machine").
 from automat import MethodicalMachine
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IOfferSender

@@ -20,8 +20,8 @@ Transit takes it from here.
 from automat import MethodicalMachine
 from zope.interface import implementer
 
+from .._automat_private import trace_hook
 from .._escape import excerpt
-from .._tracing import trace_hook
 from ..errors import TransferError
 from ..util import dict_to_bytes
 from ._interfaces import IReceiver

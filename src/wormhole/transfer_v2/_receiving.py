@@ -42,9 +42,8 @@ from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 from zope.interface import implementer
 
+from .._automat_private import bind_inputs, index_transitions, trace_hook
 from .._dilation._state_paths import StatePaths
-from .._machine_index import bind_inputs, index_transitions
-from .._tracing import trace_hook
 from ..errors import TransferError
 from . import _hashing
 from . import _messages as M
@@ -114,7 +113,7 @@ class OfferReceiver:
         self._remaining = []    # paths of a directory offer still to come
         self._announced = 0     # bytes announced by headers so far
         self._totals = [0, 0]   # files, bytes verified
-        # fed once per record and several times per file (_machine_index)
+        # fed once per record and several times per file (_automat_private)
         bind_inputs(self, ("_got_data", "_got_announcement", "_got_ack", "_got_header",
                            "_got_ack_more"))
         self._paths.install_initial(self, "R0_awaiting_offer")

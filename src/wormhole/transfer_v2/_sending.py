@@ -26,8 +26,7 @@ from automat import MethodicalMachine
 from twisted.internet.defer import CancelledError
 from zope.interface import implementer
 
-from .._machine_index import bind_inputs, index_transitions
-from .._tracing import trace_hook
+from .._automat_private import bind_inputs, index_transitions, trace_hook
 from ..errors import TransferError
 from . import _messages as M
 from ._interfaces import IOfferChannel, IOfferSender, IOfferSenderDelegate
@@ -79,7 +78,7 @@ class OfferSender:
         self._checking = None  # that Deferred, while it runs
         self._channel = None
         self._delegate = None
-        # fed once or twice per file (_machine_index)
+        # fed once or twice per file (_automat_private)
         bind_inputs(self, ("_file_sent", "_got_ack"))
         self._streamer = None
         self._unacknowledged = []  # FileAcknowledge we sent, the peer's pending

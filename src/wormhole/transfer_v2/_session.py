@@ -17,7 +17,7 @@ and ``closed(reason)``.
 from automat import MethodicalMachine
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from . import _versions as V
 from ._interfaces import ISession, ISessionDelegate
 

@@ -10,7 +10,13 @@ from twisted.trial import unittest
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
 from wormhole.cli._wording import CLASSIC_USED
-from wormhole.errors import KeyFormatError, TransferError, WrongPasswordError
+from wormhole.errors import (
+    KeyFormatError,
+    ServerConnectionError,
+    TransferError,
+    WormholeClosed,
+    WrongPasswordError,
+)
 
 from ...cli.fakes import FakeFactory, FakeReactor
 
@@ -91,6 +97,32 @@ class Receive(unittest.TestCase):
         d = self.start()
         self.failureResultOf(d, KeyFormatError)
         self.assertEqual(self.factory.log[-1], ("w.close",))
+
+    def test_server_gone_while_asked(self):
+        """The wormhole fails while the code question is open (the Mailbox
+        server will not serve us): the question is given up and the
+        command fails with that error at once, not after a code is typed."""
+        asked = []
+
+        def ask(prompt, helper, reactor):
+            asked.append(defer.Deferred())
+            return asked[-1]
+        self._input = ask
+        d = self.start()
+        self.assertNoResult(d)
+        self.w.fail(ServerConnectionError("ws://example/v1", "refused"))
+        self.failureResultOf(d, ServerConnectionError)
+        self.assertTrue(asked[0].called)  # given up: cancelled
+        self.assertEqual(self.factory.log[-1], ("w.close",))
+
+    def test_code_typed_after_close(self):
+        """A code typed after the wormhole closed (the helper refuses with
+        WormholeClosed): the command fails with why it closed, the error
+        a user can read (docs/cli.md, "Messages")."""
+        reason = ServerConnectionError("ws://example/v1", "refused")
+        self.typed.append(WormholeClosed(reason))
+        d = self.start()
+        self.assertIs(self.failureResultOf(d, ServerConnectionError).value, reason)
 
     def test_bad_code(self):
         """set_code's KeyFormatError fails the command after closing."""

@@ -6,7 +6,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from wormhole._rlcompleter import CodeInputter
-from wormhole.errors import KeyFormatError
+from wormhole.errors import KeyFormatError, ServerConnectionError, WormholeClosed
 
 from ...cli.fakes import FakeHelper
 
@@ -48,6 +48,24 @@ class Completion(unittest.TestCase):
         self.assertIn(("h.refresh_nameplates",), self.log)
         self.assertNotIn(("h.choose_nameplate", "1"), self.log)
         self.assertTrue(self.ci.used_completion)
+
+    def test_closed_wormhole_said_once(self):
+        """The wormhole closed (no server to ask): <Tab> offers nothing and
+        says why, once, on a line of its own, escaped; no traceback."""
+        def closed(*args):
+            raise WormholeClosed(ServerConnectionError("ws://x/v1", "refused\x1b[2J"))
+        self.helper.refresh_nameplates = closed
+        self.helper.choose_nameplate = closed
+        notes = []
+        ci = CodeInputter(self.helper, None, call=direct_call, debug=self.errors.append,
+                          note=notes.append)
+        self.assertIsNone(ci.completer("4", 0))
+        self.assertIsNone(ci.completer("4-pu", 0))
+        self.assertEqual(self.errors, [])
+        self.assertEqual(len(notes), 1)
+        self.assertTrue(notes[0].startswith("\n(nothing to complete: the wormhole closed: "))
+        self.assertIn("ws://x/v1", notes[0])
+        self.assertNotIn("\x1b", notes[0])
 
     def test_first_tab_waits_for_the_list(self):
         """When no nameplate matches yet (the server's answer to the
