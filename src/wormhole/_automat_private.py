@@ -6,7 +6,8 @@ Three things need more than Automat's public API:
 - ``trace_hook(m)``: ``MethodicalMachine._setTrace``, the transition
   tracer behind ``debug_set_trace`` and ``--debug-state`` (as the
   reference has it);
-- ``index_transitions(m)`` and ``bind_inputs(obj, names)``: a dict
+- ``index_transitions(m)`` (``index_transitions_lazily(m)`` for the
+  Dilation machines, per record too) and ``bind_inputs(obj, names)``: a dict
   lookup of a machine's transitions (Automat scans its
   ``_automaton._transitions`` list, comparing states with generated
   ``__eq__``) and inputs looked up once per instance (Automat's input
@@ -122,6 +123,25 @@ def index_transitions(machine):
 
     automaton.outputForInput = output_for_input
 
+
+def index_transitions_lazily(machine):
+    """``index_transitions`` for a machine whose transitions are still
+    being declared (``StatePaths`` wraps ``upon`` in the class body): the
+    dict is built at the first input, when every class body has run."""
+    automaton = machine._automaton
+    scan = automaton.outputForInput
+    table = {}
+
+    def output_for_input(in_state, symbol):
+        if not table:
+            table.update(((id(s), id(i)), (o, tuple(outs)))
+                         for s, i, o, outs in automaton.allTransitions())
+        found = table.get((id(in_state), id(symbol)))
+        if found is None:
+            return scan(in_state, symbol)
+        return found[0], list(found[1])
+
+    automaton.outputForInput = output_for_input
 
 def bind_inputs(obj, names):
     """Look each input in ``names`` up once on ``obj`` and keep it there."""

@@ -27,7 +27,7 @@ pausing a resend); anything the table lacks goes to Automat's scan, which
 raises NoTransition as before (docs/performance.md, "Dilation").
 """
 
-from .._automat_private import state_name
+from .._automat_private import index_transitions_lazily, state_name
 
 
 class StatePaths:
@@ -42,7 +42,8 @@ class StatePaths:
         self.rows = rows
         self._outputs = {state: self._output_for(machine, state, row)
                          for state, row in rows.items()}
-        _index_transitions(machine._automaton)
+        # the class body declares its transitions after this runs
+        index_transitions_lazily(machine)
 
     @staticmethod
     def _output_for(machine, state, row):
@@ -65,19 +66,3 @@ class StatePaths:
         for name, value_of in self.rows[state_name].items():
             setattr(instance, name, value_of(instance))
 
-
-def _index_transitions(automaton):
-    """Look ``automaton``'s transitions up in a dict built from them at
-    the first input (every class body has declared its transitions by
-    then), falling back to its own scan for any pair not in the table."""
-    scan = automaton.outputForInput
-    table = {}
-
-    def outputForInput(in_state, input_symbol):
-        if not table:
-            table.update(((s, i), (o, outs)) for s, i, o, outs in automaton.allTransitions())
-        found = table.get((in_state, input_symbol))
-        if found is None:
-            return scan(in_state, input_symbol)
-        return found[0], list(found[1])
-    automaton.outputForInput = outputForInput

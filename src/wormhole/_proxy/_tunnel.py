@@ -14,7 +14,7 @@ from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.internet.protocol import Factory, Protocol
 from zope.interface import implementer
 
-from .._tracing import trace_hook
+from .._automat_private import trace_hook
 from ._errors import ProxyError, ProxyUnreachable
 
 # how long the proxy may take to answer the handshake, target connection
