@@ -276,7 +276,7 @@ TRANSFER_MESSAGES = {
     "works)": Case(classic_no_transit, {"sender": [0], "receiver": [0]}),
     "transfer-v2: no way through (the relay cannot be reached and no direct connection can "
     "be made; checked 2 s after both sides began dilating, each relay tried once with a TCP "
-    "connection: `cli/_reach.py`)": Case(
+    "connection: `wormhole.session.FirstConnection`)": Case(
         v2_no_path, {"sender": [0], "receiver": [0], "sender_no_relay": [1],
                      "receiver_no_relay": [1]}),
     "transfer-v2: a relay answers or a direct path may exist, yet no connection comes within "

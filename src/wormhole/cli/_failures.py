@@ -30,15 +30,6 @@ EXIT_FAILED = 1
 EXIT_DECLINED = 3
 
 
-class NoPath(TransferError):
-    """No connection to the peer for the transfer, and ``leg`` says which
-    part of the way failed: "relay", "direct" or "peer"."""
-
-    def __init__(self, leg, message):
-        super().__init__(message)
-        self.leg = leg
-
-
 def _reason(reason):
     if isinstance(reason, Failure):
         return escape_text(reason.getErrorMessage())

@@ -1,0 +1,11 @@
+"""A whole transfer with any peer, as a library (docs/api.md "Sessions"):
+the pieces the ``wormhole`` command and applications share. ``FirstConnection``
+makes a transfer-v2 session with no way to the peer fail in seconds, naming
+the leg (``wormhole.errors.NoPath``); ``PeerError`` ends a session at once
+when the peer's ``error`` message arrives."""
+from ..errors import NoPath
+from ._peer_error import PeerError
+from ._reach import CHECK_AFTER, LOOKS, PROBE_TIMEOUT, FirstConnection, probe
+
+__all__ = ["CHECK_AFTER", "LOOKS", "PROBE_TIMEOUT", "FirstConnection", "NoPath", "PeerError",
+           "probe"]
