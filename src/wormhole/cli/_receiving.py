@@ -16,6 +16,7 @@ from twisted.python.failure import Failure
 from .. import transfer_v2 as T
 from .._landing import BadOffer
 from ..errors import TransferError
+from ..session import MAX_AGE_DAYS, expire, kept_for
 from ..transfer import Declined
 from . import _kept
 from ._connection_path import ConnectionPath
@@ -297,9 +298,9 @@ class Receiving:
     def expire_kept(self):
         """The bound on what interrupted receives keep (``_kept``): kept
         partials in our folder untouched for MAX_AGE_DAYS are removed now."""
-        for kept in _kept.expire(self._target(1)[0], time.time()):
+        for kept in expire(self._target(1)[0], time.time()):
             say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
-                           f"more than {_kept.MAX_AGE_DAYS} days ago: "
+                           f"more than {MAX_AGE_DAYS} days ago: "
                            f"{escape_text(kept.names[0])}")
 
     def say_kept(self):
@@ -309,7 +310,7 @@ class Receiving:
             self._kept_said.add(incoming)
             # a sink that kept nothing (refused, not resumable) has no target
             target = getattr(getattr(incoming, "sink", None), "final_path", None)
-            kept = _kept.kept_for(target) if target else None
+            kept = kept_for(target) if target else None
             if kept is not None:
                 say(self._cfg, _kept.kept_line(kept, describe(incoming.offer,
                                                               incoming.is_directory)))

@@ -2,10 +2,13 @@
 the pieces the ``wormhole`` command and applications share. ``FirstConnection``
 makes a transfer-v2 session with no way to the peer fail in seconds, naming
 the leg (``wormhole.errors.NoPath``); ``PeerError`` ends a session at once
-when the peer's ``error`` message arrives."""
+when the peer's ``error`` message arrives; ``kept_in``, ``kept_for``,
+``discard`` and ``expire`` list and remove what interrupted receives kept
+(the next receive of the same offer resumes from it)."""
 from ..errors import NoPath
+from ._kept import MAX_AGE_DAYS, Kept, discard, expire, kept_for, kept_in
 from ._peer_error import PeerError
 from ._reach import CHECK_AFTER, LOOKS, PROBE_TIMEOUT, FirstConnection, probe
 
 __all__ = ["CHECK_AFTER", "LOOKS", "PROBE_TIMEOUT", "FirstConnection", "NoPath", "PeerError",
-           "probe"]
+           "probe", "MAX_AGE_DAYS", "Kept", "discard", "expire", "kept_for", "kept_in"]
