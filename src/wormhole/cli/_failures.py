@@ -11,7 +11,6 @@ signal's number, as shells report a command killed by it.
 """
 from twisted.python.failure import Failure
 
-from .._escape import escape_text
 from ..errors import (
     KeyFormatError,
     LonelyError,
@@ -23,6 +22,7 @@ from ..errors import (
     WormholeError,
     WrongPasswordError,
 )
+from ..session import escape_text
 
 # exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
 # usage error

@@ -10,8 +10,7 @@ import os
 from twisted.internet import defer
 
 from .. import transfer
-from .._inactivity import give_up_after
-from ..session import PeerError
+from ..session import PeerError, give_up_after
 from ._common import make_transit
 from ._display import escape_text, naturalsize, received_text
 from ._interrupt import CancelOnStop

@@ -3,8 +3,8 @@
 the classic receiver when the sender cannot dilate after all."""
 from twisted.internet import defer
 
-from .._eventual import EventualQueue
 from ..errors import TransferError
+from ..eventual import EventualQueue
 from ..observer import OneShotObserver
 from ..session import PeerError
 from ._connection_path import ConnectionPath

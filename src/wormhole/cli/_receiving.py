@@ -14,9 +14,8 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
-from .._landing import BadOffer
 from ..errors import TransferError
-from ..session import MAX_AGE_DAYS, expire, kept_for
+from ..session import MAX_AGE_DAYS, BadOffer, expire, kept_for
 from ..transfer import Declined
 from . import _kept
 from ._connection_path import ConnectionPath

@@ -7,10 +7,8 @@ in seconds, naming the leg."""
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
-from .._dilation.manager import OldPeerCannotDilateError
-from .._transit._hints import parse_relay_string
 from ..errors import TransferError
-from ..session import FirstConnection
+from ..session import FirstConnection, OldPeerCannotDilateError, parse_relay_string
 from ..transfer_v2 import app_versions, speaks_transfer_v2
 from ._progress import PEER_TIMEOUT_HINT, say
 from ._wording import CANNOT_DILATE, V2_USED

@@ -16,9 +16,8 @@ import click
 from click.core import ParameterSource
 from twisted.internet import defer, task
 
-from .. import __version__
-from .._escape import escape_text
-from .._version import IMPLEMENTATION
+from .. import IMPLEMENTATION, __version__
+from ..session import escape_text
 from . import _collector
 from ._config import APPID, Config
 
@@ -88,7 +87,7 @@ def _checked_then_run(reactor, command, cfg):
     # a malformed --relay-url is refused before the command says anything
     # (it printed "Sending text message" first; docs/cli.md "Messages");
     # imported here, as the client is, so --help loads no autobahn
-    from .._ws import parse_relay_url
+    from .. import parse_relay_url
     parse_relay_url(cfg.relay_url)
     if cfg.code:
         # so is a malformed code given on the command line (send --code,

@@ -12,7 +12,7 @@ stderr (settled against the reference 0.24, docs/cli.md).
 """
 from twisted.internet import defer
 
-from .. import _rlcompleter
+from .. import input_with_completion as completing_input
 from ..errors import KeyFormatError
 from ._common import make_wormhole, run_and_close
 from ._kept import discard_command
@@ -126,7 +126,7 @@ def _handle_code(reactor, cfg, w, input_with_completion):
         print(f"Wormhole code is: {code}\nOn the other computer, please run:\n\n"
               f"wormhole send --code {code} ...\n", file=cfg.stderr, flush=True)
     else:
-        entry = input_with_completion or _rlcompleter.input_with_completion
+        entry = input_with_completion or completing_input
         try:
             # a question like the others (_screen): its line ends if the
             # command does first (Ctrl-C) or input ends

@@ -12,10 +12,8 @@ told to use ``wormhole send``/``receive``.
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
-from .._dilation.manager import OldPeerCannotDilateError
-from .._inactivity import PeerTimeout, give_up_after
 from ..errors import TransferError
-from ..session import PeerError
+from ..session import OldPeerCannotDilateError, PeerError, PeerTimeout, give_up_after
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close

@@ -8,6 +8,11 @@ when the peer's ``error`` message arrives; ``kept_in``, ``kept_for``,
 ``discard`` and ``expire`` list and remove what interrupted receives kept
 (the next receive of the same offer resumes from it)."""
 from .._dilation.manager import OldPeerCannotDilateError
+from .._escape import escape_text
+from .._inactivity import PeerTimeout, Watchdog, give_up_after, silence
+from .._landing import BadOffer, Refused, default_free_space
+from .._transit._hints import parse_relay_string
+from .._wording import naturalsize, peer_left
 from ..errors import NoPath
 from ._events import (
     Failed,
@@ -32,4 +37,10 @@ __all__ = ["CHECK_AFTER", "LOOKS", "PROBE_TIMEOUT", "FirstConnection", "NoPath",
            "OldPeerCannotDilateError", "Failed", "Finished", "OfferAccepted", "OfferArrived",
            "OfferRefused", "ProtocolChosen", "Progress", "Received", "Sent", "TextReceived",
            "IReceivePolicy", "ITransferObserver", "PEER_TIMEOUT", "AcceptAll", "Transfer",
-           "failure_event", "wormhole_options"]
+           "failure_event", "wormhole_options",
+           # shared with every renderer of the events (the CLI's too):
+           # text from the peer escaped, sizes and departures worded, the
+           # bounds on a silent peer, the receiving rules' refusals, relays
+           "escape_text", "naturalsize", "peer_left", "PeerTimeout", "Watchdog",
+           "give_up_after", "silence", "BadOffer", "Refused", "default_free_space",
+           "parse_relay_string"]

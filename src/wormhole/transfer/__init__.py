@@ -20,7 +20,7 @@ _WHERE = {
     "IOfferSender": "_interfaces", "IReceiver": "_interfaces",
     "DECLINED_WORDS": "_messages", "TRANSFER_REJECTED": "_messages",
     "VERIFICATION_REJECTED": "_messages", "ZIP_MODE": "_messages", "Declined": "_messages",
-    "parse_message": "_messages", "peer_gave_up": "_messages",
+    "parse_message": "_messages", "peer_gave_up": "_messages", "CANCELLED": "_messages",
     "file_sender": "_offer", "text_sender": "_offer",
     "Outgoing": "_outgoing", "Unsendable": "_outgoing", "describe": "_outgoing",
     "prepare": "_outgoing",
@@ -48,5 +48,5 @@ __all__ = [
     "prepare", "Outgoing", "Unsendable", "describe", "Declined", "DeclinedOffer",
     "DECLINED_WORDS", "TRANSFER_REJECTED", "VERIFICATION_REJECTED", "ZIP_MODE",
     "parse_message", "peer_gave_up", "text_sender", "file_sender", "Receiver",
-    "IOfferSender", "IReceiver", "Cancellation", "Cancelled",
+    "IOfferSender", "IReceiver", "Cancellation", "Cancelled", "CANCELLED",
 ]
