@@ -1,5 +1,5 @@
 """What an interrupted transfer-v2 receive keeps
-(docs/cli.md, "What an interrupted receive keeps (`cli/_kept.py`)"): the one
+(docs/cli.md, "What an interrupted receive keeps (`wormhole.session`, `cli/_kept.py`)"): the one
 line saying how much, where, that sending again resumes and how to discard
 it; ``receive --discard-partial`` removing exactly the kept files (never a
 link, never anything else); resume still working after the line; and the

@@ -79,8 +79,9 @@ class Sent:
 class Failed:
     """The transfer failed. ``kind``: "no-path" (``leg`` is "relay",
     "direct" or "peer"), "peer-error" (the peer stopped on purpose;
-    ``message`` holds its words), "declined" (the peer refused our offer),
-    "refused" (we refused the peer's) or "error"."""
+    ``message`` holds its words), "declined" (an offer was declined: by
+    the peer, or by our policy, and nothing arrived), "refused" (the
+    receiving rules refused the peer's offer), "wrong-code" or "error"."""
     kind: str
     message: str
     leg: str = None

@@ -20,7 +20,7 @@ from .._dilation.manager import OldPeerCannotDilateError
 from .._eventual import EventualQueue
 from .._guarded import DisplayGuard
 from .._observer import OneShotObserver
-from ..errors import NoPath, TransferError
+from ..errors import NoPath, TransferError, WrongPasswordError
 from ..transit import TransitReceiver, TransitSender
 from . import _events as E
 from ._interfaces import IReceivePolicy, ITransferObserver
@@ -50,6 +50,8 @@ class AcceptAll:
 
 def failure_event(error, peer_error=None):
     """The ``Failed`` event for an exception a transfer ended with."""
+    if isinstance(error, WrongPasswordError):
+        return E.Failed("wrong-code", str(error))
     if isinstance(error, NoPath):
         return E.Failed("no-path", str(error), error.leg)
     if peer_error is not None and error is peer_error:
@@ -91,6 +93,7 @@ class Transfer:
         self._peer = None  # the PeerError of a transfer-v2 session
         self._arrivals = []  # (Deferred of an offer's end) of the peer's offers
         self._refusals = []  # what our rules refused
+        self._declined = []  # names the policy declined
 
     # -- public ----------------------------------------------------------------
     def receive(self):
@@ -187,7 +190,11 @@ class Transfer:
             lambda f: f.value.subFailure)
         if self._refusals:
             raise self._refusals[0]
-        return [r for r in results if r is not None]
+        received = [r for r in results if r is not None]
+        if self._declined and not received:
+            # nothing arrived because we said no: not a success
+            raise transfer.Declined(f"declined {self._declined[0]!r}")
+        return received
 
     def _offered(self, incoming):
         offer = incoming.offer
@@ -219,6 +226,7 @@ class Transfer:
 
     def _decided(self, yes, incoming, arrived, ended):
         if not yes:
+            self._declined.append(arrived.name)
             self._emit(E.OfferRefused(arrived.name, transfer.TRANSFER_REJECTED, "policy"))
             incoming.reject(transfer.TRANSFER_REJECTED)
             ended.callback(None)
