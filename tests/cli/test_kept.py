@@ -66,6 +66,10 @@ class InterruptedReceive(GatedPair, unittest.TestCase):
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
         self.assertRegex(recv.stderr.decode(), r"Resuming at byte [1-9]\d* of 16000000")
+        # the question's line said so first
+        self.assertRegex(recv.stderr.decode(), r"Offered file 'big\.bin' \(16\.0 MB\), resuming "
+                                               r"after the [\d.]+ [kM]?B an interrupted "
+                                               r"receive kept\n")
         self.assertEqual(os.listdir(self.out), ["big.bin"])
         self.assertEqual(sha256_of(os.path.join(self.out, "big.bin")),
                          sha256_of(os.path.join(self.src, "big.bin")))

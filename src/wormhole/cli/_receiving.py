@@ -15,7 +15,15 @@ from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ..session import MAX_AGE_DAYS, BadOffer, expire, kept_for
+from ..session import (
+    MAX_AGE_DAYS,
+    BadOffer,
+    Refused,
+    check_not_existing,
+    expire,
+    kept_for,
+    target_path,
+)
 from ..transfer import Declined
 from . import _kept
 from ._connection_path import ConnectionPath
@@ -236,7 +244,19 @@ class Receiving:
                          "--only-text accepts only text messages")
             return
         folder, name = self._target(number)
-        say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
+        offered = incoming.offer.base if incoming.is_directory else incoming.offer.filename
+        try:
+            target = target_path(folder, offered, name)
+            # the receiving rules before any question: nothing existing is
+            # replaced, and the sender hears why (docs/cli.md "Messages")
+            check_not_existing(target, os.path.relpath(target, folder))
+        except BadOffer:
+            target = None  # an unusable name: accept() refuses it, as before
+        except Refused as e:
+            self._refuse(incoming, str(e))
+            return
+        say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}"
+                 f"{self._where(folder, name, target)}")
         if not cfg.accept_file:
             # no bar draws until the answer (_screen, through _prompt)
             asked = self._asking[incoming] = self._ask(self._reactor, cfg, "ok? (Y/n): ")
@@ -286,6 +306,21 @@ class Receiving:
         incoming.progress = progress
         incoming.file_started = file_started
         d.addBoth(self._report, meter, incoming, said)
+
+    def _where(self, folder, name, target):
+        """What the question adds to the offer's line: where the data goes
+        when -o chose it, and the bytes an interrupted receive kept that
+        an accept resumes from."""
+        if target is None:
+            return ""
+        where = ""
+        if name is not None or folder != self.cwd:
+            where = f" into '{escape_text(os.path.relpath(target, self.cwd))}'"
+        kept = kept_for(target)
+        if kept is not None and kept.nbytes:
+            where += (f", resuming after the {naturalsize(kept.nbytes)} an interrupted "
+                      "receive kept")
+        return where
 
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
