@@ -17,7 +17,7 @@ The names are imported on first use (PEP 562), as ``wormhole.transfer``'s
 are: the command line takes a few light ones (``escape_text``) while it
 builds its options, and must not load the client for ``--help``.
 """
-import importlib
+from .. import _lazy
 
 # public name -> the module (under wormhole) that defines it
 _WHERE = {
@@ -48,16 +48,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    found = getattr(importlib.import_module(f"wormhole.{_WHERE[name]}"), name)
-    globals()[name] = found  # looked up here once
-    return found
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = _lazy.names(globals(), _WHERE, "wormhole")
 
 
 __all__ = sorted(_WHERE)

@@ -8,7 +8,7 @@ the protocol machines (``text_sender``, ``file_sender``, ``Receiver``)
 and the offer builder (``prepare``) are there for applications that drive
 the messages themselves (``wormhole ssh`` does).
 """
-import importlib
+from .. import _lazy
 
 # public name -> the submodule that defines it. Imported on first use
 # (PEP 562): a transfer-v2 command needs a few message names from here
@@ -31,16 +31,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    found = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = found  # looked up here once
-    return found
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = _lazy.names(globals(), _WHERE, __name__)
 
 
 __all__ = [
