@@ -12,8 +12,8 @@ wormhole; wormhole.create(...)`` and ``from wormhole import create`` work
 as usual.
 """
 
-from ._status import DilationStatus, WormholeStatus
-from ._version import __version__
+from ._status import ConnectedPeer, ConsumedCode, DilationStatus, WormholeStatus
+from ._version import IMPLEMENTATION, __version__
 from .errors import (
     AlreadyChoseNameplateError,
     AlreadyChoseWordsError,
@@ -44,6 +44,14 @@ _LAZY = {
     "SerializationError": "_serialization",
     "input_with_completion": "_rlcompleter",
     "SubchannelAddress": "_dilation._subchannel",
+    # what the `wormhole` command uses of the library beyond the above
+    # (it imports only public names: docs/architecture.md, "Layering")
+    "WelcomeAdvice": "_welcome",
+    "PGPWordList": "_wordlist",
+    "parse_relay_url": "_ws",
+    "OnShutdown": "_shutdown",
+    "read_in_thread": "_rlcompleter",
+    "trace_hook": "_automat_private",
 }
 # submodules the reference makes reachable as attributes of the package
 _SUBMODULES = ("eventual", "ipaddrs", "journal", "observer", "timing", "util", "wormhole",
@@ -74,5 +82,6 @@ __all__ = [
     "KeyFormatError", "NoKeyError", "OnlyOneCodeError", "MustChooseNameplateFirstError",
     "AlreadyChoseNameplateError", "AlreadyChoseWordsError", "AlreadyInputNameplateError",
     "WormholeClosed", "ServerConnectionError", "NoTorError", "TransferError", "Timeout",
-    "RelayURLError",
+    "RelayURLError", "ConnectedPeer", "ConsumedCode", "IMPLEMENTATION", "WelcomeAdvice",
+    "PGPWordList", "parse_relay_url", "OnShutdown", "read_in_thread", "trace_hook",
 ]

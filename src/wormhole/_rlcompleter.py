@@ -278,3 +278,8 @@ def input_with_completion(prompt, input_helper, reactor):
     read.addCallback(entered)
     read.addBoth(_settler(answer))
     return answer
+
+
+# the public name (``wormhole.read_in_thread``): a blocking read off the
+# reactor's thread, which the command's own prompts use too
+read_in_thread = _in_daemon_thread

@@ -82,6 +82,15 @@ class TransferError(WormholeError):
     """Something went wrong with a data transfer."""
 
 
+class NoPath(TransferError):
+    """No connection to the peer for the transfer, and ``leg`` says which
+    part of the way failed: "relay", "direct" or "peer"."""
+
+    def __init__(self, leg, message):
+        super().__init__(message)
+        self.leg = leg
+
+
 class NoTorError(WormholeError):
     """Tor support was requested but txtorcon is not installed."""
 

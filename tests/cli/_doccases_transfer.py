@@ -276,7 +276,7 @@ TRANSFER_MESSAGES = {
     "works)": Case(classic_no_transit, {"sender": [0], "receiver": [0]}),
     "transfer-v2: no way through (the relay cannot be reached and no direct connection can "
     "be made; checked 2 s after both sides began dilating, each relay tried once with a TCP "
-    "connection: `cli/_reach.py`)": Case(
+    "connection: `wormhole.session.FirstConnection`)": Case(
         v2_no_path, {"sender": [0], "receiver": [0], "sender_no_relay": [1],
                      "receiver_no_relay": [1]}),
     "transfer-v2: a relay answers or a direct path may exist, yet no connection comes within "
@@ -297,7 +297,7 @@ TRANSFER_MESSAGES = {
     "no confirmation after all bytes were sent (within 120 s plus 1 s per 20 MB, its time to "
     "hash the file again)": Case(unconfirmed, {"sender": [0]}),
     "the receiver refuses": Case(
-        refused, {"receiver": [0], "sender": [3], "rejecting": [2], "full": [1]}),
+        refused, {"receiver": [0], "sender": [4], "other": [3], "rejecting": [2], "full": [1]}),
     "the receiver goes away mid-transfer (quits, is killed, its network fails)": Case(
         classic_receiver_killed, {"sender": [0], "sender_of_all": [1]}),
     "the sender goes away mid-transfer": Case(classic_sender_killed, {"receiver": [0]}),

@@ -1,5 +1,5 @@
 """What an interrupted transfer-v2 receive keeps
-(docs/cli.md, "What an interrupted receive keeps (`cli/_kept.py`)"): the one
+(docs/cli.md, "What an interrupted receive keeps (`wormhole.session`, `cli/_kept.py`)"): the one
 line saying how much, where, that sending again resumes and how to discard
 it; ``receive --discard-partial`` removing exactly the kept files (never a
 link, never anything else); resume still working after the line; and the
@@ -14,6 +14,7 @@ import time
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+from wormhole import session as kept_partials
 from wormhole.cli import _kept
 from wormhole.cli._config import Config
 
@@ -65,6 +66,10 @@ class InterruptedReceive(GatedPair, unittest.TestCase):
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (0, 0), send.describe() + recv.describe())
         self.assertRegex(recv.stderr.decode(), r"Resuming at byte [1-9]\d* of 16000000")
+        # the question's line said so first
+        self.assertRegex(recv.stderr.decode(), r"Offered file 'big\.bin' \(16\.0 MB\), resuming "
+                                               r"after the [\d.]+ [kM]?B an interrupted "
+                                               r"receive kept\n")
         self.assertEqual(os.listdir(self.out), ["big.bin"])
         self.assertEqual(sha256_of(os.path.join(self.out, "big.bin")),
                          sha256_of(os.path.join(self.src, "big.bin")))
@@ -96,7 +101,7 @@ class InterruptedReceive(GatedPair, unittest.TestCase):
 
 
 class FolderRules(unittest.TestCase):
-    """``_kept`` on a folder made by hand."""
+    """``wormhole.session``'s kept partials on a folder made by hand."""
 
     def setUp(self):
         self.folder = os.path.abspath(self.mktemp())
@@ -119,9 +124,9 @@ class FolderRules(unittest.TestCase):
             f.write(b"z" * 1000)
         os.symlink(outside, os.path.join(kept, "link"))
         self.make(".wormhole-partial-d.resume.json")
-        [found] = _kept.kept_in(self.folder)
+        [found] = kept_partials.kept_in(self.folder)
         self.assertEqual((found.base, found.nbytes), ("d", 100))
-        self.assertEqual([k.base for k in _kept.discard(self.folder)], ["d"])
+        self.assertEqual([k.base for k in kept_partials.discard(self.folder)], ["d"])
         self.assertEqual(os.listdir(self.folder), [])
         self.assertEqual(os.listdir(outside), ["precious"])
 
@@ -129,24 +134,24 @@ class FolderRules(unittest.TestCase):
         for name in (".wormhole-partial-.resume", ".wormhole-partial-a.txt", "a.resume",
                      ".wormhole-partial-a.resume.json.old"):
             self.make(name)
-        self.assertEqual(_kept.kept_in(self.folder), [])
+        self.assertEqual(kept_partials.kept_in(self.folder), [])
 
     def test_expire_removes_only_what_is_older_than_the_bound(self):
         now = time.time()
         old = self.make(".wormhole-partial-old.resume")
         old_state = self.make(".wormhole-partial-old.resume.json")
         self.make(".wormhole-partial-new.resume")
-        limit = _kept.MAX_AGE_DAYS * 86400
+        limit = kept_partials.MAX_AGE_DAYS * 86400
         for path in (old, old_state):
             os.utime(path, (now - limit - 60, now - limit - 60))
-        self.assertEqual([k.base for k in _kept.expire(self.folder, now)], ["old"])
+        self.assertEqual([k.base for k in kept_partials.expire(self.folder, now)], ["old"])
         self.assertEqual(os.listdir(self.folder), [".wormhole-partial-new.resume"])
 
     def test_the_line_for_an_offers_target(self):
         self.make(".wormhole-partial-f.resume", b"a" * 2500)
-        kept = _kept.kept_for(os.path.join(self.folder, "f"))
+        kept = kept_partials.kept_for(os.path.join(self.folder, "f"))
         self.assertEqual(kept.nbytes, 2500)
-        self.assertIsNone(_kept.kept_for(os.path.join(self.folder, "g")))
+        self.assertIsNone(kept_partials.kept_for(os.path.join(self.folder, "g")))
         self.assertEqual(_kept.kept_line(kept, "file 'f' (9.0 kB)"),
                          f"Kept 2.5 kB of file 'f' (9.0 kB) in {self.folder} as "
                          ".wormhole-partial-f.resume: the same sent again into this folder "

@@ -2,7 +2,7 @@
 relay unreachable and no direct path. Both sides fail, exit 1, in one line
 naming the leg, in about the time classic takes -- not after the 60 s
 transfer-v2 waits for an unreachable peer. Real ``wormhole`` processes
-against our Mailbox server; ``FirstConnection`` (cli/_reach.py), which
+against our Mailbox server; ``wormhole.session.FirstConnection``, which
 decides it, with a fake clock and a fake relay probe."""
 import os
 import socket
@@ -20,10 +20,9 @@ from wormhole._status import (
     NoPeer,
     WormholeStatus,
 )
-from wormhole.cli._config import Config
-from wormhole.cli._failures import NoPath
-from wormhole.cli._reach import CHECK_AFTER, LOOKS, FirstConnection
 from wormhole.cli._v2_session import PEER_TIMEOUT
+from wormhole.errors import NoPath
+from wormhole.session import CHECK_AFTER, LOOKS, FirstConnection
 
 from ._process import CLIProcess, our_cli
 from ._servers import OurServer
@@ -141,8 +140,8 @@ class FirstConnectionRules(unittest.TestCase):
         def probe(reactor, host, port):
             self.probed.append((host, port))
             return defer.succeed("Connection refused" if refused else None)
-        cfg = Config(listen=listen, transit_helper=helper)
-        first = FirstConnection(self.clock, cfg, probe=probe)
+        first = FirstConnection(self.clock, listen=listen, transit_helper=helper, probe=probe,
+                                hints=(": --no-listen", " (--transit-helper)"))
         self.session = _Session()
         first.watch(self.session)
         return first

@@ -117,6 +117,8 @@ class _Habits:
         yield self.both(send, recv)
         self.assertEqual(os.listdir(os.path.join(self.out, "inbox")), ["c.bin"])
         self.assertEqual(sha256_of(os.path.join(self.out, "inbox", "c.bin")), digest)
+        # transfer-v2: the offer's line says where it goes
+        self.assertIn(b"Offered file 'c.bin' (1.0 kB) into 'inbox/c.bin'\n", recv.stderr)
 
     @defer.inlineCallbacks
     def send_growing(self, code, *protocol):

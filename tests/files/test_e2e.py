@@ -84,8 +84,8 @@ class OursToOurs(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_existing_file_not_overwritten(self):
-        """The receiver already has a file of that name: it refuses, the
-        sender hears 'transfer rejected', the old file is untouched."""
+        """The receiver already has a file of that name: it refuses before
+        any question, the sender hears why, the old file is untouched."""
         path = os.path.join(self.src, "same.txt")
         with open(path, "w") as f:
             f.write("new")
@@ -101,7 +101,8 @@ class OursToOurs(unittest.TestCase):
         yield defer.gatherResults([send.ended, recv.ended])
         self.assertEqual((send.status, recv.status), (3, 3), send.describe() + recv.describe())
         self.assertIn(b"refusing to overwrite existing 'same.txt'", recv.stderr)
-        self.assertIn(b"transfer rejected", send.stderr)
+        self.assertIn(b"ERROR: the receiver declined: refusing to overwrite existing 'same.txt'",
+                      send.stderr)
         with open(os.path.join(out, "same.txt")) as f:
             self.assertEqual(f.read(), "old")
         self.assertEqual(os.listdir(out), ["same.txt"])

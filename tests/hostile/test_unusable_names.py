@@ -99,8 +99,9 @@ class SameRefusal(unittest.TestCase):
             receiving.on_offer(incoming)
         session = _api.TransferSession(clock, None, "receive", on_offer=on_offer,
                                        free_space=plenty)
-        session.negotiated = _versions.negotiate("receive", _versions.app_versions("send"))
-        protocol = _api._OfferInProtocol(session)
+        # a peer that declared no feature: one record per write
+        session._agree(_versions.negotiate("receive", _versions.app_versions("send", {})))
+        protocol = session._offer_in()
         wire = _Wire()
         protocol.makeConnection(wire)
         protocol.dataReceived(M.encode_record(M.DirectoryOffer("d", 1, [[name]])))

@@ -124,19 +124,22 @@ class CLI(_CLIBase):
 
     @defer.inlineCallbacks
     def test_existing_name_refused(self):
-        """Our receiver refuses to overwrite: it says why, the sender hears
-        "transfer rejected"; both exit 3; the existing file is intact."""
+        """Our receiver refuses to overwrite before any question: it says
+        why, and so does the sender; both exit 3; the existing file is
+        intact."""
         with open(os.path.join(self.src, "f"), "wb") as f:
             f.write(b"new")
         with open(os.path.join(self.dst, "f"), "wb") as f:
             f.write(b"old")
         send, recv = yield self.run_pair(
             self.ours("send", os.path.join(self.src, "f")),
-            self.ours("receive", "--accept-file"))
+            self.ours("receive"), recv_stdin=b"y\n")
         self.assertExit(send, 3)
         self.assertExit(recv, 3)
-        self.assertIn(b"ERROR: the receiver declined: transfer rejected\n", send.stderr)
-        self.assertRegex(recv.stderr, rb"ERROR: .*overwrite")
+        self.assertIn(b"ERROR: the receiver declined: refusing to overwrite existing 'f'\n",
+                      send.stderr)
+        self.assertIn(b"ERROR: refusing to overwrite existing 'f'\n", recv.stderr)
+        self.assertNotIn(b"ok?", recv.stderr + recv.stdout)
         with open(os.path.join(self.dst, "f"), "rb") as f:
             self.assertEqual(f.read(), b"old")
 
@@ -385,8 +388,9 @@ class ShareBothDecline(_CLIBase):
             yield defer.gatherResults([a.ended, b.ended])
             for run in (a, b):
                 self.assertExit(run, 3)
-                self.assertIn(b"Sending: the receiver declined: transfer rejected", run.stderr,
-                              run.describe())
+                # refused before any question, and the sender told why
+                self.assertIn(b"Sending: the receiver declined: refusing to overwrite existing "
+                              b"'same.txt'", run.stderr, run.describe())
                 self.assertNotIn(b"ended the session", run.stderr, run.describe())
             for folder, data in ((here, b"here"), (there, b"there")):
                 with open(os.path.join(folder, "same.txt"), "rb") as f:

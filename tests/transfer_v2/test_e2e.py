@@ -354,19 +354,19 @@ class IncomingLimits(unittest.TestCase):
     def test_too_many_offers_at_once(self):
         """Beyond MAX_INCOMING_OFFERS held offers, a new one is rejected
         before the application is asked; below it, the application decides."""
-        from wormhole.transfer_v2 import _api, _versions
+        from wormhole.transfer_v2 import _offers, _versions
         asked, rejected = [], []
 
         class Incoming:
             def reject(self, reason):
                 rejected.append(reason)
-        session = T.TransferSession(reactor, None, "receive", on_offer=asked.append)
-        session.negotiated = _versions.negotiate("receive", T.app_versions("send"))
-        session._offers = {_api._OfferInProtocol(session)
-                           for _ in range(_api.MAX_INCOMING_OFFERS)}
-        session._incoming_offer(Incoming())
+        negotiated = _versions.negotiate("receive", T.app_versions("send"))
+        offers = _offers.Offers(on_offer=asked.append)
+        for _ in range(_offers.MAX_INCOMING_OFFERS):
+            offers.opened(object(), theirs=True)
+        offers.ask(Incoming(), negotiated)
         self.assertEqual((len(asked), rejected), (1, []))
-        session._offers.add(_api._OfferInProtocol(session))
-        session._incoming_offer(Incoming())
+        offers.opened(object(), theirs=True)
+        offers.ask(Incoming(), negotiated)
         self.assertEqual(len(asked), 1)
         self.assertIn("too many offers", rejected[0])

@@ -96,7 +96,7 @@ class EarlierRelease(_Attempts):
         s1 = self.session(w1, "send")
         s2 = self.session(w2, "receive", on_offer=on_offer, features=earlier)
         yield defer.gatherResults([s1.start(), s2.start()])
-        self.assertFalse(s1._framed)
+        self.assertFalse(s1.negotiated.framed_records)
         e = yield self.assertFailure(s1.offer(src), TransferError)
         self.assertIn("earlier release", str(e))
         self.assertEqual(offered, [])

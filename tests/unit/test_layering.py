@@ -151,6 +151,23 @@ def library_to_cli(imports):
             and i.importer not in COMMAND_MODULES and within(i.target, CLI)]
 
 
+def _private(name):
+    """Whether a module name has a private part (``wormhole._x``,
+    ``wormhole.pkg._x``; ``__main__`` and the like are not private)."""
+    return any(part.startswith("_") and not part.startswith("__")
+               for part in name.split("."))
+
+
+def cli_to_private(imports):
+    """The command line imports only public names of the library: no
+    private module of it (docs/architecture.md, "Layering"); its own
+    modules it may."""
+    return [i for i in imports
+            if (within(i.importer, CLI) or i.importer in COMMAND_MODULES)
+            and within(i.target, CLIENT) and not within(i.target, CLI)
+            and _private(i.target)]
+
+
 def analytics_imported(imports):
     """Nothing imports wormhole_analytics but wormhole_analytics."""
     return [i for i in imports
@@ -191,6 +208,12 @@ class Layering(unittest.TestCase):
         """Nothing under wormhole but wormhole.cli (and ``python -m
         wormhole``) imports wormhole.cli."""
         self.assertEqual(library_to_cli(self.imports), [])
+
+    def test_the_cli_imports_no_private_module(self):
+        """wormhole.cli (and ``python -m wormhole``) imports the library
+        only by its public modules and names: a renderer of its events,
+        not a reader of its internals."""
+        self.assertEqual(cli_to_private(self.imports), [])
 
     def test_nothing_imports_the_analytics(self):
         """wormhole_analytics is imported by no other package in src/."""
@@ -282,6 +305,17 @@ class TheRulesCatchViolations(unittest.TestCase):
         imports = (self.parse("wormhole.cli.cmd_send", "from . import _common\n")
                    + self.parse("wormhole.__main__", "from .cli.cli import wormhole\n"))
         self.assertEqual(library_to_cli(imports), [])
+
+    def test_cli_private_import_is_caught(self):
+        imports = (self.parse("wormhole.cli.cmd_send",
+                              "from .._transit._hints import parse_relay_string\n"
+                              "def f():\n    from ..transfer import _messages\n"
+                              "from .. import _rlcompleter\n")
+                   + self.parse("wormhole.cli._x", "from ..session import escape_text\n"
+                                "from .. import create, transfer_v2\nfrom . import _kept\n"))
+        self.assertEqual([i.target for i in cli_to_private(imports)],
+                         ["wormhole._transit._hints", "wormhole.transfer._messages",
+                          "wormhole._rlcompleter"])
 
     def test_analytics_import_is_caught(self):
         imports = self.parse("wormhole_ops.usage",

@@ -5,7 +5,7 @@ the instructions as the reference 0.24 draws it), note on stdout when
 the code is consumed, and, with ``--verify``, ask about the verifier."""
 from twisted.internet import defer
 
-from .._status import ConsumedCode
+from .. import ConsumedCode
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from . import _qr

@@ -2,7 +2,7 @@
 path. (Questions to the human: ``_prompt``.)"""
 from twisted.internet import defer
 
-from .._welcome import WelcomeAdvice
+from .. import WelcomeAdvice
 from ..errors import TransferError
 from ..timing import DebugTiming
 from ..util import dict_to_bytes

@@ -7,7 +7,7 @@ by a short-lived wormhole connection (at most ``LIST_TIMEOUT`` seconds;
 nothing is claimed, so nothing is used up). After it: the words of the
 wordlist, offline.
 """
-from .._wordlist import PGPWordList
+from .. import PGPWordList
 
 # a shell waits for us: give up on a slow or absent server quickly
 LIST_TIMEOUT = 3.0

@@ -27,7 +27,7 @@ def _terminal_lines():
 
 
 def _default_free_space(path):
-    from .._landing import default_free_space
+    from ..session import default_free_space
     return default_free_space(path)
 
 

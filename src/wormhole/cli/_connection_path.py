@@ -3,7 +3,7 @@ classic Transit's words (docs/cli.md: ``Sending (->relay:tcp:HOST:PORT)..``),
 from Dilation's status."""
 import re
 
-from .._status import ConnectedPeer
+from .. import ConnectedPeer
 from ._display import escape_text
 from ._progress import say
 

@@ -2,11 +2,10 @@
 running it; docs/cli.md).
 
 Every text that came from the peer or a server is shown through
-``wormhole._escape.escape_text`` (the one escaping function; re-exported
+``wormhole.session.escape_text`` (the one escaping function; re-exported
 here for the CLI's modules, as is ``naturalsize``, which the transfer
-libraries share: ``wormhole._wording``)."""
-from .._escape import escape_text
-from .._wording import naturalsize
+libraries share)."""
+from ..session import escape_text, naturalsize
 
 __all__ = ["escape_text", "naturalsize", "received_text"]
 

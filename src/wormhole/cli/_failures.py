@@ -11,7 +11,6 @@ signal's number, as shells report a command killed by it.
 """
 from twisted.python.failure import Failure
 
-from .._escape import escape_text
 from ..errors import (
     KeyFormatError,
     LonelyError,
@@ -23,20 +22,12 @@ from ..errors import (
     WormholeError,
     WrongPasswordError,
 )
+from ..session import escape_text
 
 # exit statuses (docs/cli.md, "Exit status"); click itself exits 2 on a
 # usage error
 EXIT_FAILED = 1
 EXIT_DECLINED = 3
-
-
-class NoPath(TransferError):
-    """No connection to the peer for the transfer, and ``leg`` says which
-    part of the way failed: "relay", "direct" or "peer"."""
-
-    def __init__(self, leg, message):
-        super().__init__(message)
-        self.leg = leg
 
 
 def _reason(reason):

@@ -13,7 +13,7 @@ peer over Transit (the mailbox is closed by then:
 """
 import signal
 
-from ..transfer._messages import CANCELLED
+from ..transfer import CANCELLED
 
 _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 

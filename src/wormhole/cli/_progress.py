@@ -14,8 +14,8 @@ lines wait for the answer (``_screen``).
 """
 import os
 
-from .._wording import peer_left
 from ..errors import TransferError
+from ..session import peer_left
 from ..transfer_v2 import OfferLost, ReceiveFailed
 from ._display import escape_text, naturalsize
 

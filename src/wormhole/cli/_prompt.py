@@ -20,7 +20,7 @@ import sys
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from .._rlcompleter import _in_daemon_thread
+from .. import read_in_thread
 
 
 def _read_line_plain(stdin):
@@ -93,7 +93,7 @@ class TerminalLines:
         if self._reading or not self._questions:
             return
         self._reading = True
-        read = _in_daemon_thread(reactor, _read_line_plain, self._stdin or sys.stdin)
+        read = read_in_thread(reactor, _read_line_plain, self._stdin or sys.stdin)
         read.addCallbacks(self._got, self._ended, callbackArgs=(reactor,))
 
     def _got(self, line, reactor):

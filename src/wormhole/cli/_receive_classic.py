@@ -10,11 +10,10 @@ import os
 from twisted.internet import defer
 
 from .. import transfer
-from .._inactivity import give_up_after
+from ..session import PeerError, give_up_after
 from ._common import make_transit
 from ._display import escape_text, naturalsize, received_text
 from ._interrupt import CancelOnStop
-from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
 from ._prompt import ask
 from ._wording import count

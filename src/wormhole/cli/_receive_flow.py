@@ -11,8 +11,8 @@ offers come and go in the first state, with no bound on the wait.
 """
 from automat import MethodicalMachine
 
-from .._automat_private import trace_hook
-from .._inactivity import Watchdog, silence
+from .. import trace_hook
+from ..session import Watchdog, silence
 from ._progress import PEER_TIMEOUT_HINT
 
 

@@ -3,17 +3,16 @@
 the classic receiver when the sender cannot dilate after all."""
 from twisted.internet import defer
 
-from .._eventual import EventualQueue
 from ..errors import TransferError
+from ..eventual import EventualQueue
 from ..observer import OneShotObserver
+from ..session import PeerError
 from ._connection_path import ConnectionPath
 from ._display import received_text
-from ._peer_error import PeerError
 from ._progress import say
 from ._prompt import ask
-from ._reach import FirstConnection
 from ._receiving import Receiving
-from ._v2_session import receiving_session, started
+from ._v2_session import first_connection, receiving_session, started
 
 
 @defer.inlineCallbacks
@@ -23,7 +22,7 @@ def receive_session(reactor, cfg, w):
     dilate after all, with the ``SenderMailbox`` whose ``first_message()``
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
-    first = FirstConnection(reactor, cfg)
+    first = first_connection(reactor, cfg)
     receiving = Receiving(reactor, cfg, ask, path)
     texts = []
 

@@ -14,8 +14,16 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from .. import transfer_v2 as T
-from .._landing import BadOffer
 from ..errors import TransferError
+from ..session import (
+    MAX_AGE_DAYS,
+    BadOffer,
+    Refused,
+    check_not_existing,
+    expire,
+    kept_for,
+    target_path,
+)
 from ..transfer import Declined
 from . import _kept
 from ._connection_path import ConnectionPath
@@ -236,7 +244,19 @@ class Receiving:
                          "--only-text accepts only text messages")
             return
         folder, name = self._target(number)
-        say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}")
+        offered = incoming.offer.base if incoming.is_directory else incoming.offer.filename
+        try:
+            target = target_path(folder, offered, name)
+            # the receiving rules before any question: nothing existing is
+            # replaced, and the sender hears why (docs/cli.md "Messages")
+            check_not_existing(target, os.path.relpath(target, folder))
+        except BadOffer:
+            target = None  # an unusable name: accept() refuses it, as before
+        except Refused as e:
+            self._refuse(incoming, str(e))
+            return
+        say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}"
+                 f"{self._where(folder, name, target)}")
         if not cfg.accept_file:
             # no bar draws until the answer (_screen, through _prompt)
             asked = self._asking[incoming] = self._ask(self._reactor, cfg, "ok? (Y/n): ")
@@ -287,6 +307,21 @@ class Receiving:
         incoming.file_started = file_started
         d.addBoth(self._report, meter, incoming, said)
 
+    def _where(self, folder, name, target):
+        """What the question adds to the offer's line: where the data goes
+        when -o chose it, and the bytes an interrupted receive kept that
+        an accept resumes from."""
+        if target is None:
+            return ""
+        where = ""
+        if name is not None or folder != self.cwd:
+            where = f" into '{escape_text(os.path.relpath(target, self.cwd))}'"
+        kept = kept_for(target)
+        if kept is not None and kept.nbytes:
+            where += (f", resuming after the {naturalsize(kept.nbytes)} an interrupted "
+                      "receive kept")
+        return where
+
     def _refuse(self, incoming, reason, why=None):
         # like classic receive, a refused offer makes the command fail
         # (declined: exit 3)
@@ -297,9 +332,9 @@ class Receiving:
     def expire_kept(self):
         """The bound on what interrupted receives keep (``_kept``): kept
         partials in our folder untouched for MAX_AGE_DAYS are removed now."""
-        for kept in _kept.expire(self._target(1)[0], time.time()):
+        for kept in expire(self._target(1)[0], time.time()):
             say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
-                           f"more than {_kept.MAX_AGE_DAYS} days ago: "
+                           f"more than {MAX_AGE_DAYS} days ago: "
                            f"{escape_text(kept.names[0])}")
 
     def say_kept(self):
@@ -309,7 +344,7 @@ class Receiving:
             self._kept_said.add(incoming)
             # a sink that kept nothing (refused, not resumable) has no target
             target = getattr(getattr(incoming, "sink", None), "final_path", None)
-            kept = _kept.kept_for(target) if target else None
+            kept = kept_for(target) if target else None
             if kept is not None:
                 say(self._cfg, _kept.kept_line(kept, describe(incoming.offer,
                                                               incoming.is_directory)))

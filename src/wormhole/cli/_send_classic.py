@@ -8,8 +8,7 @@ import os
 
 from twisted.internet import defer
 
-from .. import transfer
-from .._shutdown import OnShutdown
+from .. import OnShutdown, transfer
 from ..errors import TransferError
 from ._announce import ConsumedNote, announce_code
 from ._common import make_transit, make_wormhole, run_and_close

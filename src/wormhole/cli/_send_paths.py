@@ -8,7 +8,7 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ..transfer import peer_gave_up
+from ..transfer import Declined, peer_gave_up
 from ..util import dict_to_bytes
 from ._display import escape_text
 from ._failures import outcome
@@ -37,6 +37,20 @@ def prepare_all(cfg, skip_unsendable=True):
                                     "--ignore-unsendable-files to skip what cannot be sent)")
             say(cfg, f"Warning: {escape_text(path)}: {why} (skipped)")
     return outgoings
+
+
+# how the receiving rules' refusals begin (wormhole._landing): a target
+# that exists, no room for the offer
+_RULES = ("refusing to overwrite existing ", "not enough free space")
+
+
+def rejected(reason):
+    """The error of an offer the receiver rejected: declined (exit 3) when
+    its human or its receiving rules refused it (the target exists, no
+    room: the reason says which), else the peer's words."""
+    if isinstance(reason, str) and reason.startswith(_RULES) and len(reason) < 4200:
+        return Declined(f"the receiver declined: {reason}")
+    return peer_gave_up("receiver", reason)
 
 
 def _not_a_file(path):
@@ -116,7 +130,7 @@ def offer_all(reactor, cfg, session, outgoings, path):
                 result = yield session.offer_prepared(o, meter.update, meter.file_started,
                                                       resumed=meter.follow)
             except T.OfferRejected as e:
-                failed(peer_gave_up("receiver", e.reason), "Rejected")
+                failed(rejected(e.reason), "Rejected")
                 continue
             except TransferError as e:
                 failed(meter.lost("receiver", e), "Failed")

@@ -5,13 +5,18 @@ wormhole, saying which one is used."""
 import attrs
 from twisted.internet import defer
 
+from ..session import PeerError
 from ._announce import ConsumedNote, announce_code, verified_or_declined
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
-from ._peer_error import PeerError
 from ._progress import say
-from ._reach import FirstConnection
-from ._v2_session import peer_speaks_v2, sending_session, started, wormhole_kwargs
+from ._v2_session import (
+    first_connection,
+    peer_speaks_v2,
+    sending_session,
+    started,
+    wormhole_kwargs,
+)
 from ._wording import CLASSIC_USED, peer_says
 
 
@@ -41,7 +46,7 @@ def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusa
             return
         yield verified_or_declined(reactor, cfg, w)
         path = ConnectionPath(cfg)
-        first = FirstConnection(reactor, cfg)
+        first = first_connection(reactor, cfg)
         session = sending_session(reactor, cfg, w, path, peer_says(cfg), first)
         if not (yield started(cfg, session, first)):
             refuse_classic(w, "the receiver cannot dilate, so only the classic protocol is left")

@@ -2,14 +2,13 @@
 "The CLI"): what the wormhole announces, whether the peer speaks
 transfer-v2, the session's timeouts and Dilation options, and its start
 (or the fallback to classic when the peer cannot dilate), watched by
-``_reach.FirstConnection`` so that a session with no way to the peer fails
+``wormhole.session.FirstConnection`` so that a session with no way to the peer fails
 in seconds, naming the leg."""
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
-from .._dilation.manager import OldPeerCannotDilateError
-from .._transit._hints import parse_relay_string
 from ..errors import TransferError
+from ..session import FirstConnection, OldPeerCannotDilateError, parse_relay_string
 from ..transfer_v2 import app_versions, speaks_transfer_v2
 from ._progress import PEER_TIMEOUT_HINT, say
 from ._wording import CANNOT_DILATE, V2_USED
@@ -56,7 +55,7 @@ def timeouts(cfg):
 
 def dilate_kwargs(cfg, path, first=None):
     """``w.dilate()``'s options from the command line; ``path`` (a
-    ``ConnectionPath``) and ``first`` (a ``_reach.FirstConnection``)
+    ``ConnectionPath``) and ``first`` (a ``FirstConnection``)
     follow Dilation's status."""
     def status_update(status):
         path.status_update(status)
@@ -71,6 +70,13 @@ def dilate_kwargs(cfg, path, first=None):
     if cfg.transit_helper:
         kwargs["transit_relay_location"] = cfg.transit_helper
     return kwargs
+
+
+def first_connection(reactor, cfg):
+    """The watch on a session's first connection, from the command line:
+    its failure names the options that turn each leg on."""
+    return FirstConnection(reactor, listen=cfg.listen, transit_helper=cfg.transit_helper,
+                           hints=(": --no-listen", " (--transit-helper)"))
 
 
 def sending_session(reactor, cfg, w, path, on_text, first=None):
@@ -93,7 +99,7 @@ def receiving_session(reactor, cfg, w, mode, receiving, on_text, path, first=Non
 def opened(session, first):
     """``session.start()``, watched by ``first`` (a FirstConnection): a
     session that cannot reach the peer fails with the leg named
-    (``_reach``)."""
+    (``wormhole.session.FirstConnection``)."""
     first.watch(session)
     try:
         yield session.start()

@@ -16,9 +16,8 @@ import click
 from click.core import ParameterSource
 from twisted.internet import defer, task
 
-from .. import __version__
-from .._escape import escape_text
-from .._version import IMPLEMENTATION
+from .. import IMPLEMENTATION, __version__
+from ..session import escape_text
 from . import _collector
 from ._config import APPID, Config
 
@@ -89,7 +88,7 @@ def _checked_then_run(reactor, command, cfg):
     # a malformed --relay-url is refused before the command says anything
     # (it printed "Sending text message" first; docs/cli.md "Messages");
     # imported here, as the client is, so --help loads no autobahn
-    from .._ws import parse_relay_url
+    from .. import parse_relay_url
     parse_relay_url(cfg.relay_url)
     if cfg.code:
         # so is a malformed code given on the command line (send --code,
@@ -327,6 +326,13 @@ NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2) does not "
                   "go through Tor yet; with --tor, send one file or directory (classic)")
 
 
+# --json for the transfer commands (docs/cli.md "JSON lines")
+_json_option = click.option(
+    "--json", "json_lines", is_flag=True,
+    help="Write the transfer's events as JSON lines on stdout (schema: "
+         "docs/json-lines.schema.json); a receiver reads its decisions as JSON lines on stdin.")
+
+
 def _peer_timeout_option(help):
     """``--peer-timeout``: the silence after which we give up on the peer
     (docs/security.md, "Timeouts on the receive side")."""
@@ -355,12 +361,13 @@ def _peer_timeout_option(help):
                    "(one file, directory or text).")
 @_peer_timeout_option("transfer-v2: give up on an offer when the receiver, once it "
                       "accepted, takes or acknowledges nothing for this long.")
+@_json_option
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @_lan_option
 @click.pass_context
 def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
          tor_control_port, code, text, ignore_unsendable_files, debug_state, qr,
-         transfer_v2, classic, peer_timeout, what):
+         transfer_v2, classic, peer_timeout, json_lines, what):
     """Send a text message, file, or directory"""
     from . import cmd_send
     cfg = ctx.obj["config"]
@@ -384,6 +391,9 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
     cfg.peer_timeout = peer_timeout
     cfg.qr = qr
     cfg.ignore_unsendable_files = ignore_unsendable_files
+    if json_lines:
+        from . import _json_mode
+        return _run(ctx, _json_mode.send, cfg)
     return _run(ctx, cmd_send.send, cfg)
 
 
@@ -415,13 +425,14 @@ def _complete_code(ctx, param, incomplete):
 @click.option("--discard-partial", is_flag=True,
               help="remove what interrupted receives kept in this folder (or -o DIR) "
                    "to resume later, and receive nothing")
+@_json_option
 # nargs=-1 only to explain why several words are refused: one CODE
 @click.argument("code", nargs=-1, metavar="[CODE]", shell_complete=_complete_code)
 @_lan_option
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
             tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
-            debug_state, classic, discard_partial, code):
+            debug_state, classic, discard_partial, json_lines, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
@@ -452,6 +463,9 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
     cfg.peer_timeout = peer_timeout
     # with --tor, classic: Dilation would listen and dial outside Tor
     cfg.classic = classic or cfg.tor
+    if json_lines:
+        from . import _json_mode
+        return _run(ctx, _json_mode.receive, cfg)
     return _run(ctx, cmd_receive.receive, cfg)
 
 

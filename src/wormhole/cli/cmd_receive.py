@@ -11,8 +11,9 @@ code prompt and the ``ok? (Y/n): `` question; everything else goes to
 stderr (settled against the reference 0.24, docs/cli.md).
 """
 from twisted.internet import defer
+from twisted.python.failure import Failure
 
-from .. import _rlcompleter
+from .. import input_with_completion as completing_input
 from ..errors import KeyFormatError, WormholeClosed
 from ._common import make_wormhole, run_and_close
 from ._kept import discard_command
@@ -128,7 +129,14 @@ def _unless_closed(w, question):
     that failure is the answer, at once, not after the human typed a code
     nobody can use (docs/cli.md, "Messages")."""
     answer = defer.Deferred()
-    settle = _rlcompleter._settler(answer)
+
+    def settle(result):
+        # the first of the answer and the close wins; the other is dropped
+        if not answer.called:
+            if isinstance(result, Failure):
+                answer.errback(result)
+            else:
+                answer.callback(result)
 
     def closed(failure):
         settle(failure)
@@ -150,7 +158,7 @@ def _handle_code(reactor, cfg, w, input_with_completion):
         print(f"Wormhole code is: {code}\nOn the other computer, please run:\n\n"
               f"wormhole send --code {code} ...\n", file=cfg.stderr, flush=True)
     else:
-        entry = input_with_completion or _rlcompleter.input_with_completion
+        entry = input_with_completion or completing_input
         # the question waits for the server's welcome: with no Mailbox
         # server to reach the human is told so instead of being asked for
         # a code nobody can use (docs/cli.md, "Messages")

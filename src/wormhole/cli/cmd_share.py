@@ -12,23 +12,21 @@ told to use ``wormhole send``/``receive``.
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
-from .._dilation.manager import OldPeerCannotDilateError
-from .._inactivity import PeerTimeout, give_up_after
 from ..errors import TransferError
+from ..session import OldPeerCannotDilateError, PeerError, PeerTimeout, give_up_after
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
 from ._failures import outcome
-from ._peer_error import PeerError
 from ._progress import PEER_TIMEOUT_HINT, end_questions, say
 from ._prompt import Lines
-from ._reach import FirstConnection
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
 from ._v2_session import (
     check_transit_helper,
+    first_connection,
     opened,
     peer_speaks_v2,
     receiving_session,
@@ -90,7 +88,7 @@ def share(reactor, cfg):
         lines = Lines(reactor, cfg)
         yield _verified_or_declined(reactor, cfg, w, lines)
         path = ConnectionPath(cfg)
-        first = FirstConnection(reactor, cfg)
+        first = first_connection(reactor, cfg)
         receiving = Receiving(reactor, cfg, lines.ask, path)
         session = receiving_session(reactor, cfg, w, "connect", receiving, peer_says(cfg), path,
                                     first)

@@ -19,9 +19,8 @@ import struct
 
 from twisted.internet import defer
 
-from .._escape import escape_text
-from .._inactivity import give_up_after
 from ..errors import TransferError
+from ..session import escape_text, give_up_after
 from ..transfer import Receiver, parse_message, text_sender
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close

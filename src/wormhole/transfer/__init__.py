@@ -8,7 +8,7 @@ the protocol machines (``text_sender``, ``file_sender``, ``Receiver``)
 and the offer builder (``prepare``) are there for applications that drive
 the messages themselves (``wormhole ssh`` does).
 """
-import importlib
+from .. import _lazy
 
 # public name -> the submodule that defines it. Imported on first use
 # (PEP 562): a transfer-v2 command needs a few message names from here
@@ -20,7 +20,7 @@ _WHERE = {
     "IOfferSender": "_interfaces", "IReceiver": "_interfaces",
     "DECLINED_WORDS": "_messages", "TRANSFER_REJECTED": "_messages",
     "VERIFICATION_REJECTED": "_messages", "ZIP_MODE": "_messages", "Declined": "_messages",
-    "parse_message": "_messages", "peer_gave_up": "_messages",
+    "parse_message": "_messages", "peer_gave_up": "_messages", "CANCELLED": "_messages",
     "file_sender": "_offer", "text_sender": "_offer",
     "Outgoing": "_outgoing", "Unsendable": "_outgoing", "describe": "_outgoing",
     "prepare": "_outgoing",
@@ -31,16 +31,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    found = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = found  # looked up here once
-    return found
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = _lazy.names(globals(), _WHERE, __name__)
 
 
 __all__ = [
@@ -48,5 +39,5 @@ __all__ = [
     "prepare", "Outgoing", "Unsendable", "describe", "Declined", "DeclinedOffer",
     "DECLINED_WORDS", "TRANSFER_REJECTED", "VERIFICATION_REJECTED", "ZIP_MODE",
     "parse_message", "peer_gave_up", "text_sender", "file_sender", "Receiver",
-    "IOfferSender", "IReceiver", "Cancellation", "Cancelled",
+    "IOfferSender", "IReceiver", "Cancellation", "Cancelled", "CANCELLED",
 ]

@@ -1,6 +1,7 @@
 """Dilated File Transfer (transfer-v2): offers of files and directories in
 both directions over a dilated wormhole. See docs/transfer-v2.md."""
-from ._api import CONTROL_SUBPROTOCOL, OFFER_SUBPROTOCOL, IncomingOffer, TransferSession
+from ._api import CONTROL_SUBPROTOCOL, OFFER_SUBPROTOCOL, TransferSession
+from ._incoming import IncomingOffer
 from ._messages import MessageError
 from ._receiving import (
     HashMismatch,

@@ -75,6 +75,27 @@ class Negotiated:
     # features both declared (we send only what the peer declared)
     features = attr.ib()
 
+    # each feature both declared, as the session and its offers ask it
+    @property
+    def resume(self):
+        return RESUME in self.features
+
+    @property
+    def empty_folders(self):
+        return EMPTY_FOLDERS in self.features
+
+    @property
+    def session_totals(self):
+        return SESSION_TOTALS in self.features
+
+    @property
+    def framed_records(self):
+        return FRAMED_RECORDS in self.features
+
+    @property
+    def file_modes(self):
+        return FILE_MODES in self.features
+
     @property
     def we_may_offer(self):
         # "Making an Offer": receive never offers; connect offers unless

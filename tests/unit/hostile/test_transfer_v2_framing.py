@@ -12,7 +12,7 @@ from twisted.internet.testing import StringTransport
 from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
-from wormhole.transfer_v2 import _api, _framing, _source, _versions
+from wormhole.transfer_v2 import _framing, _source, _versions
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._receiving import ReceiveFailed
 
@@ -20,10 +20,9 @@ from wormhole.transfer_v2._receiving import ReceiveFailed
 def framed_session(clock, mode, peer_mode, **kw):
     """A session as it is once negotiated with a peer of ours (framing on)."""
     s = T.TransferSession(clock, None, mode, free_space=lambda path: 10 ** 12, **kw)
-    s.negotiated = _versions.negotiate(mode, T.app_versions(peer_mode))
-    s._framed = _versions.FRAMED_RECORDS in s.negotiated.features
-    s._modes = _versions.FILE_MODES in s.negotiated.features
-    assert s._framed
+    # framing and modes on, the other features off
+    s._agree(_versions.negotiate(mode, T.app_versions(peer_mode, {
+        _versions.FRAMED_RECORDS: {}, _versions.FILE_MODES: {}})))
     return s
 
 
@@ -39,7 +38,7 @@ class Receiving(unittest.TestCase):
         os.makedirs(self.dir)
         self.offers = []
         self.s = framed_session(self.clock, "receive", "send", on_offer=self.offers.append)
-        self.p = _api._OfferInProtocol(self.s)
+        self.p = self.s._offer_in()
         self.t = StringTransport()
         self.p.makeConnection(self.t)
 
@@ -136,7 +135,7 @@ class Offering(unittest.TestCase):
             f.write(b"b" * 10)
         s = framed_session(clock, "send", "receive")
         done = defer.Deferred()
-        p = _api._OfferOutProtocol(s, _source.prepare(path), done, lambda n: None)
+        p = s._offer_out(_source.prepare(path), done, lambda n: None)
         t = StringTransport()
         p.makeConnection(t)
         self.assertEqual(written_records(t), [_source.prepare(path).offer])

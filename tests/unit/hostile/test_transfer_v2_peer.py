@@ -17,7 +17,7 @@ from twisted.trial import unittest
 from wormhole import transfer_v2 as T
 from wormhole.cli._config import Config
 from wormhole.cli._receiving import Receiving
-from wormhole.transfer_v2 import _api, _versions
+from wormhole.transfer_v2 import _framing, _source, _versions
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._receiving import ReceiveFailed
 from wormhole.transfer_v2._sending import OfferLost
@@ -26,10 +26,12 @@ TIMEOUT = 300.0
 HINT = " (--peer-timeout)"
 
 
-def session(clock, mode, peer_mode, **kw):
-    s = T.TransferSession(clock, None, mode, inactivity_timeout=TIMEOUT, timeout_hint=HINT,
-                          free_space=lambda path: 10 ** 12, **kw)
-    s.negotiated = _versions.negotiate(mode, T.app_versions(peer_mode))
+def session(clock, mode, peer_mode, inactivity_timeout=TIMEOUT, **kw):
+    """A session as it is once negotiated with a peer that declared no
+    feature: one record per write, no resume."""
+    s = T.TransferSession(clock, None, mode, inactivity_timeout=inactivity_timeout,
+                          timeout_hint=HINT, free_space=lambda path: 10 ** 12, **kw)
+    s._agree(_versions.negotiate(mode, T.app_versions(peer_mode, {})))
     return s
 
 
@@ -63,7 +65,7 @@ class StalledSender(unittest.TestCase):
         os.makedirs(self.dir)
         self.offers = []
         self.s = session(self.clock, "receive", "send", on_offer=self.offers.append)
-        self.p = _api._OfferInProtocol(self.s)
+        self.p = self.s._offer_in()
         self.t = RecordingTransport()
         self.p.makeConnection(self.t)
 
@@ -104,12 +106,11 @@ class StalledSender(unittest.TestCase):
         self.clock.advance(0.1)
         self.assertTrue(self.t.disconnecting)
         self.assertEqual(self.offers, [])
-        self.assertEqual(self.s._offers, set())
+        self.assertEqual(self.s._offers.held(), 0)
 
     def test_no_timeout_without_option(self):
         """inactivity_timeout=None (the library's default) waits."""
-        self.s._inactivity_timeout = None
-        p = _api._OfferInProtocol(self.s)
+        p = session(self.clock, "receive", "send", inactivity_timeout=None)._offer_in()
         p.makeConnection(StringTransport())
         self.p.connectionLost(None)
         self.assertEqual(self.clock.getDelayedCalls(), [])
@@ -123,7 +124,7 @@ class StalledReceiver(unittest.TestCase):
             f.write(b"b" * size)
         self.s = session(self.clock, "send", "receive")
         self.done = defer.Deferred()
-        self.p = _api._OfferOutProtocol(self.s, _api._source.prepare(path), self.done,
+        self.p = self.s._offer_out(_source.prepare(path), self.done,
                                         lambda n: None)
         self.t = RecordingTransport(full_after)
         self.p.makeConnection(self.t)
@@ -240,7 +241,7 @@ class RefusedBeforeKnown(unittest.TestCase):
         self.offers = []
         self.s = session(self.clock, "receive", "send", on_offer=self.offers.append,
                          on_refused=self.refused.append)
-        self.p = _api._OfferInProtocol(self.s)
+        self.p = self.s._offer_in()
         self.t = RecordingTransport()
         self.p.makeConnection(self.t)
 
@@ -256,7 +257,7 @@ class RefusedBeforeKnown(unittest.TestCase):
 
     def test_session_closing_is_no_refusal(self):
         """Our own session ending cancels an offer not yet known: no refusal."""
-        self.s._cancel_offers("the session is closing")
+        self.s._offers.cancel_all("the session is closing")
         self.assertTrue(self.t.disconnecting)
         self.assertEqual(self.refused, [])
 
@@ -278,7 +279,7 @@ class DisplayErrors(unittest.TestCase):
         os.makedirs(folder)
         offers = []
         s = session(clock, "receive", "send", on_offer=offers.append)
-        p = _api._OfferInProtocol(s)
+        p = s._offer_in()
         p.makeConnection(RecordingTransport())
         data = b"d" * 3000
         p.dataReceived(M.encode_record(M.FileOffer("f", 0, len(data))))
@@ -303,7 +304,7 @@ class DisplayErrors(unittest.TestCase):
             f.write(b"s" * 3000)
         s = session(clock, "send", "receive")
         done = defer.Deferred()
-        p = _api._OfferOutProtocol(s, _api._source.prepare(path), done,
+        p = s._offer_out(_source.prepare(path), done,
                                    lambda nbytes: [][1])
         t = RecordingTransport()
         p.makeConnection(t)
@@ -427,7 +428,7 @@ class CloseAfterAnswers(unittest.TestCase):
         self.successResultOf(started)
         [control] = w.dilated.endpoint.transports
         control.loseConnection = lambda: log.append(("control", "close"))
-        offer = _api._OfferInProtocol(s)
+        offer = s._offer_in()
         offer.makeConnection(_Logged("offer", log))
-        offer.dataReceived(_api._framing.frame(M.encode_record(M.FileOffer("f", 0, 10))))
+        offer.dataReceived(_framing.frame(M.encode_record(M.FileOffer("f", 0, 10))))
         self.assertEqual(log[:2], [("offer", "data"), ("control", "close")])

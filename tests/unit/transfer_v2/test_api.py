@@ -4,12 +4,13 @@ offers, whatever the peer sends: unknown control kinds, offers a peer in
 its mode may not make, attributes of features we did not declare."""
 import os
 
+import attr
 import msgpack
 from twisted.internet import defer, task
 from twisted.trial import unittest
 
 from wormhole.errors import TransferError
-from wormhole.transfer_v2 import _api, _hashing
+from wormhole.transfer_v2 import _api, _features, _hashing, _shells, _source
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _versions as V
 from wormhole.transfer_v2._receiving import OfferAlreadyAnswered
@@ -31,16 +32,16 @@ def session(our_mode, their_mode, their_features=None, **kw):
     """A TransferSession as it is once negotiated (nothing dilated)."""
     s = _api.TransferSession(task.Clock(), None, our_mode, **kw)
     theirs = V.app_versions(their_mode, their_features)
-    s.negotiated = V.negotiate(our_mode, theirs)
-    s._resume = V.RESUME in s.negotiated.features
-    s._empty_folders = V.EMPTY_FOLDERS in s.negotiated.features
-    s._totals = V.SESSION_TOTALS in s.negotiated.features
+    negotiated = V.negotiate(our_mode, theirs)
+    # one record per write: these tests read the subchannel that way
+    s._agree(attr.evolve(negotiated, features=negotiated.features
+                         - {V.FRAMED_RECORDS, V.FILE_MODES}))
     return s
 
 
 def offer_in(s, record):
     """The peer opens an offer subchannel and sends ``record``."""
-    p = _api._OfferInProtocol(s)
+    p = s._offer_in()
     p.transport = FakeSubchannel()
     p.connectionMade()
     p.dataReceived(M.encode_record(record))
@@ -61,7 +62,7 @@ class Control(unittest.TestCase):
 
 class Totals(unittest.TestCase):
     def control(self, s):
-        p = _api._ControlProtocol(s, ours=True)
+        p = _shells.ControlProtocol(s._got_control, lambda: None)
         p.transport = FakeSubchannel()
         p.transport.write = lambda data: p.transport.records.append(M.parse_control(data))
         s._our_control = p
@@ -138,7 +139,7 @@ class Features(unittest.TestCase):
         """Features we do not know are not shared: no resume, no folders."""
         s = session("receive", "send", {"thumbnails": {}, "compression-zstd": {"level": 3}})
         self.assertEqual(s.negotiated.features, frozenset())
-        self.assertEqual((s._resume, s._empty_folders), (False, False))
+        self.assertEqual((s.negotiated.resume, s.negotiated.empty_folders), (False, False))
 
 
 class AcceptAnswer(unittest.TestCase):
@@ -199,3 +200,33 @@ class AcceptAnswer(unittest.TestCase):
         offer_in(session("receive", "send", on_offer=asked.append), M.FileOffer("f", 0, 3))
         self.successResultOf(asked[0].accept(folder))
         self.assertIn("f", asked[0].refused)
+
+
+class Restricted(unittest.TestCase):
+    """The negotiated value answers for each feature; an offer, ours or the
+    peer's, keeps only the attributes of features both declared."""
+
+    def negotiated(self, their_features):
+        return V.negotiate("connect", V.app_versions("connect", their_features))
+
+    def test_feature_properties(self):
+        n = self.negotiated({V.RESUME: {}, V.FILE_MODES: {}, "thumbnails": {}})
+        self.assertEqual((n.resume, n.empty_folders, n.session_totals, n.framed_records,
+                          n.file_modes), (True, False, False, False, True))
+        everything = self.negotiated(None)
+        self.assertTrue(all((everything.resume, everything.empty_folders,
+                             everything.session_totals, everything.framed_records,
+                             everything.file_modes)))
+
+    def test_our_offer_restricted(self):
+        offer = M.DirectoryOffer("d", 1, [["a"]], [["empty"]], [[["empty"], 0o700]])
+        ours = _source.Outgoing(offer, [_source.OutgoingFile("/x/a", ("a",), 1, 0, 0o600)])
+        bare = _features.outgoing(ours, self.negotiated({}))
+        self.assertEqual((bare.offer.folders, bare.offer.folder_modes, bare.files[0].mode),
+                         ((), (), None))
+        self.assertIs(_features.outgoing(ours, self.negotiated(None)), ours)
+
+    def test_their_offer_restricted(self):
+        offer = M.FileOffer("f", 0, 3, mode=0o600)
+        self.assertIsNone(_features.incoming(offer, self.negotiated({})).mode)
+        self.assertEqual(_features.incoming(offer, self.negotiated(None)), offer)

@@ -9,7 +9,7 @@ from twisted.trial import unittest
 from zope.interface.verify import verifyObject
 
 from wormhole._landing import BadName
-from wormhole.transfer_v2 import _api, _resumable, _sink, _source
+from wormhole.transfer_v2 import _api, _resumable, _shells, _sink, _source, _versions
 from wormhole.transfer_v2 import _interfaces as I
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._receiving import (
@@ -535,12 +535,12 @@ class Interfaces(unittest.TestCase):
         their channel) and the tests' own neighbours provide the
         neighbours' interfaces."""
         session = _api.TransferSession(task.Clock(), None, "connect")
-        session._resume = True
-        incoming = _api._OfferInProtocol(session)
+        session._agree(_versions.negotiate("connect", _versions.app_versions("connect")))
+        incoming = session._offer_in()
         self.assertTrue(verifyObject(I.IOfferReceiverDelegate, incoming))
-        self.assertTrue(verifyObject(I.IOfferChannel, _api._Channel(incoming)))
-        outgoing = _api._OfferOutProtocol(session, _source.Outgoing(M.FileOffer("f", 0, 0), []),
-                                          defer.Deferred(), lambda n: None)
+        self.assertTrue(verifyObject(I.IOfferChannel, _shells.Channel(incoming)))
+        outgoing = session._offer_out(_source.Outgoing(M.FileOffer("f", 0, 0), []),
+                                      defer.Deferred(), lambda n: None)
         self.assertTrue(verifyObject(I.IOfferSenderDelegate, outgoing))
         def one(value):
             return None

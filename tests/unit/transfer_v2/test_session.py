@@ -1,5 +1,6 @@
 """The session machine (transfer_v2._session) with recording fakes:
 negotiation outcomes, opening, closing by either side, close before open."""
+from twisted.internet import task
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
@@ -51,7 +52,8 @@ class SessionMachine(unittest.TestCase):
         TransferSession wires its own side, which does too."""
         self.assertTrue(verifyObject(ISession, self.s))
         self.assertTrue(verifyObject(ISessionDelegate, Recording([])))
-        self.assertTrue(verifyObject(ISessionDelegate, _api._SessionSide(None)))
+        session = _api.TransferSession(task.Clock(), None, "connect")
+        self.assertTrue(verifyObject(ISessionDelegate, session._session_side()))
         self.assertRaises(TypeError, Session("connect").wire, object())
 
     def test_open_and_close(self):

@@ -1,5 +1,5 @@
 """Whether a transfer-v2 session can reach the peer at all, and which leg
-fails when it cannot (docs/cli.md "Messages").
+fails when it cannot (docs/api.md "Sessions"; docs/cli.md "Messages").
 
 Dilation tries every way to the peer again and again
 (Dilation protocol, "Initiating Dilation": "the agent tries forever"),
@@ -13,9 +13,9 @@ dilating (our Dilation status turns ``ConnectingPeer`` when the peer's
 ``please`` came), if no connection was made yet, it looks at what could
 still work:
 
-- a direct connection: we listen (no ``--no-listen``), or the peer sent
-  a direct address among its hints;
-- a Transit relay: ours (``--transit-helper``) or one the peer named,
+- a direct connection: we listen (``listen``; the CLI's ``--no-listen``
+  turns it off), or the peer sent a direct address among its hints;
+- a Transit relay: ours (``transit_helper``) or one the peer named,
   each tried once with a plain TCP connection (no handshake: the relay
   drops it).
 
@@ -30,10 +30,10 @@ from twisted.internet import defer
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.internet.protocol import Factory, Protocol
 
+from .._escape import escape_text
 from .._status import ConnectedPeer, ConnectingPeer
 from .._transit._hints import WebSocketV1Hint, parse_relay_locations
-from ._display import escape_text
-from ._failures import NoPath
+from ..errors import NoPath
 
 # seconds after both sides began dilating before we look (the peer's hints
 # come through the Mailbox server right after its please)
@@ -60,11 +60,17 @@ def probe(reactor, host, port, timeout=PROBE_TIMEOUT):
 
 class FirstConnection:
     """Watches one session's first Dilation connection (feed it the
-    Dilation status); see the module's docstring."""
+    Dilation status); see the module's docstring. ``listen``: whether our
+    Dilation listens for a direct connection; ``transit_helper``: our
+    Transit relay's location, or None. ``hints``: how the failure names
+    what turns each leg on (the CLI names its options)."""
 
-    def __init__(self, reactor, cfg, probe=probe):
+    def __init__(self, reactor, listen=True, transit_helper=None, probe=probe,
+                 hints=("", "")):
         self._reactor = reactor
-        self._cfg = cfg
+        self._listen = listen
+        self._transit_helper = transit_helper
+        self._listen_hint, self._relay_hint = hints
         self._probe = probe
         self._session = None
         self._connected = False
@@ -102,17 +108,17 @@ class FirstConnection:
 
     def _direct(self):
         """Why no direct connection can be made, or None when one may."""
-        if self._cfg.listen or any(h.is_direct for h in self._hints):
+        if self._listen or any(h.is_direct for h in self._hints):
             return None
-        return ("no direct connection can be made (we do not listen: --no-listen, and "
-                "the peer sent no address of its own)")
+        return (f"no direct connection can be made (we do not listen{self._listen_hint}, "
+                "and the peer sent no address of its own)")
 
     def _relays(self):
         """(description, host, port) of every relay Dilation dials: ours
         and the ones the peer named."""
         relays = []
-        if self._cfg.transit_helper:
-            for relay in parse_relay_locations(self._cfg.transit_helper):
+        if self._transit_helper:
+            for relay in parse_relay_locations(self._transit_helper):
                 for h in relay.hints:
                     if isinstance(h, WebSocketV1Hint):
                         url = urlsplit(h.url)
@@ -144,7 +150,7 @@ class FirstConnection:
         relays = self._relays()
         if not relays:
             self._fail("direct", f"no path to the peer for the transfer: {no_direct}, "
-                                 "and no Transit relay (--transit-helper)")
+                                 f"and no Transit relay{self._relay_hint}")
             return
         results = yield defer.gatherResults([self._probe(self._reactor, host, port)
                                              for _, host, port in relays])

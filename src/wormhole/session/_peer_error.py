@@ -1,7 +1,7 @@
 """A peer of ours that stops on purpose says so in the mailbox
-(docs/cli.md "Ctrl-C and SIGTERM"): the spec's ``error`` message
-(File-transfer protocol, "Sender"), sent by ``_common`` when SIGINT or
-SIGTERM stops the command. The other side reads the mailbox while it waits
+(docs/cli.md "Ctrl-C and SIGTERM"; docs/api.md "Sessions"): the spec's
+``error`` message (File-transfer protocol, "Sender"), which the CLI sends
+when SIGINT or SIGTERM stops the command. The other side reads the mailbox while it waits
 -- for the transfer-v2 session, or for its human at the classic ``ok?``
 question -- and ends at once with the peer's words ("the sender cancelled
 the transfer (Ctrl-C)"), instead of waiting a minute for a peer that is
@@ -16,8 +16,8 @@ from ..transfer import parse_message, peer_gave_up
 class PeerError:
     """The peer's ``error`` message in the mailbox
     (File-transfer protocol, "Sender"), which
-    a side of ours sends when it stops on purpose (Ctrl-C, SIGTERM:
-    ``_common``) while the session runs: it closes ``session`` at once,
+    a side of ours sends when it stops on purpose (the CLI's Ctrl-C,
+    SIGTERM) while the session runs: it closes ``session`` at once,
     and ``error`` says why (docs/cli.md "Ctrl-C and SIGTERM"). ``who``
     names the peer ("sender", "receiver", "peer"). ``unless_error(d)``
     is ``d``, or that error when it comes first: the session's graceful

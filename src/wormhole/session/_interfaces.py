@@ -1,0 +1,18 @@
+"""The two things an application gives a ``Transfer`` (docs/api.md
+"Sessions"): an observer that is told everything, and a policy that
+decides about the peer's offers."""
+from zope.interface import Interface
+
+
+class ITransferObserver(Interface):
+    def event(event):
+        """One of ``wormhole.session``'s events (``ProtocolChosen``,
+        ``OfferArrived``, ``Progress``, ...). An exception it raises is
+        logged and never reaches the transfer."""
+
+
+class IReceivePolicy(Interface):
+    def decide(offer):
+        """``offer``: the ``OfferArrived`` the observer was just given (it
+        passed the receiving rules). Return True to accept, False to
+        decline, or a Deferred firing with either."""

@@ -1,0 +1,254 @@
+"""The library's whole-transfer API (``wormhole.session.Transfer``,
+docs/api.md "Sessions") with no CLI of ours: nothing here imports
+``wormhole.cli``. Our Mailbox server (and Transit relay) on 127.0.0.1;
+the reference 0.24 as a subprocess stopped by PID in cleanup; every
+wormhole closed at the end."""
+import os
+
+from twisted.internet import defer, reactor
+from twisted.internet.task import deferLater
+from twisted.trial import unittest
+from zope.interface import implementer
+
+import wormhole
+from wormhole import session as S
+from wormhole import transfer_v2 as T
+from wormhole.errors import NoPath, TransferError
+from wormhole.util import dict_to_bytes
+
+from .._ourmailbox import OurMailboxTestCase
+from .._processes import free_port as closed_port  # bound, then released
+from ..files import _support as files
+from ..transfer_v2._support import _Attempts
+
+APPID = "lothar.com/wormhole/text-or-file-xfer"  # the reference's commands use it
+LOCAL = {"_listen_addresses": ["127.0.0.1"]}
+# the bounds the library promises (docs/api.md "Sessions")
+NO_PATH_WITHIN = 10.0
+PEER_ERROR_WITHIN = 2.0
+
+
+@implementer(S.ITransferObserver)
+class Recorder:
+    def __init__(self):
+        self.events = []
+        self._waiting = []  # (kind, Deferred)
+
+    def event(self, event):
+        self.events.append(event)
+        for kind, d in list(self._waiting):
+            if isinstance(event, kind):
+                self._waiting.remove((kind, d))
+                d.callback(event)
+
+    def when(self, kind):
+        """Fires with the first event of ``kind``."""
+        d = defer.Deferred()
+        self._waiting.append((kind, d))
+        return d
+
+    def of(self, kind):
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@implementer(S.IReceivePolicy)
+class Asked:
+    """Records each question; answers ``answer`` a turn later (a Deferred)."""
+
+    def __init__(self, answer=True):
+        self.asked = []
+        self._answer = answer
+
+    def decide(self, offer):
+        self.asked.append(offer)
+        return deferLater(reactor, 0, lambda: self._answer)
+
+
+def write(path, nbytes):
+    with open(path, "wb") as f:
+        f.write(os.urandom(nbytes))
+    return path
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class _Pair(OurMailboxTestCase):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def pair(self, url=None):
+        w1 = wormhole.create(APPID, url or self.srv.url, reactor, **S.wormhole_options("send"))
+        w2 = wormhole.create(APPID, url or self.srv.url, reactor,
+                             **S.wormhole_options("receive"))
+        self.close_later(w1, w2)
+        w1.allocate_code()
+        code = yield w1.get_code()
+        w2.set_code(code)
+        return w1, w2
+
+    def folder(self):
+        path = os.path.abspath(self.mktemp())
+        os.makedirs(path)
+        return path
+
+
+class Library(_Pair):
+    @defer.inlineCallbacks
+    def test_no_path_names_the_leg(self):
+        """The relay cannot be reached and neither side listens: both
+        transfers fail in seconds with the relay named, not after the
+        60 s a transfer-v2 session waits for a peer."""
+        relay = f"tcp:127.0.0.1:{closed_port()}"
+        src = write(os.path.join(self.folder(), "f"), 1000)
+        w1, w2 = yield self.pair()
+        seen1, seen2 = Recorder(), Recorder()
+        sending = S.Transfer(reactor, w1, APPID, seen1, transit_helper=relay,
+                             listen=False).send([src])
+        receiving = S.Transfer(reactor, w2, APPID, seen2, folder=self.folder(),
+                               transit_helper=relay, listen=False).receive()
+        for d, seen in ((sending, seen1), (receiving, seen2)):
+            d.addTimeout(NO_PATH_WITHIN, reactor)
+            e = yield self.assertFailure(d, NoPath)
+            self.assertEqual(e.leg, "relay")
+            [failed] = seen.of(S.Failed)
+            self.assertEqual((failed.kind, failed.leg), ("no-path", "relay"))
+            self.assertIn(f"the Transit relay {relay} cannot be reached", failed.message)
+
+    @defer.inlineCallbacks
+    def test_peers_ctrl_c_ends_the_session(self):
+        """The sender's session is open when it stops on purpose and says
+        so in the mailbox (as our CLI does on Ctrl-C): the receiving
+        transfer ends at once with the sender's words."""
+        w1, w2 = yield self.pair()
+        seen = Recorder()
+        receiving = S.Transfer(reactor, w2, APPID, seen, folder=self.folder(),
+                               dilate_kwargs=LOCAL).receive()
+        opened = seen.when(S.ProtocolChosen)
+        sender = T.TransferSession(reactor, w1, "send", dilate_kwargs=LOCAL)
+        yield sender.start()
+        yield opened  # the receiver's session is open too
+        w1.send_message(dict_to_bytes({"error": "transfer cancelled (Ctrl-C)"}))
+        receiving.addTimeout(PEER_ERROR_WITHIN, reactor)
+        e = yield self.assertFailure(receiving, TransferError)
+        self.assertEqual(str(e), "the sender cancelled the transfer (Ctrl-C)")
+        self.assertEqual(seen.of(S.Failed),
+                         [S.Failed("peer-error", "the sender cancelled the transfer (Ctrl-C)")])
+        self.assertEqual(seen.of(S.ProtocolChosen), [S.ProtocolChosen("transfer-v2")])
+
+    @defer.inlineCallbacks
+    def test_existing_target_refused_before_the_policy(self):
+        """A file whose name exists in the target folder is refused by the
+        receiving rules before the policy is asked; the sender is told why."""
+        src = write(os.path.join(self.folder(), "taken"), 500)
+        dst = self.folder()
+        with open(os.path.join(dst, "taken"), "wb") as f:
+            f.write(b"mine")
+        w1, w2 = yield self.pair()
+        seen1, seen2, policy = Recorder(), Recorder(), Asked()
+        sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send([src])
+        receiving = S.Transfer(reactor, w2, APPID, seen2, policy, folder=dst,
+                               dilate_kwargs=LOCAL).receive()
+        e = yield self.assertFailure(sending, T.OfferRejected)
+        self.assertIn("refusing to overwrite existing 'taken'", e.reason)
+        yield self.assertFailure(receiving, TransferError)
+        self.assertEqual(policy.asked, [])
+        self.assertEqual(seen2.of(S.OfferArrived), [])
+        self.assertEqual(seen2.of(S.OfferRefused),
+                         [S.OfferRefused("taken", "refusing to overwrite existing 'taken'",
+                                         "rules")])
+        self.assertEqual(seen1.of(S.Failed)[0].kind, "declined")
+        self.assertEqual(read(os.path.join(dst, "taken")), b"mine")
+
+    @defer.inlineCallbacks
+    def test_files_arrive_after_the_policy_said_yes(self):
+        """Two files and a text; the policy answers with a Deferred; each
+        question says where the data goes; every byte arrives."""
+        src = self.folder()
+        a, b = write(os.path.join(src, "a"), 3000), write(os.path.join(src, "b"), 70000)
+        dst = self.folder()
+        w1, w2 = yield self.pair()
+        seen1, seen2, policy = Recorder(), Recorder(), Asked()
+        sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send(
+            [a, b], text="hello")
+        receiving = S.Transfer(reactor, w2, APPID, seen2, policy, folder=dst,
+                               dilate_kwargs=LOCAL).receive()
+        sent = yield sending
+        got = yield receiving
+        self.assertEqual([(e.name, e.size) for e in sent], [("a", 3000), ("b", 70000)])
+        self.assertEqual(sorted(e.name for e in got), ["a", "b"])
+        self.assertEqual([(o.name, o.target) for o in policy.asked],
+                         [("a", os.path.join(dst, "a")), ("b", os.path.join(dst, "b"))])
+        self.assertEqual(seen2.of(S.TextReceived), [S.TextReceived("hello")])
+        for name in ("a", "b"):
+            self.assertEqual(read(os.path.join(dst, name)), read(os.path.join(src, name)))
+        self.assertEqual(seen2.events[-1], S.Finished())
+
+
+class KeptPartial(_Attempts):
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_kept_partial_resumed(self):
+        """An earlier session stopped half-way kept bytes in the folder:
+        the next offer says so before the policy is asked, resumes from
+        them, and the file arrives whole."""
+        path, dst, data = self.source(2_000_000)
+        yield self.attempt(path, dst, stop_at=500_000)
+        [kept] = S.kept_in(dst)
+        self.assertGreater(kept.nbytes, 0)
+        w1 = wormhole.create(APPID, self.srv.url, reactor, **S.wormhole_options("send"))
+        w2 = wormhole.create(APPID, self.srv.url, reactor, **S.wormhole_options("receive"))
+        self.close_later(w1, w2)
+        w1.allocate_code()
+        w2.set_code((yield w1.get_code()))
+        seen1, seen2, policy = Recorder(), Recorder(), Asked()
+        sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send([path])
+        receiving = S.Transfer(reactor, w2, APPID, seen2, policy, folder=dst,
+                               dilate_kwargs=LOCAL).receive()
+        [sent] = yield sending
+        yield receiving
+        self.assertEqual(policy.asked[0].kept, kept.nbytes)
+        [accepted] = seen2.of(S.OfferAccepted)
+        self.assertGreater(accepted.resumed_from, 0)
+        self.assertEqual(sent.resumed_from, accepted.resumed_from)
+        self.assertEqual(read(os.path.join(dst, "big")), data)
+        self.assertEqual(S.kept_in(dst), [])
+
+
+class ReferencePeer(unittest.TestCase):
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def test_classic_fallback_from_the_reference(self):
+        """The reference 0.24's ``wormhole send`` announces no transfer-v2:
+        the library falls back to the classic protocol and the file
+        arrives."""
+        servers = yield files.Servers.start(self, relay="ours")
+        src = os.path.abspath(self.mktemp())
+        os.makedirs(src)
+        digest = files.write_file(os.path.join(src, "f.bin"), 70000)
+        dst = os.path.abspath(self.mktemp())
+        os.makedirs(dst)
+        code = "808-library-session"
+        argv = files.ref_argv(servers, "send", "--hide-progress", "--no-listen", "--code", code,
+                              "f.bin")
+        peer = files.spawn(self, argv, "reference send", cwd=src,
+                           env={"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+        w = wormhole.create(APPID, servers.url, reactor, **S.wormhole_options("receive"))
+        w.set_code(code)
+        seen, policy = Recorder(), Asked()
+        try:
+            [got] = yield S.Transfer(reactor, w, APPID, seen, policy, folder=dst,
+                                     transit_helper=servers.transit, listen=False).receive()
+        finally:
+            yield w.close()
+        self.assertEqual(seen.of(S.ProtocolChosen),
+                         [S.ProtocolChosen("classic", "the peer announced no transfer-v2")])
+        self.assertEqual([o.name for o in policy.asked], ["f.bin"])
+        self.assertEqual(got.path, os.path.join(dst, "f.bin"))
+        self.assertEqual(files.sha256_of(got.path), digest)
+        status = yield peer.ended
+        self.assertEqual(status, 0, peer.describe())
