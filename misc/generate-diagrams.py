@@ -382,14 +382,16 @@ def _transfer_v2_scenario():
     from twisted.internet.testing import MemoryReactorClock
 
     from wormhole import create
-    from wormhole.transfer_v2 import _api, _source
+    from wormhole.transfer_v2 import _api, _source, _versions
 
     reactor = MemoryReactorClock()
     w = create("example.com/diagrams", "ws://127.0.0.1:4000/v1", reactor, dilation=True)
     session = _api.TransferSession(reactor, w, "connect")
+    # both sides in connect mode with every feature: the offers' context
+    session._agree(_versions.negotiate("connect", _versions.app_versions("connect")))
     outgoing = _source.Outgoing(_api.M.FileOffer("f", 0, 0), [])
-    sending = _api._OfferOutProtocol(session, outgoing, None, lambda n: None)
-    receiving = _api._OfferInProtocol(session)
+    sending = session._offer_out(outgoing, None, lambda n: None)
+    receiving = session._offer_in()
     # the CLI's course of a receiving session (wormhole receive)
     from wormhole.cli._receive_flow import ReceiveFlow
     flow = ReceiveFlow(reactor, None)

@@ -17,6 +17,7 @@ class OnShutdown:
         self._f()
 
     def cancel(self):
+        """The work is done: ``f`` no longer runs at shutdown."""
         if not self._fired:
             self._fired = True
             self._reactor.removeSystemEventTrigger(self._trigger)

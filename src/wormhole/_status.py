@@ -88,7 +88,8 @@ class AllocatedCode:
 
 @frozen
 class ConsumedCode:
-    pass
+    """The code's nameplate is used up: both sides have claimed it and the
+    server has released it, so nobody else can join with this code."""
 
 
 CodeStatus = Union[NoCode, AllocatedCode, ConsumedCode]
@@ -117,6 +118,9 @@ class ConnectingPeer:
 
 @frozen
 class ConnectedPeer:
+    """Dilation has a connection to the peer: since ``connected_at``, over
+    the hint ``hint_description`` (``expires_at``: when it is given up
+    if nothing is heard, or None)."""
     connected_at: float
     expires_at: Optional[float]
     hint_description: str

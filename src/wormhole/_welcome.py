@@ -37,6 +37,8 @@ def _our_version():
 
 @attrs.define
 class WelcomeAdvice:
+    """A ``welcome_handler`` for ``create()``: shows the server's message of
+    the day and a newer-version notice on ``stderr``, once per wormhole."""
     relay_url: str
     stderr: object
     version: str = attrs.field(factory=_our_version)

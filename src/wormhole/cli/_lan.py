@@ -6,8 +6,8 @@ only), so nothing is dialled beyond the local network.
 """
 from twisted.internet import defer, task
 
-from .._escape import escape_text
 from ..lan import LanError, find, nameplate_of_code, nameplates, serve
+from ..session import escape_text
 
 # what the peer runs, by our command
 PEER_RUNS = {"send": "receive {code}", "share": "share --code {code} [PATH]..."}

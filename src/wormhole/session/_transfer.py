@@ -203,7 +203,8 @@ class Transfer:
         try:
             target = _landing.target_path(self._folder, name)
             # the receiving rules before the policy: nothing existing is
-            # replaced, and the sender hears why (docs/security.md "Receiving")
+            # replaced, and the sender hears why (docs/security.md,
+            # "Receiving files and directories")
             _landing.check_not_existing(target, name)
         except _landing.Refused as e:
             self._refuse(incoming, name, e)
