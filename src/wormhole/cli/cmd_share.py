@@ -135,6 +135,13 @@ def share(reactor, cfg):
             answered.addErrback(lambda f: f.trap(PeerTimeout))
             yield peer.unless_error(defer.DeferredList([answered, closed],
                                                        fireOnOneCallback=True))
+        if not closed.called:
+            # and the offers we accepted arrive whole: closing now would
+            # cancel one in flight and keep a partial of what the human
+            # asked for (each offer's own inactivity timeout bounds this)
+            arrived = defer.DeferredList(list(receiving.done))
+            yield peer.unless_error(defer.DeferredList([arrived, closed],
+                                                       fireOnOneCallback=True))
         yield peer.unless_error(session.close())
         # the peer may end the session while our human is asked
         end_questions(cfg)
