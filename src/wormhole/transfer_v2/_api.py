@@ -112,6 +112,7 @@ class TransferSession:
         self._our_control = None
         self.negotiated = None
         self._open = OneShotObserver(self._eq)
+        self._versions_asked = None  # start()'s get_versions(): asked once
         self._closed_observer = OneShotObserver(self._eq)
         self._machine = _session.Session(mode, features)
         self._machine.wire(self._session_side())
@@ -120,9 +121,14 @@ class TransferSession:
     def start(self):
         """Fires with this session once both control channels can be used,
         or fails: PeerUsesClassic (fall back), IncompatibleModes, or
-        Dilation's OldPeerCannotDilateError."""
-        self._w.get_versions().addCallbacks(self._machine.got_versions,
-                                            self._versions_failed)
+        Dilation's OldPeerCannotDilateError. A session starts once: a
+        second call raises TransferError (the peer's versions come once,
+        and the machine has nowhere to take them again)."""
+        if self._versions_asked is not None:
+            raise TransferError("this transfer session was started already: "
+                                "start() is called once")
+        self._versions_asked = self._w.get_versions()
+        self._versions_asked.addCallbacks(self._machine.got_versions, self._versions_failed)
         return self._open.when_fired()
 
     def when_closed(self):

@@ -1,10 +1,11 @@
 """The session machine (transfer_v2._session) with recording fakes:
 negotiation outcomes, opening, closing by either side, close before open."""
-from twisted.internet import task
+from twisted.internet import defer, task
 from twisted.trial import unittest
 from zope.interface import implementer
 from zope.interface.verify import verifyObject
 
+from wormhole.errors import TransferError
 from wormhole.transfer_v2 import _api
 from wormhole.transfer_v2._interfaces import ISession, ISessionDelegate
 from wormhole.transfer_v2._session import Session
@@ -113,6 +114,36 @@ class SessionMachine(unittest.TestCase):
             s.got_versions(versions)
             self.assertEqual([e if isinstance(e, str) else e[0] for e in events],
                              ["failed", "closed"])
+
+    def test_a_second_start_is_refused(self):
+        """``TransferSession.start()`` twice: the second raises TransferError
+        saying so, and the first goes on (the peer's versions reach the
+        machine once). Found while auditing the refusals
+        (docs/state-machines/refusals.md): the second start's versions came
+        to ``_got_transfer_v2`` in ``S1_connecting``, a NoTransition."""
+        versions = defer.Deferred()
+
+        class Wormhole:
+            asked = 0
+
+            def get_versions(self):
+                self.asked += 1
+                return versions
+
+            def dilate(self, **kwargs):
+                return defer.Deferred()
+
+        w = Wormhole()
+        session = _api.TransferSession(task.Clock(), w, "connect")
+        opened = session.start()
+        with self.assertRaises(TransferError) as e:
+            session.start()
+        self.assertIn("started already", str(e.exception))
+        self.assertEqual(w.asked, 1)
+        self.assertFalse(opened.called)
+        session.close()
+        versions.callback({})
+        self.assertFalse(self.flushLoggedErrors())
 
     def test_peer_unreachable(self):
         """peer_unreachable while open: offers cancelled, closed without
