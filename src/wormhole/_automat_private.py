@@ -6,8 +6,8 @@ Three things need more than Automat's public API:
 - ``trace_hook(m)``: ``MethodicalMachine._setTrace``, the transition
   tracer behind ``debug_set_trace`` and ``--debug-state`` (as the
   reference has it);
-- ``index_transitions(m)`` (``index_transitions_lazily(m)`` for the
-  Dilation machines, per record too) and ``bind_inputs(obj, names)``: a dict
+- ``index_transitions(m)`` (the offer machines and, per record too, the
+  Dilation machines) and ``bind_inputs(obj, names)``: a dict
   lookup of a machine's transitions (Automat scans its
   ``_automaton._transitions`` list, comparing states with generated
   ``__eq__``) and inputs looked up once per instance (Automat's input
@@ -104,44 +104,33 @@ def trace_hook(machine):
 
 # -- constant-time inputs -----------------------------------------------------
 def index_transitions(machine):
-    """Give the ``MethodicalMachine`` ``machine`` (after its last ``upon``)
-    a dict lookup of its transitions, with the same answers as Automat's
-    scan; a pair without a transition still goes to Automat's own lookup,
-    so its ``NoTransition`` is unchanged."""
+    """Give the ``MethodicalMachine`` ``machine`` a dict lookup of its
+    transitions, with the same answers as Automat's scan; a pair without a
+    transition still goes to Automat's own lookup, so its ``NoTransition``
+    is unchanged. The dict is built at the first input, when every class
+    body has declared its transitions (``StatePaths`` calls this while its
+    machine's ``upon``s are still being declared); from then on the lookup
+    is the dict's alone."""
     automaton = machine._automaton
     scan = automaton.outputForInput
-    # keyed by identity: states and inputs are the class's own objects,
-    # and hashing a state would call its generated __hash__ every time
-    table = {(id(state), id(symbol)): (new, tuple(outputs))
-             for state, symbol, new, outputs in automaton._transitions}
 
-    def output_for_input(in_state, symbol):
-        found = table.get((id(in_state), id(symbol)))
-        if found is None:
-            return scan(in_state, symbol)
-        return found[0], list(found[1])
+    def first_input(in_state, symbol):
+        # keyed by identity: states and inputs are the class's own objects,
+        # and hashing a state would call its generated __hash__ every time
+        table = {(id(state), id(sym)): (new, tuple(outputs))
+                 for state, sym, new, outputs in automaton.allTransitions()}
 
-    automaton.outputForInput = output_for_input
+        def output_for_input(in_state, symbol):
+            found = table.get((id(in_state), id(symbol)))
+            if found is None:
+                return scan(in_state, symbol)
+            return found[0], list(found[1])
 
+        automaton.outputForInput = output_for_input
+        return output_for_input(in_state, symbol)
 
-def index_transitions_lazily(machine):
-    """``index_transitions`` for a machine whose transitions are still
-    being declared (``StatePaths`` wraps ``upon`` in the class body): the
-    dict is built at the first input, when every class body has run."""
-    automaton = machine._automaton
-    scan = automaton.outputForInput
-    table = {}
+    automaton.outputForInput = first_input
 
-    def output_for_input(in_state, symbol):
-        if not table:
-            table.update(((id(s), id(i)), (o, tuple(outs)))
-                         for s, i, o, outs in automaton.allTransitions())
-        found = table.get((id(in_state), id(symbol)))
-        if found is None:
-            return scan(in_state, symbol)
-        return found[0], list(found[1])
-
-    automaton.outputForInput = output_for_input
 
 def bind_inputs(obj, names):
     """Look each input in ``names`` up once on ``obj`` and keep it there."""

@@ -9,7 +9,7 @@
 """
 import socket
 import sys
-import time
+import threading
 
 import zeroconf as z
 
@@ -24,8 +24,7 @@ def watch():
         print(f"{word} {nameplate_of(name)}", flush=True)
     z.ServiceBrowser(zc, SERVICE_TYPE, handlers=[changed])
     print("watching", flush=True)
-    while True:
-        time.sleep(1)
+    threading.Event().wait()  # zeroconf's threads report; until killed
 
 
 def forge(nameplate, port):
@@ -38,8 +37,7 @@ def forge(nameplate, port):
     # sender is announced a second time
     zc.register_service(info, cooperating_responders=True)
     print("forging", flush=True)
-    while True:
-        time.sleep(1)
+    threading.Event().wait()  # zeroconf's threads answer; until killed
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ pausing a resend); anything the table lacks goes to Automat's scan, which
 raises NoTransition as before (docs/performance.md, "Dilation").
 """
 
-from .._automat_private import index_transitions_lazily, state_name
+from .._automat_private import index_transitions, state_name
 
 
 class StatePaths:
@@ -43,7 +43,7 @@ class StatePaths:
         self._outputs = {state: self._output_for(machine, state, row)
                          for state, row in rows.items()}
         # the class body declares its transitions after this runs
-        index_transitions_lazily(machine)
+        index_transitions(machine)
 
     @staticmethod
     def _output_for(machine, state, row):
