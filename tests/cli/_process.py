@@ -16,6 +16,17 @@ def our_cli(*args):
     return [sys.executable, "-m", "wormhole.cli"] + list(args)
 
 
+def our_source(argv):
+    """``{"PYTHONPATH": ...}`` for a child running our CLI (``our_cli``):
+    the ``src`` this test imported ``wormhole`` from, so that a test run
+    from a second checkout (a git worktree) runs that checkout's code,
+    not the one the venv was installed from; {} for any other program."""
+    if list(argv[:3]) != our_cli()[:3]:
+        return {}
+    import wormhole
+    return {"PYTHONPATH": os.path.dirname(os.path.dirname(wormhole.__file__))}
+
+
 class CLIProcess(protocol.ProcessProtocol):
 
     def __init__(self, name):
@@ -39,6 +50,7 @@ class CLIProcess(protocol.ProcessProtocol):
         for name in ("WORMHOLE_RELAY_URL", "WORMHOLE_TRANSIT_HELPER", "PYTHONPATH",
                      "PYTHONHOME", "VIRTUAL_ENV"):
             full_env.pop(name, None)
+        full_env.update(our_source(argv))
         full_env.update(env or {})
         reactor.spawnProcess(p, argv[0], argv, env=full_env, path=cwd)
         if stdin is not None:

@@ -5,7 +5,7 @@ import os
 
 from twisted.internet import reactor
 
-from ._process import CLIProcess
+from ._process import CLIProcess, our_source
 
 
 def open_terminal():
@@ -27,6 +27,7 @@ def spawn_in_pty(testcase, argv, name, env=None, cwd=None, columns=80, terminal=
     # readline and tqdm read the size from the terminal; TERM makes
     # readline use it (no TERM: a "dumb" terminal without completion)
     full_env.update({"TERM": "xterm", "COLUMNS": str(columns), "LINES": "40"})
+    full_env.update(our_source(argv))
     full_env.update(env or {})
     reactor.spawnProcess(p, argv[0], argv, env=full_env, path=cwd, usePTY=terminal or True)
     _set_size(p.transport, columns)
