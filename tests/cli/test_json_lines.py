@@ -126,3 +126,90 @@ class JSONLines(OurServer, unittest.TestCase):
         [peer] = of_type(lines_of(receiver), "error")
         self.assertEqual((peer["kind"], peer["message"]),
                          ("peer-error", "the sender cancelled the transfer (Ctrl-C)"))
+
+    @defer.inlineCallbacks
+    def test_receive_output_and_classic(self):
+        """``--classic`` on both sides and ``-o``: the classic protocol is
+        chosen, and the file lands under the given name."""
+        sender, code, src = yield self.sender("--classic")
+        dst = self.folder()
+        receiver = self.cli("receive", "--json", "--classic", "-o", "renamed.bin", code,
+                            cwd=dst, name="receive")
+        yield receiver.wait_for(rb'"type": "offer"')
+        self.decide(receiver, True)
+        self.assertEqual((yield receiver.ended), 0, receiver.describe())
+        self.assertEqual((yield sender.ended), 0, sender.describe())
+        got = lines_of(receiver)
+        self.assertEqual([line["protocol"] for line in of_type(got, "protocol")], ["classic"])
+        self.assertEqual(of_type(got, "offer")[0]["target"], os.path.join(dst, "renamed.bin"))
+        with open(os.path.join(dst, "renamed.bin"), "rb") as f:
+            self.assertEqual(f.read(), b"x" * 300_000)
+        self.assertFalse(os.path.exists(os.path.join(dst, "data.bin")))
+
+    def command(self, process, **command):
+        process.write(json.dumps(command).encode() + b"\n")
+
+    @defer.inlineCallbacks
+    def test_share(self):
+        """Two ``share --json``: each offers a file given as an argument,
+        one more is offered by an ``offer`` line, each side decides on
+        stdin, and ``end`` lines end the session; one side receives
+        into ``-o``. Every file arrives; both exit 0."""
+        first_dir, second_dir, inbox = self.folder(), self.folder(), self.folder()
+        for folder, name in ((first_dir, "one.bin"), (second_dir, "two.bin"),
+                             (second_dir, "three.bin")):
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(name.encode() * 1000)
+        first = self.cli("share", "--json", "one.bin", cwd=first_dir, name="share-1")
+        code = (yield first.wait_for(rb'"code": "([^"]+)"')).group(1).decode()
+        second = self.cli("share", "--json", "-o", inbox, "--code", code, "two.bin",
+                          cwd=second_dir, name="share-2")
+        # the second side offers one more once the first offer is decided
+        yield second.wait_for(rb'"type": "offer"')
+        self.decide(second, True)
+        self.command(second, type="offer", path="three.bin")
+        # the second offer line's regex matches only once there are two
+        for seen in (rb'"type": "offer"', rb'"type": "offer"[\s\S]*"type": "offer"'):
+            yield first.wait_for(seen)
+            self.decide(first, True)
+        yield first.wait_for(rb'"name": "three.bin", "path"')
+        yield second.wait_for(rb'"type": "sent", "name": "three.bin"')
+        self.command(first, type="end")
+        self.command(second, type="end")
+        self.assertEqual((yield first.ended), 0, first.describe())
+        self.assertEqual((yield second.ended), 0, second.describe())
+        ones, twos = lines_of(first), lines_of(second)
+        self.assertEqual(sorted(line["name"] for line in of_type(ones, "received")),
+                         ["three.bin", "two.bin"])
+        self.assertEqual([line["name"] for line in of_type(twos, "received")], ["one.bin"])
+        self.assertEqual(sorted(line["name"] for line in of_type(twos, "sent")),
+                         ["three.bin", "two.bin"])
+        self.assertEqual((ones[-1]["type"], twos[-1]["type"]), ("finished", "finished"))
+        for folder, name in ((first_dir, "two.bin"), (first_dir, "three.bin"),
+                             (inbox, "one.bin")):
+            with open(os.path.join(folder, name), "rb") as f:
+                self.assertEqual(f.read(), name.encode() * 1000)
+
+    @defer.inlineCallbacks
+    def test_share_declined(self):
+        """A ``share --json`` side declines the other's offer and ends:
+        the offerer's ``offer-failed`` line says declined, and both end
+        with kind "declined"."""
+        first_dir = self.folder()
+        with open(os.path.join(first_dir, "one.bin"), "wb") as f:
+            f.write(b"1" * 1000)
+        first = self.cli("share", "--json", "one.bin", cwd=first_dir, name="share-1")
+        code = (yield first.wait_for(rb'"code": "([^"]+)"')).group(1).decode()
+        second = self.cli("share", "--json", "--code", code, cwd=self.folder(),
+                          name="share-2")
+        yield second.wait_for(rb'"type": "offer"')
+        self.decide(second, False)
+        yield first.wait_for(rb'"type": "offer-failed"')
+        self.command(first, type="end")
+        self.command(second, type="end")
+        self.assertEqual((yield first.ended), 3, first.describe())
+        self.assertEqual((yield second.ended), 3, second.describe())
+        [failed] = of_type(lines_of(first), "offer-failed")
+        self.assertEqual((failed["name"], failed["kind"]), ("one.bin", "declined"))
+        self.assertEqual(of_type(lines_of(first), "error")[0]["kind"], "declined")
+        self.assertEqual(of_type(lines_of(second), "error")[0]["kind"], "declined")

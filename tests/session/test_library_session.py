@@ -42,7 +42,10 @@ class Recorder:
                 d.callback(event)
 
     def when(self, kind):
-        """Fires with the first event of ``kind``."""
+        """Fires with the first event of ``kind`` (at once if it came)."""
+        seen = self.of(kind)
+        if seen:
+            return defer.succeed(seen[0])
         d = defer.Deferred()
         self._waiting.append((kind, d))
         return d
@@ -185,6 +188,89 @@ class Library(_Pair):
         for name in ("a", "b"):
             self.assertEqual(read(os.path.join(dst, name)), read(os.path.join(src, name)))
         self.assertEqual(seen2.events[-1], S.Finished())
+
+
+class Sharing(_Pair):
+    @defer.inlineCallbacks
+    def share_pair(self):
+        w1 = wormhole.create(APPID, self.srv.url, reactor, **S.share_options())
+        w2 = wormhole.create(APPID, self.srv.url, reactor, **S.share_options())
+        self.close_later(w1, w2)
+        w1.allocate_code()
+        w2.set_code((yield w1.get_code()))
+        return w1, w2
+
+    @defer.inlineCallbacks
+    def test_both_ways_and_an_offer_added(self):
+        """Two Shares: each offers a file given to run(), one adds a
+        second offer while it runs, the other's policy declines nothing;
+        after end() on both every file is where its folder says, and
+        each side's result lists what it sent and received."""
+        here, there = self.folder(), self.folder()
+        one = write(os.path.join(here, "one"), 5000)
+        two = write(os.path.join(there, "two"), 80000)
+        three = write(os.path.join(there, "three"), 100)
+        inbox_1, inbox_2 = self.folder(), self.folder()
+        w1, w2 = yield self.share_pair()
+        seen1, seen2, policy = Recorder(), Recorder(), Asked()
+        first = S.Share(reactor, w1, APPID, seen1, policy, folder=inbox_1, dilate_kwargs=LOCAL)
+        second = S.Share(reactor, w2, APPID, seen2, folder=inbox_2, dilate_kwargs=LOCAL)
+        ran1, ran2 = first.run([one]), second.run([two])
+        yield second.when_open()
+        added = yield second.offer(three)
+        self.assertEqual(added, S.Sent("three", 100))
+        yield seen2.when(S.Received)
+        first.end()
+        second.end()
+        results1 = yield ran1
+        results2 = yield ran2
+        self.assertEqual(sorted((type(e).__name__, e.name) for e in results1),
+                         [("Received", "three"), ("Received", "two"), ("Sent", "one")])
+        self.assertEqual(sorted((type(e).__name__, e.name) for e in results2),
+                         [("Received", "one"), ("Sent", "three"), ("Sent", "two")])
+        self.assertEqual(sorted(o.name for o in policy.asked), ["three", "two"])
+        self.assertEqual(read(os.path.join(inbox_2, "one")), read(one))
+        for name, src in (("two", two), ("three", three)):
+            self.assertEqual(read(os.path.join(inbox_1, name)), read(src))
+        self.assertEqual((seen1.events[-1], seen2.events[-1]), (S.Finished(), S.Finished()))
+
+    @defer.inlineCallbacks
+    def test_declined_offer(self):
+        """The peer's policy declines our offer: OfferFailed says so, the
+        session goes on to the end, and both runs fail as declined."""
+        here = self.folder()
+        one = write(os.path.join(here, "one"), 5000)
+        w1, w2 = yield self.share_pair()
+        seen1, seen2 = Recorder(), Recorder()
+        first = S.Share(reactor, w1, APPID, seen1, folder=self.folder(), dilate_kwargs=LOCAL)
+        second = S.Share(reactor, w2, APPID, seen2, Asked(False), folder=self.folder(),
+                         dilate_kwargs=LOCAL)
+        ran1, ran2 = first.run([one]), second.run()
+        offered = first.offer(one)  # a second time: declined too
+        yield self.assertFailure(offered, wormhole.transfer.Declined)
+        first.end()
+        second.end()
+        yield self.assertFailure(ran1, wormhole.transfer.Declined)
+        yield self.assertFailure(ran2, wormhole.transfer.Declined)
+        self.assertEqual([(e.name, e.kind) for e in seen1.of(S.OfferFailed)],
+                         [("one", "declined"), ("one", "declined")])
+        self.assertEqual(seen1.of(S.Failed)[0].kind, "declined")
+
+    @defer.inlineCallbacks
+    def test_peer_without_transfer_v2(self):
+        """A peer with the classic protocol only is told to use send and
+        receive, and the share fails saying so."""
+        w1 = wormhole.create(APPID, self.srv.url, reactor, **S.share_options())
+        w2 = wormhole.create(APPID, self.srv.url, reactor)
+        self.close_later(w1, w2)
+        w1.allocate_code()
+        w2.set_code((yield w1.get_code()))
+        seen = Recorder()
+        ran = S.Share(reactor, w1, APPID, seen, folder=self.folder()).run()
+        e = yield self.assertFailure(ran, TransferError)
+        self.assertEqual(str(e), S.NOT_V2)
+        told = yield w2.get_message()
+        self.assertIn(S.NOT_V2.encode(), told)
 
 
 class KeptPartial(_Attempts):

@@ -362,6 +362,35 @@ class Share(_CLIBase):
         self.assertEqual(read_tree(os.path.join(there, "from-b")), {"x": b"x", "y/z": b"zz"})
 
 
+class ShareTyped(_CLIBase):
+    @defer.inlineCallbacks
+    def test_typed_path_and_output_dir(self):
+        """A path typed into 'wormhole share' while no question waits is
+        offered next; a name that does not exist is said and not offered;
+        the peer's offers go into its -o folder."""
+        inbox = os.path.abspath(self.mktemp())
+        os.makedirs(inbox)
+        with open(os.path.join(self.src, "typed.bin"), "wb") as f:
+            f.write(b"T" * 40_000)
+        a = self.spawn(self.ours("share", "--hide-progress"), "a", cwd=self.src)
+        m = yield a.wait_for(rb"wormhole share --code (\S+)")
+        b = self.spawn(self.ours("share", "--accept-file", "--hide-progress", "-o", inbox,
+                                 "--code", m.group(1).decode()), "b", cwd=self.dst)
+        self.runs = (a, b)
+        yield a.wait_for(rb"type a path to offer it")
+        a.write(b"no-such-file\n")
+        yield a.wait_for(rb"Not offered: .*no-such-file")
+        a.write(b"typed.bin\n")
+        yield a.wait_for(rb"Sent file ")
+        a.transport.closeStdin()
+        yield defer.gatherResults([a.ended, b.ended])
+        self.assertExit(a, 0)
+        self.assertExit(b, 0)
+        self.assertEqual(os.listdir(self.dst), [])
+        with open(os.path.join(inbox, "typed.bin"), "rb") as f:
+            self.assertEqual(f.read(), b"T" * 40_000)
+
+
 class ShareBothDecline(_CLIBase):
     @defer.inlineCallbacks
     def test_both_decline(self):

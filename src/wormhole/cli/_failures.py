@@ -85,18 +85,3 @@ def exit_status(exc):
     if isinstance(exc, Declined):
         return EXIT_DECLINED
     return EXIT_FAILED
-
-
-def outcome(failures, offers, what):
-    """The error of a session in which ``failures`` (exceptions) of
-    ``offers`` offers did not complete: the failure itself when there was
-    one offer, else a count; declined (exit 3) when every failure was."""
-    from ..transfer import Declined
-    if not failures:
-        return None
-    if offers == 1 and len(failures) == 1:
-        return failures[0]
-    message = f"{len(failures)} of {offers} {what} did not complete"
-    if all(isinstance(f, Declined) for f in failures):
-        return Declined(message)
-    return TransferError(message)

@@ -1,10 +1,11 @@
-"""``--json`` for ``wormhole send`` and ``wormhole receive`` (docs/cli.md
-"JSON lines"; schema: docs/json-lines.schema.json): the library's
-transfer events (``wormhole.session``) as one JSON object per line on
-stdout, the receiver's decisions read as JSON lines on stdin, every
-failure one ``error`` line with a stable ``kind``. Nothing else is
-written on stdout; stderr keeps the usual one-line ``ERROR:`` and the
-exit status is the usual one (docs/cli.md "Exit status").
+"""``--json`` for ``wormhole send``, ``receive`` and ``share``
+(docs/cli.md "JSON lines"; schema: docs/json-lines.schema.json): the
+library's transfer events (``wormhole.session``) as one JSON object per
+line on stdout, the decisions (and ``share``'s new offers and its end)
+read as JSON lines on stdin, every failure one ``error`` line with a
+stable ``kind``. Nothing else is written on stdout; stderr keeps the
+usual one-line ``ERROR:`` and the exit status is the usual one
+(docs/cli.md "Exit status").
 """
 import json
 import sys
@@ -26,15 +27,17 @@ from ._interrupt import INTERRUPTION
 SCHEMA_VERSION = 1
 # progress lines of one offer: at most one per this many seconds (and the last)
 PROGRESS_INTERVAL = 0.25
-# the longest decision line we read from stdin
+# the longest command line we read from stdin
 MAX_LINE = 64 * 1024
+# decisions kept for offers that have not come yet
+MAX_EARLY = 64
 
 _TYPES = {
     session.ProtocolChosen: "protocol", session.OfferArrived: "offer",
     session.OfferRefused: "refused", session.OfferAccepted: "accepted",
     session.Progress: "progress", session.Received: "received",
     session.TextReceived: "text", session.Sent: "sent", session.Failed: "error",
-    session.Finished: "finished",
+    session.Finished: "finished", session.OfferFailed: "offer-failed",
 }
 
 
@@ -90,30 +93,88 @@ class _Observer:
 
 
 @implementer(session.IReceivePolicy)
-class StdinDecisions:
-    """Each offer's decision is the next line on stdin:
-    ``{"type": "decision", "accept": true}`` (or false). The end of input,
-    or a line that is no such object, declines."""
+class StdinCommands:
+    """The JSON lines on stdin, read one at a time in a daemon thread
+    (the read blocks) until the end of input. ``{"type": "offer",
+    "path": P}`` offers P (``share``), ``{"type": "end"}`` ends the
+    session (``share``; so does the end of input); every other line is
+    the next offer's decision: ``{"type": "decision", "accept": true}``
+    accepts, anything else declines, and so does the end of input for the
+    offers still to be decided. With ``accept_all`` nothing is asked."""
 
     def __init__(self, reactor, stdin, accept_all=False):
         self._reactor = reactor
         self._stdin = stdin
         self._accept_all = accept_all
+        self._on_offer = lambda path: None
+        self._on_end = lambda: None
+        self._waiting = []    # decisions asked for, oldest first
+        self._early = []      # decisions that came before their offer
+        self._ended = False
+        self._reading = False
+
+    def start(self, on_offer, on_end):
+        """Read commands from now on (``share``: offers and the end come
+        unasked, ``on_offer(path)`` and ``on_end()`` take them);
+        ``receive`` reads only while a decision waits."""
+        self._on_offer = on_offer
+        self._on_end = on_end
+        self._always = True
+        self._read()
+
+    _always = False
 
     def decide(self, offer):
         if self._accept_all:
             return True
-        d = read_in_thread(self._reactor, self._stdin.readline, MAX_LINE)
-        return d.addCallback(self._parsed)
-
-    @staticmethod
-    def _parsed(line):
-        try:
-            decision = json.loads(line) if line else None
-        except ValueError:
+        if self._early:
+            return self._early.pop(0)
+        if self._ended:
             return False
-        return (isinstance(decision, dict) and decision.get("type") == "decision"
-                and decision.get("accept") is True)
+        d = defer.Deferred()
+        self._waiting.append(d)
+        self._read()
+        return d
+
+    def _read(self):
+        if self._reading or self._ended or not (self._always or self._waiting):
+            return
+        self._reading = True
+        read = read_in_thread(self._reactor, self._stdin.readline, MAX_LINE)
+        read.addCallbacks(self._got, self._failed)
+
+    def _failed(self, failure):
+        self._reading = False
+        self._got("")
+
+    def _got(self, line):
+        self._reading = False
+        if not line:
+            self._ended = True
+            waiting, self._waiting = self._waiting, []
+            for d in waiting:
+                d.callback(False)
+            self._on_end()
+            return
+        self._command(line)
+        self._read()
+
+    def _command(self, line):
+        try:
+            command = json.loads(line)
+        except ValueError:
+            command = None
+        kind = command.get("type") if isinstance(command, dict) else None
+        if kind == "offer" and isinstance(command.get("path"), str):
+            self._on_offer(command["path"])
+        elif kind == "end":
+            self._on_end()
+        else:
+            accept = kind == "decision" and command.get("accept") is True
+            if self._waiting:
+                self._waiting.pop(0).callback(accept)
+            elif len(self._early) < MAX_EARLY:
+                self._early.append(accept)
 
 
 def _on_interrupt(reactor, lines):
@@ -125,11 +186,13 @@ def _on_interrupt(reactor, lines):
 
 
 @defer.inlineCallbacks
-def _run(reactor, cfg, mode, body):
+def _run(reactor, cfg, mode, options, body):
     lines = Lines(reactor, cfg.stdout)
     _on_interrupt(reactor, lines)
-    options = {} if cfg.classic else session.wormhole_options(mode)
     w = make_wormhole(reactor, cfg, mode, **options)
+    if cfg.proxy is not None:
+        # the proxy's address, its credentials redacted (docs/proxy.md)
+        lines.write("proxy", url=str(cfg.proxy_url), direct=bool(cfg.proxy_direct))
     observer = _Observer(lines)
     try:
         yield run_and_close(reactor, w, lambda: body(w, lines, observer))
@@ -139,39 +202,64 @@ def _run(reactor, cfg, mode, body):
         raise
 
 
+def _options(cfg, mode):
+    """What the wormhole announces: transfer-v2's versions and Dilation,
+    or nothing more with --classic."""
+    return {} if cfg.classic else session.wormhole_options(mode)
+
+
+def _transfer(reactor, cfg, w, observer, policy=None, kind=session.Transfer, **kw):
+    return kind(reactor, w, cfg.appid, observer, policy, folder=cfg.cwd or ".",
+                transit_helper=cfg.transit_helper, listen=cfg.listen,
+                classic=getattr(cfg, "classic", False), **kw)
+
+
+@defer.inlineCallbacks
+def _code(cfg, w, lines):
+    """The code: given, or allocated and written as the first line."""
+    if cfg.code:
+        w.set_code(cfg.code)
+        yield w.get_code()
+        return
+    w.allocate_code(cfg.code_length)
+    lines.write("code", code=(yield w.get_code()))
+
+
 def send(reactor, cfg):
     """``wormhole send --json``: the code line, then the transfer's events."""
-    if cfg.classic:
-        raise TransferError("--json uses the library's transfer: give no --classic")
-
     @defer.inlineCallbacks
     def body(w, lines, observer):
-        if cfg.code:
-            w.set_code(cfg.code)
-        else:
-            w.allocate_code(cfg.code_length)
-        lines.write("code", code=(yield w.get_code()))
-        yield session.Transfer(reactor, w, cfg.appid, observer,
-                               transit_helper=cfg.transit_helper, listen=cfg.listen).send(
-            list(cfg.paths), text=cfg.text)
-    return _run(reactor, cfg, "send", body)
+        yield _code(cfg, w, lines)
+        yield _transfer(reactor, cfg, w, observer).send(list(cfg.paths), text=cfg.text)
+    return _run(reactor, cfg, "send", _options(cfg, "send"), body)
 
 
 def receive(reactor, cfg):
     """``wormhole receive --json CODE``: the transfer's events; each
     offer's decision from stdin (``--accept-file``: all accepted)."""
-    if cfg.classic:
-        raise TransferError("--json uses the library's transfer: give no --classic")
     if not cfg.code:
         raise TransferError("--json needs the code as an argument")
-    if cfg.output_file:
-        raise TransferError("--json receives under the offered names: give no -o")
 
     def body(w, lines, observer):
         w.set_code(cfg.code)
-        policy = StdinDecisions(reactor, cfg.stdin or sys.stdin, cfg.accept_file)
-        folder = cfg.cwd or "."
-        return session.Transfer(reactor, w, cfg.appid, observer, policy, folder=folder,
-                                transit_helper=cfg.transit_helper,
-                                listen=cfg.listen).receive()
-    return _run(reactor, cfg, "receive", body)
+        policy = StdinCommands(reactor, cfg.stdin or sys.stdin, cfg.accept_file)
+        return _transfer(reactor, cfg, w, observer, policy, output=cfg.output_file).receive()
+    return _run(reactor, cfg, "receive", _options(cfg, "receive"), body)
+
+
+def share(reactor, cfg):
+    """``wormhole share --json [PATH]...``: the code line (when we made
+    it), then the session's events; decisions, new offers and the end
+    from stdin."""
+    @defer.inlineCallbacks
+    def body(w, lines, observer):
+        yield _code(cfg, w, lines)
+        commands = StdinCommands(reactor, cfg.stdin or sys.stdin, cfg.accept_file)
+        sharing = _transfer(reactor, cfg, w, observer, commands, kind=session.Share,
+                            output=cfg.output_file)
+        ran = sharing.run(list(cfg.paths))
+        # an offer's failure is its own offer-failed line
+        commands.start(lambda path: sharing.offer(path).addErrback(lambda f: None),
+                       sharing.end)
+        yield ran
+    return _run(reactor, cfg, "share", session.share_options(), body)

@@ -115,13 +115,14 @@ def ask(reactor, cfg, prompt):
 
 class Lines:
     """``wormhole share``'s input: every line the human types is the
-    answer to the question asked, if one is pending (otherwise ignored);
-    end of input (Ctrl-D) fails the pending questions with EOFError and
-    fires ``when_ended()``."""
+    answer to the question asked, if one is pending, otherwise given to
+    ``unasked(line)`` (a path to offer); end of input (Ctrl-D) fails the
+    pending questions with EOFError and fires ``when_ended()``."""
 
-    def __init__(self, reactor, cfg):
+    def __init__(self, reactor, cfg, unasked=lambda line: None):
         self._reactor = reactor
         self._cfg = cfg
+        self._unasked = unasked
         self._questions = WaitingQuestions()
         self._eof = defer.Deferred()
         self._read()
@@ -134,7 +135,10 @@ class Lines:
                 line = yield reader(self._reactor, "")
             except EOFError:
                 break
-            self._questions.answer(line)
+            if self._questions:
+                self._questions.answer(line)
+            else:
+                self._unasked(line)
         self._questions.end()
         self._eof.callback(None)
 

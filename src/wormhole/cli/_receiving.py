@@ -22,13 +22,13 @@ from ..session import (
     check_not_existing,
     expire,
     kept_for,
+    outcome,
     target_path,
 )
 from ..transfer import Declined
 from . import _kept
 from ._connection_path import ConnectionPath
 from ._display import escape_text, naturalsize
-from ._failures import outcome
 from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
 from ._wording import describe, written_to

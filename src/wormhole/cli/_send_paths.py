@@ -8,10 +8,10 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
+from ..session import outcome
 from ..transfer import Declined, peer_gave_up
 from ..util import dict_to_bytes
 from ._display import escape_text
-from ._failures import outcome
 from ._progress import OfferProgress, SessionTotal, say
 from ._send_classic import send_path
 from ._sending import send_v2_or_classic
@@ -23,13 +23,14 @@ def _paths(cfg):
     return tuple(cfg.paths) or (cfg.what,)
 
 
-def prepare_all(cfg, skip_unsendable=True):
+def prepare_all(cfg, skip_unsendable=True, paths=None):
     """transfer-v2 offers for every path (fails before a code is used).
     What a directory holds that cannot be sent is skipped with a warning,
     or, unless ``skip_unsendable``, stops the send naming it (``wormhole
     send`` without --ignore-unsendable-files, as its classic sender does;
-    docs/cli.md "What a directory's zipfile holds")."""
-    outgoings = [T.prepare_offer(p) for p in _paths(cfg)]
+    docs/cli.md "What a directory's zipfile holds"). ``paths``: these
+    instead of the command's."""
+    outgoings = [T.prepare_offer(p) for p in (paths or _paths(cfg))]
     for outgoing in outgoings:
         for path, why in outgoing.skipped:
             if not skip_unsendable:

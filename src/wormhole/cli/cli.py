@@ -330,7 +330,8 @@ NO_V2_OVER_TOR = ("transfer-v2 (several paths, --transfer-v2) does not "
 _json_option = click.option(
     "--json", "json_lines", is_flag=True,
     help="Write the transfer's events as JSON lines on stdout (schema: "
-         "docs/json-lines.schema.json); a receiver reads its decisions as JSON lines on stdin.")
+         "docs/json-lines.schema.json); decisions (and share's offers) are read as JSON lines "
+         "on stdin.")
 
 
 def _peer_timeout_option(help):
@@ -497,11 +498,15 @@ def _code_of_uri(cfg, code):
 @_debug_state_option
 @_peer_timeout_option("Give up on an offer when the peer, sending or receiving it, sends "
                       "or takes nothing for this long.")
+@click.option("-o", "--output-dir", default=None, metavar="DIRNAME",
+              type=click.Path(exists=True, file_okay=False),
+              help="The folder the peer's offers go into (default: the current folder).")
+@_json_option
 @click.argument("what", nargs=-1, metavar="[PATH]...")
 @_lan_option
 @click.pass_context
 def share(ctx, zeromode, code_length, verify, hide_progress, listen, code, accept_file,
-          debug_state, peer_timeout, what):
+          debug_state, peer_timeout, output_dir, json_lines, what):
     """Offer files and directories and receive the peer's, in one session
     (transfer-v2, both sides run 'wormhole share')"""
     from . import cmd_share
@@ -511,6 +516,11 @@ def share(ctx, zeromode, code_length, verify, hide_progress, listen, code, accep
     cfg.paths = what
     cfg.accept_file = accept_file
     cfg.peer_timeout = peer_timeout
+    # a folder: every offer goes into it (``Receiving``, ``session.Share``)
+    cfg.output_file = output_dir
+    if json_lines:
+        from . import _json_mode
+        return _run(ctx, _json_mode.share, cfg)
     return _run(ctx, cmd_share.share, cfg)
 
 

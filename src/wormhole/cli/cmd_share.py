@@ -4,22 +4,30 @@ and receive the other's, until one of them ends the session.
 
 The first side allocates a code (or takes ``--code``), the second joins
 with ``--code``. Each side offers its paths in turn and asks about each
-incoming offer (``--accept-file`` accepts all). The session ends when this
-side's own offers are done *and* its human ends it (end of input:
-Ctrl-D), or when the peer ends it. transfer-v2 only: a peer without it is
+incoming offer (``--accept-file`` accepts all); a path typed while no
+question waits is offered next. The session ends when this side's own
+offers are done *and* its human ends it (end of input: Ctrl-D), or when
+the peer ends it. transfer-v2 only: a peer without it is
 told to use ``wormhole send``/``receive``.
 """
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ..session import OldPeerCannotDilateError, PeerError, PeerTimeout, give_up_after
+from ..session import (
+    NO_DILATION,
+    NOT_V2,
+    OldPeerCannotDilateError,
+    PeerError,
+    PeerTimeout,
+    give_up_after,
+    outcome,
+)
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._connection_path import ConnectionPath
 from ._display import escape_text
-from ._failures import outcome
 from ._progress import PEER_TIMEOUT_HINT, end_questions, say
 from ._prompt import Lines
 from ._receiving import Receiving
@@ -34,10 +42,61 @@ from ._v2_session import (
 )
 from ._wording import V2_USED, peer_says
 
-NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
-          "'wormhole send' and 'wormhole receive'")
-NO_DILATION = ("the peer announces transfer-v2 but cannot dilate, which 'wormhole share' "
-               "needs: use 'wormhole send' and 'wormhole receive'")
+
+class _Offering:
+    """Our offers, one after the other: the paths given, then each path
+    the human types while no question waits (offered once the session is
+    open). ``failures``: the errors of those that did not complete."""
+
+    def __init__(self, reactor, cfg, outgoings):
+        self._reactor = reactor
+        self._cfg = cfg
+        self._chain = defer.Deferred()  # fires once the session is open
+        self._session = self._path = None
+        self._refusal = None  # why we may not offer at all
+        self.failures = []
+        self.offered = 0
+        self.then(outgoings)
+
+    def start(self, session, path):
+        """The session is open (``path``: its ConnectionPath): offer."""
+        self._session, self._path = session, path
+        self._chain.callback(None)
+
+    def refuse(self, error):
+        """We may not offer (the peer only sends): the given offers failed."""
+        self._refusal = error
+        if self.offered:
+            self.failures.append(error)
+        self._chain = defer.succeed(None)
+
+    def then(self, outgoings):
+        self.offered += len(outgoings)
+        self._chain.addCallback(lambda _: offer_all(self._reactor, self._cfg, self._session,
+                                                    outgoings, self._path))
+        self._chain.addCallback(self.failures.extend)
+
+    def typed(self, line):
+        """A line typed while no question waited: a path to offer."""
+        path = line.strip()
+        if not path:
+            return
+        if self._refusal is not None:
+            say(self._cfg, f"Not offered: {escape_text(self._refusal)}")
+            return
+        try:
+            outgoings = prepare_all(self._cfg, paths=[path])
+        except TransferError as e:
+            say(self._cfg, f"Not offered: {escape_text(e)}")
+            return
+        say(self._cfg, f"Will offer {escape_text(path)} next")
+        self.then(outgoings)
+
+    def done(self):
+        """Fires once every offer made so far is over."""
+        d = defer.Deferred()
+        self._chain.addBoth(lambda result: (d.callback(None), result)[1])
+        return d
 
 
 @defer.inlineCallbacks
@@ -85,7 +144,8 @@ def share(reactor, cfg):
         if not peer_speaks_v2(versions):
             w.send_message(dict_to_bytes({"error": NOT_V2}))
             raise TransferError(NOT_V2)
-        lines = Lines(reactor, cfg)
+        offering = _Offering(reactor, cfg, outgoings)
+        lines = Lines(reactor, cfg, offering.typed)
         yield _verified_or_declined(reactor, cfg, w, lines)
         path = ConnectionPath(cfg)
         first = first_connection(reactor, cfg)
@@ -98,28 +158,30 @@ def share(reactor, cfg):
             # it announced transfer-v2 but has no Dilation version we share
             w.send_message(dict_to_bytes({"error": NO_DILATION}))
             raise TransferError(NO_DILATION) from None
-        print(f"{V2_USED} Both sides may offer; end of input (Ctrl-D) ends "
-              "the session once our offers are done.", file=cfg.stderr, flush=True)
+        print(f"{V2_USED} Both sides may offer; type a path to offer it; end of input "
+              "(Ctrl-D) ends the session once our offers are done.", file=cfg.stderr,
+              flush=True)
         receiving.expire_kept()
         # a peer that stops on purpose says so in the mailbox: not waited for
         peer = PeerError.watching(w, session, "peer")
-        failures = []
         # the totals, 0 when we offer nothing: a peer that ends the session
         # waits for them and for the offers they announce (session-totals
         # feature; Receiving.answered)
         if not outgoings:
             session.announce_totals(0, 0)
-        if outgoings:
-            if session.negotiated.we_may_offer:
-                failures = yield peer.unless_error(
-                    offer_all(reactor, cfg, session, outgoings, path))
-            else:
-                failures = [T.IncompatibleModes("the peer only sends")]
+        if not session.negotiated.we_may_offer:
+            offering.refuse(T.IncompatibleModes(
+                f"the peer is in '{escape_text(session.negotiated.their_mode)}' mode"))
+            if outgoings:
                 print("Not offering: the peer is in "
                       f"'{escape_text(session.negotiated.their_mode)}' mode",
                       file=cfg.stderr, flush=True)
+        else:
+            offering.start(session, path)
         closed = session.when_closed()
-        yield peer.unless_error(defer.DeferredList([lines.when_ended(), closed],
+        # our offers given and typed are done, and the human ended the input
+        ours_and_input = lines.when_ended().addCallback(lambda _: offering.done())
+        yield peer.unless_error(defer.DeferredList([ours_and_input, closed],
                                                    fireOnOneCallback=True))
         if not closed.called:
             # we end it: the offers the peer announced (session-totals,
@@ -145,7 +207,7 @@ def share(reactor, cfg):
         yield peer.unless_error(session.close())
         # the peer may end the session while our human is asked
         end_questions(cfg)
-        yield ended(cfg, receiving, failures, len(outgoings))
+        yield ended(cfg, receiving, offering.failures, offering.offered)
         print("Session complete.", file=cfg.stderr, flush=True)
     yield run_and_close(reactor, w, body)
 

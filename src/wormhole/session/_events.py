@@ -76,6 +76,15 @@ class Sent:
 
 
 @attrs.frozen
+class OfferFailed:
+    """One offer of ours did not complete and the session goes on
+    (``Share``): ``kind`` "declined" (the peer said no) or "error"."""
+    name: str
+    kind: str
+    message: str
+
+
+@attrs.frozen
 class Failed:
     """The transfer failed. ``kind``: "no-path" (``leg`` is "relay",
     "direct" or "peer"), "peer-error" (the peer stopped on purpose;

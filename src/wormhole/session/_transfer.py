@@ -73,11 +73,16 @@ class Transfer:
     go. ``transit_helper``: our Transit relay (e.g. "tcp:HOST:PORT");
     ``listen``: whether we take direct connections; ``peer_timeout``: how
     long a transfer-v2 session lives without any connection to the peer.
-    ``dilate_kwargs``: more for ``w.dilate()``."""
+    ``dilate_kwargs``: more for ``w.dilate()``. ``output``: another name
+    for the first file or directory received (relative to ``folder``), or
+    a folder every one goes into (the CLI's ``-o``). ``classic``: use the
+    classic protocol whatever the peer announces (made without
+    ``wormhole_options``: the CLI's ``--classic``)."""
 
     def __init__(self, reactor, w, appid, observer, policy=None, folder=".",
                  transit_helper=None, listen=True, peer_timeout=PEER_TIMEOUT,
-                 dilate_kwargs=None, free_space=_landing.default_free_space):
+                 dilate_kwargs=None, free_space=_landing.default_free_space,
+                 output=None, classic=False):
         self._reactor = reactor
         self._w = w
         self._appid = appid
@@ -89,6 +94,9 @@ class Transfer:
         self._peer_timeout = peer_timeout
         self._dilate_kwargs = dict(dilate_kwargs or {})
         self._free_space = free_space
+        self._output = output
+        self._classic = classic
+        self._offers_seen = 0
         self._guard = DisplayGuard("a transfer's observer")
         self._peer = None  # the PeerError of a transfer-v2 session
         self._arrivals = []  # (Deferred of an offer's end) of the peer's offers
@@ -160,10 +168,20 @@ class Transfer:
 
     # -- receiving -------------------------------------------------------------
     @defer.inlineCallbacks
-    def _receive(self):
+    def _speaks_v2(self):
+        """Whether transfer-v2 is used (else ProtocolChosen said why not)."""
+        if self._classic:
+            self._emit(E.ProtocolChosen(CLASSIC, "asked for"))
+            return False
         versions = yield self._w.get_versions()
         if not T.speaks_transfer_v2(versions):
             self._emit(E.ProtocolChosen(CLASSIC, "the peer announced no transfer-v2"))
+            return False
+        return True
+
+    @defer.inlineCallbacks
+    def _receive(self):
+        if not (yield self._speaks_v2()):
             return (yield self._receive_classic(None))
         session = self._session("receive", self._first_connection(), on_offer=self._offered)
         # the sender's first mailbox message: its error ends the session;
@@ -200,8 +218,14 @@ class Transfer:
         offer = incoming.offer
         kind = "directory" if incoming.is_directory else "file"
         name = offer.base if incoming.is_directory else offer.filename
+        self._offers_seen += 1
+        # -o names the first offer only, unless it is a folder
+        output = self._output
+        if output and self._offers_seen > 1 and not os.path.isdir(
+                os.path.join(self._folder, output)):
+            output = None
         try:
-            target = _landing.target_path(self._folder, name)
+            target = _landing.target_path(self._folder, name, output)
             # the receiving rules before the policy: nothing existing is
             # replaced, and the sender hears why (docs/security.md,
             # "Receiving files and directories")
@@ -244,7 +268,8 @@ class Transfer:
                 self._refuse_late(arrived.name, incoming.refusal)
             else:
                 self._emit(E.OfferAccepted(arrived.name, arrived.target, incoming.resumed_from))
-        incoming.accept(self._folder).addCallback(answered)
+        incoming.accept(os.path.dirname(arrived.target),
+                        os.path.basename(arrived.target)).addCallback(answered)
         incoming.when_done().addCallbacks(
             lambda result: ended.callback(self._arrived(arrived, result)), ended.errback)
 
@@ -265,8 +290,8 @@ class Transfer:
             arrived = E.OfferArrived(offer.kind, offer.name, offer.size, offer.target)
             self._emit(arrived)
             return self._policy.decide(arrived)
-        policy = transfer.ReceivePolicy(folder=self._folder, accept=accept,
-                                        free_space=self._free_space)
+        policy = transfer.ReceivePolicy(folder=self._folder, output=self._output,
+                                        accept=accept, free_space=self._free_space)
         received = yield transfer.receive(self._reactor, self._w, self._appid, policy,
                                           transit=self._transit(TransitReceiver),
                                           first_message=first_message)
@@ -282,15 +307,12 @@ class Transfer:
     def _send(self, paths, text):
         if not paths and text is None:
             raise TransferError("nothing to send")
-        versions = yield self._w.get_versions()
-        if T.speaks_transfer_v2(versions):
+        if (yield self._speaks_v2()):
             session = self._session("send", self._first_connection())
             if (yield self._opened(session)):
                 self._emit(E.ProtocolChosen(V2))
                 return (yield self._send_v2(session, paths, text))
             self._emit(E.ProtocolChosen(CLASSIC, "the peer cannot dilate"))
-        else:
-            self._emit(E.ProtocolChosen(CLASSIC, "the peer announced no transfer-v2"))
         return (yield self._send_classic(paths, text))
 
     @defer.inlineCallbacks

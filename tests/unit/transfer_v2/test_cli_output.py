@@ -11,11 +11,11 @@ from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
 from wormhole.cli._connection_path import ConnectionPath
-from wormhole.cli._failures import outcome
 from wormhole.cli._progress import OfferProgress as _Meter
 from wormhole.cli._progress import file_label
 from wormhole.cli._receiving import Receiving
 from wormhole.errors import TransferError
+from wormhole.session import outcome
 from wormhole.transfer import Declined
 
 from ..cli._fake_terminal import FakeTerminal
