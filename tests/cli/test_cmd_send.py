@@ -10,7 +10,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_send
 from wormhole.cli._config import Config
-from wormhole.cli._wording import CLASSIC_USED
+from wormhole.cli.ui.wording import CLASSIC_USED
 from wormhole.errors import TransferError, WrongPasswordError
 
 from .fakes import FakeFactory, FakeReactor, FakeTransits

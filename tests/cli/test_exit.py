@@ -18,7 +18,7 @@ import sys
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.cli._wording import V2_USED
+from wormhole.cli.ui.wording import V2_USED
 
 from .._processes import free_port
 from ..transfer_v2._support import ENV, _CLIBase, read_tree, write_tree

@@ -84,7 +84,7 @@ class LazyImports(unittest.TestCase):
         out = _run(
             "import io, sys\n"
             "import wormhole.cli.cmd_send, wormhole.cli.cmd_receive\n"
-            "from wormhole.cli import _progress\n"
+            "from wormhole.cli.ui import progress as _progress, screen\n"
             "from wormhole.cli._config import Config\n"
             "class Path: description = 'tcp:1.2.3.4:5'\n"
             "class Clock:\n"
@@ -96,7 +96,7 @@ class LazyImports(unittest.TestCase):
             "                                'a', total=total.bar)\n"
             "offer.file_started(['d', 'f'], 10, 0)\n"
             "offer.update(10)\n"
-            "_progress.say(cfg, offer.summary())\n"
+            "screen.say(cfg, offer.summary())\n"
             "offer.close(); total.close()\n"
             "print(sorted(m for m in ('tqdm', 'multiprocessing') if m in sys.modules))\n"
             "print(err.getvalue().splitlines())\n"

@@ -14,7 +14,7 @@ import pyte
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.cli._wording import CLASSIC_USED, V2_USED
+from wormhole.cli.ui.wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import write_file

@@ -14,7 +14,7 @@ import subprocess
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.cli._wording import NOT_A_FILE
+from wormhole.cli.ui.wording import NOT_A_FILE
 from wormhole_relay.testing import start_transit_relay
 
 from ..files._support import sha256_of, write_file

@@ -1,4 +1,4 @@
-"""``_terminal.TerminalState`` and ``_prompt.TerminalLines`` on a real
+"""``ui.terminal.TerminalState`` and ``ui.prompt.TerminalLines`` on a real
 pseudo-terminal and a pipe, in this process: the settings put back
 after a change, nothing done without a terminal, and a question read
 from the terminal's own line mode."""
@@ -10,8 +10,8 @@ import tty
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from wormhole.cli import _prompt
-from wormhole.cli._terminal import TerminalState
+from wormhole.cli.ui import prompt as _prompt
+from wormhole.cli.ui.terminal import TerminalState
 
 
 class Restore(unittest.TestCase):

@@ -59,7 +59,7 @@ def assert_fell_back(testcase, **runs):
     """Our side (``ours=run``) met wormhole-william, which announces no
     transfer-v2: it said, in one line, that it uses the classic protocol
     (docs/transfer-v2.md "The CLI")."""
-    from wormhole.cli._wording import CLASSIC_USED
+    from wormhole.cli.ui.wording import CLASSIC_USED
     testcase.assertIn(CLASSIC_USED.encode(), runs["ours"].stderr, runs["ours"].describe())
 
 

@@ -97,7 +97,7 @@ class InteropTestCase(unittest.TestCase):
         """Each run of our CLI (``(run, argv builder)`` pairs; the
         reference's are skipped) met a classic peer: it said, in one line,
         that it uses the classic protocol (docs/transfer-v2.md "The CLI")."""
-        from wormhole.cli._wording import CLASSIC_USED
+        from wormhole.cli.ui.wording import CLASSIC_USED
         for run, argv in runs_and_argvs:
             if argv is our_cli_argv:
                 self.assertIn(CLASSIC_USED.encode(), run.stderr, run.describe())
@@ -106,7 +106,7 @@ class InteropTestCase(unittest.TestCase):
         """Each run of our CLI (``(run, argv builder)`` pairs) exchanged a
         text: classic's text offer whatever the peer speaks, and no line
         naming a protocol (docs/transfer-v2.md "Text")."""
-        from wormhole.cli._wording import CLASSIC_USED, V2_USED
+        from wormhole.cli.ui.wording import CLASSIC_USED, V2_USED
         for run, argv in runs_and_argvs:
             if argv is our_cli_argv:
                 for line in (CLASSIC_USED, V2_USED):

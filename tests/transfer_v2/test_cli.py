@@ -8,7 +8,7 @@ import re
 from twisted.internet import defer, reactor
 from twisted.internet.task import deferLater
 
-from wormhole.cli._wording import CLASSIC_USED, V2_USED
+from wormhole.cli.ui.wording import CLASSIC_USED, V2_USED
 from wormhole_relay.testing import start_transit_relay
 
 from ..cli._support import TEXT, ref

@@ -12,7 +12,7 @@ from twisted.trial import unittest
 import wormhole
 from wormhole import transfer_v2 as T
 from wormhole.cli._config import APPID
-from wormhole.cli._wording import CANNOT_DILATE, V2_USED
+from wormhole.cli.ui.wording import CANNOT_DILATE, V2_USED
 from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import CLIProcess, our_cli

@@ -14,7 +14,7 @@ from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
 from wormhole._landing import BadOffer
-from wormhole.cli._wording import V2_USED
+from wormhole.cli.ui.wording import V2_USED
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2 import _sink
 from wormhole.transfer_v2 import _source as S

@@ -8,9 +8,9 @@ from twisted.internet import defer
 from .. import ConsumedCode
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
-from . import _qr
-from ._prompt import ask
 from ._uri import transfer_uri
+from .ui import qr
+from .ui.prompt import ask
 
 CONSUMED_NOTE = "Note: code has been consumed and can no longer be used."
 
@@ -58,7 +58,7 @@ def announce_code(cfg, w):
     if not cfg.zeromode:  # "0-" is no code to show
         print(code_line(code), file=cfg.stderr, flush=True)
         if cfg.qr:
-            _qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
+            qr.draw(transfer_uri(code, cfg.relay_url), cfg.stderr)
     print(instructions(cfg, code), file=cfg.stderr, flush=True)
 
 

@@ -12,13 +12,13 @@ So, only when the CLI runs as the program (``start`` from the click
 group's ``main`` with the arguments of the command line; never in a
 process that calls it with its own arguments, as tests do):
 
-- ``start``: no automatic collection while the command is imported and
+- ``Collector.start``: no automatic collection while the command is imported and
   set up;
-- ``resume`` (the reactor runs): what exists by then is moved to the
+- ``Collector.resume`` (the reactor runs): what exists by then is moved to the
   permanent generation (``gc.freeze``), which later passes skip, and
   collection resumes for what the command makes from then on: a long
   transfer's garbage is collected as before;
-- ``leave`` (the reactor has stopped): what is left is frozen too, so
+- ``Collector.leave`` (the reactor has stopped): what is left is frozen too, so
   the interpreter's finalization does not walk it again. Everything
   else about the exit is unchanged: atexit handlers run, stdout and
   stderr are flushed, every object that is not in a reference cycle is
@@ -30,23 +30,26 @@ process that calls it with its own arguments, as tests do):
 """
 import gc
 
-_state = {"started": False}
 
+class Collector:
+    """The collector's schedule for one ``wormhole`` process (made by the
+    click group's ``main``, kept in the command's ``Config``)."""
 
-def start():
-    """The program starts: collect nothing until the reactor runs."""
-    _state["started"] = True
-    gc.disable()
+    def __init__(self):
+        self._started = False
 
+    def start(self):
+        """The program starts: collect nothing until the reactor runs."""
+        self._started = True
+        gc.disable()
 
-def resume():
-    """The reactor runs: set aside what start-up made, collect the rest."""
-    if _state["started"]:
-        gc.freeze()
-        gc.enable()
+    def resume(self):
+        """The reactor runs: set aside what start-up made, collect the rest."""
+        if self._started:
+            gc.freeze()
+            gc.enable()
 
-
-def leave():
-    """The reactor has stopped: the process only exits from here."""
-    if _state["started"]:
-        gc.freeze()
+    def leave(self):
+        """The reactor has stopped: the process only exits from here."""
+        if self._started:
+            gc.freeze()

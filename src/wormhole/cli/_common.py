@@ -1,12 +1,11 @@
 """What the commands share: making the wormhole, closing it on every
-path. (Questions to the human: ``_prompt``.)"""
+path. (Questions to the human: ``ui.prompt``.)"""
 from twisted.internet import defer
 
 from .. import WelcomeAdvice
 from ..errors import TransferError
 from ..timing import DebugTiming
 from ..util import dict_to_bytes
-from ._interrupt import INTERRUPTION
 
 # how long a Ctrl-C waits for the wormhole to close (release the
 # nameplate and mailbox on the server) before the process ends anyway
@@ -42,7 +41,7 @@ def make_wormhole(reactor, cfg, client_name, on_status_update=None, versions=Non
 
 
 @defer.inlineCallbacks
-def run_and_close(reactor, w, body):
+def run_and_close(reactor, cfg, w, body):
     """Run ``body()`` (a Deferred-returning transfer), then close ``w``.
 
     The first error wins: when the transfer failed, close()'s own error
@@ -51,7 +50,7 @@ def run_and_close(reactor, w, body):
     nameplate (Client API, "Closing"); the transfer's resulting errors are
     then not reported (the user asked to stop). Fires with True when the
     transfer completed, False when it was interrupted."""
-    shutdown = _ShutdownClose(reactor, w)
+    shutdown = _ShutdownClose(reactor, w, cfg.interruption)
     trigger = reactor.addSystemEventTrigger("before", "shutdown", shutdown.close)
     try:
         try:
@@ -102,9 +101,10 @@ class _ShutdownClose:
     """The reactor is stopping (Ctrl-C, SIGTERM): tell the peer why, then
     close ``w``, for at most SHUTDOWN_CLOSE_TIMEOUT seconds."""
 
-    def __init__(self, reactor, w):
+    def __init__(self, reactor, w, interruption):
         self._reactor = reactor
         self._w = w
+        self._interruption = interruption
         self.started = False
 
     def close(self):
@@ -115,7 +115,7 @@ class _ShutdownClose:
             # SIGTERM"): it reports "cancelled" instead of waiting for us.
             # Nothing to do once the wormhole is closed (classic after the
             # file_ack: the Transit connection's end tells the peer)
-            self._w.send_message(dict_to_bytes({"error": INTERRUPTION.reason}))
+            self._w.send_message(dict_to_bytes({"error": self._interruption.reason}))
         except Exception:  # ignored: closed already: nothing to tell (above)
             pass
         d = defer.maybeDeferred(self._w.close)

@@ -10,8 +10,10 @@ import sys
 import attrs
 
 from ..timing import DebugTiming
-from ._screen import Screen
+from ._collector import Collector
+from ._interrupt import Interruption
 from .public_relay import RENDEZVOUS_RELAY, TRANSIT_RELAY
+from .ui.screen import Screen
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"
 
@@ -22,7 +24,7 @@ def _default_create(*args, **kwargs):
 
 
 def _terminal_lines():
-    from ._prompt import TerminalLines
+    from .ui.prompt import TerminalLines
     return TerminalLines()
 
 
@@ -100,11 +102,11 @@ class Config:
     stdin: object = attrs.field(factory=lambda: sys.stdin)
     stdout: object = attrs.field(factory=lambda: sys.stdout)
     stderr: object = attrs.field(factory=lambda: sys.stderr)
-    # what the terminal shows while a human is asked (_screen)
+    # what the terminal shows while a human is asked (ui.screen)
     screen: object = attrs.field(factory=Screen)
     create: object = _default_create
     read_line: object = None          # read_line(reactor, prompt) -> Deferred(str)
-    # where the answers come from without one: stdin, one reader (_prompt)
+    # where the answers come from without one: stdin, one reader (ui.prompt)
     terminal_lines: object = attrs.field(factory=_terminal_lines)
     # made with the Config, so that everything the command builds (Transit
     # before the wormhole, too) records into the one --dump-timing bundle
@@ -114,3 +116,7 @@ class Config:
     free_space: object = _default_free_space      # free_space(dir) -> bytes
     transit_sender: object = _default_transit_sender
     transit_receiver: object = _default_transit_receiver
+    # the signal that stopped the command (_interrupt), and the garbage
+    # collector's schedule over the process's life (_collector)
+    interruption: object = attrs.field(factory=Interruption)
+    collector: object = attrs.field(factory=Collector)

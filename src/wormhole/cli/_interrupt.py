@@ -19,6 +19,10 @@ _NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
 class Interruption:
+    """The signal that stopped the command, if one did: made with the
+    command's ``Config`` (``cfg.interruption``), installed when its
+    reactor runs."""
+
     def __init__(self):
         self.signum = None
 
@@ -47,25 +51,22 @@ class Interruption:
         return None if self.signum is None else 128 + self.signum
 
 
-# the one of this process (the CLI runs one command per process)
-INTERRUPTION = Interruption()
-
-
 class CancelOnStop:
     """While a classic transfer runs: when the reactor stops (a signal),
-    ``cancellation.cancel(INTERRUPTION.reason)`` (a
+    ``cancellation.cancel(interruption.reason)`` (a
     ``transfer.Cancellation``), and the reactor waits for it (bounded by
     the library) before it drops the connections. ``remove()`` once the
     transfer is over."""
 
-    def __init__(self, reactor, cancellation):
+    def __init__(self, reactor, cancellation, interruption):
         self._reactor = reactor
         self._cancellation = cancellation
+        self._interruption = interruption
         self._trigger = reactor.addSystemEventTrigger("before", "shutdown", self._stop)
 
     def _stop(self):
         self._trigger = None
-        return self._cancellation.cancel(INTERRUPTION.reason)
+        return self._cancellation.cancel(self._interruption.reason)
 
     def remove(self):
         if self._trigger is not None:

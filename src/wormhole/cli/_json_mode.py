@@ -22,7 +22,6 @@ from ..errors import (
     TransferError,
 )
 from ._common import make_wormhole, run_and_close
-from ._interrupt import INTERRUPTION
 
 SCHEMA_VERSION = 1
 # progress lines of one offer: at most one per this many seconds (and the last)
@@ -177,25 +176,25 @@ class StdinCommands:
                 self._early.append(accept)
 
 
-def _on_interrupt(reactor, lines):
+def _on_interrupt(reactor, lines, interruption):
     """Before the reactor stops on a signal: the error line says so."""
     def said():
-        if INTERRUPTION.signum is not None and not lines.errored:
-            lines.write("error", kind="interrupted", message=INTERRUPTION.reason)
+        if interruption.signum is not None and not lines.errored:
+            lines.write("error", kind="interrupted", message=interruption.reason)
     return reactor.addSystemEventTrigger("before", "shutdown", said)
 
 
 @defer.inlineCallbacks
 def _run(reactor, cfg, mode, options, body):
     lines = Lines(reactor, cfg.stdout)
-    _on_interrupt(reactor, lines)
+    _on_interrupt(reactor, lines, cfg.interruption)
     w = make_wormhole(reactor, cfg, mode, **options)
     if cfg.proxy is not None:
         # the proxy's address, its credentials redacted (docs/proxy.md)
         lines.write("proxy", url=str(cfg.proxy_url), direct=bool(cfg.proxy_direct))
     observer = _Observer(lines)
     try:
-        yield run_and_close(reactor, w, lambda: body(w, lines, observer))
+        yield run_and_close(reactor, cfg, w, lambda: body(w, lines, observer))
     except Exception as e:
         if not lines.errored:
             lines.write("error", kind=error_kind(e), message=str(e))

@@ -6,8 +6,7 @@ Finding, discarding and expiring kept partials is the library's
 """
 import os
 
-from ..session import discard
-from ._display import escape_text, naturalsize
+from ..session import discard, escape_text, naturalsize
 
 DISCARD_HINT = "wormhole receive --discard-partial"
 

@@ -10,13 +10,12 @@ import os
 from twisted.internet import defer
 
 from .. import transfer
-from ..session import PeerError, give_up_after
+from ..session import PeerError, escape_text, give_up_after, naturalsize
 from ._common import make_transit
-from ._display import escape_text, naturalsize, received_text
 from ._interrupt import CancelOnStop
-from ._progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
-from ._prompt import ask
-from ._wording import count
+from .ui.progress import PEER_TIMEOUT_HINT, ClassicTransferBar, summary
+from .ui.prompt import ask
+from .ui.wording import count, received_text
 
 
 @defer.inlineCallbacks
@@ -38,7 +37,7 @@ def receive_classic(reactor, cfg, w, first=None, protocol_note=None):
         peer_timeout=cfg.peer_timeout, timeout_hint=PEER_TIMEOUT_HINT)
     # Ctrl-C mid-file: the sender hears "cancelled" over Transit
     cancellation = transfer.Cancellation()
-    on_stop = CancelOnStop(reactor, cancellation)
+    on_stop = CancelOnStop(reactor, cancellation, cfg.interruption)
     try:
         got = yield transfer.receive(
             reactor, w, cfg.appid, policy,

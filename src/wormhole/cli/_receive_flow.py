@@ -13,7 +13,7 @@ from automat import MethodicalMachine
 
 from .. import trace_hook
 from ..session import Watchdog, silence
-from ._progress import PEER_TIMEOUT_HINT
+from .ui.progress import PEER_TIMEOUT_HINT
 
 
 def _only(outputs):

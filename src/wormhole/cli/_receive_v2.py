@@ -7,12 +7,12 @@ from ..errors import TransferError
 from ..eventual import EventualQueue
 from ..observer import OneShotObserver
 from ..session import PeerError
-from ._connection_path import ConnectionPath
-from ._display import received_text
-from ._progress import say
-from ._prompt import ask
 from ._receiving import Receiving
 from ._v2_session import first_connection, receiving_session, started
+from .ui.connection_path import ConnectionPath
+from .ui.prompt import ask
+from .ui.screen import say
+from .ui.wording import received_text
 
 
 @defer.inlineCallbacks

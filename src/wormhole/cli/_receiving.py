@@ -20,18 +20,20 @@ from ..session import (
     BadOffer,
     Refused,
     check_not_existing,
+    escape_text,
     expire,
     kept_for,
+    naturalsize,
     outcome,
     target_path,
 )
 from ..transfer import Declined
 from . import _kept
-from ._connection_path import ConnectionPath
-from ._display import escape_text, naturalsize
-from ._progress import OfferProgress, SessionTotal, say, summary
 from ._receive_flow import ReceiveFlow
-from ._wording import describe, written_to
+from .ui.connection_path import ConnectionPath
+from .ui.progress import OfferProgress, SessionTotal, summary
+from .ui.screen import say
+from .ui.wording import describe, written_to
 
 # how long a session we end waits for the peer's session-totals it has
 # not said yet (it says them as its session opens: only a race needs this)
@@ -230,7 +232,7 @@ class Receiving:
         self._failed(TransferError(f"the offer ended before we answered ({why})"), "Failed")
         if incoming in self._asking:
             # the question about it is over too: the human's next line
-            # answers the next question (_prompt.WaitingQuestions)
+            # answers the next question (ui.prompt.WaitingQuestions)
             self._asking[incoming].cancel()
 
     @defer.inlineCallbacks
@@ -258,7 +260,7 @@ class Receiving:
         say(cfg, f"Offered {describe(incoming.offer, incoming.is_directory)}"
                  f"{self._where(folder, name, target)}")
         if not cfg.accept_file:
-            # no bar draws until the answer (_screen, through _prompt)
+            # no bar draws until the answer (ui.screen, through ui.prompt)
             asked = self._asking[incoming] = self._ask(self._reactor, cfg, "ok? (Y/n): ")
             try:
                 answer = yield asked

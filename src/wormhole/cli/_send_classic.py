@@ -10,12 +10,12 @@ from twisted.internet import defer
 
 from .. import OnShutdown, transfer
 from ..errors import TransferError
+from ..session import escape_text
 from ._announce import ConsumedNote, announce_code
 from ._common import make_transit, make_wormhole, run_and_close
-from ._display import escape_text
 from ._interrupt import CancelOnStop
-from ._progress import ClassicTransferBar, summary
-from ._prompt import ask
+from .ui.progress import ClassicTransferBar, summary
+from .ui.prompt import ask
 
 
 def verify_question(reactor, cfg):
@@ -66,7 +66,7 @@ def send_path(reactor, cfg, w=None):
         note = ConsumedNote(cfg.stdout)
         w = make_wormhole(reactor, cfg, "send", on_status_update=note.status_update)
         yield run_and_close(
-            reactor, w, lambda: _send_path_on(reactor, cfg, w, outgoing, transit))
+            reactor, cfg, w, lambda: _send_path_on(reactor, cfg, w, outgoing, transit))
     finally:
         on_shutdown.cancel()
         outgoing.cleanup()
@@ -89,7 +89,7 @@ def _offer_path(reactor, cfg, w, outgoing, transit):
         print("File sent.. waiting for confirmation", file=cfg.stderr, flush=True)
     # Ctrl-C mid-file: the receiver hears "cancelled" over Transit
     cancellation = transfer.Cancellation()
-    on_stop = CancelOnStop(reactor, cancellation)
+    on_stop = CancelOnStop(reactor, cancellation, cfg.interruption)
     try:
         result = yield transfer.send_file(
             reactor, w, cfg.appid, outgoing, transit, verify=verify_question(reactor, cfg),

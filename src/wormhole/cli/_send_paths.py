@@ -8,15 +8,15 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ..session import outcome
+from ..session import escape_text, outcome
 from ..transfer import Declined, peer_gave_up
 from ..util import dict_to_bytes
-from ._display import escape_text
-from ._progress import OfferProgress, SessionTotal, say
 from ._send_classic import send_path
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
-from ._wording import NOT_A_FILE, count, describe, sending_paths
+from .ui.progress import OfferProgress, SessionTotal
+from .ui.screen import say
+from .ui.wording import NOT_A_FILE, count, describe, sending_paths
 
 
 def _paths(cfg):

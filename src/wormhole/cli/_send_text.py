@@ -11,8 +11,8 @@ from twisted.internet import defer
 from ..errors import TransferError
 from ._announce import ConsumedNote, announce_code
 from ._common import make_wormhole, run_and_close
-from ._prompt import ask
 from ._send_classic import send_text_on
+from .ui.prompt import ask
 
 
 @defer.inlineCallbacks
@@ -43,4 +43,4 @@ def send_text(reactor, cfg, text):
     def announce_and_send():
         yield announce_code(cfg, w)
         yield send_text_on(reactor, cfg, w, text)
-    return (yield run_and_close(reactor, w, announce_and_send))
+    return (yield run_and_close(reactor, cfg, w, announce_and_send))

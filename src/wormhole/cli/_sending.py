@@ -8,8 +8,6 @@ from twisted.internet import defer
 from ..session import PeerError
 from ._announce import ConsumedNote, announce_code, verified_or_declined
 from ._common import make_wormhole, run_and_close
-from ._connection_path import ConnectionPath
-from ._progress import say
 from ._v2_session import (
     first_connection,
     peer_speaks_v2,
@@ -17,7 +15,9 @@ from ._v2_session import (
     started,
     wormhole_kwargs,
 )
-from ._wording import CLASSIC_USED, peer_says
+from .ui.connection_path import ConnectionPath
+from .ui.screen import say
+from .ui.wording import CLASSIC_USED, peer_says
 
 
 def _no_refusal(w, reason):
@@ -61,4 +61,4 @@ def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusa
             if peer.error is not None:
                 raise peer.error from None
             raise
-    return (yield run_and_close(reactor, w, body))
+    return (yield run_and_close(reactor, cfg, w, body))

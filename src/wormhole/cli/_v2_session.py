@@ -10,8 +10,9 @@ from .. import transfer_v2 as T
 from ..errors import TransferError
 from ..session import FirstConnection, OldPeerCannotDilateError, parse_relay_string
 from ..transfer_v2 import app_versions, speaks_transfer_v2
-from ._progress import PEER_TIMEOUT_HINT, say
-from ._wording import CANNOT_DILATE, V2_USED
+from .ui.progress import PEER_TIMEOUT_HINT
+from .ui.screen import say
+from .ui.wording import CANNOT_DILATE, V2_USED
 
 # how long a session survives without any connection to the peer (a peer
 # that was killed never closes; Dilation would try to reconnect forever):

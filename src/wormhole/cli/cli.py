@@ -35,24 +35,23 @@ MACHINES = ("B", "N", "M", "S", "O", "K", "R", "RC", "L", "C", "I", "A", "T")
 
 def _dispatch(command, cfg):
     """Run ``command`` on the real reactor; never returns. The terminal is
-    left as it was found on every way out (``_terminal``)."""
+    left as it was found on every way out (``ui.terminal``)."""
     from twisted.internet import reactor
 
-    from ._interrupt import INTERRUPTION
-    from ._terminal import TerminalState
+    from .ui.terminal import TerminalState
     # after the reactor's own signal handlers (installed when it runs)
-    reactor.callWhenRunning(INTERRUPTION.install)
-    reactor.callWhenRunning(_collector.resume)
+    reactor.callWhenRunning(cfg.interruption.install)
+    reactor.callWhenRunning(cfg.collector.resume)
     with TerminalState(sys.stdin), cfg.screen.command(cfg.stderr):
         try:
             task.react(_main, (command, cfg))
         except SystemExit as e:
             # stopped by a signal: not 0 (docs/cli.md "Exit status")
-            if not e.code and INTERRUPTION.status is not None:
-                raise SystemExit(INTERRUPTION.status) from None
+            if not e.code and cfg.interruption.status is not None:
+                raise SystemExit(cfg.interruption.status) from None
             raise
         finally:
-            _collector.leave()
+            cfg.collector.leave()
 
 
 @defer.inlineCallbacks
@@ -188,11 +187,14 @@ class _AliasedGroup(click.Group):
     ALIASES = {"tx": "send", "rx": "receive"}
 
     def main(self, args=None, **kwargs):
+        collector = _collector.Collector()
         if args is None:
             # run as the program, on the command line's arguments (the
             # console script, python -m wormhole): the collector waits
-            # for the reactor (_collector)
-            _collector.start()
+            # for the reactor (_collector); the command's Config gets it
+            collector.start()
+        obj = kwargs.setdefault("obj", {})
+        obj.setdefault("collector", collector)
         return super().main(args, **kwargs)
 
     def get_command(self, ctx, name):
@@ -250,6 +252,8 @@ def wormhole(ctx, appid, relay_url, transit_helper, dump_timing, no_punch, liste
     ctx.obj["config"] = Config(appid=appid, relay_url=relay_url,
                                transit_helper=transit_helper, dump_timing=dump_timing,
                                debug_state=debug_state, punch=not no_punch)
+    if "collector" in ctx.obj:
+        ctx.obj["config"].collector = ctx.obj["collector"]
 
 
 def _tor_options(f):

@@ -20,7 +20,7 @@ from ._kept import discard_command
 from ._receive_classic import from_sender, receive_classic
 from ._receive_v2 import receive_session
 from ._v2_session import peer_speaks_v2, wormhole_kwargs
-from ._wording import CLASSIC_USED
+from .ui.wording import CLASSIC_USED
 
 # DeclinedOffer: served by __getattr__ below (imported on first use)
 __all__ = ["DeclinedOffer", "PROMPT", "WAITING_DELAY", "receive"]  # noqa: F822
@@ -80,7 +80,7 @@ def receive(reactor, cfg, input_with_completion=None):
         discard_command(cfg)
         return
     w = make_wormhole(reactor, cfg, "receive", **wormhole_kwargs(cfg, "receive"))
-    yield run_and_close(reactor, w,
+    yield run_and_close(reactor, cfg, w,
                         lambda: _receive_on(reactor, cfg, w, input_with_completion))
 
 
@@ -164,7 +164,7 @@ def _handle_code(reactor, cfg, w, input_with_completion):
         # a code nobody can use (docs/cli.md, "Messages")
         yield w.get_welcome()
         try:
-            # a question like the others (_screen): its line ends if the
+            # a question like the others (ui.screen): its line ends if the
             # command does first (Ctrl-C) or input ends
             used_completion = yield _unless_closed(w, cfg.screen.asked(
                 cfg.stderr, lambda: entry(PROMPT, w.input_code(), reactor)))

@@ -14,7 +14,7 @@ from ._announce import CONSUMED_NOTE
 from ._send_classic import send_path
 from ._send_paths import send_paths
 from ._send_text import send_text, text_to_send
-from ._wording import TEXT_SENT, sending_text
+from .ui.wording import TEXT_SENT, sending_text
 
 __all__ = ["CONSUMED_NOTE", "send"]
 

@@ -20,16 +20,13 @@ from ..session import (
     OldPeerCannotDilateError,
     PeerError,
     PeerTimeout,
+    escape_text,
     give_up_after,
     outcome,
 )
 from ..transfer import VERIFICATION_REJECTED, Declined
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
-from ._connection_path import ConnectionPath
-from ._display import escape_text
-from ._progress import PEER_TIMEOUT_HINT, end_questions, say
-from ._prompt import Lines
 from ._receiving import Receiving
 from ._send_paths import offer_all, prepare_all
 from ._v2_session import (
@@ -40,7 +37,11 @@ from ._v2_session import (
     receiving_session,
     wormhole_kwargs,
 )
-from ._wording import V2_USED, peer_says
+from .ui.connection_path import ConnectionPath
+from .ui.progress import PEER_TIMEOUT_HINT
+from .ui.prompt import Lines
+from .ui.screen import end_questions, say
+from .ui.wording import V2_USED, peer_says
 
 
 class _Offering:
@@ -209,7 +210,7 @@ def share(reactor, cfg):
         end_questions(cfg)
         yield ended(cfg, receiving, offering.failures, offering.offered)
         print("Session complete.", file=cfg.stderr, flush=True)
-    yield run_and_close(reactor, w, body)
+    yield run_and_close(reactor, cfg, w, body)
 
 
 @defer.inlineCallbacks

@@ -25,7 +25,7 @@ from ..transfer import Receiver, parse_message, text_sender
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 from ._config import APPID
-from ._prompt import ask
+from .ui.prompt import ask
 
 SSH_APPID = "lothar.com/wormhole/ssh-add"
 NOT_A_KEY = "that is not an SSH public key"
@@ -117,7 +117,7 @@ def accept(reactor, cfg):
             raise TransferError("not sending the key (the answer was not yes)")
     cfg.appid = _appid(cfg)
     w = make_wormhole(reactor, cfg, "send")
-    yield run_and_close(reactor, w, lambda: _accept_on(w, cfg, text))
+    yield run_and_close(reactor, cfg, w, lambda: _accept_on(w, cfg, text))
     print("Key sent.", file=cfg.stderr, flush=True)
 
 
@@ -179,7 +179,7 @@ def invite(reactor, cfg):
         print(f"Note: '{path}' not found; will be created", file=cfg.stderr, flush=True)
     cfg.appid = _appid(cfg)
     w = make_wormhole(reactor, cfg, "receive")
-    yield run_and_close(reactor, w, lambda: _invite_on(reactor, w, cfg, path))
+    yield run_and_close(reactor, cfg, w, lambda: _invite_on(reactor, w, cfg, path))
 
 
 @defer.inlineCallbacks

@@ -9,7 +9,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import cmd_receive
 from wormhole.cli._config import Config
-from wormhole.cli._wording import CLASSIC_USED
+from wormhole.cli.ui.wording import CLASSIC_USED
 from wormhole.errors import (
     KeyFormatError,
     ServerConnectionError,

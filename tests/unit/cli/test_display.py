@@ -3,7 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from twisted.trial import unittest
 
-from wormhole.cli._display import escape_text, naturalsize, received_text
+from wormhole.cli.ui.wording import received_text
+from wormhole.session import escape_text, naturalsize
 
 
 class Escape(unittest.TestCase):

@@ -1,5 +1,5 @@
 """The progress bars while a human is asked (docs/cli.md "The terminal",
-``cli/_screen.py`` and its bars in ``cli/_progress.py``), and the figures
+``cli/ui/screen.py`` and its bars in ``cli/ui/progress.py``), and the figures
 the bars and the summaries show (docs/cli.md "Progress and summary"), on a
 fake clock: no bar draws while a question is open, the lines said
 meanwhile wait for the answer, the time the human took counts in no rate
@@ -13,16 +13,11 @@ from twisted.trial import unittest
 
 from wormhole import transfer_v2 as T
 from wormhole.cli._config import Config
-from wormhole.cli._connection_path import ConnectionPath
-from wormhole.cli._progress import (
-    OfferProgress,
-    SessionTotal,
-    end_questions,
-    progress_bar,
-    say,
-)
-from wormhole.cli._prompt import Lines, ask
 from wormhole.cli._receiving import Receiving
+from wormhole.cli.ui.connection_path import ConnectionPath
+from wormhole.cli.ui.progress import OfferProgress, SessionTotal, progress_bar
+from wormhole.cli.ui.prompt import Lines, ask
+from wormhole.cli.ui.screen import end_questions, say
 
 from ..transfer_v2._incoming import FakeIncoming
 from ._fake_terminal import FakeTerminal
@@ -34,7 +29,7 @@ def config(stream):
 
 
 class Asked:
-    """A question through ``_prompt.ask`` whose answer the test gives."""
+    """A question through ``ui.prompt.ask`` whose answer the test gives."""
 
     def __init__(self, cfg, clock):
         self.pending = []

@@ -1,4 +1,4 @@
-"""What the transfer commands say (``cli._wording``): counts with their
+"""What the transfer commands say (``cli.ui.wording``): counts with their
 plurals, the sender's announcement before the code (the reference 0.24's
 words for one path), offers and what arrived; in memory."""
 import io
@@ -8,7 +8,7 @@ from twisted.trial import unittest
 
 from wormhole.cli import _announce
 from wormhole.cli._config import Config
-from wormhole.cli._wording import count, describe, sending_paths, sending_text, written_to
+from wormhole.cli.ui.wording import count, describe, sending_paths, sending_text, written_to
 from wormhole.transfer_v2 import _messages as M
 from wormhole.transfer_v2._source import Outgoing, OutgoingFile
 

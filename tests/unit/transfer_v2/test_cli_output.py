@@ -10,10 +10,10 @@ from twisted.trial import unittest
 from wormhole import transfer_v2 as T
 from wormhole._status import ConnectedPeer, ConnectingPeer, DilationStatus
 from wormhole.cli._config import Config
-from wormhole.cli._connection_path import ConnectionPath
-from wormhole.cli._progress import OfferProgress as _Meter
-from wormhole.cli._progress import file_label
 from wormhole.cli._receiving import Receiving
+from wormhole.cli.ui.connection_path import ConnectionPath
+from wormhole.cli.ui.progress import OfferProgress as _Meter
+from wormhole.cli.ui.progress import file_label
 from wormhole.errors import TransferError
 from wormhole.session import outcome
 from wormhole.transfer import Declined

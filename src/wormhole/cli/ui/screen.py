@@ -7,7 +7,7 @@ stayed visible under a concurrent offer's bar).
 So, while a question is open (``Screen.asked()``, through which every
 question of ``_prompt`` goes):
 
-- every progress bar of the command (``_progress.Bar``, which registers
+- every progress bar of the command (``bar.Bar``, which registers
   here) is cleared and draws nothing; it keeps counting, and is drawn
   again after the answer;
 - the lines said meanwhile wait for the answer (``hold``), as does the
@@ -127,3 +127,32 @@ def _end_line(stream):
     if on_terminal:
         stream.write("\n")
         stream.flush()
+
+
+def write(screen, stream, line):
+    """``line`` on ``stream`` above ``screen``'s bars: they are cleared,
+    the line written, the bars drawn again below it. With no bar shown
+    there is none to clear or draw: the line alone (what tqdm writes
+    then), and tqdm is not imported for it (``bar``)."""
+    if screen.bars():
+        from .bar import Bar
+        Bar.write(line, file=stream)
+    else:
+        stream.write(line + "\n")
+    stream.flush()
+
+
+def say(cfg, line):
+    """One line on stderr above the progress bars: tqdm clears them, writes
+    the line and draws them again below it (a plain print would write
+    over a bar, and the session's bar would overwrite the line). While a
+    human is asked, the line waits for the answer (the question's line
+    is the human's)."""
+    if not cfg.screen.hold(lambda: write(cfg.screen, cfg.stderr, line)):
+        write(cfg.screen, cfg.stderr, line)
+
+
+def end_questions(cfg):
+    """The command ends: a question still open (the peer gone, Ctrl-C)
+    has its line ended, so that what follows starts a line of its own."""
+    cfg.screen.abandon(cfg.stderr)

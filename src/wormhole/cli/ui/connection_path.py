@@ -3,9 +3,9 @@ classic Transit's words (docs/cli.md: ``Sending (->relay:tcp:HOST:PORT)..``),
 from Dilation's status."""
 import re
 
-from .. import ConnectedPeer
-from ._display import escape_text
-from ._progress import say
+from ... import ConnectedPeer
+from ...session import escape_text
+from .screen import say
 
 
 class ConnectionPath:

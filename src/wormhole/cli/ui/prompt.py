@@ -20,7 +20,7 @@ import sys
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from .. import read_in_thread
+from ... import read_in_thread
 
 
 def _read_line_plain(stdin):

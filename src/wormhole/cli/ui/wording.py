@@ -2,8 +2,8 @@
 what the sender is about to send (said once, before the code, as the
 reference 0.24 does: docs/cli.md "Files and directories"), about an offer
 and about what arrived (which status failures add up to: ``_failures``)."""
-from ._display import escape_text, naturalsize
-from ._progress import say
+from ...session import escape_text, naturalsize
+from .screen import say
 
 # the peer's version message lists no transfer-v2: an older client, or
 # one of ours with --classic (so not "does not speak": it may well)
@@ -70,3 +70,15 @@ def written_to(is_directory, path):
 def peer_says(cfg):
     """The peer's free-form texts (control messages) on stderr, escaped."""
     return lambda text: say(cfg, f"peer says: {escape_text(text)}")
+
+
+def received_text(text):
+    """A received text as ``wormhole receive`` prints it on stdout: the
+    shared ``escape_text`` (so a peer cannot drive the receiver's
+    terminal), plus the one thing ``repr()`` also does and the reference's
+    stdout therefore shows: ``'`` becomes ``\\'`` when the text holds both
+    kinds of quote. The result equals ``repr(text)`` without its quotes."""
+    shown = escape_text(text)
+    if "'" in text and '"' in text:
+        shown = shown.replace("'", "\\'")
+    return shown

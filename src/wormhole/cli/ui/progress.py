@@ -14,10 +14,10 @@ lines wait for the answer (``_screen``).
 """
 import os
 
-from ..errors import TransferError
-from ..session import peer_left
-from ..transfer_v2 import OfferLost, ReceiveFailed
-from ._display import escape_text, naturalsize
+from ...errors import TransferError
+from ...session import escape_text, naturalsize, peer_left
+from ...transfer_v2 import OfferLost, ReceiveFailed
+from .screen import say
 
 # what the CLI adds to a PeerTimeout's message: the option that changes it
 PEER_TIMEOUT_HINT = " (--peer-timeout)"
@@ -30,62 +30,6 @@ _FORMATS = [
     (40, "{percentage:3.0f}% {n_fmt}/{total_fmt} {rate_fmt}"),  # no bar, no ETA
     (0, "{percentage:3.0f}% {n_fmt}/{total_fmt}"),
 ]
-
-
-# the tqdm bar class of the command (``_Drawn`` on tqdm's), made with the
-# first bar that is shown (``_bar_class``)
-Bar = None
-
-
-def _bar_class():
-    """With every bar hidden (--hide-progress, or a session's total with
-    one offer) the command never imports tqdm: importing it and making
-    its first bar (whose write lock is a multiprocessing lock) cost
-    ~0.01 s of CPU, a few per cent of a small transfer's
-    (docs/performance.md, "Session 8: the fixed part")."""
-    global Bar
-    if Bar is None:
-        import tqdm
-
-        class Bar(_Drawn, tqdm.tqdm):
-            __doc__ = _Drawn.__doc__
-    return Bar
-
-
-class _Drawn:
-    """A tqdm bar of the command whose ``screen`` (a ``_screen.Screen``)
-    it draws on: nothing while a question is open (it keeps counting).
-    ``clock`` (a function of no arguments, the reactor's ``seconds``) is
-    its time, for its rate and ETA, if given."""
-
-    def __init__(self, *args, screen, clock=None, **kwargs):
-        self._screen = screen  # before tqdm's __init__, which draws
-        super().__init__(*args, **kwargs)
-        if clock is not None:
-            self._time = clock
-            self.start_t = self.last_print_t = clock()
-        screen.add(self)
-
-    def display(self, msg=None, pos=None):
-        if self._screen.asking:
-            return False
-        return super().display(msg, pos)
-
-    def clear(self, nolock=False):
-        if self._screen.asking:
-            return  # cleared when the question opened
-        super().clear(nolock)
-
-    def close(self):
-        if self._screen.asking and not self.disable:
-            if self.leave:
-                # its last state, said after the answer (tqdm's own close
-                # shows the overall rate there, not the smoothed one)
-                self._ema_dt = lambda: None
-                last, stream = str(self), self.fp
-                self._screen.hold(lambda: write(stream, last))
-            self.leave = False  # nothing to draw or clear now
-        super().close()
 
 
 class HiddenBar:
@@ -111,17 +55,6 @@ class HiddenBar:
 
     def close(self):
         pass
-
-
-def write(stream, line):
-    """``line`` on ``stream`` above the bars: they are cleared, the line
-    written, the bars drawn again below it. Before any bar was shown there
-    is none to clear or draw: the line alone (what tqdm writes then)."""
-    if Bar is None:
-        stream.write(line + "\n")
-    else:
-        Bar.write(line, file=stream)
-    stream.flush()
 
 
 def terminal_width(stream):
@@ -150,7 +83,8 @@ def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, lea
     bar_format = next(f for least, f in _FORMATS if width - len(desc or "") >= least)
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
-    return _bar_class()(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
+    from .bar import Bar  # tqdm: only for a bar that is shown (bar)
+    return Bar(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
                         file=cfg.stderr, ncols=width - 1,
                         bar_format=bar_format, position=position, initial=initial,
                         screen=cfg.screen, clock=clock)
@@ -194,22 +128,6 @@ class ClassicTransferBar:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-
-
-def say(cfg, line):
-    """One line on stderr above the progress bars: tqdm clears them, writes
-    the line and draws them again below it (a plain print would write
-    over a bar, and the session's bar would overwrite the line). While a
-    human is asked, the line waits for the answer (the question's line
-    is the human's)."""
-    if not cfg.screen.hold(lambda: write(cfg.stderr, line)):
-        write(cfg.stderr, line)
-
-
-def end_questions(cfg):
-    """The command ends: a question still open (the peer gone, Ctrl-C)
-    has its line ended, so that what follows starts a line of its own."""
-    cfg.screen.abandon(cfg.stderr)
 
 
 def count_as_done(bar, nbytes):
