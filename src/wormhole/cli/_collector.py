@@ -12,7 +12,7 @@ So, only when the CLI runs as the program (``start`` from the click
 group's ``main`` with the arguments of the command line; never in a
 process that calls it with its own arguments, as tests do):
 
-- ``Collector.start``: no automatic collection while the command is imported and
+- ``Collector(program=True)``: no automatic collection while the command is imported and
   set up;
 - ``Collector.resume`` (the reactor runs): what exists by then is moved to the
   permanent generation (``gc.freeze``), which later passes skip, and
@@ -32,24 +32,23 @@ import gc
 
 
 class Collector:
-    """The collector's schedule for one ``wormhole`` process (made by the
-    click group's ``main``, kept in the command's ``Config``)."""
+    """The collector's schedule for one ``wormhole`` process, made by the
+    click group's ``main`` and kept in the command's ``Config``.
+    ``program``: the CLI runs as the program, on the command line's
+    arguments; then nothing is collected until the reactor runs."""
 
-    def __init__(self):
-        self._started = False
-
-    def start(self):
-        """The program starts: collect nothing until the reactor runs."""
-        self._started = True
-        gc.disable()
+    def __init__(self, program=False):
+        self._program = program
+        if program:
+            gc.disable()
 
     def resume(self):
         """The reactor runs: set aside what start-up made, collect the rest."""
-        if self._started:
+        if self._program:
             gc.freeze()
             gc.enable()
 
     def leave(self):
         """The reactor has stopped: the process only exits from here."""
-        if self._started:
+        if self._program:
             gc.freeze()

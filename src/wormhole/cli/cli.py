@@ -187,12 +187,10 @@ class _AliasedGroup(click.Group):
     ALIASES = {"tx": "send", "rx": "receive"}
 
     def main(self, args=None, **kwargs):
-        collector = _collector.Collector()
-        if args is None:
-            # run as the program, on the command line's arguments (the
-            # console script, python -m wormhole): the collector waits
-            # for the reactor (_collector); the command's Config gets it
-            collector.start()
+        # run as the program, on the command line's arguments (the
+        # console script, python -m wormhole): the collector waits for the
+        # reactor (_collector); the command's Config gets it
+        collector = _collector.Collector(program=args is None)
         obj = kwargs.setdefault("obj", {})
         obj.setdefault("collector", collector)
         return super().main(args, **kwargs)
