@@ -146,6 +146,36 @@ class JSONLines(OurServer, unittest.TestCase):
             self.assertEqual(f.read(), b"x" * 300_000)
         self.assertFalse(os.path.exists(os.path.join(dst, "data.bin")))
 
+    @defer.inlineCallbacks
+    def test_verify(self):
+        """``-v``: both sides write the verifier line, the same one; the
+        sender goes on once its decision line says yes."""
+        sender, code, src = yield self.sender("--verify")
+        receiver = self.cli("receive", "--json", "--verify", "--accept-file", code,
+                            cwd=self.folder(), name="receive")
+        yield sender.wait_for(rb'"type": "verifier"')
+        self.decide(sender, True)
+        self.assertEqual((yield receiver.ended), 0, receiver.describe())
+        self.assertEqual((yield sender.ended), 0, sender.describe())
+        [ours], [theirs] = of_type(lines_of(sender), "verifier"), of_type(lines_of(receiver),
+                                                                            "verifier")
+        self.assertEqual(ours["verifier"], theirs["verifier"])
+
+    @defer.inlineCallbacks
+    def test_verify_declined(self):
+        """``-v`` and a no from the sender's program: the receiver hears
+        the sender rejected the verification, both end declined."""
+        sender, code, src = yield self.sender("--verify")
+        receiver = self.cli("receive", "--json", "--accept-file", code, cwd=self.folder(),
+                            name="receive")
+        yield sender.wait_for(rb'"type": "verifier"')
+        self.decide(sender, False)
+        self.assertEqual((yield sender.ended), 3, sender.describe())
+        self.assertNotEqual((yield receiver.ended), 0, receiver.describe())
+        self.assertEqual(of_type(lines_of(sender), "error")[0]["kind"], "declined")
+        [error] = of_type(lines_of(receiver), "error")
+        self.assertIn("rejected the verification", error["message"])
+
     def command(self, process, **command):
         process.write(json.dumps(command).encode() + b"\n")
 

@@ -257,6 +257,27 @@ class Sharing(_Pair):
         self.assertEqual(seen1.of(S.Failed)[0].kind, "declined")
 
     @defer.inlineCallbacks
+    def test_waiting_offers_are_bounded(self):
+        """Offers made before the session opens wait; one more than the
+        bound fails at once with OfferFailed, and those within it stay."""
+        from wormhole.session import _share  # the bound, made small
+        self.patch(_share, "MAX_WAITING_OFFERS", 3)
+        w1, w2 = yield self.share_pair()
+        seen = Recorder()
+        share = S.Share(reactor, w1, APPID, seen, folder=self.folder(), dilate_kwargs=LOCAL)
+        path = write(os.path.join(self.folder(), "f"), 10)
+        waiting = [share.offer(path) for _ in range(4)]  # the first one runs: 3 wait
+        over = share.offer(path)
+        e = yield self.assertFailure(over, TransferError)
+        self.assertIn("3 offers wait already", str(e))
+        self.assertEqual([f.kind for f in seen.of(S.OfferFailed)], ["error"])
+        ended = []
+        for d in waiting:
+            d.addBoth(ended.append)
+        self.assertEqual(ended, [])  # still waiting for the session to open
+        share.end()
+
+    @defer.inlineCallbacks
     def test_peer_without_transfer_v2(self):
         """A peer with the classic protocol only is told to use send and
         receive, and the share fails saying so."""

@@ -14,13 +14,14 @@ import attrs
 from twisted.internet import defer
 from zope.interface import implementer
 
-from .. import read_in_thread, session
+from .. import read_in_thread, session, transfer
 from ..errors import (
     KeyFormatError,
     LonelyError,
     ServerConnectionError,
     TransferError,
 )
+from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
 
 SCHEMA_VERSION = 1
@@ -214,6 +215,23 @@ def _transfer(reactor, cfg, w, observer, policy=None, kind=session.Transfer, **k
 
 
 @defer.inlineCallbacks
+def _verified(reactor, cfg, w, lines, commands=None):
+    """With --verify: the verifier line; a sender (``commands`` given)
+    then reads a decision line, and a no (or the end of input) tells the
+    peer and ends declined, as a human's no does (docs/cli.md
+    "Options")."""
+    if not cfg.verify:
+        return
+    verifier = yield w.get_verifier()
+    lines.write("verifier", verifier=verifier.hex())
+    if commands is None:
+        return
+    if not (yield commands.decide(None)):
+        w.send_message(dict_to_bytes({"error": transfer.VERIFICATION_REJECTED}))
+        raise transfer.Declined(transfer.VERIFICATION_REJECTED)
+
+
+@defer.inlineCallbacks
 def _code(cfg, w, lines):
     """The code: given, or allocated and written as the first line."""
     if cfg.code:
@@ -229,6 +247,8 @@ def send(reactor, cfg):
     @defer.inlineCallbacks
     def body(w, lines, observer):
         yield _code(cfg, w, lines)
+        yield _verified(reactor, cfg, w, lines,
+                        StdinCommands(reactor, cfg.stdin or sys.stdin))
         yield _transfer(reactor, cfg, w, observer).send(list(cfg.paths), text=cfg.text)
     return _run(reactor, cfg, "send", _options(cfg, "send"), body)
 
@@ -239,10 +259,16 @@ def receive(reactor, cfg):
     if not cfg.code:
         raise TransferError("--json needs the code as an argument")
 
+    @defer.inlineCallbacks
     def body(w, lines, observer):
         w.set_code(cfg.code)
         policy = StdinCommands(reactor, cfg.stdin or sys.stdin, cfg.accept_file)
-        return _transfer(reactor, cfg, w, observer, policy, output=cfg.output_file).receive()
+        receiving = _transfer(reactor, cfg, w, observer, policy,
+                              output=cfg.output_file).receive()
+        # the receiver's verifier is shown when it is known, never asked
+        # about; a transfer that fails first says why itself
+        _verified(reactor, cfg, w, lines).addErrback(lambda f: None)
+        yield receiving
     return _run(reactor, cfg, "receive", _options(cfg, "receive"), body)
 
 
@@ -254,6 +280,9 @@ def share(reactor, cfg):
     def body(w, lines, observer):
         yield _code(cfg, w, lines)
         commands = StdinCommands(reactor, cfg.stdin or sys.stdin, cfg.accept_file)
+        # each side of share is asked, as a sender is
+        yield _verified(reactor, cfg, w, lines,
+                        StdinCommands(reactor, cfg.stdin or sys.stdin))
         sharing = _transfer(reactor, cfg, w, observer, commands, kind=session.Share,
                             output=cfg.output_file)
         ran = sharing.run(list(cfg.paths))

@@ -31,6 +31,10 @@ from ._outcome import outcome
 from ._peer_error import PeerError
 from ._transfer import V2, Transfer
 
+# offers of ours waiting for the ones before them: a bound on what an
+# application (a program writing share --json's offer lines) can pile up
+MAX_WAITING_OFFERS = 1000
+
 NOT_V2 = ("the peer does not speak transfer-v2, which 'wormhole share' needs: use "
           "'wormhole send' and 'wormhole receive'")
 NO_DILATION = ("the peer announces transfer-v2 but cannot dilate, which 'wormhole share' "
@@ -78,7 +82,13 @@ class Share(Transfer):
     def offer(self, path):
         """Offer ``path`` once the offers before it are done; fires with
         its ``Sent`` event, or fails (then ``OfferFailed`` said why: the
-        session goes on)."""
+        session goes on). At most MAX_WAITING_OFFERS wait at once."""
+        if len(self._queue.waiting) >= MAX_WAITING_OFFERS:
+            name = os.path.basename(os.path.abspath(path))
+            error = TransferError(f"not offering {name!r}: {MAX_WAITING_OFFERS} offers "
+                                  "wait already")
+            self._emit(E.OfferFailed(name, "error", str(error)))
+            return defer.fail(error)
         d = self._queue.run(self._offer_one, path)
         over = defer.Deferred()
         d.addBoth(lambda result: (over.callback(None), result)[1])
