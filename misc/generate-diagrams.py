@@ -392,8 +392,8 @@ def _transfer_v2_scenario():
     outgoing = _source.Outgoing(_api.M.FileOffer("f", 0, 0), [])
     sending = session._offer_out(outgoing, None, lambda n: None)
     receiving = session._offer_in()
-    # the CLI's course of a receiving session (wormhole receive)
-    from wormhole.cli._receive_flow import ReceiveFlow
+    # the course of a receiving session (Transfer.receive, wormhole receive)
+    from wormhole.session import ReceiveFlow
     flow = ReceiveFlow(reactor, None)
     flow.expect_offers(session)
     return Scene([session._machine, sending.machine, receiving.machine, flow],

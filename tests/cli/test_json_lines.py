@@ -7,30 +7,14 @@ on 127.0.0.1, direct connections only."""
 import json
 import os
 
-import jsonschema
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .._processes import REPO_ROOT
 from ._gated import ENV
+from ._json_schema import DECISION, lines_of
 from ._process import CLIProcess, our_cli
 from ._servers import OurServer
 from ._support import NO_TRANSIT
-
-with open(os.path.join(REPO_ROOT, "docs", "json-lines.schema.json")) as _f:
-    SCHEMA = json.load(_f)
-LINE = jsonschema.Draft202012Validator(SCHEMA)
-DECISION = jsonschema.Draft202012Validator(SCHEMA["$defs"]["decision"])
-
-
-def lines_of(process):
-    """Every stdout line, parsed and checked against the schema."""
-    out = []
-    for raw in process.stdout.decode("utf-8").splitlines():
-        line = json.loads(raw)
-        LINE.validate(line)
-        out.append(line)
-    return out
 
 
 def of_type(lines, kind):

@@ -7,7 +7,8 @@ process itself as it exits) and time of death the tests assert.
 (``victim.out``, inside ``victim.base`` so anything made beside the target
 shows too) with our Transit on 127.0.0.1 only and no relay;
 ``command="send"`` or ``"share"`` runs that command instead (``args``
-then name what it offers), with stdin left open.
+then name what it offers), with stdin left open; ``"receive-json"`` and
+``"share-json"`` (and ``"send-json"``) run them with ``--json``.
 """
 import os
 import re
@@ -49,6 +50,14 @@ _COMMANDS = {
                                          *args],
     "share": lambda timeout, args, code: ["share", "--accept-file", "--hide-progress",
                                           *timeout, "--code", code, *args],
+    # the same commands in JSON-lines mode: the library's Transfer and Share
+    # behind them (docs/cli.md "JSON lines")
+    "send-json": lambda timeout, args, code: ["send", "--json", *timeout, "--code", code,
+                                              *args],
+    "receive-json": lambda timeout, args, code: ["receive", "--json", "--accept-file",
+                                                 *timeout, *args, code],
+    "share-json": lambda timeout, args, code: ["share", "--json", "--accept-file", *timeout,
+                                               "--code", code, *args],
 }
 
 

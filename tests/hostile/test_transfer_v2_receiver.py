@@ -17,6 +17,8 @@ from twisted.internet import defer
 from wormhole.transfer_v2 import _framing
 from wormhole.transfer_v2 import _messages as M
 
+from ..cli._json_schema import lines_of
+from ._json_victim import JSONVictim
 from ._v2_peer import V2PeerCase, digest, first_of
 from ._victim import assert_clean_terminal, assert_memory_bounded
 
@@ -122,9 +124,18 @@ class HostileSender(V2PeerCase):
         its ERROR line (the silence is said above it)."""
         victim = yield self.offer(self.framed(b"\x63not a record"), end=False)
         self.assert_error(victim, f"{BEFORE_KNOWN} from the offering side: unknown record kind")
+        self.assert_silence_said(victim)
+        self.assert_outside_untouched(victim)
+
+    def assert_silence_said(self, victim):
         self.assertIn(b"\ngave up waiting for the sender's next offer: nothing came for "
                       b"5 seconds (--peer-timeout)\nERROR", victim.stderr, victim.describe())
-        self.assert_outside_untouched(victim)
+
+    def assert_received_said(self, victim, size_shown):
+        """The victim said the offer arrived (``size_shown``: its size as
+        the summary line shows it)."""
+        self.assertIn(b"Received file written to", victim.stderr, victim.describe())
+        self.assertIn(b"\nReceived " + size_shown + b" in ", victim.stderr, victim.describe())
 
     # -- a size: our rules decline it (exit 3) -----------------------------
     @defer.inlineCallbacks
@@ -178,7 +189,7 @@ class HostileSender(V2PeerCase):
         victim = yield self.offer(M.FileOffer("f", 1700000000, len(data)),
                                   then=lambda offer: self.send_file(offer, data))
         self.assertEqual(victim.status, 0, victim.describe())
-        self.assertIn(b"Received file written to", victim.stderr)
+        self.assert_received_said(victim, b"1.2 kB")
         assert_memory_bounded(self, victim)
         self.assert_outside_untouched(victim, "f")
         with open(f"{victim.out}/f", "rb") as f:
@@ -229,8 +240,24 @@ class HostileSender(V2PeerCase):
         self.assertEqual(victim2.status, 0, victim2.describe())
         assert_clean_terminal(self, victim2)
         self.assertNotIn(b"display callback", victim2.stderr, victim2.describe())
-        self.assertIn(b"\nReceived 2.0 kB in ", victim2.stderr, victim2.describe())
+        self.assert_received_said(victim2, b"2.0 kB")
         assert_memory_bounded(self, victim2)
         with open(f"{victim2.out}/f", "rb") as f:
             self.assertEqual(f.read(), data[:2000])
         self.assert_outside_untouched(victim2, "f")
+
+
+class HostileSenderJSON(JSONVictim, HostileSender):
+    """The same attacks on ``wormhole receive --json`` (the library's
+    ``Transfer`` behind JSON lines): the same ERROR line and status, and
+    stdout holds JSON lines only, the last error line of the documented
+    schema saying the same."""
+
+    def assert_silence_said(self, victim):
+        """The refusal is the one error; the silence after it ended the
+        session (bounded by --peer-timeout) without a line of its own."""
+
+    def assert_received_said(self, victim, size_shown):
+        [received] = [e for e in lines_of(victim.run) if e["type"] == "received"]
+        self.assertEqual(received["path"], os.path.join(victim.out, "f"), victim.describe())
+        self.assertEqual(lines_of(victim.run)[-1]["type"], "finished", victim.describe())

@@ -13,6 +13,7 @@ from twisted.internet import defer
 from wormhole.transfer_v2 import _framing
 from wormhole.transfer_v2 import _messages as M
 
+from ._json_victim import JSONVictim
 from ._v2_peer import V2PeerCase, first_of
 
 
@@ -92,3 +93,9 @@ class HostileReceiver(V2PeerCase):
         self.assert_error(victim, "(offer cancelled: gave up waiting for the receiver to take or "
                                   f"acknowledge the data: nothing came for {self.PEER_TIMEOUT} "
                                   "seconds (--peer-timeout))")
+
+
+class HostileReceiverJSON(JSONVictim, HostileReceiver):
+    """The same attacks on ``wormhole send --json`` (the library's
+    ``Transfer`` behind JSON lines): the same ERROR line and status, and
+    stdout holds JSON lines only, the one error line saying the same."""

@@ -11,8 +11,11 @@ import os
 import msgpack
 from twisted.internet import defer
 
+from wormhole.session import escape_text
 from wormhole.transfer_v2 import _messages as M
 
+from ..cli._json_schema import lines_of
+from ._json_victim import JSONVictim
 from ._v2_peer import V2PeerCase, first_of
 
 BEFORE_KNOWN = ("refused an offer from the peer before it was known: protocol error from "
@@ -89,8 +92,26 @@ class HostileSharer(V2PeerCase):
         peer.end_session()
         yield victim.ended
         self.assert_error(victim, "2 of 2")
+        self.assert_both_said(victim)
+        self.assert_outside_untouched(victim)
+
+    def assert_both_said(self, victim):
+        """Each direction's failure said on its line above the ERROR line."""
         self.assertIn(MISMATCH.encode(), victim.stderr.split(b"ERROR")[0], victim.describe())
         self.assertIn(b"unusable name '..'", victim.stderr.split(b"ERROR")[0],
                       victim.describe())
-        self.assert_outside_untouched(victim)
 
+
+class HostileSharerJSON(JSONVictim, HostileSharer):
+    """The same attacks on ``wormhole share --json`` (the library's
+    ``Share`` behind JSON lines): the same ERROR line and status, and
+    stdout holds JSON lines only, the one error line saying the same."""
+
+    def assert_both_said(self, victim):
+        """Our offer's failure is an offer-failed line, the peer's offer's
+        refusal a refused line."""
+        lines = lines_of(victim.run)
+        [failed] = [e for e in lines if e["type"] == "offer-failed"]
+        self.assertIn(MISMATCH, failed["message"], victim.describe())
+        [refused] = [e for e in lines if e["type"] == "refused"]
+        self.assertIn("unusable name '..'", escape_text(refused["reason"]), victim.describe())

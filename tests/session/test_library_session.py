@@ -154,9 +154,10 @@ class Library(_Pair):
         sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send([src])
         receiving = S.Transfer(reactor, w2, APPID, seen2, policy, folder=dst,
                                dilate_kwargs=LOCAL).receive()
-        e = yield self.assertFailure(sending, T.OfferRejected)
-        self.assertIn("refusing to overwrite existing 'taken'", e.reason)
-        yield self.assertFailure(receiving, TransferError)
+        e = yield self.assertFailure(sending, wormhole.transfer.Declined)
+        self.assertEqual(str(e), "the receiver declined: refusing to overwrite existing 'taken'")
+        refused = yield self.assertFailure(receiving, wormhole.transfer.Declined)
+        self.assertEqual(str(refused), "refusing to overwrite existing 'taken'")
         self.assertEqual(policy.asked, [])
         self.assertEqual(seen2.of(S.OfferArrived), [])
         self.assertEqual(seen2.of(S.OfferRefused),

@@ -23,6 +23,7 @@ from ..errors import (
 )
 from ..util import dict_to_bytes
 from ._common import make_wormhole, run_and_close
+from .ui.progress import PEER_TIMEOUT_HINT
 
 SCHEMA_VERSION = 1
 # progress lines of one offer: at most one per this many seconds (and the last)
@@ -209,9 +210,19 @@ def _options(cfg, mode):
 
 
 def _transfer(reactor, cfg, w, observer, policy=None, kind=session.Transfer, **kw):
+    """The library's transfer with the command's options; --peer-timeout
+    bounds the silences as it does without --json (docs/security.md,
+    "Timeouts on the receive side")."""
+    timeouts = {"offer_timeout": cfg.peer_timeout, "inactivity_timeout": cfg.peer_timeout,
+                "timeout_hint": PEER_TIMEOUT_HINT}
+    if cfg.peer_timeout is not None:
+        timeouts["peer_timeout"] = min(session.PEER_TIMEOUT, cfg.peer_timeout)
+    if kind is session.Share:
+        # a share lasts until its side ends it: no bound between offers
+        del timeouts["offer_timeout"]
     return kind(reactor, w, cfg.appid, observer, policy, folder=cfg.cwd or ".",
                 transit_helper=cfg.transit_helper, listen=cfg.listen,
-                classic=getattr(cfg, "classic", False), **kw)
+                classic=getattr(cfg, "classic", False), **timeouts, **kw)
 
 
 @defer.inlineCallbacks

@@ -5,7 +5,7 @@ under the receiving rules (through ``transfer_v2``'s sink), its progress,
 and what to say when it ends; the session's line when several came.
 
 When the session is over and how long to wait for the next offer is the
-``ReceiveFlow`` machine's (``_receive_flow``).
+``ReceiveFlow`` machine's (``wormhole.session``).
 """
 import os
 import time
@@ -18,6 +18,7 @@ from ..errors import TransferError
 from ..session import (
     MAX_AGE_DAYS,
     BadOffer,
+    ReceiveFlow,
     Refused,
     check_not_existing,
     escape_text,
@@ -29,9 +30,8 @@ from ..session import (
 )
 from ..transfer import Declined
 from . import _kept
-from ._receive_flow import ReceiveFlow
 from .ui.connection_path import ConnectionPath
-from .ui.progress import OfferProgress, SessionTotal, summary
+from .ui.progress import PEER_TIMEOUT_HINT, OfferProgress, SessionTotal, summary
 from .ui.screen import say
 from .ui.wording import describe, written_to
 
@@ -50,7 +50,7 @@ class Receiving:
         self._cfg = cfg
         self._ask = ask
         self._path = path or ConnectionPath(cfg)
-        self._flow = ReceiveFlow(reactor, cfg.peer_timeout)
+        self._flow = ReceiveFlow(reactor, cfg.peer_timeout, PEER_TIMEOUT_HINT)
         self._questions = defer.DeferredLock()
         self.cwd = os.path.abspath(cfg.cwd or os.getcwd())
         self.done = []       # when_done() of every accepted offer

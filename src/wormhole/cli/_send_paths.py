@@ -8,8 +8,7 @@ from twisted.internet import defer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ..session import escape_text, outcome
-from ..transfer import Declined, peer_gave_up
+from ..session import escape_text, outcome, rejected
 from ..util import dict_to_bytes
 from ._send_classic import send_path
 from ._sending import send_v2_or_classic
@@ -38,20 +37,6 @@ def prepare_all(cfg, skip_unsendable=True, paths=None):
                                     "--ignore-unsendable-files to skip what cannot be sent)")
             say(cfg, f"Warning: {escape_text(path)}: {why} (skipped)")
     return outgoings
-
-
-# how the receiving rules' refusals begin (wormhole._landing): a target
-# that exists, no room for the offer
-_RULES = ("refusing to overwrite existing ", "not enough free space")
-
-
-def rejected(reason):
-    """The error of an offer the receiver rejected: declined (exit 3) when
-    its human or its receiving rules refused it (the target exists, no
-    room: the reason says which), else the peer's words."""
-    if isinstance(reason, str) and reason.startswith(_RULES) and len(reason) < 4200:
-        return Declined(f"the receiver declined: {reason}")
-    return peer_gave_up("receiver", reason)
 
 
 def _not_a_file(path):

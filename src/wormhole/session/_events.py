@@ -30,7 +30,9 @@ class OfferArrived:
 class OfferRefused:
     """An offer refused by the receiving rules (the target exists, no
     room, an unusable name) before the policy was asked, or declined by
-    the policy (``by``: "rules" or "policy"); the peer hears ``reason``."""
+    the policy, or refused by the protocol before it was known (over the
+    limits, malformed: ``name`` is ""); ``by``: "rules", "policy" or
+    "protocol"; the peer hears ``reason``."""
     name: str
     reason: str
     by: str

@@ -27,7 +27,7 @@ from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _events as E
 from ._kept import expire
-from ._outcome import outcome
+from ._outcome import outcome, rejected
 from ._peer_error import PeerError
 from ._transfer import V2, Transfer
 
@@ -136,7 +136,7 @@ class Share(Transfer):
             self._w.send_message(dict_to_bytes({"error": NOT_V2}))
             raise TransferError(NOT_V2)
         session = self._session("connect", self._first_connection(), on_offer=self._came_in,
-                                on_totals=self._totals)
+                                on_totals=self._totals, on_refused=self._refused_one)
         if not (yield self._opened(session)):
             self._w.send_message(dict_to_bytes({"error": NO_DILATION}))
             raise TransferError(NO_DILATION)
@@ -145,6 +145,12 @@ class Share(Transfer):
         self._peer = PeerError.watching(self._w, session, "peer")
         self._session_v2 = session
         return session
+
+    def _refused_one(self, error):
+        # an offer of the peer's, though refused before it was known
+        self._came += 1
+        self._refused_unknown(error)
+        self._maybe_all_came()
 
     def _totals(self, offers, nbytes):
         if self._announced is None:
@@ -190,17 +196,22 @@ class Share(Transfer):
         def progress(nbytes):
             done[0] += nbytes
             self._emit(E.Progress(name, done[0], None))
+        outgoing = None
         try:
-            result = yield self._peer.unless_error(session.offer(path, progress=progress))
-        except T.OfferRejected as e:
-            error = transfer.Declined(f"the peer declined {name!r}: {e.reason}")
-            self._unsent.append(error)
-            self._emit(E.OfferFailed(name, "declined", str(error)))
-            raise error from None
+            outgoing = T.prepare_offer(path)
+            result = yield self._peer.unless_error(
+                session.offer_prepared(outgoing, progress=progress))
         except Exception as e:
-            self._unsent.append(e)
-            self._emit(E.OfferFailed(name, "error", str(e)))
-            raise
+            if isinstance(e, T.OfferRejected):
+                error = rejected(e.reason)
+            elif outgoing is None or e is self._peer.error:
+                error = e
+            else:
+                error = self._lost("receiver", e, done[0], 0, outgoing.size)
+            self._unsent.append(error)
+            kind = "declined" if isinstance(error, transfer.Declined) else "error"
+            self._emit(E.OfferFailed(name, kind, str(error)))
+            raise error from None
         sent = E.Sent(name, result.bytes, result.resumed_from)
         self._sent.append(sent)
         self._emit(sent)

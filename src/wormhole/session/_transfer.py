@@ -25,8 +25,10 @@ from ..transit import TransitReceiver, TransitSender
 from . import _events as E
 from ._interfaces import IReceivePolicy, ITransferObserver
 from ._kept import expire, kept_for
+from ._outcome import lost, rejected
 from ._peer_error import PeerError
 from ._reach import FirstConnection
+from ._receive_flow import ReceiveFlow
 
 # how long a transfer-v2 session survives without any connection to the
 # peer (a peer that was killed never closes; Dilation would retry forever)
@@ -48,6 +50,12 @@ class AcceptAll:
         return True
 
 
+class RulesRefused(transfer.Declined):
+    """Our receiving rules refused the peer's offer (it would overwrite,
+    there is no room): declined (the CLI's exit 3), ``Failed`` kind
+    "refused"."""
+
+
 def failure_event(error, peer_error=None):
     """The ``Failed`` event for an exception a transfer ended with."""
     if isinstance(error, WrongPasswordError):
@@ -58,7 +66,7 @@ def failure_event(error, peer_error=None):
         return E.Failed("peer-error", str(error))
     if isinstance(error, T.OfferRejected):
         return E.Failed("declined", str(error))
-    if isinstance(error, _landing.Refused):
+    if isinstance(error, (_landing.Refused, RulesRefused)):
         return E.Failed("refused", str(error))
     if isinstance(error, transfer.Declined):
         return E.Failed("declined", str(error))
@@ -77,12 +85,18 @@ class Transfer:
     for the first file or directory received (relative to ``folder``), or
     a folder every one goes into (the CLI's ``-o``). ``classic``: use the
     classic protocol whatever the peer announces (made without
-    ``wormhole_options``: the CLI's ``--classic``)."""
+    ``wormhole_options``: the CLI's ``--classic``). ``offer_timeout``:
+    seconds a receiving session waits for the sender's next offer while
+    none is under way, then ends (None: no bound); ``inactivity_timeout``:
+    an offer gives up when the peer sends or takes nothing it waits for
+    that long (None: no bound); ``timeout_hint`` ends both messages (the
+    CLI names its option)."""
 
     def __init__(self, reactor, w, appid, observer, policy=None, folder=".",
                  transit_helper=None, listen=True, peer_timeout=PEER_TIMEOUT,
                  dilate_kwargs=None, free_space=_landing.default_free_space,
-                 output=None, classic=False):
+                 output=None, classic=False, offer_timeout=None, inactivity_timeout=None,
+                 timeout_hint=""):
         self._reactor = reactor
         self._w = w
         self._appid = appid
@@ -96,6 +110,9 @@ class Transfer:
         self._free_space = free_space
         self._output = output
         self._classic = classic
+        self._inactivity_timeout = inactivity_timeout
+        self._timeout_hint = timeout_hint
+        self._flow = ReceiveFlow(reactor, offer_timeout, timeout_hint)
         self._offers_seen = 0
         self._guard = DisplayGuard("a transfer's observer")
         self._peer = None  # the PeerError of a transfer-v2 session
@@ -137,6 +154,8 @@ class Transfer:
             kwargs["transit_relay_location"] = self._transit_helper
         return T.TransferSession(self._reactor, self._w, mode, dilate_kwargs=kwargs,
                                  peer_timeout=self._peer_timeout, free_space=self._free_space,
+                                 inactivity_timeout=self._inactivity_timeout,
+                                 timeout_hint=self._timeout_hint,
                                  on_text=lambda text: self._emit(E.TextReceived(text)), **kw)
 
     @defer.inlineCallbacks
@@ -183,7 +202,8 @@ class Transfer:
     def _receive(self):
         if not (yield self._speaks_v2()):
             return (yield self._receive_classic(None))
-        session = self._session("receive", self._first_connection(), on_offer=self._offered)
+        session = self._session("receive", self._first_connection(), on_offer=self._offered,
+                                on_refused=self._refused_unknown)
         # the sender's first mailbox message: its error ends the session;
         # if we fall back to classic, it is the classic receiver's
         self._peer = PeerError(session, "sender")
@@ -203,11 +223,21 @@ class Transfer:
         self._emit(E.ProtocolChosen(V2))
         # the bound on what interrupted receives keep, here as in the CLI
         expire(self._folder, time.time())
-        yield self._peer.unless_error(session.when_closed())
+        # a sender that offers nothing more while keeping the session up
+        # is not waited for beyond offer_timeout (docs/security.md,
+        # "Timeouts on the receive side")
+        self._flow.expect_offers(session)
+        try:
+            yield self._peer.unless_error(session.when_closed())
+        finally:
+            self._flow.session_over()
         results = yield defer.gatherResults(self._arrivals, consumeErrors=True).addErrback(
             lambda f: f.value.subFailure)
+        silence = self._flow.silence_error()
         if self._refusals:
-            raise self._refusals[0]
+            raise self._refused(self._refusals[0])
+        if silence is not None:
+            raise silence
         received = [r for r in results if r is not None]
         if self._declined and not received:
             # nothing arrived because we said no: not a success
@@ -219,6 +249,9 @@ class Transfer:
         kind = "directory" if incoming.is_directory else "file"
         name = offer.base if incoming.is_directory else offer.filename
         self._offers_seen += 1
+        self._flow.offer_came(incoming)
+        # (its result is the arrival's, below: consumed here)
+        incoming.when_done().addBoth(lambda _: self._flow.offer_over(incoming))
         # -o names the first offer only, unless it is a folder
         output = self._output
         if output and self._offers_seen > 1 and not os.path.isdir(
@@ -243,6 +276,29 @@ class Transfer:
         decided.addErrback(lambda f: (incoming.reject(f"the receiver failed: "
                                                       f"{f.getErrorMessage()}"),
                                       ended.errback(f)))
+
+    @staticmethod
+    def _lost(who, error, moved, held, size):
+        """An offer's failure, saying how far it got once bytes moved
+        (as the CLI says it)."""
+        return lost(who, error, held + moved, size) if moved else error
+
+    @staticmethod
+    def _refused(error):
+        """What a refusal by our rules ends the transfer with: declined
+        (exit 3, as the CLI's) when it would overwrite or there is no room,
+        the failure itself when the offer was malformed (an unusable
+        name) or refused before it was known."""
+        if isinstance(error, _landing.Refused) and not isinstance(error, _landing.BadOffer):
+            return RulesRefused(str(error))
+        return error
+
+    def _refused_unknown(self, error):
+        """An offer the library refused before it was known (over the
+        limits, malformed, a protocol error): a failure of the transfer,
+        said as a refusal by the protocol with no name."""
+        self._refusals.append(error)
+        self._emit(E.OfferRefused("", str(error), "protocol"))
 
     def _refuse(self, incoming, name, error):
         self._refusals.append(error)
@@ -271,7 +327,9 @@ class Transfer:
         incoming.accept(os.path.dirname(arrived.target),
                         os.path.basename(arrived.target)).addCallback(answered)
         incoming.when_done().addCallbacks(
-            lambda result: ended.callback(self._arrived(arrived, result)), ended.errback)
+            lambda result: ended.callback(self._arrived(arrived, result)),
+            lambda f: ended.errback(self._lost("sender", f.value, done[0], incoming.held,
+                                               arrived.size)))
 
     def _refuse_late(self, name, error):
         self._refusals.append(error)
@@ -329,7 +387,16 @@ class Transfer:
                 def progress(nbytes, name=name, done=done):
                     done[0] += nbytes
                     self._emit(E.Progress(name, done[0], None))
-                result = yield self._peer.unless_error(session.offer(path, progress=progress))
+                outgoing = T.prepare_offer(path)
+                try:
+                    result = yield self._peer.unless_error(
+                        session.offer_prepared(outgoing, progress=progress))
+                except T.OfferRejected as e:
+                    raise rejected(e.reason) from None
+                except Exception as e:
+                    if e is self._peer.error:
+                        raise
+                    raise self._lost("receiver", e, done[0], 0, outgoing.size) from None
                 sent.append(E.Sent(name, result.bytes, result.resumed_from))
                 self._emit(sent[-1])
         finally:

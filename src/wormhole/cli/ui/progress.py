@@ -14,9 +14,7 @@ lines wait for the answer (``_screen``).
 """
 import os
 
-from ...errors import TransferError
-from ...session import escape_text, naturalsize, peer_left
-from ...transfer_v2 import OfferLost, ReceiveFailed
+from ...session import escape_text, lost, naturalsize
 from .screen import say
 
 # what the CLI adds to a PeerTimeout's message: the option that changes it
@@ -253,10 +251,9 @@ class OfferProgress:
         """The error for an offer that ended before it completed: once
         bytes moved, it says how far it got (like classic's "the receiver
         closed the connection after X of Y were sent")."""
-        if self._started is None or not isinstance(error, (OfferLost, ReceiveFailed)):
+        if self._started is None:
             return error
-        return TransferError(peer_left(who, self.initial + self.moved, self.size,
-                                                 "went away") + f" ({error})")
+        return lost(who, error, self.initial + self.moved, self.size)
 
 
 class SessionTotal:

@@ -1,12 +1,12 @@
 """The ``ReceiveFlow`` machine of ``wormhole receive``'s transfer-v2
-session (cli/_receive_flow.py), on a Clock with a recording session: when
+session (session/_receive_flow.py), on a Clock with a recording session: when
 the wait for the next offer is bounded, what ends it, and what it answers
 afterwards."""
 from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from wormhole._inactivity import PeerTimeout
-from wormhole.cli._receive_flow import ReceiveFlow
+from wormhole.session import ReceiveFlow
 
 TIMEOUT = 30
 

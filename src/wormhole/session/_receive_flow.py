@@ -1,19 +1,21 @@
-"""The course of ``wormhole receive``'s transfer-v2 session as a machine
-(docs/transfer-v2.md "The CLI"; diagram:
-docs/state-machines/wormhole.cli._receive_flow.ReceiveFlow.m.svg).
+"""The course of a receiving transfer-v2 session as a machine
+(docs/api.md "Sessions"; docs/transfer-v2.md "The CLI"; diagram:
+docs/state-machines/wormhole.session._receive_flow.ReceiveFlow.m.svg):
+``Transfer.receive`` and ``wormhole receive`` run it.
 
 The sender offers at once, one offer after the other, then closes. While
-no offer is under way the receiver gives up after ``--peer-timeout``
-seconds without a new one (docs/security.md "Timeouts on the receive side"): the session is
-closed, and ``silence_error()`` answers why. ``wormhole share`` never
-calls ``expect_offers``: its session lasts until a human ends it, so its
-offers come and go in the first state, with no bound on the wait.
+no offer is under way the receiver gives up after ``peer_timeout``
+seconds without a new one (the CLI's ``--peer-timeout``, docs/security.md
+"Timeouts on the receive side"): the session is closed, and
+``silence_error()`` answers why. ``Share`` and ``wormhole share`` never
+call ``expect_offers``: their session lasts until the application (the
+human) ends it, so its offers come and go in the first state, with no
+bound on the wait.
 """
 from automat import MethodicalMachine
 
 from .. import trace_hook
-from ..session import Watchdog, silence
-from .ui.progress import PEER_TIMEOUT_HINT
+from .._inactivity import Watchdog, silence
 
 
 def _only(outputs):
@@ -25,9 +27,11 @@ class ReceiveFlow:
     m = MethodicalMachine()
     set_trace = trace_hook(m)
 
-    def __init__(self, clock, peer_timeout):
+    def __init__(self, clock, peer_timeout, hint=""):
+        """``hint`` ends the silence's message (the CLI names its option)."""
         self._clock = clock
         self._peer_timeout = peer_timeout  # seconds, or None: no bound
+        self._hint = hint
         self._session = None  # the TransferSession, from expect_offers
         self._watchdog = None  # between offers only
         self._under_way = set()  # offers asked about or being received
@@ -117,7 +121,7 @@ class ReceiveFlow:
 
     @m.output()
     def _the_silence(self):
-        return silence("the sender's next offer", self._peer_timeout, PEER_TIMEOUT_HINT)
+        return silence("the sender's next offer", self._peer_timeout, self._hint)
 
     S0_unbounded.upon(_expect_idle, enter=S1_waiting, outputs=[_keep_session, _watch])
     S0_unbounded.upon(_expect_busy, enter=S2_busy, outputs=[_keep_session])
