@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """A whole transfer through the library's session API (docs/api.md
 "Sessions"): ``wormhole.session.Transfer`` on both sides, every event
-printed as it comes, a policy that answers with a Deferred.
+printed as it comes, a policy that answers with a Deferred; then, on our
+own servers, a ``Share`` both ways (what ``wormhole share`` does).
 
     python misc/session-example.py                  # both sides here, on our own
                                                     # Mailbox server and relay (127.0.0.1)
@@ -96,10 +97,47 @@ def here(reactor):
             if a.read() != b.read():
                 raise RuntimeError("the received file differs")
         print("the file arrived whole", flush=True)
+        yield share_both_ways(reactor, work, mailbox.url, relay.hint)
+        print("both shared files arrived", flush=True)
     finally:
         yield relay.stop()
         yield mailbox.stop()
         shutil.rmtree(work)
+
+
+@defer.inlineCallbacks
+def share_both_ways(reactor, work, mailbox, relay):
+    """Two Shares: each side offers one file, accepts the other's, and
+    ends once the other's file is in (``end()`` waits for its own offer)."""
+    sides = []
+    for name in ("left", "right"):
+        w = wormhole.create(APPID, mailbox, reactor, **session.share_options())
+        folder = os.path.join(work, name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, f"from-{name}.txt"), "w") as f:
+            f.write(f"hello from the {name}\n")
+        sides.append((w, folder))
+    (left, left_folder), (right, right_folder) = sides
+    left.allocate_code()
+    right.set_code((yield left.get_code()))
+    results = []
+    try:
+        for (w, folder), side in ((sides[0], "left"), (sides[1], "right")):
+            seen = Printer(f"share {side}")
+            share = session.Share(reactor, w, APPID, seen, Accept(reactor), folder=folder,
+                                  transit_helper=relay)
+            ran = share.run([os.path.join(folder, f"from-{side}.txt")])
+            results.append((share, ran))
+        # each side ends once its own offer and the other's are done
+        for share, _ in results:
+            share.end()
+        yield defer.gatherResults([ran for _, ran in results], consumeErrors=True)
+        for folder, other in ((left_folder, "right"), (right_folder, "left")):
+            with open(os.path.join(folder, f"from-{other}.txt")) as f:
+                if f.read() != f"hello from the {other}\n":
+                    raise RuntimeError("a shared file differs")
+    finally:
+        yield defer.gatherResults([left.close(), right.close()], consumeErrors=True)
 
 
 def main(reactor, *argv):

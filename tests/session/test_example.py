@@ -1,5 +1,6 @@
 """misc/session-example.py runs as documented (docs/api.md "Sessions"):
-both sides in one process on our own servers, the file arrives, exit 0."""
+both sides in one process on our own servers, the file arrives, then a
+share both ways, exit 0."""
 import os
 import sys
 
@@ -22,4 +23,7 @@ class Example(unittest.TestCase):
             text = out.decode()
             self.assertIn("receive: Received(name='hello.bin'", text)
             self.assertIn("the file arrived whole", text)
+            self.assertIn("share left: Received(name='from-right.txt'", text)
+            self.assertIn("share right: Received(name='from-left.txt'", text)
+            self.assertIn("both shared files arrived", text)
         return d.addCallback(check)
