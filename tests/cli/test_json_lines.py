@@ -65,6 +65,11 @@ class JSONLines(OurServer, unittest.TestCase):
         self.assertEqual(of_type(got, "received")[0]["path"], os.path.join(dst, "data.bin"))
         self.assertEqual(of_type(sent, "sent")[0]["size"], 300_000)
         self.assertEqual(of_type(got, "protocol")[0]["protocol"], "transfer-v2")
+        for lines in (got, sent):
+            [connected] = of_type(lines, "connected")
+            self.assertRegex(connected["via"], r"^(->|<-)tcp:127\.0\.0\.1:\d+$")
+        self.assertEqual(of_type(got, "totals"), [{"v": 1, "type": "totals", "offers": 1,
+                                                   "size": 300_000}])
         self.assertEqual((got[-1]["type"], sent[-1]["type"]), ("finished", "finished"))
         with open(os.path.join(dst, "data.bin"), "rb") as f:
             self.assertEqual(f.read(), b"x" * 300_000)

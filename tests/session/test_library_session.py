@@ -189,6 +189,36 @@ class Library(_Pair):
         for name in ("a", "b"):
             self.assertEqual(read(os.path.join(dst, name)), read(os.path.join(src, name)))
         self.assertEqual(seen2.events[-1], S.Finished())
+        # how the bytes went (a direct connection here), and the totals
+        # the sender said before its first offer
+        for seen in (seen1, seen2):
+            [connected] = seen.of(S.Connected)
+            self.assertRegex(connected.via, r"^(->|<-)tcp:127\.0\.0\.1:\d+$")
+        self.assertEqual(seen2.of(S.Totals), [S.Totals(2, 73000)])
+        self.assertEqual(seen1.of(S.Progress)[-1], S.Progress("b", 70000, 70000))
+
+    @defer.inlineCallbacks
+    def test_directory_files_said_both_ways(self):
+        """A directory offer: each of its files begins with a FileStarted
+        event on both sides, named by the offer and its path inside."""
+        src = self.folder()
+        tree = os.path.join(src, "tree")
+        os.makedirs(os.path.join(tree, "sub"))
+        write(os.path.join(tree, "one"), 100)
+        write(os.path.join(tree, "sub", "two"), 200)
+        dst = self.folder()
+        w1, w2 = yield self.pair()
+        seen1, seen2 = Recorder(), Recorder()
+        sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send([tree])
+        receiving = S.Transfer(reactor, w2, APPID, seen2, folder=dst,
+                               dilate_kwargs=LOCAL).receive()
+        yield sending
+        yield receiving
+        for seen in (seen1, seen2):
+            self.assertEqual(sorted((e.offer, e.path, e.size) for e in seen.of(S.FileStarted)),
+                             [("tree", "one", 100, ), ("tree", "sub/two", 200)])
+        self.assertEqual(read(os.path.join(dst, "tree", "sub", "two")),
+                         read(os.path.join(tree, "sub", "two")))
 
 
 class Sharing(_Pair):

@@ -39,6 +39,7 @@ _TYPES = {
     session.Progress: "progress", session.Received: "received",
     session.TextReceived: "text", session.Sent: "sent", session.Failed: "error",
     session.Finished: "finished", session.OfferFailed: "offer-failed",
+    session.Connected: "connected", session.Totals: "totals", session.FileStarted: "file",
 }
 
 

@@ -15,6 +15,25 @@ class ProtocolChosen:
 
 
 @attrs.frozen
+class Connected:
+    """A transfer-v2 connection to the peer is up (again, after Dilation
+    lost one: ``again``); ``via`` says how, in classic Transit's words:
+    "->tcp:HOST:PORT" (we dialled), "<-tcp:HOST:PORT" (the peer did),
+    "->relay:tcp:HOST:PORT" (through a relay). The host names came from
+    the peer's hints."""
+    via: str
+    again: bool = False
+
+
+@attrs.frozen
+class Totals:
+    """What the peer says it is about to offer: ``offers`` offers of
+    ``size`` bytes in all (its "session-totals"), before its first."""
+    offers: int
+    size: int
+
+
+@attrs.frozen
 class OfferArrived:
     """The peer offers a file or directory; ``target``: where it would go
     (absolute); ``kept``: bytes an interrupted receive kept for it, which
@@ -53,6 +72,18 @@ class Progress:
     name: str
     done: int
     total: int
+
+
+@attrs.frozen
+class FileStarted:
+    """A file of a directory offer (``offer``: the offer's name) begins:
+    ``path`` inside the directory ("/"-joined, the peer's text on the
+    receiving side), ``size`` bytes, from ``offset`` (bytes kept by an
+    earlier session, or the receiver's resume)."""
+    offer: str
+    path: str
+    size: int
+    offset: int = 0
 
 
 @attrs.frozen

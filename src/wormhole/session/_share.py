@@ -27,7 +27,7 @@ from ..errors import TransferError
 from ..util import dict_to_bytes
 from . import _events as E
 from ._kept import expire
-from ._outcome import outcome, rejected
+from ._outcome import outcome
 from ._peer_error import PeerError
 from ._transfer import V2, Transfer
 
@@ -153,6 +153,7 @@ class Share(Transfer):
         self._maybe_all_came()
 
     def _totals(self, offers, nbytes):
+        self._emit(E.Totals(offers, nbytes))
         if self._announced is None:
             self._announced = offers
             self._maybe_all_came()
@@ -191,30 +192,14 @@ class Share(Transfer):
                                   f"{session.negotiated.their_mode!r} mode")
             self._emit(E.OfferFailed(name, "error", str(error)))
             raise error
-        done = [0]
-
-        def progress(nbytes):
-            done[0] += nbytes
-            self._emit(E.Progress(name, done[0], None))
-        outgoing = None
         try:
-            outgoing = T.prepare_offer(path)
-            result = yield self._peer.unless_error(
-                session.offer_prepared(outgoing, progress=progress))
+            sent = yield self._offer_v2(session, path, T.prepare_offer(path))
         except Exception as e:
-            if isinstance(e, T.OfferRejected):
-                error = rejected(e.reason)
-            elif outgoing is None or e is self._peer.error:
-                error = e
-            else:
-                error = self._lost("receiver", e, done[0], 0, outgoing.size)
-            self._unsent.append(error)
-            kind = "declined" if isinstance(error, transfer.Declined) else "error"
-            self._emit(E.OfferFailed(name, kind, str(error)))
-            raise error from None
-        sent = E.Sent(name, result.bytes, result.resumed_from)
+            self._unsent.append(e)
+            kind = "declined" if isinstance(e, transfer.Declined) else "error"
+            self._emit(E.OfferFailed(name, kind, str(e)))
+            raise
         self._sent.append(sent)
-        self._emit(sent)
         return sent
 
     @defer.inlineCallbacks

@@ -26,6 +26,7 @@ from . import _events as E
 from ._interfaces import IReceivePolicy, ITransferObserver
 from ._kept import expire, kept_for
 from ._outcome import lost, rejected
+from ._path import PeerPath
 from ._peer_error import PeerError
 from ._reach import FirstConnection
 from ._receive_flow import ReceiveFlow
@@ -148,8 +149,17 @@ class Transfer:
         return result
 
     def _session(self, mode, first, **kw):
+        path = PeerPath(lambda via, again: self._emit(E.Connected(via, again)))
+        theirs = self._dilate_kwargs.get("status_update")
+
+        def status_update(status):
+            first.status_update(status)
+            path.status_update(status)
+            if theirs is not None:
+                theirs(status)
+        kw.setdefault("on_totals", lambda offers, size: self._emit(E.Totals(offers, size)))
         kwargs = dict(self._dilate_kwargs, no_listen=not self._listen,
-                      status_update=first.status_update)
+                      status_update=status_update)
         if self._transit_helper:
             kwargs["transit_relay_location"] = self._transit_helper
         return T.TransferSession(self._reactor, self._w, mode, dilate_kwargs=kwargs,
@@ -277,6 +287,38 @@ class Transfer:
                                                       f"{f.getErrorMessage()}"),
                                       ended.errback(f)))
 
+    @defer.inlineCallbacks
+    def _offer_v2(self, session, path, outgoing):
+        """One offer of ours: fires with its Sent event, or fails worded
+        as the CLI words it (``rejected``, ``lost``)."""
+        name = os.path.basename(os.path.abspath(path))
+        done = [0]  # bytes the receiver holds: kept from before, then sent
+
+        def progress(nbytes):
+            done[0] += nbytes
+            self._emit(E.Progress(name, done[0], outgoing.size))
+
+        def resumed(held):
+            done[0] += held
+        try:
+            result = yield self._peer.unless_error(session.offer_prepared(
+                outgoing, progress=progress, file_started=self._file_started(name),
+                resumed=resumed))
+        except T.OfferRejected as e:
+            raise rejected(e.reason) from None
+        except Exception as e:
+            if e is self._peer.error:
+                raise
+            raise self._lost("receiver", e, done[0], 0, outgoing.size) from None
+        event = E.Sent(name, result.bytes, result.resumed_from)
+        self._emit(event)
+        return event
+
+    def _file_started(self, name):
+        """An offer's ``file_started`` callback: FileStarted events."""
+        return lambda segments, size, offset: self._emit(
+            E.FileStarted(name, "/".join(segments), size, offset))
+
     @staticmethod
     def _lost(who, error, moved, held, size):
         """An offer's failure, saying how far it got once bytes moved
@@ -318,6 +360,8 @@ class Transfer:
             done[0] += nbytes
             self._emit(E.Progress(arrived.name, incoming.held + done[0], arrived.size))
         incoming.progress = progress
+        incoming.file_started = lambda segments, size, offset: self._emit(
+            E.FileStarted(arrived.name, "/".join(segments), size, offset))
 
         def answered(incoming):
             if incoming.refused is not None:
@@ -378,27 +422,15 @@ class Transfer:
         self._peer = PeerError.watching(self._w, session, "receiver")
         sent = []
         try:
+            # every path checked before anything is offered, and the
+            # totals said first (the "session-totals" feature: the
+            # receiver shows a whole-session bar)
+            outgoings = [T.prepare_offer(path) for path in paths]
+            session.announce_totals(len(outgoings), sum(o.size for o in outgoings))
             if text is not None:
                 session.send_text(text)
-            for path in paths:
-                name = os.path.basename(os.path.abspath(path))
-                done = [0]
-
-                def progress(nbytes, name=name, done=done):
-                    done[0] += nbytes
-                    self._emit(E.Progress(name, done[0], None))
-                outgoing = T.prepare_offer(path)
-                try:
-                    result = yield self._peer.unless_error(
-                        session.offer_prepared(outgoing, progress=progress))
-                except T.OfferRejected as e:
-                    raise rejected(e.reason) from None
-                except Exception as e:
-                    if e is self._peer.error:
-                        raise
-                    raise self._lost("receiver", e, done[0], 0, outgoing.size) from None
-                sent.append(E.Sent(name, result.bytes, result.resumed_from))
-                self._emit(sent[-1])
+            for path, outgoing in zip(paths, outgoings, strict=True):
+                sent.append((yield self._offer_v2(session, path, outgoing)))
         finally:
             yield self._peer.unless_error(session.close()).addErrback(lambda f: None)
         if self._peer.error is not None:
