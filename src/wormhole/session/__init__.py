@@ -36,6 +36,7 @@ _WHERE = {
     "Progress": "session._events", "Received": "session._events", "Sent": "session._events",
     "TextReceived": "session._events",
     "IReceivePolicy": "session._interfaces", "ITransferObserver": "session._interfaces",
+    "IStreamPolicy": "session._interfaces",
     "MAX_AGE_DAYS": "session._kept", "Kept": "session._kept", "discard": "session._kept",
     "expire": "session._kept", "kept_for": "session._kept", "kept_in": "session._kept",
     "PeerError": "session._peer_error",

@@ -195,6 +195,20 @@ def _check_folder_modes(pairs):
 
 
 @attr.s(frozen=True)
+class StreamOffer:
+    """The "stream" feature's offer (docs/transfer-v2.md "Streams"): a
+    FileOffer record (kind 1) with ``"stream": true`` and no ``bytes``:
+    data of a length nobody knows yet, ended by the sender's
+    FileAcknowledge. Only sent to a peer that declared the feature."""
+    filename = attr.ib()
+    timestamp = attr.ib()
+
+    def __attrs_post_init__(self):
+        check_segment(self.filename)
+        _check_int("timestamp", self.timestamp)
+
+
+@attr.s(frozen=True)
 class DirectoryOffer:
     base = attr.ib()
     size = attr.ib()
@@ -356,6 +370,9 @@ def encode_record(record):
         if record.mode is not None:
             fields["mode"] = record.mode
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
+    if isinstance(record, StreamOffer):
+        return bytes((KIND_FILE_OFFER,)) + _pack(
+            {"filename": record.filename, "timestamp": record.timestamp, "stream": True})
     if isinstance(record, DirectoryOffer):
         fields = {"base": record.base, "size": record.size,
                   "files": [list(p) for p in record.files]}
@@ -382,6 +399,12 @@ def encode_record(record):
 
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
+    if "stream" in f:
+        # the "stream" feature: no size; any other key of a FileOffer
+        # (bytes, offset, skip, mode) makes no sense on it
+        if f["stream"] is not True or f.keys() & {"bytes", "offset", "skip", "resend"}:
+            raise MessageError("a stream offer has \"stream\": true and no size")
+        return StreamOffer(_field(f, "filename"), _field(f, "timestamp"))
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
                      f.get("offset"), f.get("skip"), f.get("resend"), f.get("mode"))
 
