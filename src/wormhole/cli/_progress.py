@@ -31,6 +31,7 @@ _FORMATS = [
     (0, "{percentage:3.0f}% {n_fmt}/{total_fmt}"),
 ]
 
+_STREAM_FORMAT = "{n_fmt}B {rate_fmt} [{elapsed}]"
 
 # the tqdm bar class of the command (``_Drawn`` on tqdm's), made with the
 # first bar that is shown (``_bar_class``)
@@ -143,11 +144,16 @@ def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, lea
     narrow one drops the bar, then the rate, so what is shown is never cut.
     ``desc`` names it (transfer-v2 shows the session's bar and, below it
     at ``position`` 1, the current offer's, which does not ``leave``).
-    ``clock``: its time (the reactor's ``seconds``), else the system's."""
+    ``clock``: its time (the reactor's ``seconds``), else the system's.
+    ``total`` None (a stream): the bytes and the rate only."""
     width = terminal_width(cfg.stderr)
     if cfg.hide_progress or hidden or width is None:
         return HiddenBar(initial)
     bar_format = next(f for least, f in _FORMATS if width - len(desc or "") >= least)
+    if total is None:
+        # a stream (docs/cli.md "Streams"): no total, so no bar, no
+        # percentage, no ETA: the bytes so far and the rate
+        bar_format = _STREAM_FORMAT
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
     return _bar_class()(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,

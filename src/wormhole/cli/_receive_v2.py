@@ -23,7 +23,7 @@ def receive_session(reactor, cfg, w):
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
     first = first_connection(reactor, cfg)
-    receiving = Receiving(reactor, cfg, ask, path)
+    receiving = _receiving_for(cfg)(reactor, cfg, ask, path)
     texts = []
 
     def on_text(text):
@@ -37,15 +37,20 @@ def receive_session(reactor, cfg, w):
             return mailbox
     except Exception:
         if mailbox.error is not None:
-            raise mailbox.error from None
+            raise receiving.peer_stopped(mailbox.error) from None
         raise
     receiving.expire_kept()
     receiving.expect_offers(session)
     # a sender that stopped on purpose is not waited for (its error says why)
-    yield mailbox.peer.unless_error(session.when_closed())
+    try:
+        yield mailbox.peer.unless_error(session.when_closed())
+    except Exception:
+        if mailbox.error is not None:
+            raise receiving.peer_stopped(mailbox.error) from None
+        raise
     receiving.stop_waiting()
     if mailbox.error is not None:
-        raise mailbox.error
+        raise receiving.peer_stopped(mailbox.error)
     if receiving.gave_up is not None:
         if not receiving.failures:
             raise receiving.gave_up
@@ -58,6 +63,15 @@ def receive_session(reactor, cfg, w):
         # "Exit status")
         raise TransferError("the sender ended the session without sending anything")
     return None
+
+
+def _receiving_for(cfg):
+    """Who decides about the offers: ``--stdout`` (``-o -``) takes a stream
+    to standard output (docs/cli.md "Streams")."""
+    if cfg.output_file == "-":
+        from ._stream_receive import StreamReceiving
+        return StreamReceiving
+    return Receiving
 
 
 class SenderMailbox:

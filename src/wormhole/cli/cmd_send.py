@@ -23,6 +23,11 @@ __all__ = ["CONSUMED_NOTE", "send"]
 def send(reactor, cfg):
     """Send ``cfg.what`` (a file or directory), or ``cfg.text`` (or stdin,
     or a prompted line) to the peer."""
+    if cfg.what == "-" and cfg.text is None:
+        # standard input as a stream (docs/cli.md "Streams")
+        from ._stream_send import send_stream
+        yield send_stream(reactor, cfg)
+        return
     if cfg.what is not None and cfg.text is None:
         if cfg.classic:
             yield send_path(reactor, cfg)

@@ -44,6 +44,7 @@ _WHERE = {
     "PROBE_TIMEOUT": "session._reach", "FirstConnection": "session._reach",
     "probe": "session._reach",
     "PEER_TIMEOUT": "session._transfer", "AcceptAll": "session._transfer",
+    "STREAM_NEEDS_V2": "session._transfer",
     "Transfer": "session._transfer", "failure_event": "session._transfer",
     "wormhole_options": "session._transfer",
 }

@@ -1,0 +1,403 @@
+"""``wormhole send -`` and ``wormhole receive --stdout`` end to end
+(docs/cli.md "Streams"): the real commands between real pipes, each
+process's standard input or output one end of an ``os.pipe()`` whose
+other end is another child (``head``, ``sha256sum``, a slow reader), so
+that the commands see exactly what a shell pipeline gives them. Our
+Mailbox server in-process on 127.0.0.1 (the reference case: our servers
+and both peers in a loopback-only network namespace, as tests/files
+does); every child stopped by its PID in cleanup. Memory is read from
+/proc (VmHWM: the peak since the process started, so a sample misses
+nothing that came before it; VmRSS: the resident size now)."""
+import os
+import re
+import sys
+
+from twisted.internet import defer, protocol, reactor, task
+from twisted.trial import unittest
+
+from wormhole_mailbox.testing import start_mailbox_server
+
+from ..cli._process import our_cli, our_source
+from ..cli._support import NO_TRANSIT, ref
+from ..files import _support as files
+
+GIB = 1 << 30
+RSS_LIMIT = 100 * 1000 * 1000  # "peak RSS < 100 MB", each side
+# the bound on the end of both commands once the reader stopped (a bound
+# on the wait, not a measurement)
+STOPS_WITHIN = 5.0
+ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+# what points a child at another Python than ours, removed from its
+# environment (as tests/cli/_process.py does)
+_NOT_INHERITED = ("WORMHOLE_RELAY_URL", "WORMHOLE_TRANSIT_HELPER", "PYTHONPATH",
+                  "PYTHONHOME", "VIRTUAL_ENV")
+
+
+def status_of(path, field):
+    """A field of /proc/PID/status in bytes (VmHWM, VmRSS), or None once
+    the process is gone."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if line.startswith(field + b":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+class Memory:
+    """Samples a process's memory every ``every`` seconds until it ends:
+    ``peak`` (VmHWM) and the (seconds, VmRSS) series ``rss``."""
+
+    def __init__(self, pid, every=0.25):
+        self._path = f"/proc/{pid}/status"
+        self.peak = 0
+        self.rss = []
+        self._started = reactor.seconds()
+        self._loop = task.LoopingCall(self.sample)
+        self._loop.start(every)
+
+    def sample(self):
+        peak = status_of(self._path, b"VmHWM")
+        rss = status_of(self._path, b"VmRSS")
+        if peak is None or rss is None:
+            return
+        self.peak = max(self.peak, peak)
+        self.rss.append((reactor.seconds() - self._started, rss))
+
+    def stop(self):
+        if self._loop.running:
+            self._loop.stop()
+
+
+class Child(protocol.ProcessProtocol):
+    """A child process: what it writes on the descriptors kept for the
+    test ("r"), its exit status (128 + N when killed by signal N, as a
+    shell says), and a wait for a line on its stderr."""
+
+    def __init__(self, name):
+        self.name = name
+        self.out = {1: b"", 2: b""}
+        self.status = None
+        self.ended = defer.Deferred()
+        self._gone = defer.Deferred()  # the cleanup's own wait
+        self._waiting = []
+
+    def childDataReceived(self, fd, data):
+        self.out[fd] = self.out.get(fd, b"") + data
+        for regex, d in list(self._waiting):
+            m = re.search(regex, self.out[2])
+            if m:
+                self._waiting.remove((regex, d))
+                d.callback(m)
+
+    def wait_for(self, regex):
+        m = re.search(regex, self.out[2])
+        if m:
+            return defer.succeed(m)
+        d = defer.Deferred()
+        self._waiting.append((regex, d))
+        return d
+
+    def processEnded(self, reason):
+        code, sig = reason.value.exitCode, reason.value.signal
+        self.status = 128 + sig if code is None and sig is not None else code
+        self.ended.callback(self.status)
+        self._gone.callback(None)
+
+    def stop(self):
+        """Killed if still running; fires once it is gone (a child left
+        running would leave the reactor unclean)."""
+        self.signal("KILL")
+        return self._gone
+
+    def signal(self, name):
+        if self.status is None:
+            self.transport.signalProcess(name)
+
+    @property
+    def stderr(self):
+        return self.out[2]
+
+    def describe(self):
+        return (f"{self.name}: status {self.status}\n"
+                f"stderr: {self.stderr.decode(errors='replace')[-3000:]}")
+
+
+def spawn(testcase, argv, name, stdin="w", stdout="r", env=None, ns=None):
+    """``argv`` as a child; ``stdin``/``stdout`` a descriptor of ours
+    (a pipe's end, given to it), or "w"/"r" (kept by the test); stderr is
+    kept. Our CLI gets the ``src`` this test imported (``our_source``),
+    also inside a namespace. Killed in cleanup if still running."""
+    child = Child(name)
+    full_env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
+    full_env.update(our_source(argv))
+    full_env.update(env or {})
+    if ns is not None:
+        argv = ns.argv(argv)
+    reactor.spawnProcess(child, argv[0], argv, env=full_env,
+                         childFDs={0: stdin, 1: stdout, 2: "r"})
+    testcase.addCleanup(child.stop)
+    return child
+
+
+def pipe(testcase):
+    """(read end, write end) of a pipe between two children: ours are
+    closed once both have it (``handed``), or in cleanup."""
+    r, w = os.pipe()
+    ends = [r, w]
+
+    def close():
+        while ends:
+            os.close(ends.pop())
+    testcase.addCleanup(close)
+    return r, w, close
+
+
+class _Streams(unittest.TestCase):
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def setUp(self):
+        srv = yield start_mailbox_server(reactor, port=0)
+        self.addCleanup(srv.stop)
+        self.url = srv.url
+        self.code = f"{os.getpid() % 900 + 10}-stream-test"
+
+    def ours(self, *args):
+        return our_cli("--relay-url", self.url, "--transit-helper", NO_TRANSIT, *args)
+
+    def sender(self, stdin, *args, env=None):
+        return spawn(self, self.ours("send", "--hide-progress", "--no-qr", "--code",
+                                     self.code, *args, "-"),
+                     "wormhole send -", stdin=stdin, env=dict(ENV, **(env or {})))
+
+    def receiver(self, stdout, *args, env=None):
+        return spawn(self, self.ours("receive", "--hide-progress", *args, self.code),
+                     "wormhole receive", stdout=stdout, env=dict(ENV, **(env or {})))
+
+    def urandom(self, nbytes, hashed=None):
+        """A child writing ``nbytes`` from /dev/urandom into a new pipe
+        (its read end is returned, for the sender); with ``hashed``, a
+        FIFO there gets a copy for sha256sum, whose Child is returned too."""
+        r, w, close = pipe(self)
+        if hashed is None:
+            spawn(self, ["/usr/bin/head", "-c", str(nbytes), "/dev/urandom"], "head",
+                  stdout=w)
+            return r, close, None
+        os.mkfifo(hashed)
+        digest = spawn(self, ["/usr/bin/sha256sum", hashed], "sha256sum of the input")
+        spawn(self, ["/bin/sh", "-c", f'head -c {nbytes} /dev/urandom | tee "$0"', hashed],
+              "head | tee", stdout=w)
+        return r, close, digest
+
+    def one_error_line(self, run):
+        lines = [line for line in run.stderr.decode().splitlines() if line.startswith("ERROR")]
+        self.assertEqual(len(lines), 1, run.describe())
+        return lines[0]
+
+
+class Pipes(_Streams):
+    @defer.inlineCallbacks
+    def test_gigabyte(self):
+        """1 GiB from /dev/urandom through ``send -`` and ``receive
+        --stdout``, hashed on both ends: identical, both exit 0, peak RSS
+        under 100 MB on each side."""
+        into_sender, handed, source = self.urandom(GIB, hashed=os.path.abspath(self.mktemp()))
+        out_r, out_w, handed_out = pipe(self)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver(out_w, "--stdout")
+        result = spawn(self, ["/usr/bin/sha256sum"], "sha256sum of the output", stdin=out_r)
+        handed()
+        handed_out()
+        memory = {run.name: Memory(run.transport.pid) for run in (send, recv)}
+        try:
+            yield defer.gatherResults([send.ended, recv.ended, result.ended, source.ended])
+        finally:
+            for m in memory.values():
+                m.stop()
+        self.assertEqual((send.status, recv.status), (0, 0),
+                         send.describe() + "\n" + recv.describe())
+        self.assertEqual(result.out[1].split()[0], source.out[1].split()[0])
+        self.assertIn(f"Stream received: {GIB} bytes".encode(), recv.stderr)
+        self.assertIn(f"Stream sent: {GIB} bytes".encode(), send.stderr)
+        for name, m in memory.items():
+            self.assertGreater(m.peak, 0, name)
+            self.assertLess(m.peak, RSS_LIMIT, f"{name}: peak RSS {m.peak}")
+
+    @defer.inlineCallbacks
+    def test_slow_reader_keeps_the_sender_flat(self):
+        """A reader of 1 MB/s behind ``receive --stdout``, an input that
+        never runs dry: the sender reads only what the reader takes, its
+        RSS stays flat. 12 s of it: a sender that read ahead without a
+        bound would take /dev/urandom's hundreds of MB/s and pass 100 MB
+        within a second, so a dozen seconds shows a bound, while the
+        buffers on the way (the pipes, Twisted's, Dilation's window)
+        fill in the first few. Then the reader goes away: both end."""
+        into_sender, handed, _ = self.urandom(GIB)
+        out_r, out_w, handed_out = pipe(self)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver(out_w, "--stdout")
+        reader = spawn(self, [sys.executable, "-c", SLOW_READER], "a reader of 1 MB/s",
+                       stdin=out_r)
+        handed()
+        handed_out()
+        memory = Memory(send.transport.pid, every=0.5)
+        yield recv.wait_for(rb"Receiving \(")
+        yield task.deferLater(reactor, 12, lambda: None)
+        memory.stop()
+        reader.signal("KILL")
+        yield defer.gatherResults([send.ended, recv.ended]).addTimeout(STOPS_WITHIN, reactor)
+        settled = [rss for t, rss in memory.rss if t >= 4]
+        self.assertGreater(len(settled), 10)
+        self.assertLess(memory.peak, RSS_LIMIT)
+        # flat: what it holds after the first seconds grows by less than
+        # the reader took meanwhile (~8 MB)
+        self.assertLess(max(settled) - settled[0], 4 * 1000 * 1000, memory.rss)
+        self.assertEqual((recv.status, send.status), (0, 3),
+                         send.describe() + "\n" + recv.describe())
+
+    @defer.inlineCallbacks
+    def test_reader_stops_early(self):
+        """``receive --stdout | head -c 10``: head has its 10 bytes, both
+        commands end within 5 s of it with the documented statuses (the
+        receiver 0, the sender 3) and words."""
+        into_sender, handed, _ = self.urandom(GIB)
+        out_r, out_w, handed_out = pipe(self)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver(out_w, "--stdout")
+        head = spawn(self, ["/usr/bin/head", "-c", "10"], "head -c 10", stdin=out_r)
+        handed()
+        handed_out()
+        yield head.ended
+        self.assertEqual(len(head.out[1]), 10)
+        yield defer.gatherResults([send.ended, recv.ended]).addTimeout(STOPS_WITHIN, reactor)
+        self.assertEqual((recv.status, send.status), (0, 3),
+                         send.describe() + "\n" + recv.describe())
+        self.assertRegex(self.one_error_line(send),
+                         r"^ERROR: the receiver stopped reading the stream after \d+ bytes "
+                         r"\(.*\) were sent \(its output was closed\)$")
+        self.assertRegex(recv.stderr.decode(), r"Standard output was closed after \d+ bytes: "
+                                               "the stream was stopped and the sender told")
+        self.assertNotIn(b"ERROR", recv.stderr)
+
+    @defer.inlineCallbacks
+    def _cut(self, signal):
+        """A sender stopped by ``signal`` once bytes flow: the receiver's
+        one line, its status, and what reached its output."""
+        into_sender, handed, _ = self.urandom(GIB)
+        out_r, out_w, handed_out = pipe(self)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver(out_w, "--stdout", "--peer-timeout", "2")
+        counter = spawn(self, ["/usr/bin/wc", "-c"], "wc -c", stdin=out_r)
+        handed()
+        handed_out()
+        yield recv.wait_for(rb"Receiving \(")
+        yield task.deferLater(reactor, 0.5, lambda: None)
+        send.signal(signal)
+        yield defer.gatherResults([send.ended, recv.ended, counter.ended])
+        self.assertEqual(recv.status, 1, recv.describe())
+        line = self.one_error_line(recv)
+        written = int(re.search(r"the stream was cut after (\d+) bytes", line).group(1))
+        self.assertIn("were written to standard output", line)
+        self.assertIn("a stream cannot be resumed", line)
+        self.assertEqual(int(counter.out[1]), written)
+        self.assertLess(written, GIB)
+        self.assertNotIn(b"Stream received", recv.stderr)
+        return send, line
+
+    @defer.inlineCallbacks
+    def test_sender_killed(self):
+        """The sender killed mid-stream (SIGKILL): the receiver gives up
+        after --peer-timeout, exits 1 with one line saying how many bytes
+        it wrote and that the stream cannot be resumed; never complete."""
+        send, line = yield self._cut("KILL")
+        self.assertEqual(send.status, 128 + 9)
+
+    @defer.inlineCallbacks
+    def test_sender_stopped(self):
+        """The sender stopped on purpose (SIGTERM, as Ctrl-C): the receiver
+        hears it at once and says so with the bytes written."""
+        send, line = yield self._cut("TERM")
+        self.assertEqual(send.status, 128 + 15)
+        self.assertIn("(the sender cancelled the transfer (SIGTERM))", line)
+
+    @defer.inlineCallbacks
+    def test_without_stdout(self):
+        """A stream to ``receive`` without --stdout: refused, said on both
+        sides, exit 3; nothing on the receiver's stdout."""
+        into_sender, handed, _ = self.urandom(1000)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver("r", "--accept-file")
+        handed()
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (3, 3),
+                         send.describe() + "\n" + recv.describe())
+        self.assertEqual(self.one_error_line(recv), "ERROR: the sender offers a stream: "
+                                                    "receive it with --stdout (or -o -)")
+        self.assertEqual(self.one_error_line(send),
+                         "ERROR: the receiver declined: transfer rejected")
+        self.assertEqual(recv.out[1], b"")
+
+
+# reads 16 KiB every 16 ms: about 1 MB/s
+SLOW_READER = """\
+import os, time
+while os.read(0, 16384):
+    time.sleep(0.016)
+"""
+
+
+class WithoutTheFeature(_Streams):
+    @defer.inlineCallbacks
+    def test_ours_without_the_feature(self):
+        """Ours with the feature turned off (WORMHOLE_TRANSFER_V2_WITHOUT,
+        docs/cli.md "Streams") as the receiver: the sender refuses before
+        reading anything, naming what the receiver lacks, and tells it."""
+        into_sender, handed, _ = self.urandom(1000)
+        send = self.sender(into_sender)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = self.receiver("r", "--stdout", env={"WORMHOLE_TRANSFER_V2_WITHOUT": "stream"})
+        handed()
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (1, 1),
+                         send.describe() + "\n" + recv.describe())
+        self.assertEqual(self.one_error_line(send),
+                         'ERROR: the receiver\'s transfer-v2 lacks the "stream" feature: it '
+                         "cannot take a stream of unknown length (nothing was sent)")
+        self.assertEqual(self.one_error_line(recv),
+                         'ERROR: the sender gave up: a stream needs the transfer-v2 "stream" '
+                         "feature, which this receiver lacks (nothing was sent)")
+        self.assertEqual(recv.out[1], b"")
+
+    @defer.inlineCallbacks
+    def test_reference(self):
+        """The reference 0.24 as the receiver (classic only), in a
+        loopback-only namespace with our servers and our sender: refused
+        before anything is read, the reference told why in the mailbox."""
+        ns = files.Namespace.create(self)
+        servers = yield files.Servers.start(self, ns=ns)
+        into_sender, handed, _ = self.urandom(1000)
+        send = spawn(self, our_cli("--relay-url", servers.url, "--transit-helper",
+                                   servers.transit, "send", "--hide-progress", "--no-qr",
+                                   "--code", self.code, "-"),
+                     "wormhole send -", stdin=into_sender, env=ENV, ns=ns)
+        yield send.wait_for(rb"Wormhole code is")
+        recv = spawn(self, ref(servers.url, "receive", "--accept-file", self.code),
+                     "reference receive", stdin="w", ns=ns)
+        handed()
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), (1, 1),
+                         send.describe() + "\n" + recv.describe())
+        self.assertEqual(self.one_error_line(send),
+                         "ERROR: the receiver speaks only the classic protocol, which needs a "
+                         "size before the first byte: it cannot take a stream (nothing was "
+                         "sent)")
+        self.assertIn(b"TransferError: the sender offers a stream (wormhole send -), which the "
+                      b"classic protocol cannot carry", recv.stderr)
