@@ -14,6 +14,7 @@ gone or its input failed) is an ERROR line saying how many bytes were
 written and that a stream cannot be resumed.
 """
 import fcntl
+import os
 
 from twisted.internet import abstract, defer, error, fdesc
 
@@ -28,10 +29,15 @@ NOT_RESUMABLE = "a stream cannot be resumed"
 
 class OutputWriter(abstract.FileDescriptor):
     """File descriptor ``fd`` (standard output) written without blocking,
-    buffered up to Twisted's ``bufferSize`` (then its producer, the
-    offer's subchannel, is paused). ``ended`` fires when its writing
+    buffered up to ``bufferSize`` (then its producer, the offer's
+    subchannel, is paused). ``ended`` fires when its writing
     ended: a clean close once the buffer drained, or the reader gone
     (``broken``). Its flags are given back at the end."""
+
+    # what may wait for a slow reader before the subchannel is paused: a
+    # pause stops all of Dilation's reading, so not after every record
+    # (64 KiB, Twisted's default, paused it every second record)
+    bufferSize = 1024 * 1024
 
     def __init__(self, reactor, fd):
         super().__init__(reactor)
@@ -44,6 +50,23 @@ class OutputWriter(abstract.FileDescriptor):
 
     def fileno(self):
         return self._fd
+
+    def write(self, data):
+        # nothing waits in the buffer: straight to the descriptor, without
+        # the buffer's join and a reactor turn per record; what the pipe
+        # does not take now is buffered, as FileDescriptor does (its
+        # private counters say whether anything waits: docs/performance.md
+        # "Streams against files")
+        if (self.connected and not self.disconnecting and not self._tempDataLen
+                and self.offset >= len(self.dataBuffer)):
+            try:
+                written = os.write(self._fd, data)
+            except OSError:
+                written = 0  # full, or the reader gone: the buffered path says which
+            if written == len(data):
+                return
+            data = data[written:]
+        super().write(data)
 
     def writeSomeData(self, data):
         return fdesc.writeToFD(self._fd, data)
