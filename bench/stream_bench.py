@@ -61,14 +61,9 @@ def run(scenario, url, relay_port, src, workdir):
                                 stdin=subprocess.DEVNULL, stdout=recv_out,
                                 stderr=subprocess.PIPE, env=env, cwd=dest)
         try:
-            r = tb.wait_rusage(recv, timeout=1800)
-            wall = time.monotonic() - t0
-            s = tb.wait_rusage(send, timeout=120)
+            r, ended, s = tb.wait_pair(send, recv)
+            wall = ended - t0
         finally:
-            for p in (send, recv):
-                if p.returncode is None:
-                    tb.kill_tree(p)
-                    tb.wait_rusage(p)
             for f in (send_in, recv_out):
                 if hasattr(f, "close"):
                     f.close()
