@@ -15,6 +15,8 @@ import sys
 from twisted.internet import defer, protocol, reactor, task
 from twisted.trial import unittest
 
+from wormhole.cli._display import received_text
+from wormhole.session import escape_text
 from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import our_cli, our_source
@@ -27,6 +29,8 @@ RSS_LIMIT = 100 * 1000 * 1000  # "peak RSS < 100 MB", each side
 # on the wait, not a measurement)
 STOPS_WITHIN = 5.0
 ENV = {"WORMHOLE_TRANSIT_ADDRESSES": "127.0.0.1"}
+# ours with the feature turned off (docs/cli.md "Streams")
+WITHOUT = {"WORMHOLE_TRANSFER_V2_WITHOUT": "stream"}
 # what points a child at another Python than ours, removed from its
 # environment (as tests/cli/_process.py does)
 _NOT_INHERITED = ("WORMHOLE_RELAY_URL", "WORMHOLE_TRANSIT_HELPER", "PYTHONPATH",
@@ -192,6 +196,19 @@ class _Streams(unittest.TestCase):
               "head | tee", stdout=w)
         return r, close, digest
 
+    @defer.inlineCallbacks
+    def both_end(self, send, receive, statuses, handed=lambda: None):
+        """Once ``send`` said its code, ``receive()`` starts the receiver
+        (our pipe ends then ``handed``); both end with ``statuses``
+        (sender's, receiver's). Fires with the receiver."""
+        yield send.wait_for(rb"Wormhole code is")
+        recv = receive()
+        handed()
+        yield defer.gatherResults([send.ended, recv.ended])
+        self.assertEqual((send.status, recv.status), statuses,
+                         send.describe() + "\n" + recv.describe())
+        return recv
+
     def one_error_line(self, run):
         lines = [line for line in run.stderr.decode().splitlines() if line.startswith("ERROR")]
         self.assertEqual(len(lines), 1, run.describe())
@@ -333,12 +350,8 @@ class Pipes(_Streams):
         sides, exit 3; nothing on the receiver's stdout."""
         into_sender, handed, _ = self.urandom(1000)
         send = self.sender(into_sender)
-        yield send.wait_for(rb"Wormhole code is")
-        recv = self.receiver("r", "--accept-file")
-        handed()
-        yield defer.gatherResults([send.ended, recv.ended])
-        self.assertEqual((send.status, recv.status), (3, 3),
-                         send.describe() + "\n" + recv.describe())
+        recv = yield self.both_end(send, lambda: self.receiver("r", "--accept-file"), (3, 3),
+                                   handed)
         self.assertEqual(self.one_error_line(recv), "ERROR: the sender offers a stream: "
                                                     "receive it with --stdout (or -o -)")
         self.assertEqual(self.one_error_line(send),
@@ -362,12 +375,8 @@ class WithoutTheFeature(_Streams):
         reading anything, naming what the receiver lacks, and tells it."""
         into_sender, handed, _ = self.urandom(1000)
         send = self.sender(into_sender)
-        yield send.wait_for(rb"Wormhole code is")
-        recv = self.receiver("r", "--stdout", env={"WORMHOLE_TRANSFER_V2_WITHOUT": "stream"})
-        handed()
-        yield defer.gatherResults([send.ended, recv.ended])
-        self.assertEqual((send.status, recv.status), (1, 1),
-                         send.describe() + "\n" + recv.describe())
+        recv = yield self.both_end(send, lambda: self.receiver("r", "--stdout", env=WITHOUT),
+                                   (1, 1), handed)
         self.assertEqual(self.one_error_line(send),
                          'ERROR: the receiver\'s transfer-v2 lacks the "stream" feature: it '
                          "cannot take a stream of unknown length (nothing was sent)")
@@ -388,16 +397,91 @@ class WithoutTheFeature(_Streams):
                                    servers.transit, "send", "--hide-progress", "--no-qr",
                                    "--code", self.code, "-"),
                      "wormhole send -", stdin=into_sender, env=ENV, ns=ns)
-        yield send.wait_for(rb"Wormhole code is")
-        recv = spawn(self, ref(servers.url, "receive", "--accept-file", self.code),
-                     "reference receive", stdin="w", ns=ns)
-        handed()
-        yield defer.gatherResults([send.ended, recv.ended])
-        self.assertEqual((send.status, recv.status), (1, 1),
-                         send.describe() + "\n" + recv.describe())
+        recv = yield self.both_end(send, lambda: spawn(
+            self, ref(servers.url, "receive", "--accept-file", self.code),
+            "reference receive", stdin="w", ns=ns), (1, 1), handed)
         self.assertEqual(self.one_error_line(send),
                          "ERROR: the receiver speaks only the classic protocol, which needs a "
                          "size before the first byte: it cannot take a stream (nothing was "
                          "sent)")
         self.assertIn(b"TransferError: the sender offers a stream (wormhole send -), which the "
                       b"classic protocol cannot carry", recv.stderr)
+
+
+class TextStreams(_Streams):
+    """``send --text -``: a text longer than the mailbox carries goes as a
+    text stream and is shown as a text; a peer that cannot take one gets a
+    refusal; a short one goes in the mailbox whatever the peer."""
+
+    def text_sender(self, stdin, *args):
+        return spawn(self, self.ours("send", "--hide-progress", "--no-qr", "--code", self.code,
+                                     *args, "--text", "-"),
+                     "wormhole send --text -", stdin=stdin, env=ENV)
+
+    def text_file(self, nchars):
+        """A text of ``nchars`` characters (some that escape_text escapes,
+        both quotes, non-ASCII), as a descriptor to read it from."""
+        path = self.mktemp()
+        text = ("héllo 'x' \"y\" \x1b[31m tab\there\n" * (nchars // 30 + 1))[:nchars]
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        fd = os.open(path, os.O_RDONLY)
+        self.addCleanup(os.close, fd)
+        return text, fd
+
+    @defer.inlineCallbacks
+    def test_long_text_as_a_stream(self):
+        """400,000 characters (over 256 KiB): a stream; the receiver, with
+        no option, shows it as a text, escaped character by character,
+        then a newline; both exit 0."""
+        text, fd = self.text_file(400_000)
+        send = self.text_sender(fd)
+        recv = yield self.both_end(send, lambda: self.receiver("r"), (0, 0))
+        self.assertIn(b"as a stream", send.stderr)
+        self.assertIn(b"text message sent", send.stderr)
+        self.assertEqual(recv.out[1].decode("utf-8"), escape_text(text) + "\n")
+
+    @defer.inlineCallbacks
+    def test_long_text_to_a_peer_without_the_feature(self):
+        """Ours without the feature: refused on both sides, nothing shown."""
+        _, fd = self.text_file(300_000)
+        send = self.text_sender(fd)
+        recv = yield self.both_end(send, lambda: self.receiver("r", env=WITHOUT), (1, 1))
+        self.assertEqual(self.one_error_line(send),
+                         "ERROR: the text is longer than 262144 bytes, more than the mailbox "
+                         "carries, and the receiver's transfer-v2 lacks the \"stream\" feature "
+                         "(nothing was sent)")
+        self.assertIn("it needs the transfer-v2 \"stream\" feature, which this receiver lacks",
+                      self.one_error_line(recv))
+        self.assertEqual(recv.out[1], b"")
+
+    @defer.inlineCallbacks
+    def test_short_text_in_the_mailbox(self):
+        """A short ``--text -`` goes in the mailbox as classic's text offer,
+        to a peer without the feature too: shown as before."""
+        text, fd = self.text_file(1000)
+        send = self.text_sender(fd)
+        recv = yield self.both_end(send, lambda: self.receiver("r", env=WITHOUT), (0, 0))
+        self.assertEqual(recv.out[1].decode("utf-8"), received_text(text) + "\n")
+        self.assertNotIn(b"transfer-v2", recv.stderr)
+
+    @defer.inlineCallbacks
+    def test_long_text_to_the_reference(self):
+        """The reference 0.24 (classic only), in a loopback-only namespace:
+        a long text is refused on our side, and the reference is told why."""
+        ns = files.Namespace.create(self)
+        servers = yield files.Servers.start(self, ns=ns)
+        _, fd = self.text_file(300_000)
+        send = spawn(self, our_cli("--relay-url", servers.url, "--transit-helper",
+                                   servers.transit, "send", "--hide-progress", "--no-qr",
+                                   "--code", self.code, "--text", "-"),
+                     "wormhole send --text -", stdin=fd, env=ENV, ns=ns)
+        recv = yield self.both_end(send, lambda: spawn(
+            self, ref(servers.url, "receive", self.code), "reference receive", stdin="w",
+            ns=ns), (1, 1))
+        self.assertEqual(self.one_error_line(send),
+                         "ERROR: the text is longer than 262144 bytes, more than the mailbox "
+                         "carries, and the receiver speaks only the classic protocol, which "
+                         "has no other way for a text (nothing was sent)")
+        self.assertIn(b"the sender's text is longer than 262144 bytes", recv.stderr)
+        self.assertEqual(recv.out[1], b"")

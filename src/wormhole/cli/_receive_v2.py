@@ -11,7 +11,7 @@ from ._connection_path import ConnectionPath
 from ._display import received_text
 from ._progress import say
 from ._prompt import ask
-from ._receiving import Receiving
+from ._stream_receive import StreamReceiving
 from ._v2_session import first_connection, receiving_session, started
 
 
@@ -23,7 +23,9 @@ def receive_session(reactor, cfg, w):
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
     first = first_connection(reactor, cfg)
-    receiving = _receiving_for(cfg)(reactor, cfg, ask, path)
+    # a Receiving that also takes streams (a long text shown as a text;
+    # with --stdout, any stream to standard output: docs/cli.md "Streams")
+    receiving = StreamReceiving(reactor, cfg, ask, path)
     texts = []
 
     def on_text(text):
@@ -63,15 +65,6 @@ def receive_session(reactor, cfg, w):
         # "Exit status")
         raise TransferError("the sender ended the session without sending anything")
     return None
-
-
-def _receiving_for(cfg):
-    """Who decides about the offers: ``--stdout`` (``-o -``) takes a stream
-    to standard output (docs/cli.md "Streams")."""
-    if cfg.output_file == "-":
-        from ._stream_receive import StreamReceiving
-        return StreamReceiving
-    return Receiving
 
 
 class SenderMailbox:

@@ -13,14 +13,16 @@ that does not end as the sender's FileAcknowledge says (cut, the sender
 gone or its input failed) is an ERROR line saying how many bytes were
 written and that a stream cannot be resumed.
 """
+import codecs
 import fcntl
 import os
 
-from twisted.internet import abstract, defer, error, fdesc
+from twisted.internet import abstract, defer, error, fdesc, interfaces
+from zope.interface import implementer
 
 from .. import transfer_v2 as T
 from ..errors import TransferError
-from ._display import naturalsize
+from ._display import escape_text, naturalsize
 from ._progress import OfferProgress, say
 from ._receiving import Receiving
 
@@ -84,44 +86,90 @@ class OutputWriter(abstract.FileDescriptor):
             self.ended.callback(None)
 
 
+@implementer(interfaces.IConsumer)
+class TextOut:
+    """A text stream (``send --text -`` of a long text) shown as ``wormhole
+    receive`` shows a text: decoded as UTF-8 as it comes (an invalid
+    sequence as U+FFFD), each character ``escape_text`` escapes escaped
+    (a streamed text is shown as it comes: the one whole-text rule of a
+    mailbox text, ``\'`` when both quotes occur, cannot apply), a newline
+    at its end (``finish``)."""
+
+    def __init__(self, writer):
+        self._writer = writer
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def registerProducer(self, producer, streaming):
+        self._writer.registerProducer(producer, streaming)
+
+    def unregisterProducer(self):
+        self._writer.unregisterProducer()
+
+    def write(self, data):
+        self._writer.write(escape_text(self._decoder.decode(data)).encode("utf-8"))
+
+    def finish(self):
+        tail = escape_text(self._decoder.decode(b"", final=True))
+        self._writer.write((tail + "\n").encode("utf-8"))
+
+
 class StreamReceiving(Receiving):
-    """``Receiving`` for ``--stdout``: a stream offer goes to standard
-    output without a question (the question would go there too, and the
-    human asked for the stream); a file or directory offer is refused."""
+    """``Receiving`` that also takes streams: with ``--stdout`` (``-o -``)
+    one stream goes to standard output as it is, without a question (the
+    question would go there too, and the human asked for the stream), and
+    a file or directory offer is refused; without it a text stream is
+    shown as a text is, and any other stream refused."""
 
     def __init__(self, reactor, cfg, ask, path=None):
         super().__init__(reactor, cfg, ask, path)
         self._stream = None  # the accepted stream (an IncomingOffer)
+        self._raw = cfg.output_file == "-"
 
     @defer.inlineCallbacks
     def _decide(self, incoming, number):
         if incoming in self._unanswered:
+            return
+        if not incoming.is_stream and not self._raw:
+            yield super()._decide(incoming, number)
             return
         if not incoming.is_stream or self._stream is not None:
             self._refuse(incoming, "transfer rejected",
                          "--stdout takes one stream (wormhole send -): refused "
                          f"{'a second stream' if incoming.is_stream else 'a file or directory'}")
             return
+        if not self._raw and not incoming.offer.text:
+            yield super()._decide(incoming, number)  # refused: it says why
+            return
         cfg = self._cfg
-        say(cfg, f"Receiving a stream ({incoming.offer.filename!r}) to standard output")
         writer = OutputWriter(self._reactor, cfg.stdout.fileno())
         self._stream = incoming
-        meter = OfferProgress(self._reactor, cfg, self._path, ("Receiving", "Received"), None,
-                              "receive")
-        incoming.progress = meter.update
+        meter = None
+        consumer = writer if self._raw else TextOut(writer)
+        if self._raw:
+            say(cfg, f"Receiving a stream ({escape_text(incoming.offer.filename)!r}) to "
+                     "standard output")
+            meter = OfferProgress(self._reactor, cfg, self._path, ("Receiving", "Received"),
+                                  None, "receive")
+            incoming.progress = meter.update
         self._accepted.add(incoming)
         done = incoming.when_done()
         # the command ends once what the writer holds went out
         self.done.append(done)
         self.done.append(writer.ended)
-        done.addBoth(self._stream_ended, meter, incoming, writer)
-        yield incoming.accept_stream(writer)
+        done.addBoth(self._stream_ended, meter, incoming, writer, consumer)
+        yield incoming.accept_stream(consumer)
 
-    def _stream_ended(self, result, meter, incoming, writer):
-        meter.close()
-        writer.loseConnection()  # once its buffer drained
+    def _stream_ended(self, result, meter, incoming, writer, consumer):
+        if meter is not None:
+            meter.close()
         written = self._written()
         cfg = self._cfg
+        if isinstance(result, T.Received) and meter is None:
+            self._received_whole.add(incoming)
+            consumer.finish()  # a text, whole: its end, as a text's
+            writer.loseConnection()
+            return
+        writer.loseConnection()  # once its buffer drained
         if isinstance(result, T.Received):
             self._received_whole.add(incoming)
             self._count_received(result, meter)

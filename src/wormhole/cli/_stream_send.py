@@ -26,12 +26,17 @@ from ._progress import OfferProgress, say
 from ._send_paths import rejected
 from ._sending import send_v2_or_classic
 from ._v2_session import check_transit_helper
+from ._wording import TEXT_SENT
 
 # what the stream is called in its offer (the receiver shows it)
 STDIN_NAME = "stdin"
 # what a classic receiver is told (it shows the sender's words as they are)
 TO_CLASSIC = ("the sender offers a stream (wormhole send -), which the classic protocol "
               "cannot carry: it needs a size before the first byte (nothing was sent)")
+# the longest ``send --text -`` that goes in the mailbox, as classic's text
+# offer: the Mailbox server takes messages up to 1 MiB, a text's bytes
+# travel hex-encoded inside JSON (docs/cli.md "Streams")
+MAILBOX_TEXT = 256 * 1024
 # one read: a whole data record (transfer_v2's DATA_CHUNK)
 READ_SIZE = 65505
 
@@ -92,46 +97,124 @@ class InputReader(abstract.FileDescriptor):
             self._consumer.fail(f"reading standard input failed: {reason.getErrorMessage()}")
 
 
-def send_stream(reactor, cfg):
-    """Send standard input as a stream: transfer-v2 with the "stream"
-    feature, or a refusal naming what the peer lacks."""
+class LongText:
+    """``send --text -`` read more than MAILBOX_TEXT bytes: ``head`` is
+    what was read; the rest is still in standard input."""
+
+    def __init__(self, head):
+        self.head = head
+
+
+def read_text(cfg):
+    """``send --text -``'s standard input: the text (a str) when it ends
+    within MAILBOX_TEXT bytes, else a LongText (docs/cli.md "Streams").
+    Read from the descriptor, so that nothing past the head waits in a
+    buffer the stream would not see."""
+    try:
+        fd = cfg.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return cfg.stdin.read()  # no descriptor (a test's StringIO): read whole
+    chunks, n = [], 0
+    while n <= MAILBOX_TEXT:
+        data = os.read(fd, MAILBOX_TEXT + 1 - n)
+        if not data:
+            break
+        chunks.append(data)
+        n += len(data)
+    head = b"".join(chunks)
+    if n > MAILBOX_TEXT:
+        return LongText(head)
+    return head.decode(getattr(cfg.stdin, "encoding", None) or "utf-8",
+                       getattr(cfg.stdin, "errors", None) or "strict")
+
+
+def send_stream(reactor, cfg, long_text=None):
+    """Send standard input as a stream (``long_text``, a LongText: the
+    rest of a long ``--text -``, as a text stream): transfer-v2 with the
+    "stream" feature, or a refusal naming what the peer lacks."""
     check_transit_helper(cfg)
-    say(cfg, "Sending standard input as a stream (its length is known at its end)")
+    what = _Text() if long_text is not None else _Data()
+    say(cfg, what.sending)
 
     def classic(cfg, w):
         raise AssertionError("refused before")  # refuse_classic raised
 
     def refuse_classic(w, reason):
         # the classic receiver waits for an offer: it is told why none comes
-        w.send_message(dict_to_bytes({"error": TO_CLASSIC}))
-        raise T.StreamRefused(STREAM_NEEDS_V2)
+        w.send_message(dict_to_bytes({"error": what.to_classic}))
+        raise T.StreamRefused(what.classic_refused)
 
     @defer.inlineCallbacks
     def over_v2(session, path, w):
         try:
-            yield offer_stdin(reactor, cfg, session, path, w)
+            yield offer_stdin(reactor, cfg, session, path, w, what,
+                              long_text.head if long_text is not None else b"")
         finally:
             yield session.close()
     return send_v2_or_classic(reactor, cfg, classic=classic, over_v2=over_v2,
                               refuse_classic=refuse_classic, with_wormhole=True)
 
 
+class _Data:
+    """What ``send -`` says."""
+    name = STDIN_NAME
+    text = False
+    sending = "Sending standard input as a stream (its length is known at its end)"
+    to_classic = TO_CLASSIC
+    classic_refused = STREAM_NEEDS_V2
+    to_featureless = ('a stream needs the transfer-v2 "stream" feature, which this '
+                      "receiver lacks (nothing was sent)")
+
+    def refused(self, error):
+        return str(error)
+
+    def sent(self, nbytes):
+        return f"Stream sent: {_amount(nbytes)}, confirmed by the receiver (length and hash)"
+
+
+class _Text:
+    """What ``send --text -`` of a long text says."""
+    name = "text"
+    text = True
+    sending = (f"Sending a long text message (over {MAILBOX_TEXT} bytes, more than the "
+               "mailbox carries) as a stream")
+    to_classic = (f"the sender's text is longer than {MAILBOX_TEXT} bytes, more than the "
+                  "mailbox carries, and the classic protocol has no other way for a "
+                  "text (nothing was sent)")
+    classic_refused = (f"the text is longer than {MAILBOX_TEXT} bytes, more than the mailbox "
+                       "carries, and the receiver speaks only the classic protocol, which "
+                       "has no other way for a text (nothing was sent)")
+    to_featureless = (f"the sender's text is longer than {MAILBOX_TEXT} bytes: it needs the "
+                      'transfer-v2 "stream" feature, which this receiver lacks (nothing '
+                      "was sent)")
+
+    def refused(self, error):
+        return (f"the text is longer than {MAILBOX_TEXT} bytes, more than the mailbox "
+                'carries, and the receiver\'s transfer-v2 lacks the "stream" feature (nothing '
+                "was sent)")
+
+    def sent(self, nbytes):
+        return TEXT_SENT
+
+
 @defer.inlineCallbacks
-def offer_stdin(reactor, cfg, session, path, w):
-    """The stream offer of standard input on ``session``, its progress
-    (bytes and rate, no total) and what to say at its end."""
+def offer_stdin(reactor, cfg, session, path, w, what, head=b""):
+    """The stream offer of standard input on ``session`` (after ``head``,
+    read already), its progress (bytes and rate, no total) and what to
+    say at its end."""
     meter = OfferProgress(reactor, cfg, path, ("Sending", "Sent"), None, "stream")
     readers = []
 
     def start(consumer):
+        if head:
+            consumer.write(head)
         readers.append(InputReader(reactor, cfg.stdin.fileno(), consumer))
     try:
-        result = yield session.offer_stream(start, STDIN_NAME, progress=meter.update)
+        result = yield session.offer_stream(start, what.name, progress=meter.update,
+                                            text=what.text)
     except T.StreamRefused as e:
-        w.send_message(dict_to_bytes({"error": (
-            'a stream needs the transfer-v2 "stream" feature, which this receiver '
-            "lacks (nothing was sent)")}))
-        raise TransferError(str(e)) from None
+        w.send_message(dict_to_bytes({"error": what.to_featureless}))
+        raise TransferError(what.refused(e)) from None
     except T.OfferRejected as e:
         if e.reason == T.STOPPED_READING:
             raise Declined(f"the receiver stopped reading the stream after "
@@ -146,9 +229,9 @@ def offer_stdin(reactor, cfg, session, path, w):
         meter.close()
         for reader in readers:
             reader.restore()
-    say(cfg, f"Stream sent: {_amount(result.bytes)}, confirmed by the receiver "
-             "(length and hash)")
-    say(cfg, meter.summary())
+    say(cfg, what.sent(result.bytes))
+    if not what.text:
+        say(cfg, meter.summary())
 
 
 def _amount(nbytes):

@@ -35,6 +35,10 @@ def send(reactor, cfg):
             yield send_paths(reactor, cfg)
         return
     text = yield text_to_send(reactor, cfg)
+    if not isinstance(text, str):  # a LongText: more than the mailbox carries
+        from ._stream_send import send_stream
+        yield send_stream(reactor, cfg, text)
+        return
     print(sending_text(text), file=cfg.stderr)
     if (yield send_text(reactor, cfg, text)):
         print(TEXT_SENT, file=cfg.stderr)

@@ -203,7 +203,7 @@ class TransferSession:
             return defer.fail()
         return self.offer_prepared(outgoing, progress, file_started, resumed)
 
-    def offer_stream(self, source, name="stream", progress=lambda nbytes: None):
+    def offer_stream(self, source, name="stream", progress=lambda nbytes: None, text=False):
         """Offer a stream (the "stream" feature, docs/transfer-v2.md
         "Streams"): bytes of a length nobody knows yet, from ``source``, a
         file-like object (``read``) or a callable ``start(consumer)`` that
@@ -214,14 +214,15 @@ class TransferSession:
         StreamRefused at once when the peer did not declare the feature
         (nothing is sent), OfferRejected (its ``reason`` starts with
         ``STOPPED_READING`` when the receiver's consumer stopped),
-        StreamInputFailed, OfferLost."""
+        StreamInputFailed, OfferLost. ``text``: the bytes are a text
+        message (UTF-8), for the receiver to show as one."""
         why = self._cannot_offer()
         if why is None and not self.negotiated.stream:
             why = StreamRefused(STREAM_REFUSED)
         if why is not None:
             return defer.fail(why)
         try:
-            outgoing = _stream_source.prepare_stream(source, name)
+            outgoing = _stream_source.prepare_stream(source, name, text)
         except (TypeError, M.MessageError) as e:
             return defer.fail(TransferError(str(e)))
         return self._offer_outgoing(outgoing, progress)

@@ -39,15 +39,16 @@ class OutgoingStream:
     is_directory = False
 
 
-def prepare_stream(source, name="stream"):
+def prepare_stream(source, name="stream", text=False):
     """The OutgoingStream for ``source``: an object with ``read(n)``
     (read to its end, in the reactor thread: a file, not a pipe that may
     block), or a callable ``start(consumer)`` that makes a producer write
-    to ``consumer`` (an ``IConsumer`` with ``finish()`` and ``fail(reason)``)."""
+    to ``consumer`` (an ``IConsumer`` with ``finish()`` and ``fail(reason)``).
+    ``text``: its bytes are a text message (UTF-8)."""
     if not (callable(getattr(source, "read", None)) or callable(source)):
         raise TypeError("a stream comes from a file-like object (read) or a "
                         "callable start(consumer)")
-    return OutgoingStream(M.StreamOffer(name, int(time.time())), source)
+    return OutgoingStream(M.StreamOffer(name, int(time.time()), text), source)
 
 
 @implementer(interfaces.IPullProducer)

@@ -45,6 +45,10 @@ class Messages(unittest.TestCase):
         self.assertEqual(fields, {"filename": "stdin", "timestamp": 1700000000,
                                   "stream": True})
         self.assertEqual(M.parse_record(raw), offer)
+        text = M.StreamOffer("text", 1700000000, text=True)
+        raw = M.encode_record(text)
+        self.assertEqual(M._unpack(raw[1:], M.MAX_CONTROL_MESSAGE)["text"], True)
+        self.assertEqual(M.parse_record(raw), text)
 
     def test_malformed(self):
         """A stream offer with a size (a made-up one), an offset, or a
@@ -55,7 +59,8 @@ class Messages(unittest.TestCase):
                {"filename": "s", "timestamp": 0, "stream": False, "bytes": 1},
                {"filename": 3, "timestamp": 0, "stream": True},
                {"filename": "s", "timestamp": -1, "stream": True},
-               {"filename": "s", "stream": True}]
+               {"filename": "s", "stream": True},
+               {"filename": "s", "timestamp": 0, "stream": True, "text": "yes"}]
         for fields in bad:
             raw = bytes((M.KIND_FILE_OFFER,)) + M._pack(fields)
             self.assertRaises(M.MessageError, M.parse_record, raw)
