@@ -381,10 +381,11 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
         raise click.UsageError("--classic sends one file or directory per code")
     if transfer_v2 and classic:
         raise click.UsageError("--transfer-v2 and --classic exclude each other")
-    if "-" in what and (len(what) > 1 or classic or cfg.tor):
-        # (a file named "-" is ./-)
+    if "-" in what and (len(what) > 1 or classic or cfg.tor or json_lines or verify):
+        # (a file named "-" is ./-); --verify would ask on the stream's input
         raise click.UsageError("- sends standard input as a stream, alone and over "
-                               "transfer-v2 (not with --classic, --tor or other paths)")
+                               "transfer-v2 (not with --classic, --tor, --json, --verify "
+                               "or other paths)")
     cfg.what = what[0] if what else None
     cfg.paths = what
     if cfg.tor and (transfer_v2 or len(what) > 1):
