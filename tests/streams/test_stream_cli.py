@@ -10,6 +10,7 @@ does); every child stopped by its PID in cleanup. Memory is read from
 nothing that came before it; VmRSS: the resident size now)."""
 import os
 import re
+import shlex
 import sys
 
 from twisted.internet import defer, protocol, reactor, task
@@ -20,6 +21,7 @@ from wormhole.session import escape_text
 from wormhole_mailbox.testing import start_mailbox_server
 
 from ..cli._process import our_cli, our_source
+from ..cli._pty import spawn_in_pty
 from ..cli._support import NO_TRANSIT, ref
 from ..files import _support as files
 
@@ -485,3 +487,36 @@ class TextStreams(_Streams):
                          "has no other way for a text (nothing was sent)")
         self.assertIn(b"the sender's text is longer than 262144 bytes", recv.stderr)
         self.assertEqual(recv.out[1], b"")
+
+
+# writes 100 kB every 0.1 s for about 2 s: a stream that lasts long enough
+# for a bar to be drawn (tqdm redraws at most every 0.1 s)
+FEEDER = """\
+import os, time
+for _ in range(20):
+    os.write(1, b"x" * 100000)
+    time.sleep(0.1)
+"""
+
+
+class Progress(_Streams):
+    @defer.inlineCallbacks
+    def test_bytes_and_rate_on_a_terminal_only(self):
+        """The sender's stderr is a terminal: its bar shows the bytes and
+        the rate, no total, no percentage. The receiver's stderr is a
+        pipe: no bar at all (no carriage return), only the lines."""
+        sh = (f"{shlex.quote(sys.executable)} -c {shlex.quote(FEEDER)} | exec "
+              + shlex.join(self.ours("send", "--no-qr", "--code", self.code, "-")))
+        send = spawn_in_pty(self, ["/bin/sh", "-c", sh], "wormhole send - in a terminal",
+                            env=dict(ENV, **our_source(our_cli())), columns=100)
+        recv = yield self.both_end(send, lambda: self.receiver("r", "--stdout"), (0, 0))
+        self.assertEqual(recv.out[1], b"x" * 2_000_000)
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", send.stdout.decode("utf-8", "replace"))
+        drawn = [seg for line in text.split("\n") for seg in line.split("\r")
+                 if seg.startswith("stream: ")]
+        self.assertTrue(drawn, send.describe())
+        for seg in drawn:
+            self.assertRegex(seg, r"^stream: [\d.]+[kMG]?B [\d.?]+[kMG]?B/s \[\d\d:\d\d\]\s*$")
+        self.assertNotIn(b"\r", recv.stderr)
+        self.assertNotIn(b"receive: ", recv.stderr)
+        self.assertIn(b"Stream received: 2000000 bytes", recv.stderr)
