@@ -131,7 +131,7 @@ class Child(protocol.ProcessProtocol):
                 f"stderr: {self.stderr.decode(errors='replace')[-3000:]}")
 
 
-def spawn(testcase, argv, name, stdin="w", stdout="r", env=None, ns=None):
+def spawn(testcase, argv, name, stdin="w", stdout="r", env=None, ns=None, cwd=None):
     """``argv`` as a child; ``stdin``/``stdout`` a descriptor of ours
     (a pipe's end, given to it), or "w"/"r" (kept by the test); stderr is
     kept. Our CLI gets the ``src`` this test imported (``our_source``),
@@ -142,7 +142,7 @@ def spawn(testcase, argv, name, stdin="w", stdout="r", env=None, ns=None):
     full_env.update(env or {})
     if ns is not None:
         argv = ns.argv(argv)
-    reactor.spawnProcess(child, argv[0], argv, env=full_env,
+    reactor.spawnProcess(child, argv[0], argv, env=full_env, path=cwd,
                          childFDs={0: stdin, 1: stdout, 2: "r"})
     testcase.addCleanup(child.stop)
     return child
@@ -409,6 +409,28 @@ class WithoutTheFeature(_Streams):
         self.assertIn(b"TransferError: the sender offers a stream (wormhole send -), which the "
                       b"classic protocol cannot carry", recv.stderr)
 
+
+    @defer.inlineCallbacks
+    def test_reference_file_to_stdout(self):
+        """The reference 0.24 sends a file to ``receive --stdout``: the
+        classic offer is refused (exit 3), said why, nothing written."""
+        ns = files.Namespace.create(self)
+        servers = yield files.Servers.start(self, ns=ns)
+        src = self.mktemp()
+        os.makedirs(src)
+        with open(os.path.join(src, "f.txt"), "wb") as f:
+            f.write(b"a file")
+        send = spawn(self, files.ref_argv(servers, "send", "--code", self.code, "f.txt"),
+                     "reference send", ns=ns, cwd=src)
+        out = os.path.abspath(self.mktemp())
+        os.makedirs(out)
+        recv = yield self.both_end(send, lambda: spawn(
+            self, our_cli("--relay-url", servers.url, "--transit-helper", servers.transit,
+                          "receive", "--stdout", self.code),
+            "wormhole receive --stdout", env=ENV, ns=ns, cwd=out), (1, 3))
+        self.assertIn(b"--stdout (-o -) takes a stream (wormhole send -): refusing the file "
+                      b"the classic protocol offers", recv.stderr)
+        self.assertEqual((recv.out[1], os.listdir(out)), (b"", []))
 
 class TextStreams(_Streams):
     """``send --text -``: a text longer than the mailbox carries goes as a
