@@ -191,12 +191,9 @@ class TransferSession:
         size, offset)`` says when each file of a directory begins;
         ``resumed(held)``, before the first byte, how many bytes the
         receiver's resume keeps (not sent, not counted by ``progress``)."""
-        if self.negotiated is None:
-            return defer.fail(TransferError("the session is not open"))
-        if not self.negotiated.we_may_offer:
-            return defer.fail(TransferError(
-                f"we may not offer in mode {self.negotiated.our_mode!r} to a peer in "
-                f"mode {self.negotiated.their_mode!r}"))
+        why = self._cannot_offer()
+        if why is not None:
+            return defer.fail(why)
         try:
             outgoing = _source.prepare(path)
         except TransferError:
