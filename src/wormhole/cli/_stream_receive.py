@@ -45,7 +45,11 @@ class OutputWriter(abstract.FileDescriptor):
         super().__init__(reactor)
         self._fd = fd
         self._flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fdesc.setNonBlocking(fd)
+        if not os.isatty(fd):
+            # a terminal stays blocking: its description is often stderr's
+            # too, and stderr's lines must never meet EAGAIN (a terminal
+            # drains as fast as a human reads anyway)
+            fdesc.setNonBlocking(fd)
         self.connected = 1
         self.ended = defer.Deferred()
         self.broken = False
