@@ -347,6 +347,25 @@ class Pipes(_Streams):
         self.assertIn("(the sender cancelled the transfer (SIGTERM))", line)
 
     @defer.inlineCallbacks
+    def test_input_fails(self):
+        """The sender's standard input cannot be read (a file opened for
+        writing only: EBADF at the first read): the sender says so (exit
+        1), the receiver exits 1 with one line giving the sender's reason,
+        the bytes written and that the stream cannot be resumed."""
+        fd = os.open(self.mktemp(), os.O_WRONLY | os.O_CREAT)
+        self.addCleanup(os.close, fd)
+        send = self.sender(fd)
+        recv = yield self.both_end(send, lambda: self.receiver("r", "--stdout"), (1, 1))
+        self.assertRegex(self.one_error_line(send),
+                         r"^ERROR: the stream's input failed after 0 bytes: reading standard "
+                         r"input failed: .*Bad file descriptor$")
+        line = self.one_error_line(recv)
+        self.assertIn("the stream was cut after 0 bytes", line)
+        self.assertIn("(the sender stopped the stream: the stream's input failed after 0 "
+                      "bytes: reading standard input failed", line)
+        self.assertTrue(line.endswith(": a stream cannot be resumed"), line)
+
+    @defer.inlineCallbacks
     def test_without_stdout(self):
         """A stream to ``receive`` without --stdout: refused, said on both
         sides, exit 3; nothing on the receiver's stdout."""
