@@ -294,6 +294,44 @@ class BackToBack(unittest.TestCase):
         self.assertEqual(bytes(link.consumer.data), bytes(producer.written))
         self.assertEqual(link.sender_result, [OfferResult(1, 500_000)])
 
+    def test_pull_producer(self):
+        """An application's pull producer (one piece per resumeProducing):
+        asked while the subchannel has room, not while it is paused."""
+        written = bytearray()
+
+        @implementer(interfaces.IPullProducer)
+        class Pull:
+            def __init__(self, consumer):
+                self.consumer = consumer
+                self.asked = 0
+
+            def resumeProducing(self):
+                self.asked += 1
+                if len(written) >= 300_000:
+                    self.consumer.unregisterProducer()
+                    return self.consumer.finish()
+                data = os.urandom(7_000)
+                written.extend(data)
+                self.consumer.write(data)
+
+            def stopProducing(self):
+                pass
+        pulls = []
+
+        def start(consumer):
+            pulls.append(Pull(consumer))
+            link.transport.producer.pauseProducing()  # the subchannel is full
+            consumer.registerProducer(pulls[0], False)
+        link = Link(start)
+        link.sender.connected()
+        link.clock.advance(0)
+        self.assertEqual(pulls[0].asked, 0)
+        link.transport.producer.resumeProducing()
+        link.clock.advance(0)
+        self.assertEqual(bytes(link.consumer.data), bytes(written))
+        self.assertEqual(link.sender_result, [OfferResult(1, 43 * 7_000)])
+        self.assertEqual(pulls[0].asked, 44)  # 43 pieces, then the end
+
     def test_paused_by_the_subchannel(self):
         """The subchannel's pause (Dilation's flow control) pauses the
         application's producer; nothing more is written until resumed."""
