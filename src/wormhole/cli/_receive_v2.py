@@ -1,7 +1,7 @@
 """The transfer-v2 side of ``wormhole receive`` (docs/transfer-v2.md
 "The CLI"): the session until the sender closes it, or the hand-over to
 the classic receiver when the sender cannot dilate after all."""
-from twisted.internet import defer
+from twisted.internet import defer, task
 
 from ..errors import TransferError
 from ..eventual import EventualQueue
@@ -13,6 +13,9 @@ from ._progress import say
 from ._prompt import ask
 from ._stream_receive import StreamReceiving
 from ._v2_session import first_connection, receiving_session, started
+
+# how long a session that brought nothing waits for the sender's reason
+WHY_WAIT = 2.0
 
 
 @defer.inlineCallbacks
@@ -61,6 +64,10 @@ def receive_session(reactor, cfg, w):
         say(cfg, str(receiving.gave_up))
     yield receiving.finished()
     if not texts and not receiving.offers:
+        # a sender that could offer nothing says why in the mailbox (a
+        # stream we cannot take: docs/cli.md "Streams"), which may come
+        # after its session's close: heard, if it comes within WHY_WAIT
+        yield mailbox.peer.unless_error(task.deferLater(reactor, WHY_WAIT, lambda: None))
         # a transfer that did not happen never exits 0 (docs/cli.md,
         # "Exit status")
         raise TransferError("the sender ended the session without sending anything")

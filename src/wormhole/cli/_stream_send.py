@@ -124,8 +124,10 @@ def read_text(cfg):
     head = b"".join(chunks)
     if n > MAILBOX_TEXT:
         return LongText(head)
-    return head.decode(getattr(cfg.stdin, "encoding", None) or "utf-8",
+    text = head.decode(getattr(cfg.stdin, "encoding", None) or "utf-8",
                        getattr(cfg.stdin, "errors", None) or "strict")
+    # as sys.stdin.read() gave it (universal newlines), and the reference sends it
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def send_stream(reactor, cfg, long_text=None):
