@@ -132,6 +132,22 @@ def wait_rusage(p, timeout=None):
         time.sleep(0.02)
 
 
+
+def wait_pair(send, recv):
+    """Reap a receiver, then its sender: (receiver's rusage, the time the
+    receiver ended, sender's rusage); whatever still runs on the way out
+    (a failure, a timeout) is killed and reaped."""
+    try:
+        r = wait_rusage(recv, timeout=1800)
+        ended = time.monotonic()
+        s = wait_rusage(send, timeout=120)
+    finally:
+        for p in (send, recv):
+            if p.returncode is None:
+                kill_tree(p)
+                wait_rusage(p)
+    return r, ended, s
+
 # python -c CPU_PROFILE OUT.prof SCRIPT ARGS...: cProfile in process CPU time
 CPU_PROFILE = (
     "import cProfile, runpy, sys, time\n"
@@ -238,15 +254,7 @@ def run_transfer(impl, url, relay_port, src, no_listen, profile_dir=None,
                for n, p in (("send", send), ("recv", recv))]
     for t in threads:
         t.start()
-    try:
-        r = wait_rusage(recv, timeout=1800)
-        t_end = time.monotonic()
-        s = wait_rusage(send, timeout=120)
-    finally:
-        for p in (send, recv):
-            if p.returncode is None:
-                kill_tree(p)
-                wait_rusage(p)
+    r, t_end, s = wait_pair(send, recv)
     for t in threads:
         t.join(5)
     ok = (recv.returncode == 0 and send.returncode == 0 and os.path.exists(out)

@@ -2,10 +2,16 @@
 docs/api.md "Sessions") with no CLI of ours: nothing here imports
 ``wormhole.cli``. Our Mailbox server (and Transit relay) on 127.0.0.1;
 the reference 0.24 as a subprocess stopped by PID in cleanup; every
-wormhole closed at the end."""
+wormhole closed at the end. ``Streams``: the "stream" feature
+(docs/transfer-v2.md "Streams"): a Twisted application pipes a
+process's output to a peer (``Transfer.send(stream=...)``, the process
+transport as the push producer; the child is ours, waited for) and the
+receiving ``Transfer``'s ``IStreamPolicy`` gives the consumer; a peer
+without the feature and a policy that takes no streams refuse it."""
+import hashlib
 import os
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer, protocol, reactor
 from twisted.internet.task import deferLater
 from twisted.trial import unittest
 from zope.interface import implementer
@@ -20,6 +26,7 @@ from .._ourmailbox import OurMailboxTestCase
 from .._processes import free_port as closed_port  # bound, then released
 from ..files import _support as files
 from ..transfer_v2._support import _Attempts
+from ..transit._support import HashingConsumer
 
 APPID = "lothar.com/wormhole/text-or-file-xfer"  # the reference's commands use it
 LOCAL = {"_listen_addresses": ["127.0.0.1"]}
@@ -390,3 +397,135 @@ class ReferencePeer(unittest.TestCase):
         self.assertEqual(files.sha256_of(got.path), digest)
         status = yield peer.ended
         self.assertEqual(status, 0, peer.describe())
+
+
+NBYTES = 3_000_000
+
+
+@implementer(S.IStreamPolicy)
+class TakeStreams:
+    def __init__(self):
+        self.asked = []
+        self.consumer = HashingConsumer()
+
+    def decide(self, offer):
+        self.asked.append(offer)
+        return True
+
+    def consumer_for(self, offer):
+        return self.consumer
+
+
+class ProcessOutput(protocol.ProcessProtocol):
+    """A child's standard output as a stream: its transport is the push
+    producer, its end the stream's end (non-zero: the stream fails)."""
+
+    def __init__(self, argv):
+        self._argv = argv
+        self.hash = hashlib.sha256()
+        self.ended = defer.Deferred()
+        self._consumer = None
+
+    def start(self, consumer):
+        self._consumer = consumer
+        reactor.spawnProcess(self, self._argv[0], self._argv, env={})
+        consumer.registerProducer(self.transport, True)
+
+    def outReceived(self, data):
+        self.hash.update(data)
+        self._consumer.write(data)
+
+    def processEnded(self, reason):
+        self._consumer.unregisterProducer()
+        code = reason.value.exitCode
+        if code == 0:
+            self._consumer.finish()
+        else:
+            self._consumer.fail(f"the process exited with status {code}")
+        self.ended.callback(code)
+
+
+def head_of_urandom(nbytes):
+    return ["/usr/bin/head", "-c", str(nbytes), "/dev/urandom"]
+
+
+class Streams(_Pair):
+    @defer.inlineCallbacks
+    def test_process_output_to_a_consumer(self):
+        """A process's output goes to the peer's consumer, paced by it (it
+        pauses the stream every MB); both ends' hashes equal, the events
+        say a stream (no size)."""
+        w1, w2 = yield self.pair()
+        seen1, seen2, policy = Recorder(), Recorder(), TakeStreams()
+        child = ProcessOutput(head_of_urandom(NBYTES))
+        sending = S.Transfer(reactor, w1, APPID, seen1, dilate_kwargs=LOCAL).send(
+            stream=child.start, stream_name="dump")
+        receiving = S.Transfer(reactor, w2, APPID, seen2, policy,
+                               dilate_kwargs=LOCAL).receive()
+        [sent] = yield sending
+        [got] = yield receiving
+        self.assertEqual((yield child.ended), 0)
+        self.assertEqual((sent.name, sent.size), ("dump", NBYTES))
+        self.assertEqual((got.name, got.path, got.size), ("dump", None, NBYTES))
+        self.assertEqual(policy.consumer.hash.digest(), child.hash.digest())
+        self.assertEqual(policy.asked, [S.OfferArrived("stream", "dump", None, None)])
+        self.assertEqual(policy.consumer.pauses, 3)  # every MB: flow control exercised
+        progress = seen2.of(S.Progress)
+        self.assertEqual(progress[-1], S.Progress("dump", NBYTES, None))
+
+    @defer.inlineCallbacks
+    def test_failing_process(self):
+        """A process that fails: the receiver's transfer fails with the
+        reason, never Received."""
+        w1, w2 = yield self.pair()
+        seen2, policy = Recorder(), TakeStreams()
+        child = ProcessOutput(["/bin/sh", "-c", "head -c 100000 /dev/urandom; exit 3"])
+        sending = S.Transfer(reactor, w1, APPID, Recorder(), dilate_kwargs=LOCAL).send(
+            stream=child.start)
+        receiving = S.Transfer(reactor, w2, APPID, seen2, policy,
+                               dilate_kwargs=LOCAL).receive()
+        e = yield self.assertFailure(sending, T.StreamInputFailed)
+        self.assertIn("the process exited with status 3", str(e))
+        e = yield self.assertFailure(receiving, T.StreamAborted)
+        self.assertIn("the process exited with status 3", str(e))
+        self.assertEqual(seen2.of(S.Received), [])
+
+    @defer.inlineCallbacks
+    def test_peer_without_the_feature(self):
+        """A receiver whose transfer-v2 lacks "stream": the stream is
+        refused before anything is sent, saying what the peer lacks."""
+        features = {k: v for k, v in T.app_versions("receive")["transfer-v2"][
+            "features"].items() if k != "stream"}
+        w1 = wormhole.create(APPID, self.srv.url, reactor, **S.wormhole_options("send"))
+        w2 = wormhole.create(APPID, self.srv.url, reactor, dilation=True,
+                             versions=T.app_versions("receive", features))
+        self.close_later(w1, w2)
+        w1.allocate_code()
+        w2.set_code((yield w1.get_code()))
+        offered = []
+        receiver = T.TransferSession(reactor, w2, "receive", features=features,
+                                     on_offer=offered.append, dilate_kwargs=LOCAL)
+        receiver.start()
+        seen = Recorder()
+        started = []
+        sending = S.Transfer(reactor, w1, APPID, seen, dilate_kwargs=LOCAL).send(
+            stream=lambda consumer: started.append(consumer))
+        e = yield self.assertFailure(sending, T.StreamRefused)
+        self.assertEqual(str(e), T.STREAM_REFUSED)
+        self.assertIn('lacks the "stream" feature', str(e))
+        self.assertEqual((started, offered), ([], []))
+        yield receiver.when_closed()
+
+    @defer.inlineCallbacks
+    def test_policy_without_streams(self):
+        """A policy that is not an IStreamPolicy: the stream is refused,
+        the sender hears why."""
+        w1, w2 = yield self.pair()
+        seen2 = Recorder()
+        sending = S.Transfer(reactor, w1, APPID, Recorder(), dilate_kwargs=LOCAL).send(
+            stream=lambda consumer: consumer.finish())
+        receiving = S.Transfer(reactor, w2, APPID, seen2, dilate_kwargs=LOCAL).receive()
+        e = yield self.assertFailure(sending, T.OfferRejected)
+        self.assertIn("this receiver takes no streams", e.reason)
+        yield self.assertFailure(receiving, Exception)
+        self.assertEqual(seen2.of(S.OfferRefused)[0].by, "rules")

@@ -70,6 +70,12 @@ def _ask_human(reactor, cfg, w, offer, bar, protocol_note):
     (``PeerError``)."""
     if protocol_note is not None:
         print(protocol_note, file=cfg.stderr, flush=True)
+    if cfg.output_file == "-":
+        # --stdout takes a stream, which the classic protocol cannot carry
+        # (docs/cli.md "Streams"): nothing named "-" is written
+        print(f"--stdout (-o -) takes a stream (wormhole send -): refusing the {offer.kind} "
+              "the classic protocol offers", file=cfg.stderr, flush=True)
+        return False
     cwd = cfg.cwd or os.getcwd()
     target = offer.target
     shown = os.path.relpath(target, cwd) if target.startswith(cwd + os.sep) else target

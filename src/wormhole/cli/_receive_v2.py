@@ -1,18 +1,21 @@
 """The transfer-v2 side of ``wormhole receive`` (docs/transfer-v2.md
 "The CLI"): the session until the sender closes it, or the hand-over to
 the classic receiver when the sender cannot dilate after all."""
-from twisted.internet import defer
+from twisted.internet import defer, task
 
 from ..errors import TransferError
 from ..eventual import EventualQueue
 from ..observer import OneShotObserver
 from ..session import PeerError
-from ._receiving import Receiving
+from ._stream_receive import StreamReceiving
 from ._v2_session import first_connection, receiving_session, started
 from .ui.connection_path import ConnectionPath
 from .ui.prompt import ask
 from .ui.screen import say
 from .ui.wording import received_text
+
+# how long a session that brought nothing waits for the sender's reason
+WHY_WAIT = 2.0
 
 
 @defer.inlineCallbacks
@@ -23,7 +26,9 @@ def receive_session(reactor, cfg, w):
     the classic receiver reads first."""
     path = ConnectionPath(cfg)
     first = first_connection(reactor, cfg)
-    receiving = Receiving(reactor, cfg, ask, path)
+    # a Receiving that also takes streams (a long text shown as a text;
+    # with --stdout, any stream to standard output: docs/cli.md "Streams")
+    receiving = StreamReceiving(reactor, cfg, ask, path)
     texts = []
 
     def on_text(text):
@@ -37,15 +42,20 @@ def receive_session(reactor, cfg, w):
             return mailbox
     except Exception:
         if mailbox.error is not None:
-            raise mailbox.error from None
+            raise receiving.peer_stopped(mailbox.error) from None
         raise
     receiving.expire_kept()
     receiving.expect_offers(session)
     # a sender that stopped on purpose is not waited for (its error says why)
-    yield mailbox.peer.unless_error(session.when_closed())
+    try:
+        yield mailbox.peer.unless_error(session.when_closed())
+    except Exception:
+        if mailbox.error is not None:
+            raise receiving.peer_stopped(mailbox.error) from None
+        raise
     receiving.stop_waiting()
     if mailbox.error is not None:
-        raise mailbox.error
+        raise receiving.peer_stopped(mailbox.error)
     if receiving.gave_up is not None:
         if not receiving.failures:
             raise receiving.gave_up
@@ -54,6 +64,10 @@ def receive_session(reactor, cfg, w):
         say(cfg, str(receiving.gave_up))
     yield receiving.finished()
     if not texts and not receiving.offers:
+        # a sender that could offer nothing says why in the mailbox (a
+        # stream we cannot take: docs/cli.md "Streams"), which may come
+        # after its session's close: heard, if it comes within WHY_WAIT
+        yield mailbox.peer.unless_error(task.deferLater(reactor, WHY_WAIT, lambda: None))
         # a transfer that did not happen never exits 0 (docs/cli.md,
         # "Exit status")
         raise TransferError("the sender ended the session without sending anything")

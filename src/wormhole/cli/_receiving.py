@@ -245,6 +245,11 @@ class Receiving:
             self._refuse(incoming, "transfer rejected",
                          "--only-text accepts only text messages")
             return
+        if incoming.is_stream:
+            # a stream has no file to go to: standard output, when asked
+            self._refuse(incoming, "transfer rejected",
+                         "the sender offers a stream: receive it with --stdout (or -o -)")
+            return
         folder, name = self._target(number)
         offered = incoming.offer.base if incoming.is_directory else incoming.offer.filename
         try:
@@ -338,6 +343,11 @@ class Receiving:
             say(self._cfg, f"Removed {naturalsize(kept.nbytes)} kept by an interrupted receive "
                            f"more than {MAX_AGE_DAYS} days ago: "
                            f"{escape_text(kept.names[0])}")
+
+    def peer_stopped(self, error):
+        """The error the sender's mailbox ``error`` ends the command with
+        (``_stream_receive`` adds what a cut stream wrote)."""
+        return error
 
     def say_kept(self):
         """For each accepted offer that did not complete: the one line

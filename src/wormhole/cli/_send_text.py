@@ -21,7 +21,9 @@ def text_to_send(reactor, cfg):
     human types (neither WHAT nor --text)."""
     if cfg.text == "-":
         print("Reading text message from stdin..", file=cfg.stderr)
-        return cfg.stdin.read()
+        # a long one (a LongText) goes as a stream (docs/cli.md "Streams")
+        from ._stream_send import read_text
+        return read_text(cfg)
     if cfg.text is not None:
         return cfg.text
     # the reference prompts on stdout

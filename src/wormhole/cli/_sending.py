@@ -25,11 +25,14 @@ def _no_refusal(w, reason):
 
 
 @defer.inlineCallbacks
-def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusal):
+def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusal,
+                       with_wormhole=False):
     """Announce the code, then ``over_v2(session, path)`` once a
     transfer-v2 session is open, or ``classic(cfg, w)`` on the same
     wormhole when the peer does not speak transfer-v2 or cannot dilate
-    (``refuse_classic(w, reason)`` may refuse that first, by raising).
+    (``refuse_classic(w, reason)`` may refuse that first, by raising);
+    ``with_wormhole``: ``over_v2(session, path, w)``, to tell the peer
+    through the mailbox why nothing comes.
     Fires with run_and_close's result: True once done, False when
     interrupted."""
     note = ConsumedNote(cfg.stdout)
@@ -56,7 +59,7 @@ def send_v2_or_classic(reactor, cfg, classic, over_v2, refuse_classic=_no_refusa
         # the receiver stopping on purpose says so in the mailbox
         peer = PeerError.watching(w, session, "receiver")
         try:
-            yield peer.unless_error(over_v2(session, path))
+            yield peer.unless_error(over_v2(session, path, *((w,) if with_wormhole else ())))
         except Exception:
             if peer.error is not None:
                 raise peer.error from None

@@ -4,6 +4,8 @@ transfer-v2, the session's timeouts and Dilation options, and its start
 (or the fallback to classic when the peer cannot dilate), watched by
 ``wormhole.session.FirstConnection`` so that a session with no way to the peer fails
 in seconds, naming the leg."""
+import os
+
 from twisted.internet import defer
 
 from .. import transfer_v2 as T
@@ -19,13 +21,24 @@ from .ui.wording import CANNOT_DILATE, V2_USED
 # then it ends, and a resumable file keeps its bytes for the next attempt.
 # A shorter --peer-timeout shortens it too.
 PEER_TIMEOUT = 60.0
+# transfer-v2 features left out of what we declare, comma-separated: for
+# tests that need a peer of ours without one (docs/cli.md "Streams")
+WITHOUT_FEATURES = "WORMHOLE_TRANSFER_V2_WITHOUT"
+
+
+def our_features():
+    """The features we declare: all we have, less those the environment
+    names in WITHOUT_FEATURES."""
+    left_out = set(os.environ.get(WITHOUT_FEATURES, "").split(","))
+    return {k: v for k, v in app_versions("send")["transfer-v2"]["features"].items()
+            if k not in left_out}
 
 
 def wormhole_kwargs(cfg, mode):
     """What ``make_wormhole`` adds for transfer-v2 (nothing with --classic)."""
     if cfg.classic:
         return {}
-    return {"versions": app_versions(mode), "dilation": True}
+    return {"versions": app_versions(mode, our_features()), "dilation": True}
 
 
 def peer_speaks_v2(versions):
@@ -83,7 +96,7 @@ def first_connection(reactor, cfg):
 def sending_session(reactor, cfg, w, path, on_text, first=None):
     """The TransferSession of ``wormhole send`` (mode ``send``)."""
     return T.TransferSession(reactor, w, "send", dilate_kwargs=dilate_kwargs(cfg, path, first),
-                             on_text=on_text, **timeouts(cfg))
+                             on_text=on_text, features=our_features(), **timeouts(cfg))
 
 
 def receiving_session(reactor, cfg, w, mode, receiving, on_text, path, first=None):
@@ -93,7 +106,8 @@ def receiving_session(reactor, cfg, w, mode, receiving, on_text, path, first=Non
     return T.TransferSession(reactor, w, mode, on_offer=receiving.on_offer, on_text=on_text,
                              on_totals=receiving.totals, on_refused=receiving.refused,
                              dilate_kwargs=dilate_kwargs(cfg, path, first),
-                             free_space=cfg.free_space, **timeouts(cfg))
+                             free_space=cfg.free_space, features=our_features(),
+                             **timeouts(cfg))
 
 
 @defer.inlineCallbacks

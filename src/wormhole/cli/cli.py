@@ -384,6 +384,11 @@ def send(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_
         raise click.UsageError("--classic sends one file or directory per code")
     if transfer_v2 and classic:
         raise click.UsageError("--transfer-v2 and --classic exclude each other")
+    if "-" in what and (len(what) > 1 or classic or cfg.tor or json_lines or verify):
+        # (a file named "-" is ./-); --verify would ask on the stream's input
+        raise click.UsageError("- sends standard input as a stream, alone and over "
+                               "transfer-v2 (not with --classic, --tor, --json, --verify "
+                               "or other paths)")
     cfg.what = what[0] if what else None
     cfg.paths = what
     if cfg.tor and (transfer_v2 or len(what) > 1):
@@ -418,6 +423,9 @@ def _complete_code(ctx, param, incomplete):
 @click.option("-o", "--output-file", default=None, metavar="FILENAME|DIRNAME",
               help="The file or directory to create, overriding the name suggested "
                    "by the sender.")
+@click.option("--stdout", "to_stdout", is_flag=True,
+              help="Write a stream (wormhole send -) to standard output, as it comes "
+                   "(the same as -o -).")
 @click.option("-a", "--allocate", is_flag=True,
               help="Allocate a fresh code (do not prompt for one)")
 @_peer_timeout_option("Give up when the sender, once it has shown up, sends nothing for "
@@ -434,8 +442,8 @@ def _complete_code(ctx, param, incomplete):
 @_lan_option
 @click.pass_context
 def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, launch_tor,
-            tor_control_port, only_text, accept_file, output_file, allocate, peer_timeout,
-            debug_state, classic, discard_partial, json_lines, code):
+            tor_control_port, only_text, accept_file, output_file, to_stdout, allocate,
+            peer_timeout, debug_state, classic, discard_partial, json_lines, code):
     """Receive a text message, file, or directory (from 'wormhole send')"""
     from . import cmd_receive
     if len(code) > 1:
@@ -460,7 +468,13 @@ def receive(ctx, zeromode, code_length, verify, hide_progress, listen, tor, laun
           tor_control_port, debug_state, code)
     cfg.only_text = only_text
     cfg.accept_file = accept_file
-    cfg.output_file = output_file
+    if to_stdout and output_file not in (None, "-"):
+        raise click.UsageError("--stdout is -o -: give one of them")
+    # "-": a stream to standard output (docs/cli.md "Streams")
+    cfg.output_file = "-" if to_stdout else output_file
+    if cfg.output_file == "-" and (classic or tor or json_lines or discard_partial):
+        raise click.UsageError("--stdout (-o -) takes a transfer-v2 stream: not with "
+                               "--classic, --tor, --json or --discard-partial")
     cfg.allocate = allocate
     cfg.discard_partial = discard_partial
     cfg.peer_timeout = peer_timeout

@@ -23,6 +23,11 @@ __all__ = ["CONSUMED_NOTE", "send"]
 def send(reactor, cfg):
     """Send ``cfg.what`` (a file or directory), or ``cfg.text`` (or stdin,
     or a prompted line) to the peer."""
+    if cfg.what == "-" and cfg.text is None:
+        # standard input as a stream (docs/cli.md "Streams")
+        from ._stream_send import send_stream
+        yield send_stream(reactor, cfg)
+        return
     if cfg.what is not None and cfg.text is None:
         if cfg.classic:
             yield send_path(reactor, cfg)
@@ -30,6 +35,10 @@ def send(reactor, cfg):
             yield send_paths(reactor, cfg)
         return
     text = yield text_to_send(reactor, cfg)
+    if not isinstance(text, str):  # a LongText: more than the mailbox carries
+        from ._stream_send import send_stream
+        yield send_stream(reactor, cfg, text)
+        return
     print(sending_text(text), file=cfg.stderr)
     if (yield send_text(reactor, cfg, text)):
         print(TEXT_SENT, file=cfg.stderr)

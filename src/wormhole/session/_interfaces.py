@@ -16,3 +16,15 @@ class IReceivePolicy(Interface):
         """``offer``: the ``OfferArrived`` the observer was just given (it
         passed the receiving rules). Return True to accept, False to
         decline, or a Deferred firing with either."""
+
+
+class IStreamPolicy(IReceivePolicy):
+    """A policy that takes streams too (the "stream" feature,
+    docs/transfer-v2.md "Streams"): ``decide`` is asked about an
+    ``OfferArrived`` of kind "stream" (no size, no target) as about any
+    offer; a policy without this interface has every stream refused."""
+
+    def consumer_for(offer):
+        """The ``IConsumer`` an accepted stream ``offer`` (its
+        ``OfferArrived``) is written to, as it comes; its pauses pace the
+        sender."""

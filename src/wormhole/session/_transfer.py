@@ -23,7 +23,7 @@ from .._observer import OneShotObserver
 from ..errors import NoPath, TransferError, WrongPasswordError
 from ..transit import TransitReceiver, TransitSender
 from . import _events as E
-from ._interfaces import IReceivePolicy, ITransferObserver
+from ._interfaces import IReceivePolicy, IStreamPolicy, ITransferObserver
 from ._kept import expire, kept_for
 from ._outcome import lost, rejected
 from ._path import PeerPath
@@ -35,6 +35,11 @@ from ._receive_flow import ReceiveFlow
 # peer (a peer that was killed never closes; Dilation would retry forever)
 PEER_TIMEOUT = 60.0
 V2, CLASSIC = "transfer-v2", "classic"
+# a stream needs transfer-v2's "stream" feature: the classic protocol
+# sends a size before the first byte (docs/transfer-v2.md "Streams")
+STREAM_NEEDS_V2 = ("the receiver speaks only the classic protocol, which needs a size "
+                   "before the first byte: it cannot take a stream (nothing was sent)")
+NO_STREAMS_HERE = "this receiver takes no streams"
 
 
 def wormhole_options(mode):
@@ -128,11 +133,16 @@ class Transfer:
         said why)."""
         return self._run(self._receive)
 
-    def send(self, paths=(), text=None):
-        """Offer ``text`` and/or each of ``paths`` (files, directories);
-        fires with the list of ``Sent`` events, or fails. The classic
-        protocol takes one text or one path."""
-        return self._run(self._send, list(paths), text)
+    def send(self, paths=(), text=None, stream=None, stream_name="stream"):
+        """Offer ``text`` and/or each of ``paths`` (files, directories),
+        then ``stream`` (the "stream" feature: a file-like object, or
+        ``start(consumer)`` making a producer write to it, as
+        ``TransferSession.offer_stream``) named ``stream_name``; fires
+        with the list of ``Sent`` events, or fails. The classic protocol
+        takes one text or one path, and no stream (``StreamRefused``
+        before anything is sent, as for a transfer-v2 peer without the
+        feature)."""
+        return self._run(self._send, list(paths), text, stream, stream_name)
 
     # -- common ----------------------------------------------------------------
     def _emit(self, event):
@@ -255,13 +265,16 @@ class Transfer:
         return received
 
     def _offered(self, incoming):
+        # under way from now on, streams too: no silence bound meanwhile
+        self._flow.offer_came(incoming)
+        # (its result is the arrival's, below: consumed here)
+        incoming.when_done().addBoth(lambda _: self._flow.offer_over(incoming))
+        if incoming.is_stream:
+            return self._stream_offered(incoming)
         offer = incoming.offer
         kind = "directory" if incoming.is_directory else "file"
         name = offer.base if incoming.is_directory else offer.filename
         self._offers_seen += 1
-        self._flow.offer_came(incoming)
-        # (its result is the arrival's, below: consumed here)
-        incoming.when_done().addBoth(lambda _: self._flow.offer_over(incoming))
         # -o names the first offer only, unless it is a folder
         output = self._output
         if output and self._offers_seen > 1 and not os.path.isdir(
@@ -277,7 +290,11 @@ class Transfer:
             self._refuse(incoming, name, e)
             return
         kept = kept_for(target)
-        arrived = E.OfferArrived(kind, name, incoming.size, target, kept.nbytes if kept else 0)
+        self._ask(incoming, E.OfferArrived(kind, name, incoming.size, target,
+                                           kept.nbytes if kept else 0))
+
+    def _ask(self, incoming, arrived):
+        """The policy decides about ``arrived`` (the observer hears it first)."""
         self._emit(arrived)
         ended = defer.Deferred()
         self._arrivals.append(ended)
@@ -323,7 +340,9 @@ class Transfer:
     def _lost(who, error, moved, held, size):
         """An offer's failure, saying how far it got once bytes moved
         (as the CLI says it)."""
-        return lost(who, error, held + moved, size) if moved else error
+        if not moved or size is None:
+            return error  # nothing moved yet, or a stream: its error says how far
+        return lost(who, error, held + moved, size)
 
     @staticmethod
     def _refused(error):
@@ -341,6 +360,14 @@ class Transfer:
         said as a refusal by the protocol with no name."""
         self._refusals.append(error)
         self._emit(E.OfferRefused("", str(error), "protocol"))
+
+    def _stream_offered(self, incoming):
+        name = incoming.offer.filename
+        if not IStreamPolicy.providedBy(self._policy):
+            self._refuse(incoming, name, TransferError(
+                f"{NO_STREAMS_HERE} (its policy takes none)"))
+            return
+        self._ask(incoming, E.OfferArrived("stream", name, None, None))
 
     def _refuse(self, incoming, name, error):
         self._refusals.append(error)
@@ -368,8 +395,13 @@ class Transfer:
                 self._refuse_late(arrived.name, incoming.refusal)
             else:
                 self._emit(E.OfferAccepted(arrived.name, arrived.target, incoming.resumed_from))
-        incoming.accept(os.path.dirname(arrived.target),
-                        os.path.basename(arrived.target)).addCallback(answered)
+        if incoming.is_stream:
+            # (held is 0, size None: a stream is never resumed)
+            answering = incoming.accept_stream(self._policy.consumer_for(arrived))
+        else:
+            answering = incoming.accept(os.path.dirname(arrived.target),
+                                        os.path.basename(arrived.target))
+        answering.addCallback(answered)
         incoming.when_done().addCallbacks(
             lambda result: ended.callback(self._arrived(arrived, result)),
             lambda f: ended.errback(self._lost("sender", f.value, done[0], incoming.held,
@@ -406,19 +438,21 @@ class Transfer:
 
     # -- sending ---------------------------------------------------------------
     @defer.inlineCallbacks
-    def _send(self, paths, text):
-        if not paths and text is None:
+    def _send(self, paths, text, stream=None, stream_name="stream"):
+        if not paths and text is None and stream is None:
             raise TransferError("nothing to send")
         if (yield self._speaks_v2()):
             session = self._session("send", self._first_connection())
             if (yield self._opened(session)):
                 self._emit(E.ProtocolChosen(V2))
-                return (yield self._send_v2(session, paths, text))
+                return (yield self._send_v2(session, paths, text, stream, stream_name))
             self._emit(E.ProtocolChosen(CLASSIC, "the peer cannot dilate"))
+        if stream is not None:
+            raise T.StreamRefused(STREAM_NEEDS_V2)
         return (yield self._send_classic(paths, text))
 
     @defer.inlineCallbacks
-    def _send_v2(self, session, paths, text):
+    def _send_v2(self, session, paths, text, stream=None, stream_name="stream"):
         self._peer = PeerError.watching(self._w, session, "receiver")
         sent = []
         try:
@@ -431,6 +465,16 @@ class Transfer:
                 session.send_text(text)
             for path, outgoing in zip(paths, outgoings, strict=True):
                 sent.append((yield self._offer_v2(session, path, outgoing)))
+            if stream is not None:
+                done = [0]
+
+                def streamed(nbytes):
+                    done[0] += nbytes
+                    self._emit(E.Progress(stream_name, done[0], None))
+                result = yield self._peer.unless_error(
+                    session.offer_stream(stream, stream_name, progress=streamed))
+                sent.append(E.Sent(stream_name, result.bytes))
+                self._emit(sent[-1])
         finally:
             yield self._peer.unless_error(session.close()).addErrback(lambda f: None)
         if self._peer.error is not None:

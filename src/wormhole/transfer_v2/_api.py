@@ -25,12 +25,23 @@ from .._eventual import EventualQueue
 from .._guarded import DisplayGuard
 from .._observer import OneShotObserver
 from ..errors import TransferError
-from . import _framing, _hashing, _session, _shells, _source
+from . import _framing, _hashing, _session, _shells, _source, _stream_source
 from . import _messages as M
 from ._interfaces import ISessionDelegate
 from ._offers import Offers
 from ._peer_watch import PeerWatch
 from ._turns import TurnEnd
+
+# why a stream cannot go to a peer that did not declare the "stream"
+# feature: never a made-up size (docs/transfer-v2.md "Streams")
+STREAM_REFUSED = ('the receiver\'s transfer-v2 lacks the "stream" feature: it cannot take '
+                  'a stream of unknown length (nothing was sent)')
+
+
+class StreamRefused(TransferError):
+    """A stream offered to a peer without the "stream" feature: refused
+    before anything is sent."""
+
 
 # the spec's "control subchannel #0" and offer subchannels, as Dilation
 # subprotocol names (docs/transfer-v2.md "Subchannels")
@@ -180,17 +191,47 @@ class TransferSession:
         size, offset)`` says when each file of a directory begins;
         ``resumed(held)``, before the first byte, how many bytes the
         receiver's resume keeps (not sent, not counted by ``progress``)."""
-        if self.negotiated is None:
-            return defer.fail(TransferError("the session is not open"))
-        if not self.negotiated.we_may_offer:
-            return defer.fail(TransferError(
-                f"we may not offer in mode {self.negotiated.our_mode!r} to a peer in "
-                f"mode {self.negotiated.their_mode!r}"))
+        why = self._cannot_offer()
+        if why is not None:
+            return defer.fail(why)
         try:
             outgoing = _source.prepare(path)
         except TransferError:
             return defer.fail()
         return self.offer_prepared(outgoing, progress, file_started, resumed)
+
+    def offer_stream(self, source, name="stream", progress=lambda nbytes: None, text=False):
+        """Offer a stream (the "stream" feature, docs/transfer-v2.md
+        "Streams"): bytes of a length nobody knows yet, from ``source``, a
+        file-like object (``read``) or a callable ``start(consumer)`` that
+        makes a producer (push or pull) write to ``consumer`` and end
+        with ``consumer.finish()`` (or ``consumer.fail(reason)``: the
+        receiver hears why). Fires with an OfferResult (one file, the
+        stream's length, both ends' hashes matched) or fails:
+        StreamRefused at once when the peer did not declare the feature
+        (nothing is sent), OfferRejected (its ``reason`` starts with
+        ``STOPPED_READING`` when the receiver's consumer stopped),
+        StreamInputFailed, OfferLost. ``text``: the bytes are a text
+        message (UTF-8), for the receiver to show as one."""
+        why = self._cannot_offer()
+        if why is None and not self.negotiated.stream:
+            why = StreamRefused(STREAM_REFUSED)
+        if why is not None:
+            return defer.fail(why)
+        try:
+            outgoing = _stream_source.prepare_stream(source, name, text)
+        except (TypeError, M.MessageError) as e:
+            return defer.fail(TransferError(str(e)))
+        return self._offer_outgoing(outgoing, progress)
+
+    def _cannot_offer(self):
+        if self.negotiated is None:
+            return TransferError("the session is not open")
+        if not self.negotiated.we_may_offer:
+            return TransferError(
+                f"we may not offer in mode {self.negotiated.our_mode!r} to a peer in "
+                f"mode {self.negotiated.their_mode!r}")
+        return None
 
     def offer_prepared(self, outgoing, progress=lambda nbytes: None, file_started=None,
                        resumed=None):
@@ -200,6 +241,9 @@ class TransferSession:
                                    self.negotiated.framed_records)
             if why is not None:
                 return defer.fail(TransferError(f"cannot offer {outgoing.offer.base!r}: {why}"))
+        return self._offer_outgoing(outgoing, progress, file_started, resumed)
+
+    def _offer_outgoing(self, outgoing, progress, file_started=None, resumed=None):
         done = defer.Deferred()
         factory = Factory.forProtocol(
             lambda: self._offer_out(outgoing, done, progress, file_started, resumed))

@@ -12,6 +12,8 @@ from . import _source
 def incoming(offer, negotiated):
     """The peer's offer as we take it: its empty folders only with
     "empty-folders", its modes only with "file-modes"."""
+    if isinstance(offer, M.StreamOffer):
+        return offer  # nothing of another feature on it
     if (isinstance(offer, M.DirectoryOffer) and offer.folders
             and not negotiated.empty_folders):
         offer = attr.evolve(offer, folders=())
@@ -23,6 +25,8 @@ def incoming(offer, negotiated):
 
 def outgoing(prepared, negotiated):
     """Our prepared offer (an ``Outgoing``) as the peer may be sent it."""
+    if isinstance(prepared.offer, M.StreamOffer):
+        return prepared  # only ever made for a peer with "stream"
     if not negotiated.empty_folders:
         prepared = _source.without_folders(prepared)
     if not negotiated.file_modes:

@@ -1,12 +1,14 @@
 """An offer from the peer as the application sees it: decided on with
 ``accept`` or ``reject`` (docs/transfer-v2.md "Library API")."""
-from twisted.internet import defer
+from twisted.internet import defer, interfaces
 
 from .. import _landing
+from ..errors import TransferError
 from . import _messages as M
 from . import _sink
 from ._interfaces import IResumableSink
 from ._receiving import OfferAlreadyAnswered
+from ._stream_sink import StreamSink
 
 
 class IncomingOffer:
@@ -16,10 +18,14 @@ class IncomingOffer:
     ``progress`` may be replaced by a callable taking a byte count, and
     ``file_started`` by one taking (path segments, size, offset): each file
     of a directory offer as it begins (its bytes from ``offset`` on then
-    come as ``progress``)."""
+    come as ``progress``). A stream (``is_stream``, the "stream" feature)
+    has no size and is taken with ``accept_stream(consumer)``."""
 
-    def __init__(self, offer, machine, done, free_space, resumable, modes=False):
+    def __init__(self, offer, machine, done, free_space, resumable, modes=False,
+                 pacer=None):
         self.offer = offer
+        # for a stream: a new SubchannelPacer of the offer's subchannel
+        self._pacer = pacer
         self._modes = modes
         self._answered = None  # accept()'s Deferred, until our answer is out
         self._machine = machine
@@ -46,8 +52,26 @@ class IncomingOffer:
         return isinstance(self.offer, M.DirectoryOffer)
 
     @property
+    def is_stream(self):
+        return isinstance(self.offer, M.StreamOffer)
+
+    @property
     def size(self):
+        """The offered bytes; None for a stream (nobody knows them yet)."""
+        if self.is_stream:
+            return None
         return self.offer.size if self.is_directory else self.offer.bytes
+
+    def accept_stream(self, consumer):
+        """Take a stream into ``consumer`` (an ``IConsumer``: each data
+        record is written to it as it comes; the offer's subchannel is
+        registered with it as a streaming producer, so its pauses pace
+        the sender, and its ``stopProducing`` cancels the stream).
+        ``when_done()`` says whether the sender's end matched what the
+        consumer got. Returns a Deferred that fires once our accept is out."""
+        if not self.is_stream:
+            raise TransferError("not a stream: accept() a file or directory offer")
+        return self._answer(lambda: StreamSink(interfaces.IConsumer(consumer), self._pacer()))
 
     def accept(self, folder, name=None, peer_reason=None):
         """Receive into ``folder`` (under ``name`` instead of the offered
@@ -61,13 +85,19 @@ class IncomingOffer:
         feature that is after what an earlier session left was checked
         (hashed, in a thread); ``resumed_from``, ``resumed_files`` and
         ``discarded`` are known from then on."""
+        if self.is_stream:
+            raise TransferError("a stream has no file to go to: accept_stream(consumer)")
+        return self._answer(lambda: _sink.sink_for(
+            self.offer, folder, self._free_space, name, resumable=self._resumable,
+            modes=self._modes), peer_reason)
+
+    def _answer(self, make_sink, peer_reason=None):
         first = (self._answered, self.sink, self.refusal, self.refused)
         self._answered = defer.Deferred()
         answered = self._answered
         try:
             try:
-                sink = _sink.sink_for(self.offer, folder, self._free_space, name,
-                                      resumable=self._resumable, modes=self._modes)
+                sink = make_sink()
             except _landing.Refused as e:
                 self.refusal = e
                 self.refused = str(e)

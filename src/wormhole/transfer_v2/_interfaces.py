@@ -212,6 +212,9 @@ class IOfferSender(Interface):
     def source_failed(error):
         """Reading what we offer failed."""
 
+    def input_failed(error):
+        """A stream's input failed or ended early: the receiver hears why."""
+
     def lost():
         """The subchannel closed."""
 

@@ -195,6 +195,25 @@ def _check_folder_modes(pairs):
 
 
 @attr.s(frozen=True)
+class StreamOffer:
+    """The "stream" feature's offer (docs/transfer-v2.md "Streams"): a
+    FileOffer record (kind 1) with ``"stream": true`` and no ``bytes``:
+    data of a length nobody knows yet, ended by the sender's
+    FileAcknowledge. Only sent to a peer that declared the feature.
+    ``text``: the stream is a text message (UTF-8) to be shown as one,
+    not data to be written (``wormhole send --text -`` of a long text)."""
+    filename = attr.ib()
+    timestamp = attr.ib()
+    text = attr.ib(default=False)
+
+    def __attrs_post_init__(self):
+        check_segment(self.filename)
+        _check_int("timestamp", self.timestamp)
+        if not isinstance(self.text, bool):
+            raise MessageError(f"a stream's \"text\" is true or false, not {self.text!r}")
+
+
+@attr.s(frozen=True)
 class DirectoryOffer:
     base = attr.ib()
     size = attr.ib()
@@ -356,6 +375,11 @@ def encode_record(record):
         if record.mode is not None:
             fields["mode"] = record.mode
         return bytes((KIND_FILE_OFFER,)) + _pack(fields)
+    if isinstance(record, StreamOffer):
+        fields = {"filename": record.filename, "timestamp": record.timestamp, "stream": True}
+        if record.text:
+            fields["text"] = True
+        return bytes((KIND_FILE_OFFER,)) + _pack(fields)
     if isinstance(record, DirectoryOffer):
         fields = {"base": record.base, "size": record.size,
                   "files": [list(p) for p in record.files]}
@@ -382,6 +406,12 @@ def encode_record(record):
 
 def _parse_file_offer(payload):
     f = _unpack(payload, MAX_CONTROL_MESSAGE)
+    if "stream" in f:
+        # the "stream" feature: no size; any other key of a FileOffer
+        # (bytes, offset, skip, mode) makes no sense on it
+        if f["stream"] is not True or f.keys() & {"bytes", "offset", "skip", "resend"}:
+            raise MessageError("a stream offer has \"stream\": true and no size")
+        return StreamOffer(_field(f, "filename"), _field(f, "timestamp"), f.get("text", False))
     return FileOffer(_field(f, "filename"), _field(f, "timestamp"), _field(f, "bytes"),
                      f.get("offset"), f.get("skip"), f.get("resend"), f.get("mode"))
 

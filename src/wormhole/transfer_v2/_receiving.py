@@ -70,6 +70,11 @@ class OfferAlreadyAnswered(TransferError):
     first answer stands."""
 
 
+class StreamAborted(ReceiveFailed):
+    """The offering side ended its stream before its end (the "stream"
+    feature: its input failed, docs/transfer-v2.md "Streams")."""
+
+
 class OfferRefused(ReceiveFailed):
     """An offer subchannel of the peer's ended before its offer was known
     (a record over the limits, a malformed record or offer, another
@@ -145,10 +150,15 @@ class OfferReceiver:
         # the state's own path for each kind (the class's _paths rows)
         if data is not None:
             return self._on_data(data)
-        if isinstance(record, (M.FileOffer, M.DirectoryOffer)):
+        if isinstance(record, (M.FileOffer, M.DirectoryOffer, M.StreamOffer)):
             return self._on_announcement(record)
         if isinstance(record, M.FileAcknowledge):
             return self._on_ack(record)
+        if isinstance(record, M.OfferReject) and isinstance(self._offer, M.StreamOffer):
+            # the "stream" feature: the offering side ends its stream
+            # early, saying why (its input failed: docs/transfer-v2.md
+            # "Streams"); meaningful only while the stream goes
+            return self._got_abort(record.reason)
         return self._got_bad(M.MessageError(
             f"unexpected {type(record).__name__} from the offering side"))
 
@@ -248,7 +258,8 @@ class OfferReceiver:
     def _check_ack(self, theirs):
         w = self._writer
         ours = M.FileAcknowledge(w.received, w.digest())
-        if ours != theirs or w.received != w.expected:
+        # a stream (expected None) is as long as the sender's end says
+        if ours != theirs or (w.expected is not None and w.received != w.expected):
             return self._got_mismatch(ours, theirs)
         # verified: give it its final name (and the folder, after its last file)
         try:
@@ -382,6 +393,9 @@ class OfferReceiver:
     def lost(self): pass  # noqa
 
     @m.input()
+    def _got_abort(self, reason): pass  # noqa
+
+    @m.input()
     def cancel(self, reason): pass  # noqa
 
     @m.output()
@@ -434,7 +448,7 @@ class OfferReceiver:
     def _write_now(self, data):
         """R3_receiving's path for file data (its row): to the file."""
         w = self._writer
-        if w.received + len(data) > w.expected:
+        if w.expected is not None and w.received + len(data) > w.expected:
             return self._got_bad(M.MessageError(
                 f"the sender sent more than the {w.expected} bytes it announced"))
         try:
@@ -536,10 +550,24 @@ class OfferReceiver:
 
     @m.output()
     def _fail_mismatch(self, ours, theirs):
+        # a stream's bytes went to its consumer as they came: nothing to delete
+        fate = ("they were written as they came and cannot be taken back"
+                if isinstance(self._offer, M.StreamOffer)
+                else "the received bytes were deleted")
         self._delegate.finished(HashMismatch(
             f"the received bytes do not match: we got {ours.bytes} bytes with hash "
             f"{ours.hash.hex()}, the sender sent {theirs.bytes} bytes with hash "
-            f"{theirs.hash.hex()}; the received bytes were deleted"))
+            f"{theirs.hash.hex()}; {fate}"))
+
+    @m.output()
+    def _fail_aborted(self, reason):
+        self._delegate.finished(StreamAborted(
+            f"the sender stopped the stream: {reason}"))
+
+    @m.output()
+    def _stray_abort(self, reason):
+        self._got_bad(M.MessageError("an OfferReject from the offering side outside "
+                                     "of its stream"))
 
     @m.output()
     def _fail_second_offer(self, offer):
@@ -637,6 +665,12 @@ class OfferReceiver:
     _paths.upon(R3_receiving, _got_bad, R5_done,
                 [_discard_file, _discard, _close_subchannel, _fail_bad])
     _paths.upon(R3_receiving, lost, R5_done, [_suspend_file, _suspend, _fail_lost])
+    _paths.upon(R3_receiving, _got_abort, R5_done,
+                [_discard_file, _discard, _close_subchannel, _fail_aborted])
+    # (only a stream offer's sender may end it with an OfferReject)
+    for _state in (R0_awaiting_offer, R1_deciding, R2_awaiting_header, R4_awaiting_close,
+                   R6_awaiting_resume_answer, R7_checking_kept):
+        _paths.upon(_state, _got_abort, _state, [_stray_abort])
     _paths.upon(R3_receiving, cancel, R5_done,
                 [_send_cancel, _suspend_file, _suspend, _fail_cancelled])
 
@@ -682,7 +716,7 @@ class OfferReceiver:
     _paths.upon(R5_done, _check_kept_first, R5_done, [_discard_given_sink])
     _paths.upon(R5_done, _got_header, R5_done, [_discard_writer])
     for _input in (_got_offer, _got_bad, reject, lost, cancel, _got_data, _got_ack,
-                   _got_announcement):
+                   _got_announcement, _got_abort):
         _paths.upon(R5_done, _input, R5_done, [])
     del _input
 

@@ -197,6 +197,11 @@ class OfferSender:
     @m.input()
     def source_failed(self, error): pass  # noqa
 
+    @m.input()
+    def input_failed(self, error):
+        """A stream's input failed or ended early (the "stream" feature):
+        the receiver is told why (docs/transfer-v2.md "Streams")."""
+
     @m.output()
     def _send_offer(self):
         self._channel.write(M.encode_record(self._offer))
@@ -245,6 +250,12 @@ class OfferSender:
     @m.output()
     def _send_ack(self, size, digest):
         self._channel.write(M.encode_record(M.FileAcknowledge(size, digest)))
+
+    @m.output()
+    def _send_stream_end(self, error):
+        # the "stream" feature's early end: an OfferReject from the
+        # offering side, with the reason, before the close
+        self._channel.write(M.encode_record(M.OfferReject(str(error))))
 
     @m.output()
     def _close_subchannel(self):
@@ -331,6 +342,8 @@ class OfferSender:
     S2_sending.upon(_got_accept_resuming, enter=S4_done,
                     outputs=[_stop_streaming, _close_subchannel, _fail_second_accept])
     S2_sending.upon(source_failed, enter=S4_done, outputs=[_close_subchannel, _fail_source])
+    S2_sending.upon(input_failed, enter=S4_done,
+                    outputs=[_send_stream_end, _close_subchannel, _fail_source])
     S2_sending.upon(lost, enter=S4_done, outputs=[_stop_streaming, _fail_lost])
     S2_sending.upon(cancel, enter=S4_done,
                     outputs=[_stop_streaming, _close_subchannel, _fail_cancelled])
@@ -353,7 +366,7 @@ class OfferSender:
     # the offer is over: late records and the close we caused change nothing
     for _input in (connected, lost, _got_accept, _got_accept_resuming, _got_reject, _got_bad,
                    _got_ack, _got_ack_caught_up, _got_mismatch, _file_sent, _all_sent,
-                   _all_sent_nothing_pending, source_failed, _resume_checked):
+                   _all_sent_nothing_pending, source_failed, _resume_checked, input_failed):
         S4_done.upon(_input, enter=S4_done, outputs=[])
     S4_done.upon(cancel, enter=S4_done, outputs=[])
     del _input

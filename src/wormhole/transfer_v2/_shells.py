@@ -11,10 +11,17 @@ from zope.interface import implementer
 from .._guarded import DisplayGuard
 from .._inactivity import Watchdog, silence
 from .._observer import OneShotObserver
-from . import _features, _framing, _receiving, _sending, _source
+from . import _features, _framing, _receiving, _sending, _source, _stream_source
+from . import _messages as M
 from ._incoming import IncomingOffer
 from ._interfaces import IOfferChannel, IOfferReceiverDelegate, IOfferSenderDelegate
 from ._receiving import OfferRefused
+from ._stream_sink import SubchannelPacer
+
+# what a sender of a stream hears from a receiver that did not declare the
+# "stream" feature (it sent one anyway)
+NO_STREAMS = ('this receiver takes no streams (it did not declare the transfer-v2 '
+              '"stream" feature)')
 
 
 @attr.s(frozen=True)
@@ -173,8 +180,18 @@ class OfferInProtocol(_OfferProtocol):
         negotiated = self._context.negotiated
         self.incoming = IncomingOffer(_features.incoming(offer, negotiated), self.machine,
                                       self._done, self._context.free_space,
-                                      negotiated.resume, negotiated.file_modes)
+                                      negotiated.resume, negotiated.file_modes, self._pacer)
+        if isinstance(offer, M.StreamOffer) and not negotiated.stream:
+            # a stream from a peer we never told we take one: refused,
+            # naming what is missing (docs/transfer-v2.md "Streams")
+            return self.machine.reject(NO_STREAMS)
         self._context.offers.ask(self.incoming, negotiated)
+
+    def _pacer(self):
+        # a consumer's stop may come from inside its write(): the cancel
+        # waits for the record being handled to end
+        return SubchannelPacer(self.transport,
+                               lambda reason: self._context.eq.eventually(self.cancel, reason))
 
     def progress(self, nbytes):
         self._display(self.incoming.progress, nbytes)
@@ -212,7 +229,10 @@ class OfferOutProtocol(_OfferProtocol):
         self._progress = display.wrap(progress)
         self._file_started = file_started and display.wrap(file_started)
         self._resumed = resumed and display.wrap(resumed)
-        self.machine = _sending.OfferSender(outgoing.offer, resumable=context.negotiated.resume)
+        # a stream is never resumed: an accept asking for it is a plain one
+        self.machine = _sending.OfferSender(
+            outgoing.offer, resumable=context.negotiated.resume and not isinstance(
+                outgoing, _stream_source.OutgoingStream))
         self.machine.wire(Channel(self), self)
 
     def check_resume(self, accept):
@@ -225,10 +245,16 @@ class OfferOutProtocol(_OfferProtocol):
         self._watch("the receiver to take or acknowledge the data")
         if self._resumed is not None and resume is not None and resume.held:
             self._resumed(resume.held)  # before any byte: a display counts them as done
-        streamer = _source.Streamer(self._context.reactor, self._records()[1], self._outgoing,
-                                    self.machine.file_sent, self.machine.all_sent,
-                                    self.machine.source_failed, self._sent, resume,
-                                    self._file_started)
+        if isinstance(self._outgoing, _stream_source.OutgoingStream):
+            streamer = _stream_source.StreamPump(
+                self._context.reactor, self._records()[1], self._outgoing.source,
+                self.machine.file_sent, self.machine.all_sent, self.machine.input_failed,
+                self._sent)
+        else:
+            streamer = _source.Streamer(self._context.reactor, self._records()[1],
+                                        self._outgoing, self.machine.file_sent,
+                                        self.machine.all_sent, self.machine.source_failed,
+                                        self._sent, resume, self._file_started)
         streamer.start()
         return streamer
 

@@ -21,14 +21,16 @@ OUR_VERSIONS = (2,)
 # "empty-folders" (docs/transfer-v2.md "Empty folders"),
 # "session-totals" (docs/transfer-v2.md "Session totals"),
 # "framed-records" (docs/transfer-v2.md "Record framing") and "file-modes"
-# (docs/transfer-v2.md "File modes")
+# (docs/transfer-v2.md "File modes") and "stream" (docs/transfer-v2.md
+# "Streams")
 RESUME = "resume"
 EMPTY_FOLDERS = "empty-folders"
 SESSION_TOTALS = "session-totals"
 FRAMED_RECORDS = "framed-records"
 FILE_MODES = "file-modes"
+STREAM = "stream"
 OUR_FEATURES = {RESUME: {}, EMPTY_FOLDERS: {}, SESSION_TOTALS: {}, FRAMED_RECORDS: {},
-                FILE_MODES: {}}
+                FILE_MODES: {}, STREAM: {}}
 _VERSION_KEY = re.compile(r"\Atransfer-v([1-9][0-9]*)\Z")
 
 
@@ -95,6 +97,10 @@ class Negotiated:
     @property
     def file_modes(self):
         return FILE_MODES in self.features
+
+    @property
+    def stream(self):
+        return STREAM in self.features
 
     @property
     def we_may_offer(self):

@@ -12,6 +12,7 @@ class FakeIncoming:
     accepted at once and ends when the test says."""
 
     is_directory = False
+    is_stream = False
     refused = None
     discarded = None
     resumed_from = held = 0

@@ -89,6 +89,19 @@ class Meter(unittest.TestCase):
         self.assertEqual(meter.summary(),
                          "Sent 4.0 MB in 2.00 s (2.0 MB/s) via ->tcp:192.0.2.7:4000")
 
+    def test_a_terminal_without_a_width(self):
+        """A terminal that reports 0 columns (``script`` without a size)
+        gets no bar, as a log does, and one narrower than the bar's name
+        a bar cut to its width: neither raises."""
+        for columns, drawn in ((0, False), (3, True)):
+            cfg = Config(stderr=FakeTerminal(self, columns=columns))
+            meter = _Meter(self.clock, cfg, self.path, ("Sending", "Sent"), 1000, "offer")
+            meter.update(1000)
+            meter.close()
+            # a drawn bar begins its line with a carriage return
+            self.assertEqual("\r" in cfg.stderr.getvalue(), drawn,
+                             (columns, cfg.stderr.getvalue()))
+
     def test_no_bar_without_a_terminal(self):
         """stderr a log or a pipe: no bar (its carriage returns and cursor
         moves would fill the log), the lines only; on a terminal the bar

@@ -15,7 +15,8 @@ class Negotiate(unittest.TestCase):
                                           "features": {"resume": {}, "empty-folders": {},
                                                        "session-totals": {},
                                                        "framed-records": {},
-                                                       "file-modes": {}}}})
+                                                       "file-modes": {},
+                                                       "stream": {}}}})
         self.assertRaises(ValueError, V.app_versions, "both")
 
     def test_classic_peer(self):

@@ -29,6 +29,7 @@ _FORMATS = [
     (0, "{percentage:3.0f}% {n_fmt}/{total_fmt}"),
 ]
 
+_STREAM_FORMAT = "{n_fmt}B {rate_fmt} [{elapsed}]"
 
 class HiddenBar:
     """A bar that is not shown (--hide-progress, or ``hidden``): what a
@@ -74,18 +75,25 @@ def progress_bar(cfg, total, desc=None, position=0, initial=0, hidden=False, lea
     narrow one drops the bar, then the rate, so what is shown is never cut.
     ``desc`` names it (transfer-v2 shows the session's bar and, below it
     at ``position`` 1, the current offer's, which does not ``leave``).
-    ``clock``: its time (the reactor's ``seconds``), else the system's."""
+    ``clock``: its time (the reactor's ``seconds``), else the system's.
+    ``total`` None (a stream): the bytes and the rate only."""
     width = terminal_width(cfg.stderr)
-    if cfg.hide_progress or hidden or width is None:
+    # a terminal that reports no width (0 columns: `script` without a
+    # size) has no room for a bar: as without a terminal
+    if cfg.hide_progress or hidden or not width:
         return HiddenBar(initial)
-    bar_format = next(f for least, f in _FORMATS if width - len(desc or "") >= least)
+    room = width - len(desc or "")
+    bar_format = next((f for least, f in _FORMATS if room >= least), _FORMATS[-1][1])
+    if total is None:
+        # a stream (docs/cli.md "Streams"): no total, so no bar, no
+        # percentage, no ETA: the bytes so far and the rate
+        bar_format = _STREAM_FORMAT
     if desc and not bar_format.startswith("{l_bar}"):
         bar_format = "{desc}: " + bar_format
     from .bar import Bar  # tqdm: only for a bar that is shown (bar)
     return Bar(total=total, unit="B", unit_scale=True, leave=leave, desc=desc,
-                        file=cfg.stderr, ncols=width - 1,
-                        bar_format=bar_format, position=position, initial=initial,
-                        screen=cfg.screen, clock=clock)
+               file=cfg.stderr, ncols=max(width - 1, 1), bar_format=bar_format,
+               position=position, initial=initial, screen=cfg.screen, clock=clock)
 
 
 def path_line(verb, path):

@@ -1,0 +1,1 @@
+"""Streams end to end: our CLI between pipes (docs/cli.md "Streams")."""
