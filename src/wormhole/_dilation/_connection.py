@@ -66,6 +66,7 @@ from ._records import (
     encode_record_parts,
 )
 from ._state_paths import StatePaths
+from ._writer import TransportWriter, gather_writer_for
 
 DEFAULT_KEEPALIVE_INTERVAL = 30.0  # the reference 0.24's ping_interval
 SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
@@ -192,6 +193,8 @@ class DilatedConnectionProtocol(Protocol):
         # Nagle and delayed ACKs stall each exchange by ~40 ms
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
+        # the transport's own buffering until we are selected (become_l3)
+        self._writer = TransportWriter(self.transport)
         self._handshake_timer = self._clock.callLater(HANDSHAKE_TIMEOUT, self._not_selected)
         if self._relay_line is not None:
             self._connected_via_relay()
@@ -272,13 +275,13 @@ class DilatedConnectionProtocol(Protocol):
 
     def send_record(self, record):
         head, body = encode_record_parts(record)
-        self.transport.writeSequence(self._noise.encrypt_parts(head, body))
+        self._writer.write(self._noise.encrypt_parts(head, body))
 
     def register_producer(self, producer):
-        self.transport.registerProducer(IPushProducer(producer), True)
+        self._writer.register(IPushProducer(producer))
 
     def unregister_producer(self):
-        self.transport.unregisterProducer()
+        self._writer.unregister()
 
     def pauseProducing(self):
         if not self._paused:
@@ -355,7 +358,7 @@ class DilatedConnectionProtocol(Protocol):
     # -- outputs -----------------------------------------------------------
 
     def _write_frame(self, plaintext):
-        self.transport.writeSequence(self._noise.encrypt_parts(plaintext))
+        self._writer.write(self._noise.encrypt_parts(plaintext))
 
     @m.output()
     def send_relay_line(self):
@@ -381,6 +384,9 @@ class DilatedConnectionProtocol(Protocol):
     def become_l3(self, receiver):
         self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
+        # from here on the bulk path: frames go to the socket as they are
+        # sealed, without the transport's join (_writer)
+        self._writer = gather_writer_for(self.transport, TRANSPORT_BUFFER)
         self._role.selected(self)
         self._counted = self._noise.messages_counted()
         self._keepalive.start(self._keepalive_interval, now=False)
@@ -404,6 +410,7 @@ class DilatedConnectionProtocol(Protocol):
     @m.output()
     def drop(self):
         self._cancel_handshake_timer()  # moot once we hang up
+        self._writer.close()
         self.transport.loseConnection()
 
     @m.output()

@@ -3,6 +3,7 @@
 "L2 protocol", "L3 protocol"), two protocols joined by in-memory transports."""
 
 from twisted.internet.error import ConnectionDone
+from twisted.internet.interfaces import ITCPTransport
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
@@ -18,6 +19,8 @@ from wormhole._dilation._framing import (
     derive_dilation_key,
 )
 from wormhole._dilation._records import Data, Ping
+
+from .test_writer import FakeSocket
 
 KEY = derive_dilation_key(b"\x07" * 32)
 
@@ -170,6 +173,58 @@ class Handshake(Base):
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events, [("l.connection_lost", l)])
         self.assertEqual(self.clock.getDelayedCalls(), [f._keepalive.call])
+
+
+@implementer(ITCPTransport)
+class SocketTransport(StringTransport):
+    """A TCP transport whose socket is a FakeSocket; a pull producer is
+    resumed when registered and by drain(), as Twisted's does."""
+
+    def __init__(self):
+        super().__init__()
+        self.sock = FakeSocket()
+
+    def getHandle(self):
+        return self.sock
+
+    def registerProducer(self, producer, streaming):
+        super().registerProducer(producer, streaming)
+        if not streaming:
+            producer.resumeProducing()
+
+    def drain(self):
+        data = self.value()
+        self.clear()
+        if self.producer is not None and not self.streaming:
+            self.producer.resumeProducing()
+        return data
+
+
+class SocketWrites(Base):
+    def test_selected_records_go_to_the_socket_whole(self):
+        """Once selected and the transport drained, each frame is one
+        sendmsg; the peer reads the same records; a drop leaves the
+        transport free to close."""
+        l = DilatedConnectionProtocol(KEY, True, self.rl, self.clock, description="test")
+        tl = SocketTransport()
+        l.makeConnection(tl)
+        f, tf = self.make(False)
+        self.pump(l, tl, f, tf)
+        l.select(self.rl)
+        self.pump(l, tl, f, tf)  # the Leader's KCM went through the transport
+        f.select(self.rf)
+        del self.events[:]
+        self.assertEqual(tl.drain(), b"")
+        l.send_record(Data(1, 0, b"a" * 70000))
+        l.send_record(Data(1, 1, b"b"))
+        self.assertEqual(tl.value(), b"")
+        self.assertEqual(len(tl.sock.sent), 2)
+        f.dataReceived(b"".join(tl.sock.sent))
+        self.assertEqual(self.events, [("f.got_record", Data(1, 0, b"a" * 70000)),
+                                       ("f.got_record", Data(1, 1, b"b"))])
+        l.disconnect()
+        self.assertIsNone(tl.producer)
+        self.assertTrue(tl.disconnecting)
 
 
 class Keepalive(Base):
