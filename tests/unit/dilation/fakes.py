@@ -183,3 +183,23 @@ class Recorder(Protocol):
 
     def connectionLost(self, reason):
         self.events.append(("p.connectionLost", type(reason).__name__))
+
+
+class FakeSocket:
+    """sendmsg takes at most ``room`` bytes (BlockingIOError at 0), or
+    raises ``error``."""
+
+    def __init__(self, room=10 ** 9):
+        self.room = room
+        self.error = None
+        self.sent = []
+
+    def sendmsg(self, pieces):
+        if self.error is not None:
+            raise self.error
+        if self.room == 0:
+            raise BlockingIOError()
+        data = b"".join(pieces)[:self.room]
+        self.room -= len(data)
+        self.sent.append(data)
+        return len(data)

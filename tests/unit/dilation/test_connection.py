@@ -20,7 +20,7 @@ from wormhole._dilation._framing import (
 )
 from wormhole._dilation._records import Data, Ping
 
-from .test_writer import FakeSocket
+from .fakes import FakeSocket
 
 KEY = derive_dilation_key(b"\x07" * 32)
 

@@ -9,27 +9,9 @@ from zope.interface import alsoProvides, implementer
 
 from wormhole._dilation._writer import GatherWriter, TransportWriter, gather_writer_for
 
+from .fakes import FakeSocket
+
 LIMIT = 100
-
-
-class FakeSocket:
-    """sendmsg takes at most ``room`` bytes (BlockingIOError at 0), or
-    raises ``error``."""
-
-    def __init__(self, room=10 ** 9):
-        self.room = room
-        self.error = None
-        self.sent = []
-
-    def sendmsg(self, pieces):
-        if self.error is not None:
-            raise self.error
-        if self.room == 0:
-            raise BlockingIOError()
-        data = b"".join(pieces)[:self.room]
-        self.room -= len(data)
-        self.sent.append(data)
-        return len(data)
 
 
 @implementer(ITCPTransport)
