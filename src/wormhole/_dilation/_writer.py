@@ -27,15 +27,24 @@ from twisted.internet.interfaces import IPullProducer, IPushProducer, ISSLTransp
 from zope.interface import implementer
 
 
-def gather_writer_for(transport, limit):
-    """A GatherWriter when the transport is plain TCP over a socket we can
-    write to with ``sendmsg``, else a TransportWriter. Never under TLS
-    (``startTLS`` makes a TCP transport an ISSLTransport): its socket
-    carries ciphertext only the transport can make."""
+def plain_socket(transport):
+    """The socket under a plain TCP transport, one we may write with
+    ``sendmsg`` and read with ``recv_into`` ourselves, else None. Never
+    under TLS (``startTLS`` makes a TCP transport an ISSLTransport): its
+    socket carries ciphertext only the transport can make."""
     if not ITCPTransport.providedBy(transport) or ISSLTransport.providedBy(transport):
-        return TransportWriter(transport)
+        return None
     sock = transport.getHandle()
-    if not hasattr(sock, "sendmsg"):
+    if not (hasattr(sock, "sendmsg") and hasattr(sock, "recv_into")):
+        return None
+    return sock
+
+
+def gather_writer_for(transport, limit):
+    """A GatherWriter when the transport is plain TCP (``plain_socket``),
+    else a TransportWriter."""
+    sock = plain_socket(transport)
+    if sock is None:
         return TransportWriter(transport)
     return GatherWriter(transport, sock, limit)
 
