@@ -183,3 +183,41 @@ class Recorder(Protocol):
 
     def connectionLost(self, reason):
         self.events.append(("p.connectionLost", type(reason).__name__))
+
+
+class FakeSocket:
+    """sendmsg takes at most ``room`` bytes (BlockingIOError at 0), or
+    raises ``error``; recv_into gives what ``incoming`` holds, at most
+    ``chunk`` bytes a call (BlockingIOError when it is empty, 0 once
+    ``eof``), or raises ``read_error``."""
+
+    def __init__(self, room=10 ** 9):
+        self.room = room
+        self.error = None
+        self.sent = []
+        self.incoming = b""
+        self.chunk = 10 ** 9
+        self.eof = False
+        self.read_error = None
+
+    def recv_into(self, view):
+        if self.read_error is not None:
+            raise self.read_error
+        if not self.incoming:
+            if self.eof:
+                return 0
+            raise BlockingIOError()
+        n = min(len(view), len(self.incoming), self.chunk)
+        view[:n] = self.incoming[:n]
+        self.incoming = self.incoming[n:]
+        return n
+
+    def sendmsg(self, pieces):
+        if self.error is not None:
+            raise self.error
+        if self.room == 0:
+            raise BlockingIOError()
+        data = b"".join(pieces)[:self.room]
+        self.room -= len(data)
+        self.sent.append(data)
+        return len(data)
