@@ -47,7 +47,6 @@ from wormhole._dilation._inbound import Inbound  # noqa: E402
 from wormhole._dilation._outbound import Outbound  # noqa: E402
 from wormhole._dilation._records import Ack, Data  # noqa: E402
 from wormhole._dilation._subchannel import SubChannel  # noqa: E402
-from wormhole._dilation._writer import TransportWriter  # noqa: E402
 
 
 @implementer(I.IDilationConnector, I.IRecordReceiver)
@@ -143,10 +142,6 @@ def pair():
     # from here on each side writes into a list of pieces
     wl, wf = Wire(), Wire()
     lead.transport, f.transport = wl, wf
-    # the writers selection made hold the old transports; Twisted's own
-    # buffering over the lists (a TCP transport would get _writer's
-    # GatherWriter, whose gain is the join this bench does per buffer-full)
-    lead._writer, f._writer = TransportWriter(wl), TransportWriter(wf)
     return clock, (dl, lead, wl), (df, f, wf)
 
 

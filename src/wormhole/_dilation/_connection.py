@@ -43,7 +43,6 @@ Receive-side flow control: pauseProducing() stops the transport reading
 from collections import deque
 
 from automat import MethodicalMachine
-from twisted.internet import main
 from twisted.internet.interfaces import IPushProducer
 from twisted.internet.protocol import Protocol
 from twisted.internet.task import LoopingCall
@@ -59,7 +58,6 @@ from ._framing import (
     NoiseSession,
     handshake_lines,
 )
-from ._reader import SocketReader
 from ._records import (
     KCM,
     Ping,
@@ -68,7 +66,6 @@ from ._records import (
     encode_record_parts,
 )
 from ._state_paths import StatePaths
-from ._writer import TransportWriter, gather_writer_for, plain_socket
 
 DEFAULT_KEEPALIVE_INTERVAL = 30.0  # the reference 0.24's ping_interval
 SILENT_TICKS = 2  # keepalive ticks with nothing heard before we drop
@@ -158,8 +155,6 @@ class DilatedConnectionProtocol(Protocol):
         self._noise = NoiseSession(dilation_key, is_leader)
         self._send_line, expected = handshake_lines(is_leader)
         self._reader = FrameReader(expected, max_frame=max_frame)
-        self._max_frame = max_frame
-        self._socket_reader = None  # once selected over plain TCP (become_l3)
         self._relay_buf = b""
         self._receiver = None
         self._held = deque()     # frames read but not yet delivered
@@ -197,8 +192,6 @@ class DilatedConnectionProtocol(Protocol):
         # Nagle and delayed ACKs stall each exchange by ~40 ms
         if hasattr(self.transport, "setTcpNoDelay"):
             self.transport.setTcpNoDelay(True)
-        # the transport's own buffering until we are selected (become_l3)
-        self._writer = TransportWriter(self.transport)
         self._handshake_timer = self._clock.callLater(HANDSHAKE_TIMEOUT, self._not_selected)
         if self._relay_line is not None:
             self._connected_via_relay()
@@ -218,32 +211,6 @@ class DilatedConnectionProtocol(Protocol):
         if frames:
             self._held.extend(frames)
             self._deliver_frames()
-
-    def _read_socket(self):
-        """The transport's doRead once we are selected over plain TCP
-        (become_l3): our own read into the buffer ``_reader`` keeps, instead
-        of Twisted's fresh buffer per read; Twisted's contract: None, or
-        why the connection ended (twisted.internet.tcp.Connection.doRead)."""
-        held = self._held
-        if held:
-            # frames not yet delivered (we were paused) are views of the
-            # reader's buffer, which this read reuses
-            self._held = held = deque(bytes(f) for f in held)
-        try:
-            frames = self._socket_reader.read()
-        except BlockingIOError:
-            return None
-        except OSError:
-            return main.CONNECTION_LOST
-        except FramingError as e:
-            self._bad(str(e))
-            return None
-        if frames is None:
-            return main.CONNECTION_DONE
-        if frames:
-            held.extend(frames)
-            self._deliver_frames()
-        return None
 
     def _relay_data(self, data):
         buf = self._relay_buf + data
@@ -305,13 +272,13 @@ class DilatedConnectionProtocol(Protocol):
 
     def send_record(self, record):
         head, body = encode_record_parts(record)
-        self._writer.write(self._noise.encrypt_parts(head, body))
+        self.transport.writeSequence(self._noise.encrypt_parts(head, body))
 
     def register_producer(self, producer):
-        self._writer.register(IPushProducer(producer))
+        self.transport.registerProducer(IPushProducer(producer), True)
 
     def unregister_producer(self):
-        self._writer.unregister()
+        self.transport.unregisterProducer()
 
     def pauseProducing(self):
         if not self._paused:
@@ -388,7 +355,7 @@ class DilatedConnectionProtocol(Protocol):
     # -- outputs -----------------------------------------------------------
 
     def _write_frame(self, plaintext):
-        self._writer.write(self._noise.encrypt_parts(plaintext))
+        self.transport.writeSequence(self._noise.encrypt_parts(plaintext))
 
     @m.output()
     def send_relay_line(self):
@@ -414,17 +381,6 @@ class DilatedConnectionProtocol(Protocol):
     def become_l3(self, receiver):
         self._cancel_handshake_timer()
         self._receiver = I.IRecordReceiver(receiver)
-        # from here on the bulk path: frames go to the socket as they are
-        # sealed, without the transport's join (_writer)
-        self._writer = gather_writer_for(self.transport, TRANSPORT_BUFFER)
-        sock = plain_socket(self.transport)
-        if sock is not None:
-            # and frames are read into one kept buffer (_reader), what the
-            # framer had buffered handed over; the transport still owns the
-            # socket, its pausing, closing and errors
-            self._socket_reader = SocketReader(sock, self._max_frame,
-                                               self._reader.take_buffered())
-            self.transport.doRead = self._read_socket
         self._role.selected(self)
         self._counted = self._noise.messages_counted()
         self._keepalive.start(self._keepalive_interval, now=False)
@@ -448,7 +404,6 @@ class DilatedConnectionProtocol(Protocol):
     @m.output()
     def drop(self):
         self._cancel_handshake_timer()  # moot once we hang up
-        self._writer.close()
         self.transport.loseConnection()
 
     @m.output()

@@ -177,13 +177,6 @@ class FrameReader:
         """Bytes of an unfinished frame held until the rest arrives."""
         return sum(len(c) for c in self._chunks)
 
-    def take_buffered(self) -> bytes:
-        """The unfinished frame's bytes so far, from its length prefix on,
-        given up to whatever reads the stream next (``_reader``)."""
-        data = b"".join(self._chunks)
-        self._chunks, self._have, self._need = [], 0, 4
-        return data
-
     def _check(self, length):
         if length > self._limit:
             what = "handshake " if self._limit != self._max_frame else ""

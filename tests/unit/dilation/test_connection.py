@@ -2,8 +2,7 @@
 """L2 connection protocol and L3 keepalives (Dilation protocol,
 "L2 protocol", "L3 protocol"), two protocols joined by in-memory transports."""
 
-from twisted.internet.error import ConnectionDone, ConnectionLost
-from twisted.internet.interfaces import ITCPTransport
+from twisted.internet.error import ConnectionDone
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
@@ -19,8 +18,6 @@ from wormhole._dilation._framing import (
     derive_dilation_key,
 )
 from wormhole._dilation._records import Data, Ping
-
-from .fakes import FakeSocket
 
 KEY = derive_dilation_key(b"\x07" * 32)
 
@@ -54,11 +51,11 @@ class Base(unittest.TestCase):
         self.rl = Recorder("l", self.events)
         self.rf = Recorder("f", self.events)
 
-    def make(self, is_leader, key=KEY, relay=None, transport=StringTransport, **kw):
+    def make(self, is_leader, key=KEY, relay=None, **kw):
         r = self.rl if is_leader else self.rf
         p = DilatedConnectionProtocol(key, is_leader, r, self.clock, relay_handshake=relay,
                                       description="test", **kw)
-        t = transport()
+        t = StringTransport()
         p.makeConnection(t)
         return p, t
 
@@ -72,19 +69,8 @@ class Base(unittest.TestCase):
             if db and not tb.disconnecting:
                 a.dataReceived(db)
 
-    def pause_at_each_record(self, recorder):
-        """The receiver pauses the connection inside each delivery; its
-        own got_record is returned."""
-        orig = recorder.got_record
-
-        def pausing(connection, record):
-            orig(connection, record)
-            connection.pauseProducing()
-        recorder.got_record = pausing
-        return orig
-
-    def selected_pair(self, leader_transport=StringTransport, **kw):
-        l, tl = self.make(True, transport=leader_transport, **kw)
+    def selected_pair(self, **kw):
+        l, tl = self.make(True, **kw)
         f, tf = self.make(False, **kw)
         self.pump(l, tl, f, tf)
         l.select(self.rl)
@@ -184,103 +170,6 @@ class Handshake(Base):
         l.connectionLost(Failure(ConnectionDone()))
         self.assertEqual(self.events, [("l.connection_lost", l)])
         self.assertEqual(self.clock.getDelayedCalls(), [f._keepalive.call])
-
-
-@implementer(ITCPTransport)
-class SocketTransport(StringTransport):
-    """A TCP transport whose socket is a FakeSocket; a pull producer is
-    resumed when registered and by drain(), as Twisted's does."""
-
-    def __init__(self):
-        super().__init__()
-        self.sock = FakeSocket()
-
-    def getHandle(self):
-        return self.sock
-
-    def registerProducer(self, producer, streaming):
-        super().registerProducer(producer, streaming)
-        if not streaming:
-            producer.resumeProducing()
-
-    def drain(self):
-        data = self.value()
-        self.clear()
-        if self.producer is not None and not self.streaming:
-            self.producer.resumeProducing()
-        return data
-
-
-class SocketWrites(Base):
-    def test_selected_records_go_to_the_socket_whole(self):
-        """Once selected and the transport drained, each frame is one
-        sendmsg; the peer reads the same records; a drop leaves the
-        transport free to close."""
-        l, tl, f, _tf = self.selected_pair(leader_transport=SocketTransport)
-        # the Leader's KCM went through the transport
-        self.assertEqual(tl.drain(), b"")
-        l.send_record(Data(1, 0, b"a" * 70000))
-        l.send_record(Data(1, 1, b"b"))
-        self.assertEqual(tl.value(), b"")
-        self.assertEqual(len(tl.sock.sent), 2)
-        f.dataReceived(b"".join(tl.sock.sent))
-        self.assertEqual(self.events, [("f.got_record", Data(1, 0, b"a" * 70000)),
-                                       ("f.got_record", Data(1, 1, b"b"))])
-        l.disconnect()
-        self.assertIsNone(tl.producer)
-        self.assertTrue(tl.disconnecting)
-
-
-class SocketReads(Base):
-    def selected_over_socket(self):
-        """The Leader selected over a SocketTransport, so it reads its
-        socket itself (the transport's doRead is ours); the Follower over
-        a StringTransport."""
-        return self.selected_pair(leader_transport=SocketTransport)
-
-    def test_records_read_from_the_socket(self):
-        l, tl, f, tf = self.selected_over_socket()
-        f.send_record(Data(1, 0, b"a" * 70000))
-        f.send_record(Data(1, 1, b"b"))
-        tl.sock.incoming, tl.sock.chunk = tf.value(), 50000  # cut mid-frame
-        tf.clear()
-        while tl.sock.incoming:
-            self.assertIsNone(tl.doRead())
-        self.assertEqual(self.events, [("l.got_record", Data(1, 0, b"a" * 70000)),
-                                       ("l.got_record", Data(1, 1, b"b"))])
-
-    def test_end_error_and_bad_frame(self):
-        _l, tl, _f, _tf = self.selected_over_socket()
-        tl.sock.eof = True
-        self.assertIsInstance(tl.doRead(), ConnectionDone)
-        tl.sock.read_error = ConnectionResetError()
-        self.assertIsInstance(tl.doRead(), ConnectionLost)
-        _l, tl, _f, _tf = self.selected_over_socket()
-        self.assertIsNone(tl.doRead())  # nothing there: EAGAIN
-        tl.sock.incoming = b"\xff\xff\xff\xff"
-        self.assertIsNone(tl.doRead())
-        self.assertTrue(tl.disconnecting)
-
-    def test_frames_held_while_paused_survive_the_next_read(self):
-        """A frame read but not delivered (paused during delivery) points
-        into the reader's buffer; a read before it is delivered must not
-        change it."""
-        orig = self.pause_at_each_record(self.rl)
-        l, tl, f, tf = self.selected_over_socket()
-        f.send_record(Data(1, 0, b"first"))
-        f.send_record(Data(1, 1, b"second"))
-        tl.sock.incoming = tf.value()
-        tf.clear()
-        tl.doRead()
-        self.assertEqual(self.events, [("l.got_record", Data(1, 0, b"first"))])
-        f.send_record(Data(1, 2, b"XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"))
-        tl.sock.incoming = tf.value()
-        tl.doRead()
-        self.rl.got_record = orig
-        l.resumeProducing()
-        self.assertEqual([e[1] for e in self.events],
-                         [Data(1, 0, b"first"), Data(1, 1, b"second"),
-                          Data(1, 2, b"XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX")])
 
 
 class Keepalive(Base):
@@ -402,7 +291,12 @@ class ReadPause(Base):
     def test_pause_inside_delivery(self):
         """A pause requested while one record is being delivered holds the
         rest of the same read."""
-        self.pause_at_each_record(self.rf)
+        orig = self.rf.got_record
+
+        def pausing(connection, record):
+            orig(connection, record)
+            connection.pauseProducing()
+        self.rf.got_record = pausing
         l, tl, f, tf = self.selected_pair()
         for i in range(3):
             l.send_record(Data(1, i, b"%d" % i))
