@@ -530,13 +530,14 @@ class TextStreams(_Streams):
         self.assertEqual(recv.out[1], b"")
 
 
-# writes 100 kB every 0.1 s for about 2 s: a stream that lasts long enough
-# for a bar to be drawn (tqdm redraws at most every 0.1 s)
+# writes 1 MB, then waits for a line on its stdin (the terminal: the
+# test types it once the sender's bar is drawn), then 1 MB more: the stream
+# lasts until the bar was seen, however fast or slow the machine is
 FEEDER = """\
-import os, time
-for _ in range(20):
-    os.write(1, b"x" * 100000)
-    time.sleep(0.1)
+import os, sys
+os.write(1, b"x" * 1000000)
+sys.stdin.readline()
+os.write(1, b"x" * 1000000)
 """
 
 
@@ -550,7 +551,10 @@ class Progress(_Streams):
               + shlex.join(self.ours("send", "--no-qr", "--code", self.code, "-")))
         send = spawn_in_pty(self, ["/bin/sh", "-c", sh], "wormhole send - in a terminal",
                             env=dict(ENV, **our_source(our_cli())), columns=100)
-        recv = yield self.both_end(send, lambda: self.receiver("r", "--stdout"), (0, 0))
+        ended = self.both_end(send, lambda: self.receiver("r", "--stdout"), (0, 0))
+        yield send.wait_for(rb"stream: ")
+        send.write(b"\n")  # the go-ahead (an empty line: its echo adds no text)
+        recv = yield ended
         self.assertEqual(recv.out[1], b"x" * 2_000_000)
         text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", send.stdout.decode("utf-8", "replace"))
         drawn = [seg for line in text.split("\n") for seg in line.split("\r")
