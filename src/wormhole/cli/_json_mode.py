@@ -114,6 +114,8 @@ class StdinCommands:
         self._early = []      # decisions that came before their offer
         self._ended = False
         self._reading = False
+        # share reads all along (start()); receive only while a decision waits
+        self._always = False
 
     def start(self, on_offer, on_end):
         """Read commands from now on (``share``: offers and the end come
@@ -123,8 +125,6 @@ class StdinCommands:
         self._on_end = on_end
         self._always = True
         self._read()
-
-    _always = False
 
     def decide(self, offer):
         if self._accept_all:
@@ -223,7 +223,7 @@ def _transfer(reactor, cfg, w, observer, policy=None, kind=session.Transfer, **k
         del timeouts["offer_timeout"]
     return kind(reactor, w, cfg.appid, observer, policy, folder=cfg.cwd or ".",
                 transit_helper=cfg.transit_helper, listen=cfg.listen,
-                classic=getattr(cfg, "classic", False), **timeouts, **kw)
+                classic=cfg.classic, **timeouts, **kw)
 
 
 @defer.inlineCallbacks
